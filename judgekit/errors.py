@@ -1,0 +1,94 @@
+"""Exceptions judgekit raises.
+
+The tree::
+
+    JudgekitError
+    ├── SpecError            a run spec or override is invalid (names the file and key)  -> exit 2
+    ├── DataError            an input file is malformed (names the file, row and column) -> exit 2
+    ├── CacheLockedError     another process holds the cache file
+    └── ProviderError        a call failed; the subclass says how the engine treats it
+        ├── RateLimited      429: retried after ``retry_after`` seconds, concurrency is cut
+        ├── TransientError   5xx, timeouts, connection resets: retried with backoff
+        ├── BadRequest       400/422: the item fails with the provider's message, no retry
+        ├── AuthError        401/403: the whole run stops (names the alias and env var)
+        └── NotFound         404 model or deployment: the whole run stops
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "JudgekitError",
+    "SpecError",
+    "DataError",
+    "CacheLockedError",
+    "ProviderError",
+    "RateLimited",
+    "TransientError",
+    "BadRequest",
+    "AuthError",
+    "NotFound",
+    "FATAL_ERRORS",
+]
+
+
+class JudgekitError(Exception):
+    """Base of every error judgekit raises on purpose."""
+
+
+class SpecError(JudgekitError):
+    """A run spec is invalid."""
+
+
+class DataError(JudgekitError):
+    """A data file is malformed; the message names the file, row and column."""
+
+    def __init__(self, path: str, message: str, *, row: object = None, column: str | None = None):
+        where = str(path)
+        if row is not None:
+            where += f", row {row}"
+        if column:
+            where += f", column '{column}'"
+        super().__init__(f"{where}: {message}")
+        self.path, self.row, self.column = path, row, column
+
+
+class CacheLockedError(JudgekitError):
+    """Another process has the cache open."""
+
+
+class ProviderError(JudgekitError):
+    """A provider call failed.  ``kind`` is the stable class name stored in the cache."""
+
+    kind = "error"
+    retryable = False
+
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None):
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class RateLimited(ProviderError):
+    kind = "rate_limited"
+    retryable = True
+
+
+class TransientError(ProviderError):
+    kind = "transient"
+    retryable = True
+
+
+class BadRequest(ProviderError):
+    kind = "bad_request"
+
+
+class AuthError(ProviderError):
+    kind = "auth"
+
+
+class NotFound(ProviderError):
+    kind = "not_found"
+
+
+#: errors that stop the whole run rather than one item
+FATAL_ERRORS = (AuthError, NotFound)

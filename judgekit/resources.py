@@ -1,0 +1,64 @@
+"""Where the shipped prompts, run specs and samples are, installed or in a checkout.
+
+In a checkout they are the repository's ``prompts/``, ``runners/`` and ``data/`` folders; in an
+installed wheel the same folders ship as ``judgekit._prompts``, ``judgekit._runners`` and
+``judgekit._samples`` (see pyproject.toml).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from functools import lru_cache
+from pathlib import Path
+
+__all__ = ["prompts_dir", "runners_dir", "samples_dir", "load_prompt", "Prompt"]
+
+_REPO = Path(__file__).resolve().parent.parent
+
+
+def _locate(package: str, folder: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is not None and spec.submodule_search_locations:
+        for loc in spec.submodule_search_locations:
+            if Path(loc).is_dir():
+                return Path(loc)
+    return _REPO / folder
+
+
+def prompts_dir() -> Path:
+    return _locate("judgekit._prompts", "prompts")
+
+
+def runners_dir() -> Path:
+    return _locate("judgekit._runners", "runners")
+
+
+def samples_dir() -> Path:
+    return _locate("judgekit._samples", "data")
+
+
+class Prompt:
+    """A prompt template file: its text and the hash that goes into every cache key it makes.
+
+    Placeholders are ``{name}`` fields filled by :meth:`render`; the template's other braces are
+    left alone, so prompt files can hold literal JSON or ``[[A>B]]``.
+    """
+
+    def __init__(self, name: str, text: str):
+        self.name = name
+        self.text = text
+        self.hash = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+    def render(self, **fields: str) -> str:
+        out = self.text
+        for key, value in fields.items():
+            out = out.replace("{" + key + "}", value)
+        return out
+
+
+@lru_cache(maxsize=None)
+def load_prompt(name: str) -> Prompt:
+    """Load ``prompts/<name>`` (e.g. ``creation_mmbench/pairwise_judge.txt``)."""
+    path = prompts_dir() / name
+    return Prompt(name, path.read_text(encoding="utf-8"))
