@@ -1,41 +1,31 @@
 """Where the shipped prompts, run specs and samples are, installed or in a checkout.
 
-In a checkout they are the repository's ``prompts/``, ``runners/`` and ``data/`` folders; in an
-installed wheel the same folders ship as ``judgekit._prompts``, ``judgekit._runners`` and
-``judgekit._samples`` (see pyproject.toml).
+In a checkout they are the repository's ``prompts/``, ``runners/`` and ``data/`` folders, reached
+through the symlinks ``judgekit/_prompts``, ``judgekit/_runners`` and ``judgekit/_samples``; an
+installed wheel holds copies of them under the same names (see pyproject.toml).
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 from functools import lru_cache
 from pathlib import Path
 
 __all__ = ["prompts_dir", "runners_dir", "samples_dir", "load_prompt", "Prompt"]
 
-_REPO = Path(__file__).resolve().parent.parent
-
-
-def _locate(package: str, folder: str) -> Path:
-    spec = importlib.util.find_spec(package)
-    if spec is not None and spec.submodule_search_locations:
-        for loc in spec.submodule_search_locations:
-            if Path(loc).is_dir():
-                return Path(loc)
-    return _REPO / folder
+_HERE = Path(__file__).resolve().parent
 
 
 def prompts_dir() -> Path:
-    return _locate("judgekit._prompts", "prompts")
+    return _HERE / "_prompts"
 
 
 def runners_dir() -> Path:
-    return _locate("judgekit._runners", "runners")
+    return _HERE / "_runners"
 
 
 def samples_dir() -> Path:
-    return _locate("judgekit._samples", "data")
+    return _HERE / "_samples"
 
 
 class Prompt:

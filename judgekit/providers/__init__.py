@@ -1,0 +1,36 @@
+"""Providers by name, each imported lazily so a missing SDK only matters when it is used.
+
+- ``openai``: the OpenAI API and any OpenAI-compatible server (``base_url``); ``azure`` the same
+  SDK's Azure client;
+- ``gemini``: the google-genai SDK;
+- ``sim``: judgekit's simulator, over real HTTP through the openai SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .base import Provider
+
+__all__ = ["Provider", "create_provider", "PROVIDERS"]
+
+#: provider name -> (module, class, pip package that provides its SDK)
+PROVIDERS = {
+    "openai": ("judgekit.providers.openai", "OpenAIProvider", "openai[aiohttp]"),
+    "azure": ("judgekit.providers.openai", "OpenAIProvider", "openai[aiohttp]"),
+    "gemini": ("judgekit.providers.gemini", "GeminiProvider", "google-genai"),
+    "sim": ("judgekit.providers.sim", "SimProvider", "openai[aiohttp]"),
+}
+
+
+def create_provider(alias: str, spec) -> Provider:
+    """Instantiate the provider a model spec names.  Nothing is connected until ``start()``."""
+    try:
+        module, cls, package = PROVIDERS[spec.provider]
+    except KeyError:
+        raise ValueError(f"unknown provider {spec.provider!r} (known: {', '.join(PROVIDERS)})") from None
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as e:
+        raise ImportError(f"provider '{spec.provider}' needs the package {package}: pip install '{package}' ({e})") from e
+    return getattr(mod, cls)(alias, spec)

@@ -1,0 +1,53 @@
+"""What a benchmark provides to the runner, and the registry of benchmarks by name.
+
+A benchmark module exposes:
+
+- ``Options``: a pydantic model of its ``[options]`` table (unknown keys are errors);
+- ``prepare(spec, options, limit) -> Prepared``: load and check the data (DataError on bad rows);
+- ``plan(prepared, engine) -> list[PlannedCall]``: every call the run will make, for the estimate;
+- ``async run(prepared, engine) -> BenchmarkResult``: make the calls and score them;
+- ``stages``: the stage names, in order, for progress and estimates.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..types import ChatRequest
+
+__all__ = ["PlannedCall", "BenchmarkResult", "BENCHMARKS", "load_benchmark"]
+
+BENCHMARKS = {
+    "creation_mmbench": "judgekit.benchmarks.creation_mmbench.pipeline",
+}
+
+
+@dataclass
+class PlannedCall:
+    """A call the run will make.  ``exact`` is False when the request depends on an answer that
+    does not exist yet and ``request`` was built with a stand-in of the expected length."""
+
+    stage: str
+    request: ChatRequest
+    exact: bool = True
+    expected_output_tokens: float | None = None
+
+
+@dataclass
+class BenchmarkResult:
+    """What a benchmark hands to the report."""
+
+    summary: dict[str, Any]
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    failed_items: list[str] = field(default_factory=list)
+    not_run: int = 0
+    display: list[dict[str, Any]] = field(default_factory=list)  # rows of the printed table
+
+
+def load_benchmark(name: str):
+    try:
+        return importlib.import_module(BENCHMARKS[name])
+    except KeyError:
+        raise KeyError(f"unknown benchmark {name!r} (known: {', '.join(sorted(BENCHMARKS))})") from None

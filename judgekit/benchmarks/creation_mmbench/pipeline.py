@@ -1,0 +1,325 @@
+"""Creation-MMBench end to end: candidate answers, then pairwise and VFS judging in both orders.
+
+Per candidate and item (each item's judging starts as soon as its answer exists):
+
+1. candidate: the item's images, then the question (Creation-MMBench-TO: a describer model's
+   description of the images replaces them, in the Fig. 30 TO template);
+2. pairwise judge (Fig. 33, with the images): baseline ``reference_answer_by_gpt4o`` as A and the
+   candidate as B, and again swapped (dual evaluation); the swapped score is negated;
+3. VFS judge (Fig. 34, text only, the ground-truth variant when the item has one) on items with
+   visual-factuality criteria, both orders; the swapped run's A score is the candidate's.
+
+Both orders' judgments are pooled, as the reference does.  A judgment that does not parse (or
+whose call failed) is a counted failure kept with its raw text; with ``reask_on_parse_failure``
+the judge is asked once more (a separate cache entry, recorded as a re-ask).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ...engine import NOT_RUN, CallResult, Engine
+from ...metrics.alignment import consistency, mae
+from ...metrics.pairwise import summarize
+from ...parsers.creation import parse_verdict, parse_vfs
+from ...types import ChatRequest, GenParams, Message
+from ..base import BenchmarkResult, PlannedCall
+from . import prompts as P
+from .data import CreationItem, load_tsv, read_human_ratings
+
+__all__ = ["Options", "Prepared", "prepare", "plan", "run", "stages"]
+
+stages = ["describe", "candidate", "pairwise", "vfs"]
+
+
+class Options(BaseModel):
+    """``[options]`` of a Creation-MMBench spec."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pairwise: bool = True
+    vfs: bool = True
+    dual: bool = True  # both orders, as the paper; off = baseline as A only
+    reask_on_parse_failure: bool = False  # opt-in improvement over the reference
+    text_only: bool = False  # Creation-MMBench-TO
+    description: Literal["generic", "query_specific"] = "generic"
+    human_ratings: str | None = None  # CSV of human pairwise ratings for MAE / Consistency
+    task_categories: dict[str, str] = {}
+
+
+@dataclass
+class Prepared:
+    spec: Any
+    options: Options
+    items: list[CreationItem]
+    unknown_tasks: set[str] = field(default_factory=set)
+    human: dict | None = None
+
+
+def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
+    data = load_tsv(spec.data_path(), task_categories=options.task_categories or None)
+    items = data.items[:limit] if limit else data.items
+    human = None
+    if options.human_ratings:
+        from pathlib import Path
+
+        hp = Path(options.human_ratings)
+        if not hp.is_absolute() and spec.source_path:
+            hp = Path(spec.source_path).parent / hp
+        human = read_human_ratings(hp)
+    if options.text_only and not spec.roles.describer:
+        from ...errors import SpecError
+
+        raise SpecError("options.text_only needs roles.describer (the model that describes the images)")
+    return Prepared(spec, options, items, set(data.unknown_tasks), human)
+
+
+def _params(spec, alias: str) -> GenParams:
+    p = spec.models[alias].params
+    return GenParams(temperature=p.temperature, max_tokens=p.max_tokens, top_p=p.top_p, seed=p.seed,
+                     image_detail=p.image_detail)
+
+
+# -- request builders ----------------------------------------------------------------------------
+class _Builder:
+    def __init__(self, prep: Prepared) -> None:
+        self.prep = prep
+        self.spec = prep.spec
+        self.judge = prep.spec.roles.judge
+
+    def describe_requests(self, item: CreationItem, fewshot_answer: str | None) -> list[ChatRequest]:
+        """TO variant: [fewshot request (query-specific only)] or the describe request."""
+        o, spec = self.prep.options, self.spec
+        if o.description == "query_specific" and fewshot_answer is None:
+            prompt, text = P.query_specific_fewshot(item)
+            return [ChatRequest(self.judge, (Message.user(text),), _params(spec, self.judge), stage="describe",
+                                item_id=item.index, prompt_hash=prompt.hash, attempt_tag="fewshot")]
+        prompt, text = P.describe_instruction(o.description, fewshot_answer or "")
+        msg = Message.user(*item.images, text)
+        return [ChatRequest(spec.roles.describer, (msg,), _params(spec, spec.roles.describer), stage="describe",
+                            item_id=item.index, prompt_hash=prompt.hash)]
+
+    def candidate_request(self, alias: str, item: CreationItem, description: str | None) -> ChatRequest:
+        if self.prep.options.text_only:
+            prompt, text = P.to_query(item, description or "")
+            return ChatRequest(alias, (Message.user(text),), _params(self.spec, alias), stage="candidate",
+                               item_id=item.index, prompt_hash=prompt.hash)
+        return ChatRequest(alias, P.candidate_messages(item), _params(self.spec, alias), stage="candidate",
+                           item_id=item.index)
+
+    def judge_requests(self, item: CreationItem, answer: str) -> list[tuple[str, int, ChatRequest]]:
+        """(kind, order, request): order 0 = baseline as A, candidate as B; order 1 swapped."""
+        o = self.prep.options
+        out = []
+        orders = (0, 1) if o.dual else (0,)
+        jp = _params(self.spec, self.judge)
+        for order in orders:
+            a, b = (item.reference_answer, answer) if order == 0 else (answer, item.reference_answer)
+            if o.pairwise:
+                prompt, text = P.pairwise_prompt(item, a, b)
+                msg = Message.user(*item.images, text)
+                out.append(("pairwise", order, ChatRequest(self.judge, (msg,), jp, stage="pairwise",
+                                                           item_id=item.index, prompt_hash=prompt.hash)))
+            if o.vfs and item.vf_criteria:
+                prompt, text = P.vfs_prompt(item, a, b)
+                out.append(("vfs", order, ChatRequest(self.judge, (Message.user(text),), jp, stage="vfs",
+                                                      item_id=item.index, prompt_hash=prompt.hash)))
+        return out
+
+
+# -- estimate ------------------------------------------------------------------------------------
+async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
+    """Every call of the run.  Requests that depend on an answer not cached yet are built with a
+    stand-in answer (the baseline answer, the closest length we know) and marked inexact."""
+    b = _Builder(prep)
+    out: list[PlannedCall] = []
+    for alias in prep.spec.roles.candidates:
+        for item in prep.items:
+            description = None
+            if prep.options.text_only:
+                fewshot = None
+                reqs = b.describe_requests(item, None)
+                if prep.options.description == "query_specific":
+                    out.append(PlannedCall("describe", reqs[0]))
+                    _, hit = await engine.lookup(reqs[0])
+                    fewshot = hit.text if hit else ""
+                    reqs = b.describe_requests(item, fewshot)
+                if alias == prep.spec.roles.candidates[0]:  # descriptions are shared by candidates
+                    out.append(PlannedCall("describe", reqs[0], exact=fewshot is not None or
+                                           prep.options.description == "generic"))
+                _, hit = await engine.lookup(reqs[0])
+                description = hit.text if hit else item.reference_answer
+            creq = b.candidate_request(alias, item, description)
+            out.append(PlannedCall("candidate", creq))
+            _, hit = await engine.lookup(creq)
+            answer, exact = (hit.text, True) if hit else (item.reference_answer, False)
+            for kind, _order, jreq in b.judge_requests(item, answer):
+                out.append(PlannedCall(kind, jreq, exact=exact))
+    return out
+
+
+# -- run -----------------------------------------------------------------------------------------
+def _judgment(kind: str, order: int, result: CallResult, alias: str, item: CreationItem,
+              reasked: bool = False) -> dict[str, Any]:
+    score = vfs = None
+    ok = False
+    if result.ok:
+        if kind == "pairwise":
+            s = parse_verdict(result.text)
+            if s is not None:
+                score, ok = (s if order == 0 else -s), True
+        else:
+            pair = parse_vfs(result.text)
+            if pair is not None:
+                vfs, ok = (pair[1] if order == 0 else pair[0]), True
+    return {
+        "model": alias,
+        "index": item.index,
+        "task": item.task_name,
+        "category": item.category,
+        "kind": kind,
+        "order": order,
+        "score": score,
+        "vfs": vfs,
+        "ok": ok,
+        "error_kind": None if ok else (result.error_kind or "parse_failure"),
+        "error": result.error if not result.ok else None,
+        "reasked": reasked,
+        "judge_text": result.text,
+    }
+
+
+async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
+    b = _Builder(prep)
+    o = prep.options
+    cands = prep.spec.roles.candidates
+    n = len(prep.items)
+    n_vf = sum(1 for it in prep.items if it.vf_criteria)
+    orders = 2 if o.dual else 1
+    st = engine.stats
+    if o.text_only:
+        st.plan("describe", n * (2 if o.description == "query_specific" else 1))
+    st.plan("candidate", n * len(cands))
+    if o.pairwise:
+        st.plan("pairwise", n * len(cands) * orders)
+    if o.vfs:
+        st.plan("vfs", n_vf * len(cands) * orders)
+
+    answers: list[dict[str, Any]] = []
+    judgments: list[dict[str, Any]] = []
+    failed: list[str] = []
+    not_run = 0
+    descriptions: dict[str, asyncio.Task] = {}
+
+    async def describe(item: CreationItem) -> CallResult:
+        reqs = b.describe_requests(item, None)
+        fewshot = None
+        if o.description == "query_specific":
+            r = await engine.call(reqs[0])
+            if not r.ok:
+                return r
+            fewshot = r.text
+            reqs = b.describe_requests(item, fewshot)
+        return await engine.call(reqs[0])
+
+    async def judge_one(kind: str, order: int, req: ChatRequest, alias: str, item: CreationItem) -> None:
+        nonlocal not_run
+        r = await engine.call(req)
+        j = _judgment(kind, order, r, alias, item)
+        if r.ok and not j["ok"] and o.reask_on_parse_failure and not engine.stopping:
+            req2 = ChatRequest(req.model, req.messages, req.params, stage=req.stage, item_id=req.item_id,
+                               prompt_hash=req.prompt_hash, attempt_tag="reask1")
+            r2 = await engine.call(req2)
+            j2 = _judgment(kind, order, r2, alias, item, reasked=True)
+            if j2["ok"] or r2.error_kind != NOT_RUN:
+                j = j2
+        if j["error_kind"] == NOT_RUN:
+            not_run += 1
+            return
+        if not r.ok:
+            failed.append(f"{alias} item {item.index} {kind} order {order}: {r.error}")
+        judgments.append(j)
+
+    async def flow(alias: str, item: CreationItem) -> None:
+        nonlocal not_run
+        description = None
+        if o.text_only:
+            t = descriptions.get(item.index)
+            if t is None:
+                t = descriptions[item.index] = asyncio.ensure_future(describe(item))
+            d = await asyncio.shield(t)
+            if not d.ok:
+                if d.error_kind == NOT_RUN:
+                    not_run += 1
+                else:
+                    failed.append(f"item {item.index} describe: {d.error}")
+                return
+            description = d.text
+        r = await engine.call(b.candidate_request(alias, item, description))
+        answers.append({"model": alias, "index": item.index, "task": item.task_name, "category": item.category,
+                        "ok": r.ok, "answer": r.text, "error_kind": r.error_kind, "error": r.error,
+                        "output_tokens": r.response.usage.output_tokens if r.ok else None})
+        if not r.ok:
+            if r.error_kind == NOT_RUN:
+                not_run += 1
+                return
+            failed.append(f"{alias} item {item.index} candidate: {r.error}")
+            # no answer to judge: every judgment of this item is a counted failure, never dropped
+            for kind, order, _req in b.judge_requests(item, ""):
+                judgments.append({"model": alias, "index": item.index, "task": item.task_name,
+                                  "category": item.category, "kind": kind, "order": order, "score": None,
+                                  "vfs": None, "ok": False, "error_kind": "candidate_failed", "error": r.error,
+                                  "reasked": False, "judge_text": ""})
+                st.stage(kind).done += 1
+            return
+        await asyncio.gather(*(judge_one(kind, order, req, alias, item)
+                               for kind, order, req in b.judge_requests(item, r.text)))
+
+    # a TaskGroup: when the run must stop (bad key), every other flow is cancelled at once
+    async with asyncio.TaskGroup() as tg:
+        for alias in cands:
+            for item in prep.items:
+                tg.create_task(flow(alias, item))
+
+    order_key = {it.index: i for i, it in enumerate(prep.items)}
+    judgments.sort(key=lambda j: (cands.index(j["model"]), order_key[j["index"]], j["kind"], j["order"]))
+    answers.sort(key=lambda a: (cands.index(a["model"]), order_key[a["index"]]))
+    summary_rows = summarize(judgments)
+    summary: dict[str, Any] = {
+        "benchmark": "creation_mmbench",
+        "items": n,
+        "candidates": cands,
+        "judge": prep.spec.roles.judge,
+        "complete": not_run == 0,
+        "unknown_tasks": sorted(prep.unknown_tasks),
+        "results": summary_rows,
+    }
+    if prep.human is not None:
+        summary["human_alignment"] = _alignment(judgments, prep.human)
+    display = [r for r in summary_rows if r.get("level") in ("overall", "category")]
+    return BenchmarkResult(summary=summary, tables={"answers": answers, "judgments": judgments,
+                                                    "summary": summary_rows},
+                           failed_items=failed, not_run=not_run, display=display)
+
+
+def _alignment(judgments: list[dict[str, Any]], human: dict) -> list[dict[str, Any]]:
+    """MAE and Consistency per model: J = the mean of the judge's valid pairwise scores of an
+    item (both orders), P = the mean human rating of that item."""
+    per: dict[tuple[str, str], list[int]] = {}
+    for j in judgments:
+        if j["kind"] == "pairwise" and j["ok"]:
+            per.setdefault((j["model"], j["index"]), []).append(j["score"])
+    rows = []
+    for model in sorted({m for m, _ in per}):
+        js, ps = [], []
+        for (m, idx), scores in per.items():
+            p = human.get((model, idx), human.get((None, idx)))
+            if m == model and p is not None:
+                js.append(sum(scores) / len(scores))
+                ps.append(p)
+        rows.append({"model": model, "items": len(js), "mae": mae(js, ps), "consistency": consistency(js, ps)})
+    return rows

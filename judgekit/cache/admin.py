@@ -1,0 +1,171 @@
+"""Maintenance of a cache file, for the ``judgekit cache`` commands: stats, export, prune.
+
+Plain synchronous functions (nothing else is running when the CLI calls them).  Each opens the
+file itself, upgrading an old file to the current schema as ``judgekit run`` would, and closes
+it before returning.  A file held by another process raises
+:class:`~judgekit.errors.CacheLockedError`; a missing file raises ``FileNotFoundError`` (these
+functions never create a cache).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from contextlib import contextmanager
+from typing import Any, Iterator, Literal
+
+import duckdb
+
+from judgekit.cache import schema
+
+__all__ = ["stats", "export", "prune", "ExportFormat"]
+
+ExportFormat = Literal["jsonl", "csv", "parquet"]
+
+_COPY_OPTIONS = {
+    "jsonl": "FORMAT json",  # newline-delimited JSON, one object per row
+    "csv": "FORMAT csv, HEADER true",
+    "parquet": "FORMAT parquet",
+}
+
+
+@contextmanager
+def _open(path: str | os.PathLike[str]) -> Iterator[duckdb.DuckDBPyConnection]:
+    where = os.fspath(path)
+    if not os.path.exists(where):
+        raise FileNotFoundError(f"no cache file at {where}")
+    con = schema.open_database(where)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def _file_bytes(path: str) -> int:
+    return sum(os.path.getsize(p) for p in (path, path + ".wal") if os.path.exists(p))
+
+
+def _tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    rows = con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
+        "ORDER BY 1"
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def stats(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A summary of the cache file at ``path``.
+
+    Keys: ``path``, ``file_bytes`` (database plus WAL), ``schema_version``, ``responses``
+    (total rows), ``responses_by`` (list of ``{provider, model, stage, rows, output_tokens_mean,
+    cost_usd}``), ``failures`` (total failed attempts), ``failures_by_kind`` (``{kind: n}``),
+    ``runs`` (list of ``{run_id, name, status, started_at, finished_at}``, newest first) and
+    ``result_tables`` (names of ``result_*`` tables).
+    """
+    where = os.fspath(path)
+    with _open(where) as con:
+        version = schema.schema_version(con)
+        by = con.execute(
+            "SELECT provider, model, stage, count(*), avg(output_tokens), sum(cost_usd) "
+            "FROM responses GROUP BY ALL ORDER BY 1, 2, 3"
+        ).fetchall()
+        kinds = con.execute(
+            "SELECT error_kind, count(*) FROM attempts GROUP BY 1 ORDER BY 1"
+        ).fetchall()
+        runs = con.execute(
+            "SELECT run_id, name, status, started_at, finished_at FROM runs "
+            "ORDER BY started_at DESC NULLS LAST, run_id"
+        ).fetchall()
+        tables = _tables(con)
+    return {
+        "path": where,
+        "file_bytes": _file_bytes(where),
+        "schema_version": version,
+        "responses": sum(int(r[3]) for r in by),
+        "responses_by": [
+            {
+                "provider": p,
+                "model": m,
+                "stage": s,
+                "rows": int(n),
+                "output_tokens_mean": None if mean is None else float(mean),
+                "cost_usd": float(cost or 0.0),
+            }
+            for p, m, s, n, mean, cost in by
+        ],
+        "failures": sum(int(n) for _, n in kinds),
+        "failures_by_kind": {k: int(n) for k, n in kinds},
+        "runs": [
+            {"run_id": r, "name": n, "status": st, "started_at": a, "finished_at": b}
+            for r, n, st, a, b in runs
+        ],
+        "result_tables": [t for t in tables if t.startswith(schema.RESULT_PREFIX)],
+    }
+
+
+def export(
+    path: str | os.PathLike[str],
+    out_path: str | os.PathLike[str],
+    fmt: ExportFormat,
+    table: str = "responses",
+) -> int:
+    """Write ``table`` of the cache at ``path`` to ``out_path`` as jsonl, csv or parquet.
+
+    ``table`` is any table of the file (``responses``, ``attempts``, ``runs``,
+    ``result_<name>``).  Returns the number of rows written.
+    """
+    if fmt not in _COPY_OPTIONS:
+        raise ValueError(f"export format must be one of {sorted(_COPY_OPTIONS)}, not {fmt!r}")
+    out = os.fspath(out_path)
+    with _open(path) as con:
+        tables = _tables(con)
+        if table not in tables:
+            raise ValueError(f"no table {table!r} in {os.fspath(path)}; tables: {tables}")
+        ident = '"' + table.replace('"', '""') + '"'
+        target = "'" + out.replace("'", "''") + "'"
+        con.execute(f"COPY (SELECT * FROM {ident}) TO {target} ({_COPY_OPTIONS[fmt]})")
+        r = con.execute(f"SELECT count(*) FROM {ident}").fetchone()
+    return int(r[0]) if r else 0
+
+
+def prune(
+    path: str | os.PathLike[str],
+    *,
+    older_than_days: float | None = None,
+    model: str | None = None,
+    stage: str | None = None,
+    failures: bool = False,
+    dry_run: bool = False,
+) -> int:
+    """Delete cached rows matching every given filter; returns the rows removed.
+
+    With ``failures=False`` rows go from ``responses`` and at least one filter is required (so
+    a bare prune cannot wipe the cache); with ``failures=True`` they go from ``attempts``, and
+    no filter means every recorded failure.  ``older_than_days`` compares ``created_at``
+    (UTC).  ``dry_run`` counts the rows without deleting them.
+    """
+    table = "attempts" if failures else "responses"
+    where: list[str] = []
+    args: list[Any] = []
+    if older_than_days is not None:
+        cutoff = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None) - _dt.timedelta(
+            days=float(older_than_days)
+        )
+        args.append(cutoff)
+        where.append(f"created_at < ${len(args)}")
+    if model is not None:
+        args.append(model)
+        where.append(f"model = ${len(args)}")
+    if stage is not None:
+        args.append(stage)
+        where.append(f"stage = ${len(args)}")
+    if not where and not failures:
+        raise ValueError("prune needs older_than_days, model or stage (or failures=True)")
+    cond = " WHERE " + " AND ".join(where) if where else ""
+    with _open(path) as con:
+        r = con.execute(f"SELECT count(*) FROM {table}{cond}", args).fetchone()
+        n = int(r[0]) if r else 0
+        if n and not dry_run:
+            con.execute(f"DELETE FROM {table}{cond}", args)
+            con.execute("CHECKPOINT")
+    return n

@@ -1,0 +1,727 @@
+"""The response cache: one DuckDB connection in one background thread, fed in bulk.
+
+DuckDB costs ~0.15 ms a statement and stalls writers for up to seconds at checkpoints, so the
+event loop never touches it.  :class:`CacheStore` owns one connection inside one dedicated
+thread; the loop talks to that thread through a queue and gets answers back with
+``loop.call_soon_threadsafe``.
+
+- **Writes** (:meth:`CacheStore.put`, :meth:`CacheStore.record_failure`) only append to an
+  in-memory buffer.  The thread writes the buffer in one transaction (one bulk
+  ``INSERT OR REPLACE ... SELECT unnest(...)`` per table) every ``flush_interval`` seconds or
+  as soon as ``batch_rows`` rows are waiting, whichever comes first.  After ``kill -9`` at
+  most the responses put since the last flush are lost (one ``flush_interval``, plus any
+  time the thread spent in a checkpoint).
+- **Reads** look at the unflushed buffer first, so a response is served the moment it is put.
+  :meth:`CacheStore.get` is micro-batched: every ``get`` made in the same event-loop tick
+  (or within ``batch_window`` seconds, when set) is answered by one query, and the thread
+  merges lookups that queue up behind a slow statement into one query as well.
+  :meth:`CacheStore.get_many` answers thousands of keys with one query per 5,000 keys.
+- Failures go to ``attempts`` only; a failed call is never served as an answer.
+
+One store serves one event loop.  :meth:`CacheStore.open` is synchronous (call it once before
+the engine starts; it blocks while the file is opened and upgraded); everything that returns
+data is ``async``; ``put``, ``record_failure``, ``run_started`` and ``run_finished`` return at
+once.  ``close_sync`` exists for atexit and signal paths; the store also closes itself at
+interpreter exit if nobody did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import datetime as _dt
+import logging
+import os
+import queue
+import threading
+import time
+import weakref
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable, Sequence
+
+import duckdb
+
+from judgekit.cache import schema
+from judgekit.types import ChatResponse, Usage
+
+__all__ = ["CacheStore", "RequestMeta", "CacheCounters"]
+
+log = logging.getLogger(__name__)
+
+#: keys per lookup statement; bigger lists are split
+CHUNK_KEYS = 5000
+#: up to this many keys a lookup uses ``key = ANY($1)``, above it a join on an unnested list
+_ANY_MAX = 256
+
+_RESP_NAMES = [c for c, _ in schema.RESPONSE_COLUMNS]
+_ATT_NAMES = [c for c, _ in schema.ATTEMPT_COLUMNS]
+
+
+def _insert_sql(table: str, columns: Sequence[tuple[str, str]], verb: str) -> str:
+    sel = []
+    for i, (name, typ) in enumerate(columns, start=1):
+        if typ == "TIMESTAMP":  # carried as epoch microseconds (UTC)
+            sel.append(f"make_timestamp(unnest(${i}::BIGINT[]))")
+        else:
+            sel.append(f"unnest(${i}::{typ}[])")
+    cols = ", ".join(name for name, _ in columns)
+    return f"{verb} INTO {table} ({cols}) SELECT {', '.join(sel)}"
+
+
+_INSERT_RESPONSES = _insert_sql("responses", schema.RESPONSE_COLUMNS, "INSERT OR REPLACE")
+_INSERT_ATTEMPTS = _insert_sql("attempts", schema.ATTEMPT_COLUMNS, "INSERT")
+_READ_COLS = "key, text, input_tokens, output_tokens, finish_reason, latency_s, request_id, cost_usd"
+
+
+@dataclass(frozen=True, slots=True)
+class RequestMeta:
+    """What the cache records about the call behind a response or failure (not its key)."""
+
+    provider: str
+    model: str  # the model id sent to the API, as in the cache key
+    base_url: str = ""
+    stage: str = "default"
+    item_id: str = ""
+    prompt_hash: str = ""
+
+
+@dataclass(slots=True)
+class CacheCounters:
+    """Running totals of one store.  ``queries`` counts lookup statements sent to DuckDB."""
+
+    lookups: int = 0
+    hits: int = 0
+    queries: int = 0
+    rows_written: int = 0
+    failures_written: int = 0
+    flushes: int = 0
+    max_flush_seconds: float = 0.0
+    last_error: str = ""
+
+
+def _now_us() -> int:
+    return int(time.time() * 1_000_000)
+
+
+def _row_response(r: Sequence[Any]) -> ChatResponse:
+    """A cached answer from a ``_READ_COLS`` row (same positions as a buffered row's 0,6..12)."""
+    return ChatResponse(
+        text=r[1],
+        usage=Usage(r[2] or 0, r[3] or 0),
+        finish_reason=r[4] or "",
+        latency_s=r[5] or 0.0,
+        request_id=r[6] or "",
+        cached=True,
+        cost_usd=r[7] or 0.0,
+    )
+
+
+def _buffered_response(r: tuple[Any, ...]) -> ChatResponse:
+    # buffered rows are in RESPONSE_COLUMNS order
+    return ChatResponse(
+        text=r[6],
+        usage=Usage(r[7], r[8]),
+        finish_reason=r[9],
+        latency_s=r[10],
+        request_id=r[11],
+        cached=True,
+        cost_usd=r[12],
+    )
+
+
+def _settle(fut: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
+    if fut.done():
+        return
+    if exc is not None:
+        fut.set_exception(exc)
+    else:
+        fut.set_result(result)
+
+
+def _post(loop: asyncio.AbstractEventLoop, cb: Callable[..., None], *args: Any) -> None:
+    """Run ``cb(*args)`` on ``loop`` from another thread; dropped if the loop is closed."""
+    try:
+        loop.call_soon_threadsafe(cb, *args)
+    except RuntimeError:  # loop closed: nobody is waiting any more
+        pass
+
+
+Deliver = Callable[[Any, "BaseException | None"], None]
+
+
+class _Get:
+    """Look up ``keys``; deliver ``{key: ChatResponse}`` for those found."""
+
+    __slots__ = ("keys", "deliver", "keys_only")
+
+    def __init__(self, keys: list[str], deliver: Deliver, keys_only: bool = False) -> None:
+        self.keys, self.deliver, self.keys_only = keys, deliver, keys_only
+
+
+class _Call:
+    """Run ``fn(con)`` in the thread; ``flush_first`` writes the buffer before it."""
+
+    __slots__ = ("fn", "deliver", "flush_first")
+
+    def __init__(self, fn: Callable[[duckdb.DuckDBPyConnection], Any], deliver: Deliver | None,
+                 flush_first: bool = False) -> None:
+        self.fn, self.deliver, self.flush_first = fn, deliver, flush_first
+
+
+class _Close:
+    __slots__ = ("deliver",)
+
+    def __init__(self, deliver: Deliver) -> None:
+        self.deliver = deliver
+
+
+_WAKE = object()  # the buffer reached batch_rows
+
+
+class CacheStore:
+    """The response cache of one process; see the module docstring.
+
+    Build it with :meth:`open`.  ``counters`` holds running totals (lookups, hits, queries,
+    rows_written, flushes, max_flush_seconds).
+    """
+
+    def __init__(self, path: str, *, run_id: str, flush_interval: float, batch_rows: int,
+                 read_only: bool, batch_window: float) -> None:
+        """Internal; use :meth:`CacheStore.open`."""
+        self.path = path
+        self.run_id = run_id
+        self.read_only = read_only
+        self.flush_interval = float(flush_interval)
+        self.batch_rows = int(batch_rows)
+        self.batch_window = float(batch_window)
+        self.counters = CacheCounters()
+        self._q: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._lock = threading.Lock()  # guards _pending/_failures swaps and re-merges
+        self._pending: dict[str, tuple[Any, ...]] = {}
+        self._inflight: dict[str, tuple[Any, ...]] = {}
+        self._failures: list[tuple[Any, ...]] = []
+        self._wake_sent = False
+        self._waiters: list[tuple[str, asyncio.Future[Any]]] | None = None
+        self._closed = False
+        self._stopped = False  # the thread has left its loop
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._thread: threading.Thread | None = None
+        self._opened = threading.Event()
+        self._open_error: BaseException | None = None
+        self._atexit: Callable[[], None] | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        run_id: str,
+        flush_interval: float = 1.0,
+        batch_rows: int = 1000,
+        read_only: bool = False,
+        batch_window: float = 0.0,
+    ) -> "CacheStore":
+        """Open (creating or upgrading) the cache file at ``path`` and start its thread.
+
+        Synchronous: blocks until the file is open and migrated.  ``run_id`` is written on
+        every row this store puts.  ``batch_window`` > 0 makes :meth:`get` wait that many
+        seconds to collect more lookups into one query (0: one event-loop tick).
+
+        Raises :class:`~judgekit.errors.CacheLockedError` when another process holds the file
+        and :class:`~judgekit.cache.schema.CacheSchemaError` when it is newer than this code.
+        """
+        if flush_interval <= 0 or batch_rows < 1:
+            raise ValueError("flush_interval must be > 0 and batch_rows >= 1")
+        store = cls(os.fspath(path), run_id=run_id, flush_interval=flush_interval,
+                    batch_rows=batch_rows, read_only=read_only, batch_window=batch_window)
+        t = threading.Thread(target=store._thread_main, name=f"judgekit-cache:{store.path}",
+                             daemon=True)
+        store._thread = t
+        t.start()
+        store._opened.wait()
+        if store._open_error is not None:
+            t.join()
+            raise store._open_error
+        ref = weakref.ref(store)
+
+        def _at_exit() -> None:
+            s = ref()
+            if s is not None:
+                s.close_sync()
+
+        store._atexit = _at_exit
+        atexit.register(_at_exit)
+        return store
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def pending_rows(self) -> int:
+        """Responses and failures put but not yet written."""
+        return len(self._pending) + len(self._inflight) + len(self._failures)
+
+    async def close(self) -> None:
+        """Write everything buffered, close the connection and stop the thread."""
+        if self._closed:
+            if not self._stopped:  # close_sync or another close() is under way
+                await asyncio.get_running_loop().run_in_executor(None, self._after_close)
+            return
+        self._dispatch_gets()
+        fut, deliver = self._future()
+        self._closed = True
+        self._submit(_Close(deliver))
+        try:
+            await fut
+        finally:
+            self._after_close()
+
+    def close_sync(self, timeout: float | None = 60.0) -> None:
+        """:meth:`close` for code outside the event loop (atexit, signal handlers)."""
+        if self._closed:
+            if self._thread is not None and self._thread is not threading.current_thread():
+                self._thread.join(timeout)
+            return
+        self._closed = True
+        done = threading.Event()
+        err: list[BaseException] = []
+
+        def deliver(_: Any, exc: BaseException | None) -> None:
+            if exc is not None:
+                err.append(exc)
+            done.set()
+
+        self._submit(_Close(deliver))
+        done.wait(timeout)
+        self._after_close()
+        if err:
+            raise err[0]
+
+    def _after_close(self) -> None:
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(5.0)
+        if self._atexit is not None:
+            atexit.unregister(self._atexit)
+            self._atexit = None
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"cache store {self.path} is closed")
+
+    def _check_writable(self) -> None:
+        self._check_open()
+        if self.read_only:
+            raise RuntimeError(f"cache store {self.path} is open read-only")
+
+    # ------------------------------------------------------------------ writes (non-blocking)
+
+    def put(self, key: str, request_meta: RequestMeta, response: ChatResponse) -> None:
+        """Buffer ``response`` under ``key``; written by the thread at the next flush.
+
+        Returns at once.  A later ``put`` of the same key replaces the earlier one.
+        """
+        self._check_writable()
+        m = request_meta
+        u = response.usage
+        row = (key, m.provider, m.model, m.base_url, m.stage, m.item_id, response.text,
+               u.input_tokens, u.output_tokens, response.finish_reason, response.latency_s,
+               response.request_id, response.cost_usd, m.prompt_hash, self.run_id, _now_us())
+        with self._lock:
+            self._pending[key] = row
+            n = len(self._pending)
+        if n >= self.batch_rows and not self._wake_sent:
+            self._wake_sent = True
+            self._q.put(_WAKE)
+
+    def record_failure(self, key: str, meta: RequestMeta, error_kind: str, status: int | None,
+                       message: str) -> None:
+        """Buffer one failed attempt for ``attempts``; never served by :meth:`get`."""
+        self._check_writable()
+        row = (key, meta.provider, meta.model, meta.stage, meta.item_id, error_kind, status,
+               message, self.run_id, _now_us())
+        with self._lock:
+            self._failures.append(row)
+            n = len(self._failures)
+        if n >= self.batch_rows and not self._wake_sent:
+            self._wake_sent = True
+            self._q.put(_WAKE)
+
+    def run_started(self, run_id: str, name: str, spec_json: str) -> None:
+        """Record (or restart) run ``run_id`` with status ``running``.  Returns at once."""
+        self._check_writable()
+        now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
+
+        def fn(con: duckdb.DuckDBPyConnection) -> None:
+            con.execute(
+                "INSERT OR REPLACE INTO runs (run_id, name, spec_json, started_at, finished_at,"
+                " status, summary_json) VALUES ($1, $2, $3, $4, NULL, 'running', NULL)",
+                [run_id, name, spec_json, now],
+            )
+
+        self._submit(_Call(fn, None))
+
+    def run_finished(self, run_id: str, status: str, summary_json: str) -> None:
+        """Mark run ``run_id`` finished with ``status`` and its summary.  Returns at once."""
+        self._check_writable()
+        now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
+
+        def fn(con: duckdb.DuckDBPyConnection) -> None:
+            con.execute(
+                "INSERT INTO runs (run_id, finished_at, status, summary_json) "
+                "VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO UPDATE SET "
+                "finished_at = excluded.finished_at, status = excluded.status, "
+                "summary_json = excluded.summary_json",
+                [run_id, now, status, summary_json],
+            )
+
+        self._submit(_Call(fn, None, flush_first=True))
+
+    async def flush(self) -> None:
+        """Return once everything put so far is written and committed."""
+        self._check_open()
+        await self._call(lambda con: None, flush_first=True)
+
+    async def write_table(self, name: str, rows: list[dict[str, Any]]) -> str:
+        """Create or replace table ``result_<name>`` from ``rows``; returns the table name.
+
+        See :func:`judgekit.cache.schema.write_result_table` for the type rules.
+        """
+        self._check_writable()
+        rows = list(rows)
+        return await self._call(lambda con: schema.write_result_table(con, name, rows))
+
+    # ------------------------------------------------------------------ reads
+
+    async def get(self, key: str) -> ChatResponse | None:
+        """The cached response for ``key`` (``cached=True``) or ``None``; micro-batched."""
+        self._check_open()
+        c = self.counters
+        c.lookups += 1
+        row = self._pending.get(key) or self._inflight.get(key)
+        if row is not None:
+            c.hits += 1
+            return _buffered_response(row)
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[ChatResponse | None] = loop.create_future()
+        waiters = self._waiters
+        if waiters is None:
+            waiters = self._waiters = []
+            if self.batch_window > 0:
+                loop.call_later(self.batch_window, self._dispatch_gets, loop)
+            else:
+                loop.call_soon(self._dispatch_gets, loop)
+        waiters.append((key, fut))
+        return await fut
+
+    def _dispatch_gets(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        waiters = self._waiters
+        if not waiters:
+            return
+        self._waiters = None
+        if loop is None:
+            loop = asyncio.get_running_loop()
+        keys = list(dict.fromkeys(k for k, _ in waiters))
+        counters = self.counters
+
+        def resolve(found: Any, exc: BaseException | None) -> None:
+            for k, fut in waiters:
+                if fut.done():
+                    continue
+                if exc is not None:
+                    fut.set_exception(exc)
+                    continue
+                r = found.get(k)
+                if r is not None:
+                    counters.hits += 1
+                    r = replace(r)  # each caller gets its own object
+                fut.set_result(r)
+
+        self._submit(_Get(keys, lambda res, exc: _post(loop, resolve, res, exc)))
+
+    async def get_many(self, keys: Iterable[str]) -> dict[str, ChatResponse]:
+        """The cached responses among ``keys`` (missing keys are absent from the result)."""
+        self._check_open()
+        out: dict[str, ChatResponse] = {}
+        missing: list[str] = []
+        pending, inflight = self._pending, self._inflight
+        n = 0
+        for k in dict.fromkeys(keys):
+            n += 1
+            row = pending.get(k) or inflight.get(k)
+            if row is not None:
+                out[k] = _buffered_response(row)
+            else:
+                missing.append(k)
+        if missing:
+            fut, deliver = self._future()
+            self._submit(_Get(missing, deliver))
+            out.update(await fut)
+        self.counters.lookups += n
+        self.counters.hits += len(out)
+        return out
+
+    async def cached_keys(self, keys: Iterable[str]) -> set[str]:
+        """Which of ``keys`` have a cached response (buffered or written)."""
+        self._check_open()
+        keys = list(dict.fromkeys(keys))
+        have = {k for k in keys if k in self._pending or k in self._inflight}
+        rest = [k for k in keys if k not in have]
+        if rest:
+            fut, deliver = self._future()
+            self._submit(_Get(rest, deliver, keys_only=True))
+            have |= await fut
+        return have
+
+    async def output_token_mean(self, stage: str, model: str) -> float | None:
+        """Mean ``output_tokens`` of cached responses of ``stage`` and ``model``; None if none."""
+        def fn(con: duckdb.DuckDBPyConnection) -> float | None:
+            r = con.execute(
+                "SELECT avg(output_tokens) FROM responses WHERE stage = $1 AND model = $2",
+                [stage, model],
+            ).fetchone()
+            return None if r is None or r[0] is None else float(r[0])
+
+        return await self._call(fn, flush_first=True)
+
+    async def count_responses(self, run_id: str | None = None) -> int:
+        """Rows in ``responses`` (those written by ``run_id`` when given)."""
+        return await self._count("responses", run_id)
+
+    async def count_attempts(self, run_id: str | None = None) -> int:
+        """Rows in ``attempts`` (failed attempts; those of ``run_id`` when given)."""
+        return await self._count("attempts", run_id)
+
+    async def failures_by_kind(self, run_id: str | None = None) -> dict[str, int]:
+        """Failed attempts per ``error_kind`` (of ``run_id`` when given)."""
+        def fn(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+            where, args = ("WHERE run_id = $1", [run_id]) if run_id is not None else ("", [])
+            rows = con.execute(
+                f"SELECT error_kind, count(*) FROM attempts {where} GROUP BY 1 ORDER BY 1", args
+            ).fetchall()
+            return {k: int(n) for k, n in rows}
+
+        return await self._call(fn, flush_first=True)
+
+    async def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
+        """Run a read query in the thread (after a flush) and return all rows, for reports."""
+        self._check_open()
+        return await self._call(lambda con: con.execute(sql, params or []).fetchall(),
+                                flush_first=True)
+
+    async def _count(self, table: str, run_id: str | None) -> int:
+        def fn(con: duckdb.DuckDBPyConnection) -> int:
+            if run_id is None:
+                r = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+            else:
+                r = con.execute(f"SELECT count(*) FROM {table} WHERE run_id = $1",
+                                [run_id]).fetchone()
+            return int(r[0]) if r else 0
+
+        return await self._call(fn, flush_first=True)
+
+    # ------------------------------------------------------------------ loop <-> thread
+
+    def _future(self) -> tuple[asyncio.Future[Any], Deliver]:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Any] = loop.create_future()
+
+        def deliver(result: Any, exc: BaseException | None) -> None:
+            _post(loop, _settle, fut, result, exc)
+
+        return fut, deliver
+
+    async def _call(self, fn: Callable[[duckdb.DuckDBPyConnection], Any], *,
+                    flush_first: bool = False) -> Any:
+        self._check_open()
+        fut, deliver = self._future()
+        self._submit(_Call(fn, deliver, flush_first))
+        return await fut
+
+    # ------------------------------------------------------------------ the thread
+
+    def _thread_main(self) -> None:
+        try:
+            self._con = schema.open_database(self.path, read_only=self.read_only)
+        except BaseException as exc:  # reported to open()
+            self._open_error = exc
+            self._closed = True
+            self._opened.set()
+            return
+        self._opened.set()
+        try:
+            self._serve()
+        except BaseException as exc:  # pragma: no cover - a bug; fail every waiter
+            log.exception("cache thread crashed")
+            self.counters.last_error = repr(exc)
+            self._closed = self._stopped = True
+            self._fail_queued(exc)
+            try:
+                self._con.close()
+            except Exception:
+                pass
+
+    def _serve(self) -> None:
+        q = self._q
+        interval = self.flush_interval
+        next_flush = time.monotonic() + interval
+        while True:
+            wait = next_flush - time.monotonic()
+            try:
+                cmd = q.get(timeout=wait) if wait > 0 else q.get_nowait()
+            except queue.Empty:
+                cmd = None
+            gets: list[_Get] = []
+            while isinstance(cmd, _Get):  # merge lookups queued behind each other
+                gets.append(cmd)
+                try:
+                    cmd = q.get_nowait()
+                except queue.Empty:
+                    cmd = None
+            if gets:
+                self._answer_gets(gets)
+            if isinstance(cmd, _Close):
+                self._do_close(cmd)
+                return
+            if isinstance(cmd, _Call):
+                self._do_call(cmd)
+            if (len(self._pending) >= self.batch_rows or len(self._failures) >= self.batch_rows
+                    or time.monotonic() >= next_flush):
+                try:
+                    self._write_buffer()
+                except Exception as exc:
+                    log.warning("cache flush to %s failed, will retry: %s", self.path, exc)
+                next_flush = time.monotonic() + interval
+
+    def _do_call(self, cmd: _Call) -> None:
+        try:
+            if cmd.flush_first:
+                self._write_buffer()
+            result = cmd.fn(self._con)
+        except Exception as exc:
+            if cmd.deliver is not None:
+                cmd.deliver(None, exc)
+            else:
+                self.counters.last_error = repr(exc)
+                log.warning("cache statement failed: %s", exc)
+            return
+        if cmd.deliver is not None:
+            cmd.deliver(result, None)
+
+    def _do_close(self, cmd: _Close) -> None:
+        exc: BaseException | None = None
+        try:
+            self._write_buffer()
+        except Exception as e:
+            exc = e
+        try:
+            self._con.close()
+        except Exception as e:
+            exc = exc or e
+        self._stopped = True
+        self._fail_queued(RuntimeError(f"cache store {self.path} is closed"))
+        cmd.deliver(None, exc)
+
+    def _submit(self, cmd: Any) -> None:
+        """Queue ``cmd`` for the thread; fails it at once if the thread has stopped."""
+        self._q.put(cmd)
+        if self._stopped:  # the thread may have drained the queue before our put
+            self._fail_queued(RuntimeError(f"cache store {self.path} is closed"))
+
+    def _fail_queued(self, exc: BaseException) -> None:
+        while True:
+            try:
+                cmd = self._q.get_nowait()
+            except queue.Empty:
+                return
+            deliver = getattr(cmd, "deliver", None)
+            if deliver is not None:
+                deliver(None, exc)
+
+    def _answer_gets(self, gets: list[_Get]) -> None:
+        con = self._con
+        assert con is not None
+        wanted = list(dict.fromkeys(k for g in gets for k in g.keys))
+        found: dict[str, ChatResponse] = {}
+        exc: Exception | None = None
+        # a key put after the loop looked may still be only in the buffer
+        pending, inflight = self._pending, self._inflight
+        to_query = []
+        for k in wanted:
+            row = pending.get(k) or inflight.get(k)
+            if row is not None:
+                found[k] = _buffered_response(row)
+            else:
+                to_query.append(k)
+        keys_only = all(g.keys_only for g in gets)
+        cols = "key" if keys_only else _READ_COLS
+        try:
+            for i in range(0, len(to_query), CHUNK_KEYS):
+                chunk = to_query[i:i + CHUNK_KEYS]
+                if len(chunk) <= _ANY_MAX:
+                    sql = f"SELECT {cols} FROM responses WHERE key = ANY($1)"
+                else:
+                    sql = (f"SELECT {cols} FROM responses JOIN "
+                           f"(SELECT unnest($1::VARCHAR[]) AS k) AS w ON responses.key = w.k")
+                self.counters.queries += 1
+                rows = con.execute(sql, [chunk]).fetchall()
+                if keys_only:
+                    for r in rows:
+                        found[r[0]] = None  # type: ignore[assignment]
+                else:
+                    for r in rows:
+                        found[r[0]] = _row_response(r)
+        except Exception as e:
+            exc = e
+        for g in gets:
+            if exc is not None:
+                g.deliver(None, exc)
+            elif g.keys_only:
+                g.deliver({k for k in g.keys if k in found}, None)
+            elif len(gets) == 1:
+                g.deliver(found, None)
+            else:
+                g.deliver({k: found[k] for k in g.keys if k in found}, None)
+
+    def _write_buffer(self) -> None:
+        """Write every buffered row in one transaction (thread only)."""
+        with self._lock:
+            # inflight first, so a lookup on the loop always finds the row in one of the two
+            batch = self._inflight = self._pending
+            self._pending = {}
+            failures, self._failures = self._failures, []
+            self._wake_sent = False
+        if not batch and not failures:
+            self._inflight = {}
+            return
+        con = self._con
+        assert con is not None
+        t0 = time.perf_counter()
+        try:
+            con.execute("BEGIN TRANSACTION")
+            if batch:
+                con.execute(_INSERT_RESPONSES, [list(c) for c in zip(*batch.values())])
+            if failures:
+                con.execute(_INSERT_ATTEMPTS, [list(c) for c in zip(*failures)])
+            con.execute("COMMIT")
+        except Exception as exc:
+            try:
+                con.execute("ROLLBACK")
+            except Exception:
+                pass
+            with self._lock:  # put back what a newer put did not replace
+                for k, r in batch.items():
+                    self._pending.setdefault(k, r)
+                self._failures[:0] = failures
+                self._inflight = {}
+            self.counters.last_error = repr(exc)
+            raise
+        self._inflight = {}
+        dt = time.perf_counter() - t0
+        c = self.counters
+        c.rows_written += len(batch)
+        c.failures_written += len(failures)
+        c.flushes += 1
+        if dt > c.max_flush_seconds:
+            c.max_flush_seconds = dt

@@ -1,0 +1,218 @@
+"""``judgekit``: the command line.  A thin layer over library calls, one ``asyncio.run`` each.
+
+Exit codes: 0 done, 1 failed items remain (listed), 2 bad spec or input, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import CacheLockedError, DataError, JudgekitError, SpecError
+
+__all__ = ["main", "cli"]
+
+
+def _spec_options(f):
+    """Options every spec-taking command shares."""
+    for deco in reversed([
+        click.argument("spec_or_name"),
+        click.option("--cache", "cache_path", type=click.Path(path_type=Path), default=None,
+                     help="DuckDB cache file [default: $JUDGEKIT_CACHE or judgekit-out/cache.duckdb]"),
+        click.option("--limit", type=click.IntRange(min=1), default=None, help="only the first N items"),
+        click.option("--max-cost", "max_cost", type=click.FloatRange(min=0), default=None,
+                     help="USD cap: ask (or refuse) above it; stop launching calls when spending reaches it"),
+        click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+                     help="override a spec value, e.g. --set models.judge.limits.max_concurrency=8"),
+    ]):
+        f = deco(f)
+    return f
+
+
+def _errors(f):
+    """Bad input -> exit 2 with the message; nothing else is swallowed."""
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        try:
+            return f(*args, **kwargs)
+        except (SpecError, DataError, CacheLockedError) as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(2)
+        except JudgekitError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(1)
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="judgekit")
+def cli() -> None:
+    """judgekit: fast, resumable, cost-bounded judge-heavy evaluations of multimodal models."""
+
+
+@cli.command()
+@_spec_options
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
+              help="results folder [default: judgekit-out/<spec name>]")
+@click.option("--yes", "-y", is_flag=True, help="do not ask before spending above --max-cost")
+@_errors
+def run(spec_or_name, cache_path, limit, max_cost, overrides, out_dir, yes):
+    """Run a spec (a TOML file, or the name of a shipped runner).  Re-running resumes: finished
+    calls come from the cache, failed ones are retried."""
+    from ..config import load_spec
+    from ..runner import RunOptions, run_spec
+    from .ui import ConsoleUI
+
+    spec = load_spec(spec_or_name, overrides)
+    ui = ConsoleUI()
+    resume = "judgekit run " + shlex.join([spec_or_name, *sum((["--set", o] for o in overrides), [])]
+                                          + (["--cache", str(cache_path)] if cache_path else [])
+                                          + (["--out", str(out_dir)] if out_dir else [])
+                                          + (["--limit", str(limit)] if limit else []))
+    opts = RunOptions(out_dir=out_dir, cache_path=cache_path, limit=limit, max_cost_usd=max_cost, yes=yes,
+                      interactive=sys.stdin.isatty() and sys.stdout.isatty(), handle_signals=True,
+                      resume_command=resume)
+    outcome = asyncio.run(run_spec(spec, opts, ui))
+    if outcome.message:
+        click.echo(outcome.message, err=outcome.exit_code != 0)
+    if outcome.exit_code in (1, 130) and (outcome.stats is None or outcome.exit_code == 130
+                                          or outcome.failed_items or (outcome.summary or {}).get("status") == "stopped"):
+        click.echo(f"resume with: {resume}", err=True)
+    sys.exit(outcome.exit_code)
+
+
+@cli.command()
+@_spec_options
+@_errors
+def estimate(spec_or_name, cache_path, limit, max_cost, overrides):
+    """Estimate calls, tokens and dollars per stage and model, without making any call."""
+    from ..config import load_spec
+    from ..runner import RunOptions, estimate_spec
+    from .ui import ConsoleUI
+
+    spec = load_spec(spec_or_name, overrides)
+    asyncio.run(estimate_spec(spec, RunOptions(cache_path=cache_path, limit=limit, max_cost_usd=max_cost), ConsoleUI()))
+
+
+@cli.command(name="list")
+def list_() -> None:
+    """List the shipped runners (usable as `judgekit run NAME`) and the benchmarks."""
+    from ..benchmarks.base import BENCHMARKS
+    from ..config import list_runners
+    from ..resources import runners_dir
+
+    click.echo(f"runners ({runners_dir()}):")
+    for name, desc in list_runners().items():
+        click.echo(f"  {name:<20} {desc}")
+    click.echo("benchmarks:")
+    for name in sorted(BENCHMARKS):
+        click.echo(f"  {name}")
+
+
+@cli.group()
+def sim() -> None:
+    """The OpenAI-compatible simulator (for tests, demos and benchmarks)."""
+
+
+@sim.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8765, show_default=True, type=int)
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--latency-ms", default=0.0, show_default=True, type=float)
+@click.option("--latency-jitter-ms", default=0.0, show_default=True, type=float)
+@click.option("--rpm", default=None, type=int, help="requests/min per model, enforced with 429s")
+@click.option("--tpm", default=None, type=int, help="tokens/min per model, enforced with 429s")
+@click.option("--error-rate", default=0.0, type=float, help="share of requests answered 5xx")
+@click.option("--hang-rate", default=0.0, type=float, help="share of requests that hang")
+@click.option("--garbage-rate", default=0.0, type=float, help="share of judge replies that cannot be parsed")
+@click.option("--api-key", "api_keys", multiple=True, help="accept only these keys (repeatable)")
+def serve(host, port, seed, latency_ms, latency_jitter_ms, rpm, tpm, error_rate, hang_rate, garbage_rate, api_keys):
+    """Serve the simulator until Ctrl-C.  Point any OpenAI client at http://HOST:PORT/v1."""
+    from ..sim import SimConfig
+    from ..sim.server import serve_forever
+
+    config = SimConfig(seed=seed, latency_ms=latency_ms, latency_jitter_ms=latency_jitter_ms, rpm=rpm, tpm=tpm,
+                       error_rate=error_rate, hang_rate=hang_rate, garbage_rate=garbage_rate,
+                       api_keys=list(api_keys) or None)
+    click.echo(f"judgekit simulator on http://{host}:{port}/v1 (stats: /sim/stats); Ctrl-C stops it")
+    try:
+        serve_forever(config, host, port)
+    except KeyboardInterrupt:
+        pass
+
+
+@cli.group()
+def cache() -> None:
+    """Inspect and maintain the response cache."""
+
+
+def _cache_option(f):
+    return click.option("--cache", "cache_path", type=click.Path(path_type=Path), default=None,
+                        help="cache file [default: $JUDGEKIT_CACHE or judgekit-out/cache.duckdb]")(f)
+
+
+def _cache_file(cache_path: Path | None) -> Path:
+    from ..runner import default_cache_path
+
+    p = cache_path or default_cache_path()
+    if not p.exists():
+        raise SpecError(f"{p}: no cache file there (use --cache PATH)")
+    return p
+
+
+@cache.command()
+@_cache_option
+@_errors
+def stats(cache_path):
+    """Rows per provider, model and stage; failures by kind; runs."""
+    import json
+
+    from ..cache.admin import stats as cache_stats
+
+    click.echo(json.dumps(cache_stats(_cache_file(cache_path)), indent=2, default=str))
+
+
+@cache.command()
+@_cache_option
+@click.argument("out", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default="jsonl", show_default=True)
+@click.option("--table", default="responses", show_default=True, help="responses, attempts, runs or a result table")
+@_errors
+def export(cache_path, out, fmt, table):
+    """Export a table of the cache to a file."""
+    from ..cache.admin import export as cache_export
+
+    n = cache_export(_cache_file(cache_path), out, fmt, table=table)
+    click.echo(f"wrote {out}" + (f" ({n} rows)" if isinstance(n, int) else ""))
+
+
+@cache.command()
+@_cache_option
+@click.option("--older-than-days", type=float, default=None)
+@click.option("--model", default=None)
+@click.option("--stage", default=None)
+@click.option("--failures", is_flag=True, help="prune the failed-attempt records instead of responses")
+@click.option("--dry-run", is_flag=True)
+@_errors
+def prune(cache_path, older_than_days, model, stage, failures, dry_run):
+    """Delete cached responses (or failure records) matching the filters."""
+    from ..cache.admin import prune as cache_prune
+
+    n = cache_prune(_cache_file(cache_path), older_than_days=older_than_days, model=model, stage=stage,
+                    failures=failures, dry_run=dry_run)
+    click.echo(f"{'would remove' if dry_run else 'removed'} {n} rows")
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,178 @@
+"""What a person sees: the estimate table, the confirmation, live progress and the results.
+
+Live rich progress on a terminal; plain periodic lines otherwise (CI logs, pipes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from typing import Any
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+
+__all__ = ["ConsoleUI", "fmt_usd"]
+
+
+def fmt_usd(v: float | None) -> str:
+    if v is None:
+        return "unknown"
+    return f"${v:,.4f}" if v < 1 else f"${v:,.2f}"
+
+
+def _fmt_eta(s: float | None) -> str:
+    if s is None:
+        return "-"
+    s = int(s)
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+class ConsoleUI:
+    def __init__(self, console: Console | None = None, *, interval: float | None = None) -> None:
+        self.console = console or Console(stderr=False)
+        self.live = self.console.is_terminal
+        self.interval = interval if interval is not None else (0.25 if self.live else 5.0)
+
+    # -- estimate ---------------------------------------------------------------------------
+    def show_estimate(self, estimate, cached_note: str) -> None:
+        t = Table(title="Estimate before any call", title_justify="left")
+        for col in ("stage", "model", "calls", "cached", "to make", "input tok", "output tok (max)",
+                    "output tok (exp.)", "cost max", "cost exp."):
+            t.add_column(col, justify="left" if col in ("stage", "model") else "right")
+        for ln in estimate.lines:
+            exp_out = "-" if ln.output_tokens_expected is None else f"{ln.output_tokens_expected:,.0f}"
+            t.add_row(ln.stage, f"{ln.alias} ({ln.model})", f"{ln.calls_total:,}", f"{ln.calls_cached:,}",
+                      f"{ln.calls_to_make:,}", f"{ln.input_tokens:,}" + ("" if ln.input_exact else "~"),
+                      f"{ln.output_tokens_max:,}", exp_out, fmt_usd(ln.cost_max_usd),
+                      fmt_usd(ln.cost_expected_usd))
+        self.console.print(t)
+        self.console.print(
+            f"total: {fmt_usd(estimate.total_expected_usd)} expected, {fmt_usd(estimate.total_max_usd)} at most "
+            f"(max_tokens); {cached_note}. '~' = counted with a stand-in for answers not written yet."
+        )
+        if estimate.unknown_prices:
+            self.console.print(f"[yellow]no price known for: {', '.join(estimate.unknown_prices)} "
+                               f"(set price = {{input_per_mtok=..., output_per_mtok=...}} in the spec)[/yellow]")
+
+    def confirm(self, message: str) -> bool:
+        import click
+
+        return click.confirm(message, default=False)
+
+    def note(self, message: str) -> None:
+        self.console.print(message)
+
+    # -- progress ---------------------------------------------------------------------------
+    def progress(self, engine) -> "_Progress":
+        return _Progress(self, engine)
+
+    def render(self, engine):
+        t = Table(title=f"judgekit  spent {fmt_usd(engine.stats.spent_usd)}"
+                        + (f" of max {fmt_usd(engine.max_cost_usd)}" if engine.max_cost_usd is not None else ""),
+                  title_justify="left")
+        for col in ("stage", "done/total", "calls/s", "cache hits", "retries", "429s", "failures", "tokens in/out",
+                    "spent", "estimate", "ETA"):
+            t.add_column(col, justify="left" if col == "stage" else "right")
+        for st in engine.stats.stages.values():
+            t.add_row(st.name, f"{st.done:,}/{st.total:,}", f"{st.calls_per_s():.1f}", f"{st.cache_hits:,}",
+                      f"{st.retries:,}", f"{st.rate_limited:,}", f"{st.failures:,}",
+                      f"{st.input_tokens:,}/{st.output_tokens:,}", fmt_usd(st.cost_usd), fmt_usd(st.estimate_usd),
+                      _fmt_eta(st.eta_s()))
+        b = Table(title="buckets", title_justify="left")
+        for col in ("bucket", "in flight", "limit", "waiting", "why"):
+            b.add_column(col)
+        for s in engine.bucket_states():
+            waiting = s.waiting_slot + s.waiting_rate
+            why = s.reason or ("concurrency limit" if s.waiting_slot else "")
+            b.add_row(s.name, str(s.in_flight), f"{s.limit:.0f}/{s.ceiling}", str(waiting), why)
+        parts: list[Any] = [t, b]
+        if engine.stop_reason:
+            parts.append(f"[yellow]stopping: {engine.stop_reason}[/yellow]")
+        return Group(*parts)
+
+    def plain_line(self, engine) -> str:
+        bits = []
+        for st in engine.stats.stages.values():
+            bits.append(f"{st.name} {st.done}/{st.total} (cached {st.cache_hits}, retries {st.retries}, "
+                        f"429s {st.rate_limited}, failed {st.failures})")
+        waiting = [f"{s.name}: {s.reason}" for s in engine.bucket_states() if s.reason]
+        line = f"[{time.strftime('%H:%M:%S')}] " + "; ".join(bits) + f"; spent {fmt_usd(engine.stats.spent_usd)}"
+        if waiting:
+            line += " | waiting: " + "; ".join(waiting)
+        return line
+
+    # -- results ----------------------------------------------------------------------------
+    def show_results(self, outcome) -> None:
+        if outcome.result is not None:
+            rows = outcome.result.display
+            if rows:
+                cols = [c for c in rows[0].keys() if c not in ("level",)]
+                t = Table(title="Results", title_justify="left")
+                for c in cols:
+                    t.add_column(c, justify="left" if c in ("model", "task", "category") else "right")
+                for r in rows:
+                    t.add_row(*[_cell(r.get(c)) for c in cols])
+                self.console.print(t)
+            for row in outcome.summary.get("human_alignment", []) if outcome.summary else []:
+                self.console.print(f"human alignment {row['model']}: MAE {_cell(row['mae'])}, "
+                                   f"Consistency {_cell(row['consistency'])}% over {row['items']} items")
+        if outcome.stats is not None:
+            st = outcome.stats
+            self.console.print(f"paid calls {st.paid_calls:,}, cache hits "
+                               f"{sum(s.cache_hits for s in st.stages.values()):,}, failures {st.failures:,}, "
+                               f"spent {fmt_usd(st.spent_usd)}"
+                               + (f", simulator served {outcome.served_by_simulator:,}"
+                                  if outcome.served_by_simulator is not None else ""))
+        if outcome.failed_items:
+            self.console.print(f"[red]{len(outcome.failed_items)} failed:[/red]")
+            for f in outcome.failed_items[:50]:
+                self.console.print(f"  {f}")
+            if len(outcome.failed_items) > 50:
+                self.console.print(f"  ... and {len(outcome.failed_items) - 50} more (see judgments.csv)")
+        if outcome.out_dir is not None and outcome.summary is not None:
+            self.console.print(f"results in {outcome.out_dir}/ (summary.json, *.csv)")
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return str(v)
+
+
+class _Progress:
+    def __init__(self, ui: ConsoleUI, engine) -> None:
+        self.ui, self.engine = ui, engine
+        self._task: asyncio.Task | None = None
+        self._live: Live | None = None
+
+    async def __aenter__(self):
+        if self.ui.live:
+            self._live = Live(self.ui.render(self.engine), console=self.ui.console, refresh_per_second=4,
+                              transient=False)
+            self._live.__enter__()
+        self._task = asyncio.ensure_future(self._loop())
+        return self
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.ui.interval)
+            self._tick()
+
+    def _tick(self) -> None:
+        if self._live is not None:
+            self._live.update(self.ui.render(self.engine))
+        else:
+            print(self.ui.plain_line(self.engine), file=sys.stdout, flush=True)
+
+    async def __aexit__(self, *exc):
+        if self._task is not None:
+            self._task.cancel()
+        self._tick()
+        if self._live is not None:
+            self._live.__exit__(None, None, None)
+        return False

@@ -1,0 +1,218 @@
+"""Run specs: a TOML file, validated by pydantic, naming the benchmark, data, models and roles.
+
+A spec looks like::
+
+    name = "quickstart"
+    benchmark = "creation_mmbench"
+    data = "samples:creation_mmbench/sample.tsv"   # a path, relative to the spec file, or samples:
+
+    [options]                      # the benchmark's own options (validated by the benchmark)
+    judge_images_detail = "low"
+
+    [models.judge]                 # an alias
+    provider = "openai"            # openai | gemini | sim
+    model = "gpt-4o-2024-08-06"
+    api_key_env = "OPENAI_API_KEY"
+    params = { temperature = 0, max_tokens = 4096 }
+    limits = { max_concurrency = 32, requests_per_minute = 5000, tokens_per_minute = 800000 }
+
+    [roles]
+    candidates = ["my-vlm"]
+    judge = "judge"
+
+Unknown keys and wrong types are :class:`~judgekit.errors.SpecError` naming the key.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .cost.prices import PriceOverride
+from .errors import SpecError
+from .resources import runners_dir, samples_dir
+
+__all__ = [
+    "Limits",
+    "ModelParams",
+    "ModelSpec",
+    "Roles",
+    "RunSpec",
+    "load_spec",
+    "resolve_spec_path",
+    "list_runners",
+    "apply_override",
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Limits(_Strict):
+    """Per-bucket limits.  A bucket is one (provider, model, base URL)."""
+
+    max_concurrency: int = Field(16, ge=1, description="calls in flight at once (the ceiling the adaptive limit grows back to)")
+    requests_per_minute: float | None = Field(None, gt=0, description="RPM; None = unlimited")
+    tokens_per_minute: float | None = Field(None, gt=0, description="TPM counted before sending; None = unlimited")
+    timeout_s: float = Field(600.0, gt=0, description="per-request timeout")
+    max_attempts: int = Field(6, ge=1, description="attempts per call for retryable errors")
+    max_consecutive_failures: int = Field(20, ge=1, description="transient failures in a row before the bucket pauses")
+
+
+class ModelParams(_Strict):
+    """Generation parameters (all part of the cache key)."""
+
+    temperature: float | None = None
+    max_tokens: int | None = Field(None, ge=1)
+    top_p: float | None = None
+    seed: int | None = None
+    image_detail: Literal["low", "high", "auto"] | None = None
+
+
+class ModelSpec(_Strict):
+    """One model alias."""
+
+    provider: Literal["openai", "azure", "gemini", "sim"]
+    model: str = Field(description="the provider's model name (Azure: the deployment name)")
+    base_url: str | None = Field(None, description="OpenAI-compatible server URL (vLLM, SGLang, Ollama, gateways)")
+    api_key_env: str | None = Field(None, description="env var that holds the key; never the key itself")
+    api_version: str | None = Field(None, description="Azure OpenAI API version")
+    params: ModelParams = ModelParams()
+    limits: Limits = Limits()
+    price: PriceOverride | None = Field(None, description="USD per million tokens, overriding genai-prices")
+    sim: dict[str, Any] = Field(default_factory=dict, description="simulator settings (provider = 'sim')")
+
+    @model_validator(mode="after")
+    def _check(self) -> "ModelSpec":
+        if self.provider == "azure" and not self.base_url:
+            raise ValueError("provider 'azure' needs base_url (the resource endpoint)")
+        return self
+
+
+class Roles(_Strict):
+    candidates: list[str] = Field(min_length=1)
+    judge: str | None = None
+    describer: str | None = Field(None, description="Creation-MMBench-TO: the model that describes images")
+
+
+class RunSpec(_Strict):
+    name: str
+    benchmark: str
+    data: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    models: dict[str, ModelSpec]
+    roles: Roles
+    max_cost_usd: float | None = Field(None, ge=0)
+    source_path: str | None = Field(None, description="set by load_spec")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be empty")
+        return v
+
+    @model_validator(mode="after")
+    def _roles_exist(self) -> "RunSpec":
+        named = [("roles.candidates", a) for a in self.roles.candidates]
+        if self.roles.judge:
+            named.append(("roles.judge", self.roles.judge))
+        if self.roles.describer:
+            named.append(("roles.describer", self.roles.describer))
+        for where, alias in named:
+            if alias not in self.models:
+                raise ValueError(f"{where}: '{alias}' is not a model alias (have: {', '.join(sorted(self.models))})")
+        return self
+
+    def data_path(self) -> Path:
+        """The data file, resolved: ``samples:REL`` is a shipped sample; relative paths are
+        relative to the spec file."""
+        if self.data.startswith("samples:"):
+            return samples_dir() / self.data.split(":", 1)[1]
+        p = Path(os.path.expanduser(self.data))
+        if not p.is_absolute() and self.source_path:
+            p = Path(self.source_path).parent / p
+        return p
+
+
+def resolve_spec_path(spec_or_name: str) -> Path:
+    """A path to a TOML file, or the name of a shipped runner (``runners/NAME.toml``)."""
+    p = Path(spec_or_name)
+    if p.suffix == ".toml" or p.exists():
+        if not p.exists():
+            raise SpecError(f"{p}: no such spec file")
+        return p
+    cand = runners_dir() / f"{spec_or_name}.toml"
+    if cand.exists():
+        return cand
+    names = ", ".join(sorted(list_runners())) or "none"
+    raise SpecError(f"'{spec_or_name}' is neither a spec file nor a shipped runner (runners: {names})")
+
+
+def list_runners() -> dict[str, str]:
+    """Shipped runner names and their first comment line or name."""
+    out: dict[str, str] = {}
+    for f in sorted(runners_dir().glob("*.toml")):
+        first = f.read_text(encoding="utf-8").splitlines()[:1]
+        out[f.stem] = first[0].lstrip("# ").strip() if first and first[0].startswith("#") else ""
+    return out
+
+
+def _parse_value(raw: str) -> Any:
+    """A ``--set`` value: TOML syntax if it parses (numbers, booleans, lists, quoted strings),
+    else the raw string."""
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def apply_override(data: dict[str, Any], assignment: str) -> None:
+    """Apply one ``--set key.path=value`` to the raw spec dict."""
+    if "=" not in assignment:
+        raise SpecError(f"--set {assignment!r}: expected key=value")
+    key, raw = assignment.split("=", 1)
+    parts = [p for p in key.strip().split(".") if p]
+    if not parts:
+        raise SpecError(f"--set {assignment!r}: empty key")
+    node = data
+    for p in parts[:-1]:
+        nxt = node.setdefault(p, {})
+        if not isinstance(nxt, dict):
+            raise SpecError(f"--set {key}: '{p}' is not a table")
+        node = nxt
+    node[parts[-1]] = _parse_value(raw.strip())
+
+
+def _format_errors(path: Path, err: ValidationError) -> str:
+    lines = []
+    for e in err.errors():
+        loc = ".".join(str(x) for x in e["loc"]) or "(top level)"
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key"
+        lines.append(f"  {loc}: {msg}")
+    return f"{path}: invalid run spec\n" + "\n".join(lines)
+
+
+def load_spec(spec_or_name: str, overrides: list[str] | tuple[str, ...] = ()) -> RunSpec:
+    """Read, override and validate a spec.  Raises SpecError naming the file and key."""
+    path = resolve_spec_path(spec_or_name)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{path}: not valid TOML: {e}") from None
+    except OSError as e:
+        raise SpecError(f"{path}: cannot read: {e}") from None
+    for o in overrides:
+        apply_override(data, o)
+    data["source_path"] = str(path.resolve())
+    try:
+        return RunSpec.model_validate(data)
+    except ValidationError as e:
+        raise SpecError(_format_errors(path, e)) from None

@@ -1,0 +1,262 @@
+"""The pre-run cost estimate: per (stage, model alias) lines, summed from planned calls.
+
+The planner enumerates every call a run would make and feeds each to
+:meth:`EstimateBuilder.add_call`, saying whether the cache already answers it; :meth:`~EstimateBuilder.finish`
+prices the calls still to make.  Two figures per line:
+
+* **max**: every call to make writes its full ``max_tokens`` (:data:`DEFAULT_MAX_OUTPUT_TOKENS`
+  when unset), an upper bound for a budget check;
+* **expected**: output per call is the mean output of the line's cached calls when there are
+  any (basis ``"cached"``), else the planner's per-call guess (``"guess"``), else the max
+  (``"max"``, so expected equals the bound); never more than a call's ``max_tokens``.
+
+Each call is priced on its own token counts, so threshold-tiered prices (more per token above
+200k input tokens) apply only to the calls that cross them.  A line whose price is unknown has
+``None`` costs and is named in :attr:`Estimate.unknown_prices`; totals sum the known lines, so
+check :attr:`Estimate.complete` before trusting a total.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from .prices import PriceOverride, price_usd
+from .tokens import RequestTokens
+
+__all__ = [
+    "DEFAULT_MAX_OUTPUT_TOKENS",
+    "OutputBasis",
+    "PriceLookup",
+    "LineEstimate",
+    "Estimate",
+    "EstimateBuilder",
+    "price_lookup_for",
+]
+
+#: the output bound of a call whose ``max_tokens`` is unset (the API's own cap may be higher)
+DEFAULT_MAX_OUTPUT_TOKENS = 4096
+
+OutputBasis = Literal["cached", "guess", "max"]
+
+#: ``(alias, provider, model, input_tokens, output_tokens) -> USD or None`` for one call
+PriceLookup = Callable[[str, str, str, int, int], float | None]
+
+
+def price_lookup_for(overrides: Mapping[str, PriceOverride | None] | None = None) -> PriceLookup:
+    """A :data:`PriceLookup` over :func:`~judgekit.cost.prices.price_usd` with the spec's
+    per-alias price overrides (``{alias: ModelSpec.price}``)."""
+    table = dict(overrides or {})
+
+    def lookup(alias: str, provider: str, model: str, input_tokens: int, output_tokens: int) -> float | None:
+        return price_usd(provider, model, input_tokens, output_tokens, table.get(alias))
+
+    return lookup
+
+
+@dataclass(slots=True)
+class LineEstimate:
+    """The estimate for one (stage, model alias).  Token and cost figures cover the calls to
+    make only; cached calls cost nothing."""
+
+    stage: str
+    alias: str
+    provider: str
+    model: str
+    calls_total: int
+    calls_cached: int
+    calls_to_make: int
+    input_tokens: int
+    input_exact: bool
+    output_tokens_max: int
+    #: expected output tokens of the calls to make; None when neither cached calls nor guesses
+    #: give an expectation (then the expected cost uses the max)
+    output_tokens_expected: float | None
+    #: None when the price is unknown (0.0 when there is nothing to make)
+    cost_max_usd: float | None
+    cost_expected_usd: float | None
+    price_known: bool
+    output_basis: OutputBasis = "max"
+
+
+@dataclass(slots=True)
+class Estimate:
+    """A priced estimate: lines in stage order (first appearance), then alias."""
+
+    lines: list[LineEstimate] = field(default_factory=list)
+
+    @property
+    def total_max_usd(self) -> float:
+        """Sum of the lines' max cost, known prices only (see :attr:`unknown_prices`)."""
+        return sum(line.cost_max_usd or 0.0 for line in self.lines)
+
+    @property
+    def total_expected_usd(self) -> float:
+        """Sum of the lines' expected cost, known prices only."""
+        return sum(line.cost_expected_usd or 0.0 for line in self.lines)
+
+    @property
+    def calls_to_make(self) -> int:
+        return sum(line.calls_to_make for line in self.lines)
+
+    @property
+    def unknown_prices(self) -> list[str]:
+        """``"alias (provider model)"`` for each model with calls to make and no known price."""
+        seen = {
+            f"{line.alias} ({line.provider} {line.model})": None
+            for line in self.lines
+            if line.cost_max_usd is None
+        }
+        return list(seen)
+
+    @property
+    def complete(self) -> bool:
+        """True when every call to make has a price, so the totals are the whole cost."""
+        return all(line.cost_max_usd is not None for line in self.lines)
+
+    def as_rows(self, *, total: bool = True) -> list[dict[str, Any]]:
+        """One dict per line (the :class:`LineEstimate` fields), plus a ``stage="total"`` row."""
+        rows = [asdict(line) for line in self.lines]
+        if total:
+            expected = [line.output_tokens_expected for line in self.lines]
+            rows.append(
+                {
+                    "stage": "total",
+                    "alias": "",
+                    "provider": "",
+                    "model": "",
+                    "calls_total": sum(line.calls_total for line in self.lines),
+                    "calls_cached": sum(line.calls_cached for line in self.lines),
+                    "calls_to_make": self.calls_to_make,
+                    "input_tokens": sum(line.input_tokens for line in self.lines),
+                    "input_exact": all(line.input_exact for line in self.lines),
+                    "output_tokens_max": sum(line.output_tokens_max for line in self.lines),
+                    "output_tokens_expected": None if None in expected else sum(expected),  # type: ignore[arg-type]
+                    "cost_max_usd": self.total_max_usd,
+                    "cost_expected_usd": self.total_expected_usd,
+                    "price_known": self.complete,
+                    "output_basis": "",
+                }
+            )
+        return rows
+
+
+class _Line:
+    """What :class:`EstimateBuilder` accumulates for one (stage, alias)."""
+
+    __slots__ = ("provider", "model", "total", "cached", "cached_out_sum", "cached_out_n", "calls", "exact")
+
+    def __init__(self, provider: str, model: str) -> None:
+        self.provider = provider
+        self.model = model
+        self.total = 0
+        self.cached = 0
+        self.cached_out_sum = 0.0
+        self.cached_out_n = 0
+        # calls to make, grouped: (input tokens, max output tokens, guessed output or None) -> n
+        self.calls: Counter[tuple[int, int, float | None]] = Counter()
+        self.exact = True
+
+
+class EstimateBuilder:
+    """Accumulates planned calls; :meth:`finish` turns them into an :class:`Estimate`."""
+
+    def __init__(self) -> None:
+        self._lines: dict[tuple[str, str], _Line] = {}
+        self._stages: dict[str, int] = {}  # stage -> order of first appearance
+
+    def add_call(
+        self,
+        stage: str,
+        alias: str,
+        provider: str,
+        model: str,
+        request_tokens: RequestTokens,
+        max_tokens: int | None,
+        cached: bool,
+        expected_output_tokens: float | None,
+    ) -> None:
+        """Count one planned call.
+
+        For a ``cached`` call, ``expected_output_tokens`` is the output tokens its cached answer
+        used (None if not recorded); for a call to make it is the planner's guess (None: none).
+        """
+        key = (stage, alias)
+        line = self._lines.get(key)
+        if line is None:
+            line = self._lines[key] = _Line(provider, model)
+            self._stages.setdefault(stage, len(self._stages))
+        elif (line.provider, line.model) != (provider, model):
+            raise ValueError(
+                f"alias '{alias}' in stage '{stage}' was {line.provider} {line.model}, now {provider} {model}"
+            )
+        line.total += 1
+        if cached:
+            line.cached += 1
+            if expected_output_tokens is not None:
+                line.cached_out_sum += expected_output_tokens
+                line.cached_out_n += 1
+            return
+        bound = DEFAULT_MAX_OUTPUT_TOKENS if max_tokens is None else max_tokens
+        line.calls[(request_tokens.input, bound, expected_output_tokens)] += 1
+        if not request_tokens.exact:
+            line.exact = False
+
+    def finish(self, price_lookup: PriceLookup | None = None) -> Estimate:
+        """Price the calls to make (by default with :func:`price_lookup_for` and no overrides)."""
+        lookup = price_lookup or price_lookup_for()
+        keys = sorted(self._lines, key=lambda k: (self._stages[k[0]], k[1]))
+        return Estimate([_price_line(stage, alias, self._lines[(stage, alias)], lookup) for stage, alias in keys])
+
+
+def _price_line(stage: str, alias: str, line: _Line, lookup: PriceLookup) -> LineEstimate:
+    provider, model = line.provider, line.model
+    basis: OutputBasis
+    if line.cached_out_n:
+        basis, mean = "cached", line.cached_out_sum / line.cached_out_n
+    elif any(guess is not None for _, _, guess in line.calls):
+        basis, mean = "guess", None
+    else:
+        basis, mean = "max", None
+
+    to_make = input_tokens = out_max = 0
+    out_expected = 0.0
+    cost_max: float | None = 0.0
+    cost_expected: float | None = 0.0
+    for (n_in, bound, guess), n in line.calls.items():
+        per_call = mean if basis == "cached" else guess
+        expected = bound if per_call is None else min(float(per_call), float(bound))
+        to_make += n
+        input_tokens += n * n_in
+        out_max += n * bound
+        out_expected += n * expected
+        if cost_max is None or cost_expected is None:
+            continue
+        c_max = lookup(alias, provider, model, n_in, bound)
+        c_exp = lookup(alias, provider, model, n_in, round(expected))
+        if c_max is None or c_exp is None:
+            cost_max = cost_expected = None
+        else:
+            cost_max += n * c_max
+            cost_expected += n * c_exp
+
+    price_known = cost_max is not None if to_make else lookup(alias, provider, model, 0, 0) is not None
+    return LineEstimate(
+        stage=stage,
+        alias=alias,
+        provider=provider,
+        model=model,
+        calls_total=line.total,
+        calls_cached=line.cached,
+        calls_to_make=to_make,
+        input_tokens=input_tokens,
+        input_exact=line.exact,
+        output_tokens_max=out_max,
+        output_tokens_expected=None if basis == "max" else out_expected,
+        cost_max_usd=cost_max,
+        cost_expected_usd=cost_expected,
+        price_known=price_known,
+        output_basis=basis,
+    )

@@ -1,0 +1,143 @@
+"""Image input tokens by the providers' published rules, computed from the pixel size alone.
+
+OpenAI (platform.openai.com/docs/guides/images-vision, "Calculating costs"), two schemes:
+
+* **tiles** (GPT-4o, GPT-4.1, GPT-4.5, GPT-4-turbo, GPT-5, o1/o3): ``detail="low"`` costs the
+  base alone.  ``"high"``, ``"auto"`` and unset: scale the image to fit within 2048 x 2048, then
+  so that its shortest side is 768 px (both steps only ever shrink it), count the 512 x 512
+  tiles that cover it and charge ``base + tile * tiles``.  Base/tile are 85/170 for GPT-4o-class
+  models (1024 x 1024 -> 765, 2048 x 4096 -> 1105), 2833/5667 for gpt-4o-mini, 75/150 for
+  o1/o3 and 70/140 for GPT-5.
+* **patches** (gpt-4.1-mini/nano, gpt-5-mini/nano, o4-mini): count the 32 x 32 patches that
+  cover the image; above 1536 patches the image is shrunk to fit 1536 (keeping whole patches on
+  the limiting side); tokens = patches x a per-model multiplier (1.62, 2.46, 1.72), rounded up.  ``detail``
+  does not change these.
+
+Gemini (ai.google.dev/gemini-api/docs/tokens, "Multimodal tokens"): Gemini 2.x charges 258
+tokens for an image whose sides are both <= 384 px; a larger image is cut into square crop
+units of side ``clamp(min(w, h) / 1.5, 256, 768)`` and each of the ``ceil(w / unit) *
+ceil(h / unit)`` units costs 258.  Gemini 1.x charged a flat 258 per image; Gemini 3 charges by
+``media_resolution``, whose default for images (high) is 1120 tokens per image.
+
+The rules are written from the providers' docs as of 2025; an unknown provider gets the OpenAI
+tile rule with the GPT-4o numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ._names import base_name
+
+__all__ = ["image_tokens", "GEMINI_PROVIDERS"]
+
+#: provider ids whose images follow the Gemini rule (a model named ``gemini-*`` does too)
+GEMINI_PROVIDERS = frozenset({"gemini", "google", "google-gla", "google-vertex", "vertex", "vertexai"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Tiles:
+    base: int
+    tile: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Patches:
+    multiplier: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Gemini:
+    generation: int  # 1, 2 (tiled crop units) or 3 (media_resolution)
+
+
+_Rule = _Tiles | _Patches | _Gemini
+
+_GPT4O = _Tiles(85, 170)
+# Most specific first: the first prefix that matches the model's base name wins.
+_OPENAI_RULES: tuple[tuple[str, _Rule], ...] = (
+    ("gpt-4.1-mini", _Patches(1.62)),
+    ("gpt-4.1-nano", _Patches(2.46)),
+    ("gpt-5-mini", _Patches(1.62)),
+    ("gpt-5-nano", _Patches(2.46)),
+    ("o4-mini", _Patches(1.72)),
+    ("gpt-4o-mini", _Tiles(2833, 5667)),
+    ("gpt-5", _Tiles(70, 140)),
+    ("o1", _Tiles(75, 150)),
+    ("o3", _Tiles(75, 150)),
+)
+_GEMINI_VERSION = re.compile(r"gemini-(\d+)")
+
+
+@lru_cache(maxsize=256)
+def _rule(provider: str, model: str) -> _Rule:
+    name = base_name(model)
+    if provider.lower() in GEMINI_PROVIDERS or name.startswith("gemini"):
+        m = _GEMINI_VERSION.match(name)
+        gen = int(m.group(1)) if m else 2
+        return _Gemini(1 if gen < 2 else 3 if gen >= 3 else 2)
+    for prefix, rule in _OPENAI_RULES:
+        if name.startswith(prefix) and name[len(prefix) : len(prefix) + 1] in ("", "-", "."):
+            return rule
+    return _GPT4O
+
+
+def image_tokens(provider: str, model: str, width: int, height: int, detail: str | None) -> int:
+    """Input tokens one image of ``width`` x ``height`` pixels costs (see the module docstring).
+
+    ``detail`` is OpenAI's ``low``/``high``/``auto`` (None = auto); other providers ignore it.
+    Raises ValueError for a non-positive size.
+    """
+    if width <= 0 or height <= 0:
+        raise ValueError(f"image size must be positive, got {width}x{height}")
+    rule = _rule(provider, model)
+    if isinstance(rule, _Tiles):
+        if detail == "low":
+            return rule.base
+        return rule.base + rule.tile * _openai_tiles(width, height)
+    if isinstance(rule, _Patches):
+        return math.ceil(_openai_patches(width, height) * rule.multiplier)
+    return _gemini_tokens(rule.generation, width, height)
+
+
+def _openai_tiles(w: int, h: int) -> int:
+    """512 px tiles after fitting in 2048 x 2048 and bringing the shortest side down to 768."""
+    if max(w, h) > 2048:
+        w, h = (2048, h * 2048 // w) if w >= h else (w * 2048 // h, 2048)
+    short = min(w, h)
+    if short > 768:
+        w, h = w * 768 // short, h * 768 // short
+    return math.ceil(w / 512) * math.ceil(h / 512)
+
+
+_PATCH = 32
+_MAX_PATCHES = 1536
+
+
+def _openai_patches(w: int, h: int) -> int:
+    """32 px patches, the image shrunk to at most 1536 of them (OpenAI's worked procedure)."""
+    patches = math.ceil(w / _PATCH) * math.ceil(h / _PATCH)
+    if patches <= _MAX_PATCHES:
+        return patches
+    shrink = math.sqrt(_PATCH * _PATCH * _MAX_PATCHES / (w * h))
+    sw, sh = w * shrink / _PATCH, h * shrink / _PATCH  # size in patches, fractional
+    shrink *= min(math.floor(sw) / sw, math.floor(sh) / sh)  # whole patches on the tighter side
+    return min(_MAX_PATCHES, math.ceil(int(w * shrink) / _PATCH) * math.ceil(int(h * shrink) / _PATCH))
+
+
+_GEMINI_IMAGE = 258
+_GEMINI3_IMAGE = 1120
+
+
+def _gemini_tokens(generation: int, w: int, h: int) -> int:
+    if generation == 1:
+        return _GEMINI_IMAGE
+    if generation >= 3:
+        return _GEMINI3_IMAGE
+    if w <= 384 and h <= 384:
+        return _GEMINI_IMAGE
+    unit = min(max(min(w, h) / 1.5, 256.0), 768.0)
+    return _GEMINI_IMAGE * math.ceil(w / unit) * math.ceil(h / unit)

@@ -1,0 +1,191 @@
+"""USD prices of calls: a spec's override, or pydantic's ``genai-prices`` database, offline.
+
+Where a price comes from, first match wins:
+
+1. the model's :class:`PriceOverride` in the run spec;
+2. providers in :data:`FREE_PROVIDERS` (the simulator, local servers) cost nothing;
+3. ``genai-prices``, searched under the provider ids in :data:`GENAI_PROVIDER_IDS` (Azure falls
+   back to OpenAI), first by the model's name as written, then without its date suffix;
+4. otherwise the price is unknown (None), and the caller must say so.
+
+**No network.**  ``genai-prices`` fetches newer prices only while an ``UpdatePrices`` instance is
+started; judgekit never starts one.  More than that, lookups do not go through the library's
+global snapshot (which a started ``UpdatePrices`` anywhere in the process would replace): they
+use a private ``DataSnapshot`` built from the data bundled in the installed wheel, so estimates
+are offline and reproducible for a given ``genai-prices`` version.
+
+**Hot path.**  The first lookup of a (provider, model) resolves the model and its current price
+table (about 0.5 ms) and memoises a rate; later calls cost about a microsecond.  A price table
+made of per-token input/output rates, with or without genai-prices' threshold tiers, is
+evaluated directly; the result is checked against ``genai-prices``' own calculation at
+memoisation time, and any table it cannot reproduce (per-request fees, per-character prices)
+is priced by the library on every call instead (about 70 us).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._names import base_name, undated
+
+__all__ = ["PriceOverride", "price_usd", "has_price", "FREE_PROVIDERS", "GENAI_PROVIDER_IDS"]
+
+#: providers whose calls cost nothing
+FREE_PROVIDERS = frozenset({"sim", "local"})
+#: judgekit provider -> genai-prices provider ids to search, in order (others are used as-is)
+GENAI_PROVIDER_IDS: dict[str, tuple[str, ...]] = {
+    "openai": ("openai",),
+    "azure": ("azure", "openai"),
+    "gemini": ("google",),
+    "google": ("google",),
+}
+
+
+class PriceOverride(BaseModel):
+    """A model's price, set in the run spec; it wins over the price database."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input_per_mtok: float = Field(ge=0, description="USD per million input tokens")
+    output_per_mtok: float = Field(ge=0, description="USD per million output tokens")
+
+
+Rate = Callable[[int, int], float]  # (input tokens, output tokens) -> USD
+
+_rates: dict[tuple[str, str], Rate | None] = {}
+
+
+def price_usd(
+    provider: str,
+    model: str,
+    input_tokens: int,
+    output_tokens: int,
+    override: PriceOverride | None = None,
+) -> float | None:
+    """USD for one call of ``model`` with these token counts; None when the price is unknown."""
+    if override is not None:
+        return (input_tokens * override.input_per_mtok + output_tokens * override.output_per_mtok) / 1e6
+    key = (provider, model)
+    try:
+        rate = _rates[key]
+    except KeyError:
+        rate = _rates[key] = _lookup(provider, model)
+    return None if rate is None else rate(input_tokens, output_tokens)
+
+
+def has_price(provider: str, model: str, override: PriceOverride | None = None) -> bool:
+    """Whether :func:`price_usd` knows a price for ``model``."""
+    return price_usd(provider, model, 0, 0, override) is not None
+
+
+def _free(input_tokens: int, output_tokens: int) -> float:
+    return 0.0
+
+
+def _lookup(provider: str, model: str) -> Rate | None:
+    """Resolve a (provider, model) to a rate, or None; the slow, once-per-model part."""
+    provider = provider.strip().lower()
+    if provider in FREE_PROVIDERS:
+        return _free
+    snapshot = _snapshot()
+    names = dict.fromkeys((base_name(model), undated(model)))  # as written first, then undated
+    for provider_id in GENAI_PROVIDER_IDS.get(provider, (provider,)):
+        for name in names:
+            try:
+                found_provider, found_model = snapshot.find_provider_model(name, None, provider_id, None)
+            except LookupError:
+                continue
+            return _rate_for(found_provider, found_model)
+    return None
+
+
+@lru_cache(maxsize=1)
+def _snapshot() -> Any:
+    """A price snapshot of the data bundled with genai-prices, private to judgekit (see the
+    module docstring: never the library's auto-updated global one)."""
+    from genai_prices import data
+    from genai_prices.data_snapshot import DataSnapshot
+
+    return DataSnapshot(providers=data.providers, from_auto_update=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rates
+
+
+Tiers = tuple[tuple[int, float], ...]  # (start, USD per Mtok), highest start first
+
+
+@dataclass(frozen=True, slots=True)
+class _TokenRate:
+    """Per-token input and output prices with genai-prices' threshold ("cliff") tiers: once a
+    call's input tokens exceed a tier's start, that tier's price applies to all its tokens,
+    output included."""
+
+    input_mtok: float
+    output_mtok: float
+    input_tiers: Tiers = ()
+    output_tiers: Tiers = ()
+
+    def __call__(self, input_tokens: int, output_tokens: int) -> float:
+        rate_in, rate_out = self.input_mtok, self.output_mtok
+        for start, price in self.input_tiers:
+            if input_tokens > start:
+                rate_in = price
+                break
+        for start, price in self.output_tiers:
+            if input_tokens > start:
+                rate_out = price
+                break
+        return (input_tokens * rate_in + output_tokens * rate_out) / 1e6
+
+
+@dataclass(frozen=True, slots=True)
+class _LibraryRate:
+    """Prices a call with genai-prices itself, for tables :class:`_TokenRate` cannot express."""
+
+    provider: Any
+    model: Any
+    at: datetime
+
+    def __call__(self, input_tokens: int, output_tokens: int) -> float:
+        from genai_prices import Usage
+
+        usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+        return float(self.model.calc_price(usage, self.provider, genai_request_timestamp=self.at).total_price)
+
+
+def _split(price: Any) -> tuple[float, Tiers]:
+    """A genai-prices price field (None, Decimal or TieredPrices) as (base, tiers)."""
+    if price is None:
+        return 0.0, ()
+    tiers = getattr(price, "tiers", None)
+    if tiers is None:
+        return float(price), ()
+    ordered = sorted(((t.start, float(t.price)) for t in tiers), reverse=True)
+    return float(price.base), tuple(ordered)
+
+
+def _rate_for(provider: Any, model: Any) -> Rate:
+    """A fast :class:`_TokenRate` when it reproduces genai-prices on probe calls (the tier
+    boundaries included), else a :class:`_LibraryRate`.  Prices are those in force now."""
+    at = datetime.now(tz=timezone.utc)
+    table = model.get_prices(at)
+    in_base, in_tiers = _split(table.input_mtok)
+    out_base, out_tiers = _split(table.output_mtok)
+    fast = _TokenRate(in_base, out_base, in_tiers, out_tiers)
+    library = _LibraryRate(provider, model, at)
+    starts = {s for s, _ in in_tiers + out_tiers}
+    probes = [(0, 0), (1, 0), (0, 1), (1234, 567), (2_000_000, 30_000)]
+    probes += [(s + d, 1000) for s in starts for d in (0, 1)]
+    for i, o in probes:
+        expected = library(i, o)
+        if abs(fast(i, o) - expected) > 1e-9 * max(1.0, abs(expected)):
+            return library
+    return fast

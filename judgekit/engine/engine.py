@@ -1,0 +1,235 @@
+"""The engine: one ``await engine.call(request)`` per call, for any number of concurrent calls.
+
+Per call:
+1. compute the cache key and look it up (micro-batched, off the event loop) BEFORE any limiter
+   slot is taken, so cached calls never wait behind paid ones;
+2. when stopping (Ctrl-C, budget reached, a fatal error), calls not yet launched are not made;
+3. take the bucket's slot and rate budget, make one attempt; on a retryable error retry with
+   the policy of :mod:`judgekit.engine.retry`, releasing the slot while waiting;
+4. store the response (buffered, written in bulk by the cache's thread) or record the failure.
+
+Failures are values (:class:`CallResult` with ``error_kind``); only errors that make the whole run
+pointless (bad key, unknown model) raise :class:`RunStopped`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+from ..cache.keys import cache_key
+from ..cache.store import RequestMeta
+from ..cost.prices import price_usd
+from ..errors import FATAL_ERRORS, ProviderError, RateLimited
+from ..providers import Provider, create_provider
+from ..types import ChatRequest, ChatResponse
+from .limits import Bucket, BucketState
+from .retry import RetryWait, is_retryable
+from .stats import RunStats
+
+__all__ = ["Engine", "CallResult", "RunStopped", "NOT_RUN"]
+
+#: ``CallResult.error_kind`` of a call that was never made because the run was stopping
+NOT_RUN = "not_run"
+
+
+class RunStopped(Exception):
+    """The run cannot go on (bad key, unknown model).  ``str()`` is the message for the user."""
+
+
+@dataclass(slots=True)
+class CallResult:
+    request: ChatRequest
+    response: ChatResponse | None = None
+    error_kind: str | None = None
+    error: str | None = None
+    key: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.response is not None
+
+    @property
+    def text(self) -> str:
+        return self.response.text if self.response is not None else ""
+
+
+class Engine:
+    """Runs calls for the model aliases of a spec against one cache."""
+
+    def __init__(self, models: dict, cache, *, stats: RunStats | None = None, max_cost_usd: float | None = None,
+                 retry_wait: RetryWait | None = None) -> None:
+        self.models = models  # alias -> judgekit.config.ModelSpec
+        self.cache = cache
+        self.stats = stats or RunStats()
+        self.max_cost_usd = max_cost_usd
+        self.retry_wait = retry_wait or RetryWait()
+        self.providers: dict[str, Provider] = {}
+        self.buckets: dict[str, Bucket] = {}
+        self._bucket_of: dict[str, Bucket] = {}
+        self.stop_reason: str | None = None
+        self.fatal: str | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    async def start(self, aliases: list[str] | None = None) -> None:
+        """Create and start the providers of ``aliases`` (default: all).  A missing key env var
+        raises RunStopped naming the alias and the variable."""
+        for alias in aliases or list(self.models):
+            if alias in self.providers:
+                continue
+            spec = self.models[alias]
+            prov = create_provider(alias, spec)
+            try:
+                await prov.start()
+            except FATAL_ERRORS as e:
+                raise RunStopped(prov.describe_error(e)) from None
+            self.providers[alias] = prov
+            name = f"{spec.provider}:{spec.model}@{prov.identity}"
+            bucket = self.buckets.get(name)
+            if bucket is None:
+                lim = spec.limits
+                bucket = self.buckets[name] = Bucket(
+                    name=f"{alias} ({spec.provider} {spec.model})",
+                    max_concurrency=lim.max_concurrency,
+                    requests_per_minute=lim.requests_per_minute,
+                    tokens_per_minute=lim.tokens_per_minute,
+                    max_consecutive_failures=lim.max_consecutive_failures,
+                )
+            self._bucket_of[alias] = bucket
+
+    async def close(self) -> None:
+        for prov in self.providers.values():
+            try:
+                await prov.close()
+            except Exception:
+                pass
+        self.providers.clear()
+
+    def stop(self, reason: str) -> None:
+        """Stop launching calls (in-flight calls finish).  The first reason given wins."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
+
+    @property
+    def stopping(self) -> bool:
+        return self.stop_reason is not None
+
+    def bucket_states(self) -> list[BucketState]:
+        return [b.state() for b in self.buckets.values()]
+
+    # -- calls -------------------------------------------------------------------------------
+    def key_for(self, req: ChatRequest) -> str:
+        prov = self.providers[req.model]
+        return cache_key(
+            provider=prov.kind,
+            model=prov.model,
+            base_url=prov.identity,
+            messages=req.messages,
+            params=req.params,
+            sample_index=req.sample_index,
+            prompt_hash=req.prompt_hash,
+            attempt_tag=req.attempt_tag,
+        )
+
+    async def lookup(self, req: ChatRequest) -> tuple[str, ChatResponse | None]:
+        key = self.key_for(req)
+        return key, await self.cache.get(key)
+
+    async def call(self, req: ChatRequest) -> CallResult:
+        stage = self.stats.stage(req.stage)
+        key, hit = await self.lookup(req)
+        if hit is not None:
+            stage.cache_hits += 1
+            stage.done += 1
+            return CallResult(req, hit, key=key)
+        if self.stopping:
+            return CallResult(req, None, NOT_RUN, self.stop_reason, key)
+        prov = self.providers[req.model]
+        bucket = self._bucket_of[req.model]
+        tokens = 0
+        if bucket.counts_tokens:
+            from ..cost.tokens import count_request
+
+            tokens = count_request(prov.kind, prov.model, req.messages, req.params).input + (req.params.max_tokens or 0)
+        if stage.first_call is None:
+            import time
+
+            stage.first_call = time.monotonic()
+        meta = RequestMeta(prov.kind, prov.model, prov.identity, req.stage, req.item_id, req.prompt_hash)
+        try:
+            resp = await self._attempt(prov, bucket, req, tokens)
+        except ProviderError as first:
+            try:
+                resp = await self._retry(first, prov, bucket, req, tokens, key, meta)
+            except ProviderError as e:
+                stage.failures += 1
+                stage.done += 1
+                return CallResult(req, None, e.kind, prov.describe_error(e), key)
+        u = resp.usage
+        resp.cost_usd = price_usd(prov.kind, prov.model, u.input_tokens, u.output_tokens, prov.spec.price) or 0.0
+        bucket.on_success(reserved_tokens=tokens, used_tokens=u.input_tokens + u.output_tokens, remaining=resp.rate_headers)
+        self.cache.put(key, meta, resp)
+        stage.calls += 1
+        stage.done += 1
+        stage.input_tokens += u.input_tokens
+        stage.output_tokens += u.output_tokens
+        stage.cost_usd += resp.cost_usd
+        if self.max_cost_usd is not None and self.stats.spent_usd >= self.max_cost_usd:
+            self.stop(f"spending reached --max-cost ${self.max_cost_usd:.2f}")
+        return CallResult(req, resp, key=key)
+
+    async def _attempt(self, prov: Provider, bucket: Bucket, req: ChatRequest, tokens: int) -> ChatResponse:
+        await bucket.acquire(tokens)
+        try:
+            return await prov.generate(req)
+        finally:
+            bucket.release()
+
+    def _note_failure(self, err: ProviderError, prov: Provider, bucket: Bucket, req: ChatRequest, key: str, meta: RequestMeta) -> None:
+        """Book-keeping for one failed attempt; raises RunStopped for fatal errors."""
+        stage = self.stats.stage(req.stage)
+        self.cache.record_failure(key, meta, err.kind, err.status, str(err))
+        if isinstance(err, FATAL_ERRORS):
+            msg = prov.describe_error(err)
+            self.fatal = self.fatal or msg
+            self.stop(msg)
+            raise RunStopped(msg)
+        if isinstance(err, RateLimited):
+            stage.rate_limited += 1
+            bucket.on_rate_limited(err.retry_after)
+        elif err.retryable:
+            bucket.on_failure(str(err))
+
+    async def _retry(self, first: ProviderError, prov: Provider, bucket: Bucket, req: ChatRequest,
+                     tokens: int, key: str, meta: RequestMeta) -> ChatResponse:
+        stage = self.stats.stage(req.stage)
+        self._note_failure(first, prov, bucket, req, key, meta)
+        if not first.retryable:
+            raise first
+        max_attempts = prov.spec.limits.max_attempts
+        if max_attempts <= 1:
+            raise first
+        await asyncio.sleep(self.retry_wait.wait_for(first, 1))
+
+        async def before(_state) -> None:
+            stage.retries += 1
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(max_attempts - 1),
+            wait=self.retry_wait,
+            retry=retry_if_exception(is_retryable),
+            before=before,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                if self.fatal:
+                    raise RunStopped(self.fatal)
+                try:
+                    return await self._attempt(prov, bucket, req, tokens)
+                except ProviderError as e:
+                    self._note_failure(e, prov, bucket, req, key, meta)  # RunStopped if fatal
+                    raise
+        raise first  # unreachable: reraise=True re-raises the last error

@@ -1,0 +1,164 @@
+"""Pairwise-preference and visual-factuality metrics of Creation-MMBench.
+
+Pure functions over plain values, usable from a notebook.  A *score* is one pairwise judgment
+from the candidate's point of view: +2 much better, +1 better, 0 tie, -1 worse, -2 much worse,
+None a failure (unparseable reply or failed call).  A *VFS value* is the candidate's visual
+factuality score in [0, 10], None a failure.
+
+Definitions (paper Sec. 3.1 and Table 5; the reference evaluation):
+
+* Reward = 50 x mean(valid scores) = (100 n(+2) + 50 n(+1) - 50 n(-1) - 100 n(-2)) / valid
+* Win Rate = (n(+2) + n(+1)) / valid x 100
+* VFS = mean of the valid candidate VFS values
+* failures are left out of every denominator and reported as the parse-ok rate (a fraction)
+
+Dual evaluation pools judgments: each item contributes its forward and its swapped judgment
+(the swapped one negated by the caller), and a failure in one order drops only that judgment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "SCORE_NAMES",
+    "NO_VFS",
+    "pairwise_counts",
+    "pairwise_reward",
+    "win_rate",
+    "parse_ok_rate",
+    "vfs_mean",
+    "summarize",
+]
+
+#: score -> the name of its count (Table 5's columns, and "fail" for None)
+SCORE_NAMES: dict[int | None, str] = {
+    2: "much_better",
+    1: "better",
+    0: "tie",
+    -1: "worse",
+    -2: "much_worse",
+    None: "fail",
+}
+
+#: a record's ``vfs`` set to this (or left out) means "no VFS judgment for this item", which is
+#: neither a value nor a failure (items without visual factuality criteria)
+NO_VFS = "n/a"
+
+
+def _check_score(s: Any) -> int | None:
+    if s is None:
+        return None
+    if isinstance(s, bool) or s not in (2, 1, 0, -1, -2):
+        raise ValueError(f"pairwise score must be one of -2..2 or None, not {s!r}")
+    return int(s)
+
+
+def pairwise_counts(scores: Iterable[int | None]) -> dict[str, int]:
+    """Counts by outcome: ``much_better, better, tie, worse, much_worse, fail``."""
+    counts = {name: 0 for name in SCORE_NAMES.values()}
+    for s in scores:
+        counts[SCORE_NAMES[_check_score(s)]] += 1
+    return counts
+
+
+def _valid(scores: Iterable[int | None]) -> list[int]:
+    return [v for v in (_check_score(s) for s in scores) if v is not None]
+
+
+def pairwise_reward(scores: Iterable[int | None]) -> float | None:
+    """50 x the mean of the valid scores, in [-100, 100]; None when no score is valid."""
+    valid = _valid(scores)
+    if not valid:
+        return None
+    return 50.0 * sum(valid) / len(valid)
+
+
+def win_rate(scores: Iterable[int | None]) -> float | None:
+    """Percent of valid judgments where the candidate is better or much better; None if none valid."""
+    valid = _valid(scores)
+    if not valid:
+        return None
+    return 100.0 * sum(1 for v in valid if v > 0) / len(valid)
+
+
+def parse_ok_rate(values: Iterable[Any]) -> float | None:
+    """Fraction (0..1, as the reference reports it) of values that are not None; None if empty."""
+    values = list(values)
+    if not values:
+        return None
+    return sum(1 for v in values if v is not None) / len(values)
+
+
+def vfs_mean(values: Iterable[float | None]) -> float | None:
+    """Mean of the valid VFS values (None entries are failures and are left out)."""
+    valid = [float(v) for v in values if v is not None]
+    if not valid:
+        return None
+    return sum(valid) / len(valid)
+
+
+# --------------------------------------------------------------------------- grouping
+
+
+def _stats(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    scores = [r.get("score") for r in records]
+    counts = pairwise_counts(scores)
+    vfs_recs = [r for r in records if "vfs" in r and not (isinstance(r["vfs"], str) and r["vfs"] == NO_VFS)]
+    vfs = [r["vfs"] for r in vfs_recs]
+    row: dict[str, Any] = {
+        "n_pairwise": len(scores),
+        **counts,
+        "reward": pairwise_reward(scores),
+        "win_rate": win_rate(scores),
+        "pairwise_parse_ok": parse_ok_rate(scores),
+        "n_vfs": len(vfs),
+        "vfs_fail": sum(1 for v in vfs if v is None),
+        "vfs": vfs_mean(vfs),
+        "vfs_parse_ok": parse_ok_rate(vfs),
+    }
+    if any("vfs_ref" in r for r in vfs_recs):
+        # the baseline's VFS from the same judgments (a failed judgment has neither)
+        row["vfs_ref"] = vfs_mean(r.get("vfs_ref") for r in vfs_recs if r["vfs"] is not None)
+    return row
+
+
+def summarize(
+    records: Iterable[Mapping[str, Any]],
+    *,
+    levels: Sequence[str] = ("task", "category", "overall"),
+) -> list[dict[str, Any]]:
+    """Per-model metric rows for each task, each category and overall.
+
+    ``records`` are judgment records, one per (item, order): dicts with ``model``, ``task``,
+    ``category``, ``order`` and
+
+    * ``score``: the pairwise score for the candidate (already negated for the swapped order),
+      or None for a failure;
+    * ``vfs``: the candidate's VFS or None for a failure; absent or :data:`NO_VFS` when the
+      item gets no VFS judgment;
+    * optionally ``vfs_ref``: the baseline's VFS from the same judgment.
+
+    Both orders are pooled (the reference's dual evaluation), so one failed order costs one
+    judgment, not the item.  Each returned row has ``model``, ``level`` (``task``,
+    ``category`` or ``overall``), ``group`` (the task or category name; ``overall``), the
+    counts ``much_better ... much_worse, fail``, ``n_pairwise``, ``reward``, ``win_rate``,
+    ``pairwise_parse_ok``, ``n_vfs``, ``vfs_fail``, ``vfs``, ``vfs_parse_ok`` and, when the
+    records carry it, ``vfs_ref``.  Rows come sorted by model, level (in ``levels`` order)
+    and group.
+    """
+    for level in levels:
+        if level not in ("task", "category", "overall"):
+            raise ValueError(f"unknown level {level!r}")
+    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    for r in records:
+        model = str(r.get("model", ""))
+        for level in levels:
+            name = "overall" if level == "overall" else str(r.get(level, ""))
+            groups.setdefault((model, level, name), []).append(r)
+    order = {lvl: i for i, lvl in enumerate(levels)}
+    rows = []
+    for model, level, name in sorted(groups, key=lambda k: (k[0], order[k[1]], k[2])):
+        rows.append({"model": model, "level": level, "group": name, **_stats(groups[(model, level, name)])})
+    return rows

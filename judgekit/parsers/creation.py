@@ -1,0 +1,109 @@
+"""Reading Creation-MMBench judge replies, exactly as the reference evaluation does.
+
+Both parsers return None for a reply they cannot read: that is a parse failure, counted by the
+metrics (parse-ok rate) and never re-asked (the reference does not re-ask).
+
+Which line wins when several match is the reference's choice, not ours, and differs between
+the two parsers (see each docstring).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["VERDICT_SCORES", "VERDICT_MARKER", "VFS_MARKER_A", "VFS_MARKER_B", "parse_verdict", "parse_vfs"]
+
+VERDICT_MARKER = "FINAL VERDICT IS:"
+VFS_MARKER_A = "RESPONSE A VISUAL FACTUALITY SCORE:"
+VFS_MARKER_B = "RESPONSE B VISUAL FACTUALITY SCORE:"
+
+#: verdict (upper case, no spaces) -> score for Assistant B; mirrored spellings included
+VERDICT_SCORES: dict[str, int] = {
+    "B>>A": 2, "A<<B": 2,
+    "B>A": 1, "A<B": 1,
+    "A=B": 0, "B=A": 0,
+    "A>B": -1, "B<A": -1,
+    "A>>B": -2, "B<<A": -2,
+}
+
+_DOUBLE = re.compile(r"\[\[\s*(.*?)\s*\]\]")
+# the reference strips only typographic double quotes and asterisks before matching
+_VFS_STRIP = re.compile("[\u201c\u201d*]")
+
+
+def parse_verdict(text: str | None) -> int | None:
+    """The pairwise score for Assistant B (+2..-2), or None.
+
+    Line by line, top to bottom: a line whose upper-cased text contains ``FINAL VERDICT IS:``
+    is read by taking the first ``[[...]]`` on it and removing spaces; if that is one of the
+    ten spellings (``A>>B`` ... ``B>>A`` and the mirrored ``B<<A`` ... ``A<<B``) it is the
+    answer.  Otherwise (no ``[[...]]``, or an unknown token such as ``[[VERDICT]]``) the line is
+    passed over and the search goes on.  So the answer is the FIRST marker line that carries a
+    valid verdict, as in the reference; a second ``[[...]]`` on the same line is never read.
+
+    Mapping: ``B>>A``/``A<<B`` +2, ``B>A``/``A<B`` +1, ``A=B``/``B=A`` 0, ``A>B``/``B<A`` -1,
+    ``A>>B``/``B<<A`` -2.
+    """
+    if not text:
+        return None
+    for line in text.split("\n"):
+        upper = line.upper()
+        if VERDICT_MARKER not in upper:
+            continue
+        m = _DOUBLE.search(upper)
+        if m is None:
+            continue
+        token = m.group(1).replace(" ", "")
+        if token in VERDICT_SCORES:
+            return VERDICT_SCORES[token]
+    return None
+
+
+def _score_after(line: str, marker: str) -> float | None:
+    rest = line.split(marker, 1)[1].strip()
+    rest = rest.split("/")[0].strip()
+    try:
+        return float(rest)
+    except ValueError:
+        return None
+
+
+def parse_vfs(text: str | None) -> tuple[float, float] | None:
+    """The visual factuality scores ``(A, B)``, each in [0, 10], or None.
+
+    Each line is upper-cased and stripped of ``*`` and of the typographic quotes ``“ ”`` (the
+    reference removes only those: a straight ``"`` stays and breaks the match).  A line that
+    then STARTS with ``RESPONSE A VISUAL FACTUALITY SCORE:`` (or ``... B ...``) gives the number
+    before the first ``/`` after the marker (``8/10`` -> 8.0, ``7.5 / 10`` -> 7.5, a bare ``9``
+    -> 9.0).  A number that does not parse leaves that line out.
+
+    Several matching lines: the LAST one that parses wins, for A and for B separately (the
+    reference overwrites as it goes).  This differs from :func:`parse_verdict`, which takes the
+    first; both follow the reference.
+
+    Quirk kept from the reference: only a line *starting* with the marker counts, so a leading
+    bullet (``- Response A ...``), heading mark (``### Response A ...``), number (``1. ...``)
+    or even leading spaces make the line invisible.  Markdown bold (``**Response A ...:** 8/10``)
+    is fine, because ``*`` is removed first.
+
+    Both scores must be found and lie in [0, 10]; otherwise None.
+    """
+    if not text:
+        return None
+    a: float | None = None
+    b: float | None = None
+    for line in text.split("\n"):
+        line = _VFS_STRIP.sub("", line.upper())
+        if line.startswith(VFS_MARKER_A):
+            v = _score_after(line, VFS_MARKER_A)
+            if v is not None:
+                a = v
+        elif line.startswith(VFS_MARKER_B):
+            v = _score_after(line, VFS_MARKER_B)
+            if v is not None:
+                b = v
+    if a is None or b is None:
+        return None
+    if not (0.0 <= a <= 10.0 and 0.0 <= b <= 10.0):  # also rejects nan
+        return None
+    return a, b

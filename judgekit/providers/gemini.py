@@ -1,0 +1,131 @@
+"""Google Gemini through the google-genai SDK's async client; images travel as inline bytes."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..errors import AuthError, BadRequest, NotFound, ProviderError, RateLimited, TransientError
+from ..types import ChatRequest, ChatResponse, Message, TextPart, Usage
+from .base import Provider, retry_after_from_headers
+
+__all__ = ["GeminiProvider", "classify_gemini_error"]
+
+_GEMINI_URL = "https://generativelanguage.googleapis.com"
+
+
+def classify_gemini_error(err: Exception) -> ProviderError:
+    from google.genai import errors
+
+    if isinstance(err, ProviderError):
+        return err
+    if isinstance(err, errors.APIError):
+        code = int(err.code or 0)
+        headers = getattr(getattr(err, "response", None), "headers", None)
+        msg = f"HTTP {code} {err.status or ''}: {err.message or err.details}"
+        if code == 429:
+            return RateLimited(msg, status=code, retry_after=retry_after_from_headers(headers))
+        if code in (401, 403):
+            return AuthError(msg, status=code)
+        if code == 404:
+            return NotFound(msg, status=code)
+        if code in (408, 409) or code >= 500:
+            return TransientError(msg, status=code)
+        # the Gemini API answers a bad key with 400 API_KEY_INVALID
+        if "API_KEY_INVALID" in str(err.details) or "API key not valid" in str(err.message):
+            return AuthError(msg, status=code)
+        return BadRequest(msg, status=code)
+    name = type(err).__name__.lower()
+    if "timeout" in name or "connect" in name or isinstance(err, (OSError, TimeoutError)):
+        return TransientError(f"{type(err).__name__}: {err}")
+    return TransientError(f"{type(err).__name__}: {err}")
+
+
+class GeminiProvider(Provider):
+    kind = "gemini"
+
+    def __init__(self, alias: str, spec) -> None:
+        super().__init__(alias, spec)
+        self._client = None
+
+    @property
+    def identity(self) -> str:
+        return self.spec.base_url or _GEMINI_URL
+
+    async def start(self) -> None:
+        from google import genai
+        from google.genai import types
+
+        opts: dict[str, Any] = {"timeout": int(self.spec.limits.timeout_s * 1000)}
+        if self.spec.base_url:
+            opts["base_url"] = self.spec.base_url
+        try:  # the SDK's own retries off: the engine retries (older SDKs lack the option)
+            opts["retry_options"] = types.HttpRetryOptions(attempts=1)
+        except (AttributeError, TypeError, ValueError):
+            pass
+        self._client = genai.Client(api_key=self.api_key(), http_options=types.HttpOptions(**opts))
+
+    def _contents(self, messages: tuple[Message, ...]):
+        from google.genai import types
+
+        system, contents = None, []
+        for m in messages:
+            if m.role == "system":
+                system = m.text()
+                continue
+            parts = [
+                types.Part.from_text(text=p.text)
+                if isinstance(p, TextPart)
+                else types.Part.from_bytes(data=p.data, mime_type=p.mime)
+                for p in m.parts
+            ]
+            contents.append(types.Content(role="model" if m.role == "assistant" else "user", parts=parts))
+        return system, contents
+
+    async def generate(self, request: ChatRequest) -> ChatResponse:
+        from google.genai import types
+
+        p = request.params
+        system, contents = self._contents(request.messages)
+        config = types.GenerateContentConfig(
+            temperature=p.temperature,
+            max_output_tokens=p.max_tokens,
+            top_p=p.top_p,
+            seed=p.seed,
+            system_instruction=system,
+        )
+        t0 = time.perf_counter()
+        try:
+            resp = await self._client.aio.models.generate_content(
+                model=self.spec.model, contents=contents, config=config
+            )
+        except Exception as e:
+            raise classify_gemini_error(e) from e
+        latency = time.perf_counter() - t0
+        meta = resp.usage_metadata
+        finish = ""
+        if resp.candidates:
+            fr = resp.candidates[0].finish_reason
+            finish = (getattr(fr, "value", None) or str(fr or "")).lower()
+        try:
+            text = resp.text or ""
+        except Exception:  # blocked candidates raise on .text in some SDK versions
+            text = ""
+        return ChatResponse(
+            text=text,
+            usage=Usage(
+                (meta.prompt_token_count or 0) if meta else 0,
+                (meta.candidates_token_count or 0) if meta else 0,
+            ),
+            finish_reason=finish,
+            latency_s=latency,
+            request_id=getattr(resp, "response_id", None) or "",
+        )
+
+    async def close(self) -> None:
+        if self._client is not None:
+            try:
+                await self._client.aio.aclose()
+            except AttributeError:
+                pass
+            self._client = None

@@ -1,0 +1,310 @@
+"""Running a spec: prepare -> estimate -> confirm -> run with progress -> results.
+
+The library side of ``judgekit run`` and ``judgekit estimate``; the CLI passes a ``ui`` object for
+the parts a person sees (estimate table, confirmation, live progress, results table), so a
+notebook can run a spec with its own (or no) display.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from .benchmarks.base import BenchmarkResult, load_benchmark
+from .cache.store import CacheStore
+from .config import RunSpec
+from .cost.estimate import Estimate, EstimateBuilder
+from .cost.prices import price_usd
+from .cost.tokens import count_request
+from .engine import Engine, RunStats, RunStopped
+from .errors import SpecError
+from .report.files import write_results
+
+__all__ = ["RunOptions", "RunOutcome", "UI", "run_spec", "estimate_spec", "default_cache_path", "EXIT"]
+
+#: exit codes: done, failed items remain, bad spec/input, interrupted
+EXIT = {"ok": 0, "failed": 1, "bad_input": 2, "interrupted": 130}
+
+
+def default_cache_path() -> Path:
+    return Path(os.environ.get("JUDGEKIT_CACHE", "judgekit-out/cache.duckdb"))
+
+
+@dataclass
+class RunOptions:
+    out_dir: Path | None = None
+    cache_path: Path | None = None
+    limit: int | None = None
+    max_cost_usd: float | None = None
+    yes: bool = False
+    interactive: bool = False  # a person can answer a confirmation
+    handle_signals: bool = False  # Ctrl-C / SIGTERM stop launching calls and end the run cleanly
+    resume_command: str = ""
+
+
+@dataclass
+class RunOutcome:
+    exit_code: int
+    message: str = ""
+    out_dir: Path | None = None
+    summary: dict[str, Any] | None = None
+    result: BenchmarkResult | None = None
+    estimate: Estimate | None = None
+    stats: RunStats | None = None
+    failed_items: list[str] = field(default_factory=list)
+    served_by_simulator: int | None = None
+
+
+class UI(Protocol):
+    def show_estimate(self, estimate: Estimate, cached_note: str) -> None: ...
+    def confirm(self, message: str) -> bool: ...
+    def progress(self, engine: Engine): ...  # an async context manager
+    def show_results(self, outcome: RunOutcome) -> None: ...
+    def note(self, message: str) -> None: ...
+
+
+class _NullUI:
+    def show_estimate(self, estimate, cached_note):
+        pass
+
+    def confirm(self, message):
+        return False
+
+    def progress(self, engine):
+        from contextlib import nullcontext
+
+        return _AsyncNull()
+
+    def show_results(self, outcome):
+        pass
+
+    def note(self, message):
+        pass
+
+
+class _AsyncNull:
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        return False
+
+
+def _aliases(spec: RunSpec) -> list[str]:
+    used = list(spec.roles.candidates)
+    for a in (spec.roles.judge, spec.roles.describer):
+        if a and a not in used:
+            used.append(a)
+    return used
+
+
+def _benchmark(spec: RunSpec):
+    try:
+        bench = load_benchmark(spec.benchmark)
+    except KeyError as e:
+        raise SpecError(f"{spec.source_path}: benchmark: {e.args[0]}") from None
+    try:
+        options = bench.Options.model_validate(spec.options)
+    except ValidationError as e:
+        lines = [f"  options.{'.'.join(str(x) for x in err['loc'])}: "
+                 f"{'unknown key' if err['type'] == 'extra_forbidden' else err['msg']}" for err in e.errors()]
+        raise SpecError(f"{spec.source_path}: invalid options for {spec.benchmark}\n" + "\n".join(lines)) from None
+    return bench, options
+
+
+async def _estimate(bench, prepared, engine: Engine) -> Estimate:
+    planned = await bench.plan(prepared, engine)
+    keys = [engine.key_for(pc.request) for pc in planned]
+    cached = await engine.cache.cached_keys(keys)
+    means: dict[tuple[str, str], float | None] = {}
+    builder = EstimateBuilder()
+    for pc, key in zip(planned, keys):
+        req = pc.request
+        prov = engine.providers[req.model]
+        mk = (pc.stage, prov.model)
+        if mk not in means:
+            means[mk] = await engine.cache.output_token_mean(pc.stage, prov.model)
+        toks = count_request(prov.kind, prov.model, req.messages, req.params)
+        if not pc.exact:
+            toks = type(toks)(toks.input, False)
+        builder.add_call(pc.stage, req.model, prov.kind, prov.model, toks, req.params.max_tokens,
+                         key in cached, means[mk] if means[mk] is not None else pc.expected_output_tokens)
+    overrides = {a: s.price for a, s in engine.models.items()}
+
+    def lookup(provider: str, model: str, alias: str, tin: int, tout: int) -> float | None:
+        return price_usd(provider, model, tin, tout, overrides.get(alias))
+
+    return builder.finish(lookup)
+
+
+class _Session:
+    """Spec + cache + engine, opened and closed together."""
+
+    def __init__(self, spec: RunSpec, opts: RunOptions, run_id: str) -> None:
+        self.spec, self.opts, self.run_id = spec, opts, run_id
+        self.cache_path = opts.cache_path or default_cache_path()
+        self.cache: CacheStore | None = None
+        self.engine: Engine | None = None
+
+    async def __aenter__(self) -> "_Session":
+        self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+        self.cache = await asyncio.to_thread(CacheStore.open, self.cache_path, run_id=self.run_id)
+        max_cost = self.opts.max_cost_usd if self.opts.max_cost_usd is not None else self.spec.max_cost_usd
+        self.engine = Engine(self.spec.models, self.cache, max_cost_usd=max_cost)
+        try:
+            await self.engine.start(_aliases(self.spec))
+        except BaseException:
+            await self.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def __aexit__(self, *exc) -> bool:
+        if self.engine is not None:
+            await self.engine.close()
+        if self.cache is not None:
+            await self.cache.close()
+        return False
+
+
+_SIGNALS = ("SIGINT", "SIGTERM")
+
+
+def _on_signals(callback):
+    """Route SIGINT/SIGTERM to ``callback`` while a run is going; returns a function telling
+    whether a signal arrived."""
+    import signal
+
+    seen = []
+    if callback is None:
+        return lambda: False
+    loop = asyncio.get_running_loop()
+
+    def handler() -> None:
+        seen.append(1)
+        callback()
+
+    for name in _SIGNALS:
+        try:
+            loop.add_signal_handler(getattr(signal, name), handler)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+    return lambda: bool(seen)
+
+
+def _restore_signals() -> None:
+    import signal
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    for name in _SIGNALS:
+        try:
+            loop.remove_signal_handler(getattr(signal, name))
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+
+
+def _served(engine: Engine) -> int | None:
+    total, found = 0, False
+    seen = set()
+    for prov in engine.providers.values():
+        server = getattr(prov, "server", None)
+        if server is not None and id(server) not in seen:
+            seen.add(id(server))
+            try:
+                total += int(server.stats().get("served", 0))
+                found = True
+            except Exception:
+                pass
+    return total if found else None
+
+
+async def estimate_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> RunOutcome:
+    """Estimate only: prepares the data and reads the cache; makes no call."""
+    ui = ui or _NullUI()
+    bench, options = _benchmark(spec)
+    prepared = bench.prepare(spec, options, opts.limit)
+    async with _Session(spec, opts, "estimate-" + uuid.uuid4().hex[:8]) as s:
+        est = await _estimate(bench, prepared, s.engine)
+    ui.show_estimate(est, _cached_note(est))
+    return RunOutcome(EXIT["ok"], estimate=est)
+
+
+def _cached_note(est: Estimate) -> str:
+    cached = sum(line.calls_cached for line in est.lines)
+    total = sum(line.calls_total for line in est.lines)
+    return f"{cached} of {total} calls already cached (free)"
+
+
+async def run_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> RunOutcome:
+    """Run a spec to the end (or to a stop).  Raises SpecError/DataError for bad input; all other
+    outcomes are in the returned RunOutcome's exit code and message."""
+    ui = ui or _NullUI()
+    bench, options = _benchmark(spec)
+    prepared = bench.prepare(spec, options, opts.limit)
+    run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+    out_dir = opts.out_dir or Path("judgekit-out") / spec.name
+    async with _Session(spec, opts, run_id) as s:
+        engine, cache = s.engine, s.cache
+        est = await _estimate(bench, prepared, engine)
+        for line in est.lines:
+            engine.stats.stage(line.stage).estimate_usd = (engine.stats.stage(line.stage).estimate_usd or 0.0) + (
+                (line.cost_expected_usd if line.cost_expected_usd is not None else line.cost_max_usd) or 0.0)
+        ui.show_estimate(est, _cached_note(est))
+        budget = engine.max_cost_usd
+        if budget is not None:
+            expected = est.total_expected_usd if est.total_expected_usd is not None else est.total_max_usd
+            if expected is not None and expected > budget and not opts.yes:
+                msg = f"the estimate (${expected:.2f}) is above --max-cost ${budget:.2f}"
+                if not (opts.interactive and ui.confirm(f"{msg}. Run anyway (it stops launching calls at the cap)?")):
+                    return RunOutcome(EXIT["failed"] if opts.interactive else EXIT["bad_input"],
+                                      f"{msg}; not started (pass --yes to run up to the cap)", estimate=est)
+        cache.run_started(run_id, spec.name, spec.model_dump_json())
+        result: BenchmarkResult | None = None
+        status, code, message = "done", EXIT["ok"], ""
+        task = asyncio.ensure_future(bench.run(prepared, engine))
+        interrupted = _on_signals(
+            (lambda: (engine.stop("interrupted"), task.cancel())) if opts.handle_signals else None)
+        try:
+            async with ui.progress(engine):
+                result = await task
+        except* RunStopped as eg:
+            status, code = "stopped", EXIT["failed"]
+            message = str(eg.exceptions[0])
+        except* asyncio.CancelledError:
+            if not interrupted():
+                raise
+            status, code = "interrupted", EXIT["interrupted"]
+            message = "interrupted: no new calls were launched; every finished call is in the cache"
+        finally:
+            _restore_signals()
+        served = _served(engine)
+        outcome = RunOutcome(code, message, out_dir, estimate=est, stats=engine.stats, served_by_simulator=served)
+        if result is not None:
+            if engine.stop_reason and result.not_run:
+                status, code = "stopped", EXIT["failed"]
+                message = f"stopped: {engine.stop_reason}; {result.not_run} calls not made"
+            elif result.failed_items:
+                status, code = "failed_items", EXIT["failed"]
+                message = f"{len(result.failed_items)} failed calls remain; re-run the same command to retry them"
+            summary = dict(result.summary)
+            summary.update(run_id=run_id, spec=spec.name, status=status, cost_usd=round(engine.stats.spent_usd, 6),
+                           paid_calls=engine.stats.paid_calls,
+                           cache_hits=sum(st.cache_hits for st in engine.stats.stages.values()))
+            write_results(out_dir, summary, result.tables)
+            for name, rows in result.tables.items():
+                await cache.write_table(f"{spec.benchmark}_{name}", [dict(r, run_id=run_id) for r in rows] or [])
+            outcome.summary, outcome.result, outcome.failed_items = summary, result, result.failed_items
+            outcome.exit_code, outcome.message = code, message
+        cache.run_finished(run_id, status, json.dumps(outcome.summary or {"message": message}, default=str))
+    ui.show_results(outcome)
+    return outcome

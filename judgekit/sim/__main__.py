@@ -1,0 +1,67 @@
+"""``python -m judgekit.sim``: run a simulator until interrupted.
+
+Prints ``JUDGEKIT_SIM_READY <port>`` on stdout once it listens.  Flags set the common
+:class:`~judgekit.sim.config.SimConfig` fields; ``--config-json`` gives a whole config whose
+fields override the flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, Sequence
+
+from judgekit.sim.config import SimConfig
+from judgekit.sim.server import serve_forever
+
+__all__ = ["build_parser", "parse_args", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m judgekit.sim``."""
+    p = argparse.ArgumentParser(
+        prog="python -m judgekit.sim",
+        description="Run judgekit's simulated OpenAI/Gemini-compatible API server.",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=0, help="port; 0 picks a free one (default)")
+    p.add_argument("--seed", type=int, default=None, help="seed of every deterministic draw")
+    p.add_argument("--latency-ms", type=float, default=None, help="mean answer delay")
+    p.add_argument("--latency-jitter-ms", type=float, default=None, help="+/- spread of the delay")
+    p.add_argument("--rpm", type=int, default=None, help="requests per minute per model")
+    p.add_argument("--tpm", type=int, default=None, help="tokens per minute per model")
+    p.add_argument("--error-rate", type=float, default=None, help="share of injected 5xx")
+    p.add_argument("--hang-rate", type=float, default=None, help="share of hanging requests")
+    p.add_argument("--garbage-rate", type=float, default=None, help="share of unparseable judge replies")
+    p.add_argument("--api-key", action="append", default=None, dest="api_keys",
+                   help="accepted API key (repeatable); none given: any key")
+    p.add_argument("--config-json", default=None,
+                   help="a SimConfig as JSON; its fields override the flags above")
+    return p
+
+
+def parse_args(argv: Sequence[str] | None = None) -> tuple[SimConfig, str, int]:
+    """Parse the command line into ``(config, host, port)``."""
+    args = build_parser().parse_args(argv)
+    fields: dict[str, Any] = {}
+    for name in ("seed", "latency_ms", "latency_jitter_ms", "rpm", "tpm", "error_rate",
+                 "hang_rate", "garbage_rate", "api_keys"):
+        value = getattr(args, name)
+        if value is not None:
+            fields[name] = value
+    if args.config_json:
+        override = json.loads(args.config_json)
+        if not isinstance(override, dict):
+            raise SystemExit("--config-json must be a JSON object")
+        fields.update(override)
+    return SimConfig.model_validate(fields), args.host, args.port
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point: parse the flags and serve until SIGINT/SIGTERM."""
+    config, host, port = parse_args(argv)
+    serve_forever(config, host, port)
+
+
+if __name__ == "__main__":
+    main()

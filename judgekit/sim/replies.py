@@ -1,0 +1,411 @@
+"""Deterministic, benchmark-shaped replies of the simulator.
+
+Every reply is a pure function of a 32-byte request digest (sha256 of the seed and the
+canonical request, see ``judgekit.sim.server``) and the request's text, so the same request
+always gets the same reply.
+
+Kinds of request, recognised from the prompt text (:func:`classify`):
+
+``pairwise``
+    A Creation-MMBench style pairwise judge prompt (``[ASSISTANT A]``, ``[ASSISTANT B]`` and
+    ``Final Verdict``).  The reply evaluates both answers and ends with
+    ``Final Verdict is: [[X]]``; about 5 % of replies spell the verdict the mirrored way
+    (``[[B<A]]``) or with spaces inside the brackets, as real judges do.
+``vfs``
+    A visual factuality prompt (``Visual Factuality Score``).  The reply ends with
+    ``Response A Visual Factuality Score: X/10`` and ``Response B ...: Y/10``.
+``answer``
+    Anything else: free prose from a fixed word list mixed with words of the prompt.
+
+How judges favour better models without knowing who wrote an answer: a candidate model of
+quality ``q`` (``SimConfig.model_quality``) writes longer answers drawn from a larger
+vocabulary, and the simulated judge scores each answer by those same surface features
+(:func:`answer_quality`: log word count and log distinct-word count).  The difference of the
+two scores drives an ordered-logit draw over the five verdicts (:func:`verdict_probabilities`).
+
+Token accounting is simulated too: about 0.75 words per token when cutting at ``max_tokens``,
+and ``completion_tokens = round(words * 1.3)``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "Reply",
+    "VERDICTS",
+    "KIND_PAIRWISE",
+    "KIND_VFS",
+    "KIND_ANSWER",
+    "classify",
+    "extract_answers",
+    "answer_quality",
+    "verdict_probabilities",
+    "make_reply",
+    "completion_tokens_for",
+]
+
+KIND_PAIRWISE = "pairwise"
+KIND_VFS = "vfs"
+KIND_ANSWER = "answer"
+
+#: verdicts from best-for-A to best-for-B
+VERDICTS: tuple[str, ...] = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
+_MIRRORED = {"A>>B": "B<<A", "A>B": "B<A", "A=B": "B=A", "B>A": "A<B", "B>>A": "A<<B"}
+
+#: ordered-logit slope and thresholds of the simulated judge
+_SLOPE = 2.5
+_T_MILD = 0.5
+_T_STRONG = 2.0
+
+_WORDS_PER_TOKEN = 0.75
+_TOKENS_PER_WORD = 1.3
+
+
+@dataclass(slots=True)
+class Reply:
+    """One generated reply.
+
+    ``kind`` is ``pairwise``, ``vfs`` or ``answer``; ``garbage`` tells whether a judge reply
+    was deliberately made unparseable.
+    """
+
+    text: str
+    kind: str
+    finish_reason: str = "stop"
+    completion_tokens: int = 0
+    garbage: bool = False
+
+
+# ----------------------------------------------------------------------------------------
+# vocabulary
+# ----------------------------------------------------------------------------------------
+
+_BASE_WORDS = """
+light color shape story scene image detail moment person city river mountain garden window
+street market morning evening season memory journey voice music rhythm texture surface
+shadow pattern corner table chair door path bridge tower harbor forest meadow valley coast
+island village kitchen recipe flavor spice bread coffee market ticket museum gallery painting
+sculpture poster design layout screen button menu feature product customer service team
+project plan schedule budget report email letter invitation greeting card review experience
+visit guest host family friend neighbor teacher student lesson class chapter poem verse
+line stanza metaphor image tone mood theme idea concept method process system structure
+diagram chart table figure result insight reason evidence context background purpose goal
+audience reader viewer listener message signal brand campaign slogan video script frame
+shot camera lens focus angle contrast balance harmony symmetry space distance height width
+weather rain snow wind cloud sun moon star night dawn dusk autumn winter spring summer
+flower tree leaf branch stone water wave sand shell bird horse cat dog child elder crowd
+festival holiday dinner lunch breakfast table plate glass cup bottle lamp candle fabric
+style fashion jacket shirt dress shoe hat scarf pocket button thread stitch pattern
+history tradition culture heritage custom ritual ceremony language symbol sign note
+building room floor wall ceiling stair garden yard fence gate roof kitchen bedroom office
+energy warmth comfort calm quiet noise laughter smile gesture glance promise surprise
+challenge solution option choice benefit value quality safety health nutrition balance
+"""
+
+_ADJECTIVES = """
+bright gentle vivid quiet careful warm subtle bold clear precise rich simple elegant
+thoughtful practical lively calm steady fresh crisp soft sharp deep open modern classic
+rustic urban rural golden silver pale dark colorful layered balanced focused honest
+"""
+
+_CONNECTORS = "and with while because through across toward beside within beyond".split()
+
+
+def _build_vocab() -> tuple[str, ...]:
+    """A fixed, ordered vocabulary: common words first, rarer derived forms later.
+
+    Lower-quality models draw from a short prefix of it, better ones from more of it.
+    """
+    base = list(dict.fromkeys(_BASE_WORDS.split()))
+    adjectives = list(dict.fromkeys(_ADJECTIVES.split()))
+    rng = random.Random(20240611)  # fixed: the vocabulary never changes between runs
+    first = base[:]
+    rng.shuffle(first)
+    derived: list[str] = []
+    for w in base:
+        if w.endswith(("s", "sh", "ch", "x")):
+            derived.append(w + "es")
+        elif w.endswith("y") and w[-2:-1] not in ("a", "e", "o", "u"):
+            derived.append(w[:-1] + "ies")
+        else:
+            derived.append(w + "s")
+    for a in adjectives:
+        if a.endswith("le"):
+            derived.append(a[:-1] + "y")
+        elif a.endswith("y"):
+            derived.append(a[:-1] + "ily")
+        else:
+            derived.append(a + "ly")
+        derived.append(a + "ness")
+    rng.shuffle(derived)
+    vocab = list(dict.fromkeys(first + adjectives + _CONNECTORS + derived))
+    return tuple(vocab)
+
+
+_VOCAB = _build_vocab()
+
+_WORD_RE = re.compile(r"\S+")
+_PUNCT_TABLE = str.maketrans({c: " " for c in ".,;:!?\"'()[]{}*#-_/\\<>=`~|"})
+
+
+# ----------------------------------------------------------------------------------------
+# classification and judge helpers
+# ----------------------------------------------------------------------------------------
+
+
+def classify(text: str) -> str:
+    """The kind of request: ``pairwise``, ``vfs`` or ``answer``."""
+    if "[ASSISTANT A]" in text and "[ASSISTANT B]" in text:
+        low = text.lower()
+        if "visual factuality score" in low:
+            return KIND_VFS
+        if "final verdict" in low:
+            return KIND_PAIRWISE
+    elif "Visual Factuality Score" in text:
+        return KIND_VFS
+    return KIND_ANSWER
+
+
+def _between(text: str, start: str, end: str) -> str:
+    """The text between the last ``start`` before ``end`` and ``end``; '' if not found.
+
+    Taking the *last* opening marker before the closing one skips any mention of the marker
+    in the prompt's instructions.  A missing closing marker takes the text up to the next
+    ``[`` marker line, or to the end.
+    """
+    j = text.find(end)
+    if j < 0:
+        i = text.rfind(start)
+        if i < 0:
+            return ""
+        i += len(start)
+        k = text.find("\n[", i)
+        return text[i : k if k >= 0 else len(text)].strip()
+    i = text.rfind(start, 0, j)
+    if i < 0:
+        return ""
+    return text[i + len(start) : j].strip()
+
+
+def extract_answers(text: str) -> tuple[str, str]:
+    """The two answers of a judge prompt: between ``[ASSISTANT A]`` .. ``[END ASSISTANT A]``
+    and ``[ASSISTANT B]`` .. ``[END ASSISTANT B]``."""
+    return (
+        _between(text, "[ASSISTANT A]", "[END ASSISTANT A]"),
+        _between(text, "[ASSISTANT B]", "[END ASSISTANT B]"),
+    )
+
+
+def answer_quality(answer: str) -> float:
+    """A surface-feature score of an answer (0 for an empty one, ~5.5 for a typical one).
+
+    ``0.35 * ln(1 + words) + 0.65 * ln(1 + distinct words)`` with punctuation removed and
+    case folded: it grows with length and vocabulary variety and saturates (logarithmically).
+    """
+    toks = answer.lower().translate(_PUNCT_TABLE).split()
+    if not toks:
+        return 0.0
+    return 0.35 * math.log1p(len(toks)) + 0.65 * math.log1p(len(set(toks)))
+
+
+def _sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+def verdict_probabilities(quality_a: float, quality_b: float) -> tuple[float, ...]:
+    """Probabilities of ``A>>B, A>B, A=B, B>A, B>>A`` (ordered logit on the difference)."""
+    z = _SLOPE * (quality_a - quality_b)
+    c_ab_strong = _sigmoid(z - _T_STRONG)  # P(A>>B)
+    c_ab = _sigmoid(z - _T_MILD)  # P(A>>B or A>B)
+    c_tie = _sigmoid(z + _T_MILD)  # P(A wins or tie)
+    c_ba = _sigmoid(z + _T_STRONG)  # P(anything but B>>A)
+    return (c_ab_strong, c_ab - c_ab_strong, c_tie - c_ab, c_ba - c_tie, 1.0 - c_ba)
+
+
+def _draw(probs: tuple[float, ...], u: float) -> int:
+    acc = 0.0
+    for i, p in enumerate(probs):
+        acc += p
+        if u < acc:
+            return i
+    return len(probs) - 1
+
+
+def _describe(q: float, rng: random.Random) -> str:
+    if q >= 6.0:
+        options = ("is rich, detailed and closely follows the instructions",
+                   "covers the requested points thoroughly with vivid, specific language")
+    elif q >= 5.2:
+        options = ("addresses the main requirements with reasonable detail",
+                   "is solid overall, though some parts could be more specific")
+    elif q >= 4.0:
+        options = ("is fairly brief and somewhat repetitive",
+                   "touches on the task but lacks depth and variety")
+    else:
+        options = ("is very thin and misses most of the requirements",
+                   "barely engages with the task")
+    return rng.choice(options)
+
+
+def _pairwise_text(text: str, rng: random.Random, garbage: bool) -> str:
+    a, b = extract_answers(text)
+    qa, qb = answer_quality(a), answer_quality(b)
+    idx = _draw(verdict_probabilities(qa, qb), rng.random())
+    verdict = VERDICTS[idx]
+    body = (
+        f"1. Evaluation of Assistant A's Response: The response {_describe(qa, rng)}.\n\n"
+        f"2. Evaluation of Assistant B's Response: The response {_describe(qb, rng)}.\n\n"
+    )
+    if garbage:
+        tail = rng.choice((
+            "3. Conclusion: Both responses have their merits; it is hard to pick one.",
+            "Final Verdict is: [[A>>>B]]",
+            "Final verdict: Assistant A",
+            "Final Verdict is: [[",
+            "I cannot determine a final verdict for these responses.",
+        ))
+        return body + tail
+    u = rng.random()
+    if u < 0.03:
+        shown = _MIRRORED[verdict]
+    elif u < 0.04:
+        shown = f" {verdict} "
+    elif u < 0.05:
+        shown = verdict.replace(">", " > ").replace("=", " = ").replace("  ", " ")
+    else:
+        shown = verdict
+    return body + f"3. Final Verdict: see below.\n\nFinal Verdict is: [[{shown}]]"
+
+
+def _vfs_score(q: float, rng: random.Random) -> str:
+    x = 10.0 * _sigmoid(1.2 * (q - 5.0)) + rng.uniform(-1.0, 1.0)
+    x = min(10.0, max(0.0, x))
+    if rng.random() < 0.3:
+        return f"{round(x, 1):g}"
+    return str(int(round(x)))
+
+
+def _vfs_text(text: str, rng: random.Random, garbage: bool) -> str:
+    a, b = extract_answers(text)
+    qa, qb = answer_quality(a), answer_quality(b)
+    sa, sb = _vfs_score(qa, rng), _vfs_score(qb, rng)
+    body = (
+        f"Assistant A: the response {_describe(qa, rng)}; its visual details mostly agree "
+        f"with the criteria.\n\nAssistant B: the response {_describe(qb, rng)}; its visual "
+        f"details are checked against the same criteria.\n\n"
+    )
+    if garbage:
+        return body + rng.choice((
+            f"Response A Visual Factuality Score: {sa}/10",
+            "Response A Visual Factuality Score: high\nResponse B Visual Factuality Score: low",
+            f"Scores: A={sa}, B={sb}",
+            "I am unable to score visual factuality without seeing the images.",
+        ))
+    return (
+        body
+        + f"Response A Visual Factuality Score: {sa}/10\n"
+        + f"Response B Visual Factuality Score: {sb}/10"
+    )
+
+
+# ----------------------------------------------------------------------------------------
+# free-text answers
+# ----------------------------------------------------------------------------------------
+
+
+def _prompt_words(text: str, limit: int = 40) -> list[str]:
+    """Distinct alphabetic words (4+ letters) of the prompt's tail, in order of appearance."""
+    seen: dict[str, None] = {}
+    for w in text[-4000:].translate(_PUNCT_TABLE).split():
+        if len(w) >= 4 and w.isalpha():
+            seen.setdefault(w.lower(), None)
+            if len(seen) >= limit:
+                break
+    return list(seen)
+
+
+def _answer_words(text: str, quality: float, rng: random.Random) -> list[str]:
+    n = int((40 + 560 * quality) * (0.8 + 0.4 * rng.random()))
+    n = max(8, n)
+    vocab_size = int(60 + 540 * quality)
+    pool = _VOCAB[: min(vocab_size, len(_VOCAB))]
+    words = rng.choices(pool, k=n)
+    pw = _prompt_words(text)
+    if pw:
+        for _ in range(n // 10):
+            words[rng.randrange(n)] = rng.choice(pw)
+    return words
+
+
+def _join_sentences(words: list[str], rng: random.Random) -> str:
+    out: list[str] = []
+    i, n = 0, len(words)
+    sentences_in_par = 0
+    par_len = rng.randint(3, 6)
+    while i < n:
+        k = rng.randint(7, 16)
+        chunk = words[i : i + k]
+        i += k
+        s = " ".join(chunk)
+        out.append(s[:1].upper() + s[1:] + ".")
+        sentences_in_par += 1
+        if sentences_in_par >= par_len and i < n:
+            out.append("\n\n")
+            sentences_in_par = 0
+            par_len = rng.randint(3, 6)
+        elif i < n:
+            out.append(" ")
+    return "".join(out)
+
+
+def completion_tokens_for(text: str) -> int:
+    """Simulated completion tokens of a reply: ``round(words * 1.3)``, at least 1."""
+    return max(1, round(len(text.split()) * _TOKENS_PER_WORD))
+
+
+def _cut(text: str, max_tokens: int | None) -> tuple[str, str]:
+    """Cut ``text`` to ``max_tokens * 0.75`` words; returns (text, finish_reason)."""
+    if not max_tokens:
+        return text, "stop"
+    budget = max(1, int(max_tokens * _WORDS_PER_TOKEN))
+    for i, m in enumerate(_WORD_RE.finditer(text), 1):
+        if i == budget:
+            rest = text[m.end() :]
+            if rest.strip():
+                return text[: m.end()], "length"
+            break
+    return text, "stop"
+
+
+def make_reply(
+    text: str,
+    digest: bytes,
+    *,
+    quality: float = 0.5,
+    max_tokens: int | None = None,
+    garbage: bool = False,
+) -> Reply:
+    """The reply to a request whose prompt text is ``text``.
+
+    ``digest`` (the request hash) seeds every draw; ``quality`` (0..1) is the answering
+    model's quality, used for free-text answers; ``garbage`` makes a judge reply unparseable
+    (ignored for free-text answers, whose ``Reply.garbage`` stays False).
+    """
+    rng = random.Random(int.from_bytes(digest[:16], "big"))
+    kind = classify(text)
+    if kind == KIND_PAIRWISE:
+        out = _pairwise_text(text, rng, garbage)
+    elif kind == KIND_VFS:
+        out = _vfs_text(text, rng, garbage)
+    else:
+        garbage = False
+        out = _join_sentences(_answer_words(text, quality, rng), rng)
+    out, finish = _cut(out, max_tokens)
+    return Reply(out, kind, finish, completion_tokens_for(out), garbage)

@@ -1,0 +1,21 @@
+import email.utils
+import time
+
+from judgekit.providers.base import parse_duration, retry_after_from_headers
+
+
+def test_parse_duration():
+    assert parse_duration("6ms") == 0.006
+    assert parse_duration("1.5s") == 1.5
+    assert parse_duration("6m0s") == 360
+    assert parse_duration("1h2m3s") == 3723
+    assert parse_duration("") is None
+
+
+def test_retry_after_precedence():
+    assert retry_after_from_headers({"retry-after-ms": "250", "retry-after": "3"}) == 0.25
+    assert retry_after_from_headers({"retry-after": "3"}) == 3.0
+    assert retry_after_from_headers({"x-ratelimit-reset-requests": "2s", "x-ratelimit-reset-tokens": "500ms"}) == 2.0
+    assert retry_after_from_headers({}) is None
+    when = email.utils.formatdate(time.time() + 10, usegmt=True)
+    assert 8 < retry_after_from_headers({"retry-after": when}) <= 10
