@@ -21,8 +21,7 @@ from pydantic import ValidationError
 from .benchmarks.base import BenchmarkResult, load_benchmark
 from .cache.store import CacheStore
 from .config import RunSpec
-from .cost.estimate import Estimate, EstimateBuilder
-from .cost.prices import price_usd
+from .cost.estimate import Estimate, EstimateBuilder, price_lookup_for
 from .cost.tokens import count_request
 from .engine import Engine, RunStats, RunStopped
 from .errors import SpecError
@@ -137,12 +136,7 @@ async def _estimate(bench, prepared, engine: Engine) -> Estimate:
             toks = type(toks)(toks.input, False)
         builder.add_call(pc.stage, req.model, prov.kind, prov.model, toks, req.params.max_tokens,
                          key in cached, means[mk] if means[mk] is not None else pc.expected_output_tokens)
-    overrides = {a: s.price for a, s in engine.models.items()}
-
-    def lookup(provider: str, model: str, alias: str, tin: int, tout: int) -> float | None:
-        return price_usd(provider, model, tin, tout, overrides.get(alias))
-
-    return builder.finish(lookup)
+    return builder.finish(price_lookup_for({a: s.price for a, s in engine.models.items()}))
 
 
 class _Session:

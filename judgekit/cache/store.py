@@ -87,10 +87,15 @@ class RequestMeta:
 
 @dataclass(slots=True)
 class CacheCounters:
-    """Running totals of one store.  ``queries`` counts lookup statements sent to DuckDB."""
+    """Running totals of one store.
+
+    ``lookups``/``hits`` count keys; ``lookup_requests`` counts lookups handed to the thread
+    (one per micro-batch); ``queries`` counts lookup statements sent to DuckDB.
+    """
 
     lookups: int = 0
     hits: int = 0
+    lookup_requests: int = 0
     queries: int = 0
     rows_written: int = 0
     failures_written: int = 0
@@ -438,6 +443,7 @@ class CacheStore:
                     r = replace(r)  # each caller gets its own object
                 fut.set_result(r)
 
+        counters.lookup_requests += 1
         self._submit(_Get(keys, lambda res, exc: _post(loop, resolve, res, exc)))
 
     async def get_many(self, keys: Iterable[str]) -> dict[str, ChatResponse]:
@@ -456,6 +462,7 @@ class CacheStore:
                 missing.append(k)
         if missing:
             fut, deliver = self._future()
+            self.counters.lookup_requests += 1
             self._submit(_Get(missing, deliver))
             out.update(await fut)
         self.counters.lookups += n
@@ -470,6 +477,7 @@ class CacheStore:
         rest = [k for k in keys if k not in have]
         if rest:
             fut, deliver = self._future()
+            self.counters.lookup_requests += 1
             self._submit(_Get(rest, deliver, keys_only=True))
             have |= await fut
         return have

@@ -32,7 +32,11 @@ def _fmt_eta(s: float | None) -> str:
 
 class ConsoleUI:
     def __init__(self, console: Console | None = None, *, interval: float | None = None) -> None:
-        self.console = console or Console(stderr=False)
+        if console is None:
+            console = Console()
+            if not console.is_terminal:  # logs and pipes: wide lines beat wrapped tables
+                console = Console(width=160)
+        self.console = console
         self.live = self.console.is_terminal
         self.interval = interval if interval is not None else (0.25 if self.live else 5.0)
 
@@ -112,7 +116,8 @@ class ConsoleUI:
                 cols = [c for c in rows[0].keys() if c not in ("level",)]
                 t = Table(title="Results", title_justify="left")
                 for c in cols:
-                    t.add_column(c, justify="left" if c in ("model", "task", "category") else "right")
+                    t.add_column(c, justify="left" if c in ("model", "task", "category") else "right",
+                                 no_wrap=c in ("model", "category"))
                 for r in rows:
                     t.add_row(*[_cell(r.get(c)) for c in cols])
                 self.console.print(t)

@@ -5,7 +5,8 @@ Where a price comes from, first match wins:
 1. the model's :class:`PriceOverride` in the run spec;
 2. providers in :data:`FREE_PROVIDERS` (the simulator, local servers) cost nothing;
 3. ``genai-prices``, searched under the provider ids in :data:`GENAI_PROVIDER_IDS` (Azure falls
-   back to OpenAI), first by the model's name as written, then without its date suffix;
+   back to OpenAI), first by the model's name as written (less any ``provider/`` prefix), then
+   by its base model (for a fine-tune), then without its date suffix;
 4. otherwise the price is unknown (None), and the caller must say so.
 
 **No network.**  ``genai-prices`` fetches newer prices only while an ``UpdatePrices`` instance is
@@ -32,7 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._names import base_name, undated
+from ._names import base_name, undated, unprefixed
 
 __all__ = ["PriceOverride", "price_usd", "has_price", "FREE_PROVIDERS", "GENAI_PROVIDER_IDS"]
 
@@ -94,7 +95,8 @@ def _lookup(provider: str, model: str) -> Rate | None:
     if provider in FREE_PROVIDERS:
         return _free
     snapshot = _snapshot()
-    names = dict.fromkeys((base_name(model), undated(model)))  # as written first, then undated
+    # as written (a fine-tune has its own price), then its base model, then undated
+    names = dict.fromkeys((unprefixed(model), base_name(model), undated(model)))
     for provider_id in GENAI_PROVIDER_IDS.get(provider, (provider,)):
         for name in names:
             try:

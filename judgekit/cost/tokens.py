@@ -13,6 +13,7 @@ and are cached; after that a 2,000-word text counts in about 0.2 ms.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -89,8 +90,11 @@ def _counter(encoding: Encoding) -> Callable[[str], int]:
     """A function counting ``encoding`` tokens in a text, built once per encoding."""
     try:
         # The Rust tokenizer behind bpe_openai.Encoding: counts without building a token list
-        # and without the wrapper's 200k-token chunk limit.
-        from bpe_openai import _bindings
+        # and without the wrapper's 200k-token chunk limit.  The package's import reads its
+        # vocabularies through a deprecated importlib.resources call: not ours to report.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            from bpe_openai import _bindings
 
         return _bindings.tokenizer_for_encoding(encoding).count
     except (ImportError, AttributeError):  # pragma: no cover - a bpe-openai without the binding

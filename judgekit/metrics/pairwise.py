@@ -102,11 +102,21 @@ def vfs_mean(values: Iterable[float | None]) -> float | None:
 # --------------------------------------------------------------------------- grouping
 
 
+def _is_pairwise(r: Mapping[str, Any]) -> bool:
+    return r.get("kind", "pairwise") == "pairwise"
+
+
+def _is_vfs(r: Mapping[str, Any]) -> bool:
+    if "kind" in r:
+        return r["kind"] == "vfs"
+    return "vfs" in r and not (isinstance(r["vfs"], str) and r["vfs"] == NO_VFS)
+
+
 def _stats(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    scores = [r.get("score") for r in records]
+    scores = [r.get("score") for r in records if _is_pairwise(r)]
     counts = pairwise_counts(scores)
-    vfs_recs = [r for r in records if "vfs" in r and not (isinstance(r["vfs"], str) and r["vfs"] == NO_VFS)]
-    vfs = [r["vfs"] for r in vfs_recs]
+    vfs_recs = [r for r in records if _is_vfs(r)]
+    vfs = [r.get("vfs") for r in vfs_recs]
     row: dict[str, Any] = {
         "n_pairwise": len(scores),
         **counts,
@@ -120,7 +130,7 @@ def _stats(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
     if any("vfs_ref" in r for r in vfs_recs):
         # the baseline's VFS from the same judgments (a failed judgment has neither)
-        row["vfs_ref"] = vfs_mean(r.get("vfs_ref") for r in vfs_recs if r["vfs"] is not None)
+        row["vfs_ref"] = vfs_mean(r.get("vfs_ref") for r in vfs_recs if r.get("vfs") is not None)
     return row
 
 
@@ -131,14 +141,15 @@ def summarize(
 ) -> list[dict[str, Any]]:
     """Per-model metric rows for each task, each category and overall.
 
-    ``records`` are judgment records, one per (item, order): dicts with ``model``, ``task``,
-    ``category``, ``order`` and
+    ``records`` are judgment records: dicts with ``model``, ``task``, ``category``, ``order``
+    and either
 
-    * ``score``: the pairwise score for the candidate (already negated for the swapped order),
-      or None for a failure;
-    * ``vfs``: the candidate's VFS or None for a failure; absent or :data:`NO_VFS` when the
-      item gets no VFS judgment;
-    * optionally ``vfs_ref``: the baseline's VFS from the same judgment.
+    * ``kind`` = ``"pairwise"`` with ``score`` (the pairwise score for the candidate, already
+      negated for the swapped order; None for a failure), or ``kind`` = ``"vfs"`` with ``vfs``
+      (the candidate's VFS, None for a failure) and optionally ``vfs_ref`` (the baseline's VFS
+      from the same reply); records of other kinds are ignored; or
+    * no ``kind``: one record per (item, order) carrying both ``score`` and ``vfs``, where
+      ``vfs`` absent or :data:`NO_VFS` means the item gets no VFS judgment.
 
     Both orders are pooled (the reference's dual evaluation), so one failed order costs one
     judgment, not the item.  Each returned row has ``model``, ``level`` (``task``,

@@ -518,11 +518,14 @@ class _Core:
         return web.Response(body=_dumps(payload), content_type=_JSON, headers=headers)
 
 
+_CORE_KEY: web.AppKey[_Core] = web.AppKey("judgekit_sim", _Core)
+
+
 def build_app(config: SimConfig | None = None) -> web.Application:
-    """The aiohttp application of a simulator; its state is ``app["judgekit_sim"]``."""
+    """The aiohttp application of a simulator (state, counters and limits included)."""
     core = _Core(config or SimConfig())
     app = web.Application()
-    app["judgekit_sim"] = core
+    app[_CORE_KEY] = core
 
     async def chat(request: web.Request) -> web.Response:
         return await core.handle(_OPENAI, request)
@@ -615,7 +618,7 @@ class SimServer:
     def __init__(self, config: SimConfig | None = None) -> None:
         self.config = config or SimConfig()
         self.app = build_app(self.config)
-        self._core: _Core = self.app["judgekit_sim"]
+        self._core: _Core = self.app[_CORE_KEY]
         self._runner: web.AppRunner | None = None
         self.host = "127.0.0.1"
         self.port = 0
@@ -856,6 +859,11 @@ class SimProcess:
                 return self
             if line is None:  # timeout or EOF
                 code = self.proc.poll()
+                if code is None and left > 0:  # EOF: the child is exiting, collect its code
+                    try:
+                        code = self.proc.wait(5)
+                    except subprocess.TimeoutExpired:
+                        pass
                 self._kill()
                 why = (
                     f"exited with code {code}"

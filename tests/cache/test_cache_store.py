@@ -17,7 +17,6 @@ import pytest
 import judgekit.cache as cache_pkg
 import judgekit.cache.store as store_mod
 from judgekit.cache import CacheStore, RequestMeta
-from judgekit.errors import CacheLockedError
 from judgekit.types import ChatResponse, Usage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -60,6 +59,9 @@ async def test_put_is_served_before_and_after_flush(store: CacheStore, db: Path)
     got = await store.get("k1")
     assert got is not None and got.cached and got.text == "answer 1"
     assert store.counters.queries == 0  # served from the buffer
+    coro = store.get("k1")  # ... without waiting for the thread at all
+    with pytest.raises(StopIteration):
+        coro.send(None)
     assert store.counters.rows_written == 0
     await store.flush()
     assert store.counters.rows_written == 1 and store.pending_rows() == 0
@@ -113,12 +115,13 @@ async def test_concurrent_gets_are_micro_batched(store: CacheStore):
     for i in range(500):
         store.put(f"k{i}", META, resp(i))
     await store.flush()
-    q0 = store.counters.queries
+    q0, r0 = store.counters.queries, store.counters.lookup_requests
     keys = [f"k{i}" for i in range(1000)]  # half are misses
     results = await asyncio.gather(*(store.get(k) for k in keys))
     assert [r is not None for r in results] == [i < 500 for i in range(1000)]
     assert all(r.text == f"answer {i}" for i, r in enumerate(results[:500]))
     assert store.counters.queries - q0 <= 3
+    assert store.counters.lookup_requests - r0 == 1  # one tick, one hand-off to the thread
     assert store.counters.lookups >= 1000 and store.counters.hits >= 500
 
 

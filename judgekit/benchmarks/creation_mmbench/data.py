@@ -199,13 +199,14 @@ def _build(path: str, rows: list[tuple[int, dict[str, str]]], overrides: Mapping
             pointers.append((n, idx, raw))
         else:
             decoded[idx] = _decode_images(path, _where(n, idx), raw)
+    sources = set(decoded)
     for n, idx, target in pointers:
         where = _where(n, idx)
         if not target:
             raise DataError(path, "empty image field", row=where, column="image")
         if target not in seen:
             raise DataError(path, f"image pointer to index {target!r}, which is not in the file", row=where, column="image")
-        if target not in decoded:
+        if target not in sources:
             raise DataError(
                 path, f"image pointer to index {target!r}, whose image is itself a pointer", row=where, column="image"
             )

@@ -300,10 +300,29 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     }
     if prep.human is not None:
         summary["human_alignment"] = _alignment(judgments, prep.human)
-    display = [r for r in summary_rows if r.get("level") in ("overall", "category")]
+    display = [_display_row(r) for r in summary_rows if r.get("level") in ("overall", "category")]
     return BenchmarkResult(summary=summary, tables={"answers": answers, "judgments": judgments,
                                                     "summary": summary_rows},
                            failed_items=failed, not_run=not_run, display=display)
+
+
+def _pct(v: float | None) -> float | None:
+    return None if v is None else round(100.0 * v, 1)
+
+
+def _display_row(r: dict[str, Any]) -> dict[str, Any]:
+    """A row of the printed table, shaped like the paper's Tables 2 and 5."""
+    counts = "/".join(str(r[k]) for k in ("much_better", "better", "tie", "worse", "much_worse"))
+    return {
+        "model": r["model"],
+        "category": "Overall" if r["level"] == "overall" else r["group"],
+        "Reward": r["reward"],
+        "Win Rate %": r["win_rate"],
+        "VFS": r["vfs"],
+        "+2/+1/0/-1/-2": counts,
+        "fail": r["fail"] + r.get("vfs_fail", 0),
+        "parse ok % (pair/VFS)": f"{_pct(r['pairwise_parse_ok'])}/{_pct(r['vfs_parse_ok'])}",
+    }
 
 
 def _alignment(judgments: list[dict[str, Any]], human: dict) -> list[dict[str, Any]]:

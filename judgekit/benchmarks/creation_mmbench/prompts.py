@@ -119,7 +119,13 @@ def candidate_messages(item: CreationItem) -> tuple[Message, ...]:
 
 
 def to_query(item: CreationItem, description: str) -> tuple[Prompt, str]:
-    """The Creation-MMBench-TO query (Fig. 30, TO branch): the item's parts plus an image description."""
+    """The Creation-MMBench-TO query (Fig. 30, TO branch): the item's parts plus an image description.
+
+    Needs the ``role`` and ``instruction`` columns (the composed ``question`` cannot be split
+    back into its parts); raises ValueError for an item without them.
+    """
+    if not (item.role.strip() and item.instruction.strip()):
+        raise ValueError(f"item {item.index} has no role/instruction, which the text-only query is built from")
     p = load_prompt(PROMPT_FILES["to_query"])
     text = fill(
         p,
@@ -142,9 +148,9 @@ def describe_instruction(
         p = load_prompt(PROMPT_FILES["describe_generic"])
         return p, fill(p)
     if kind == "query_specific":
-        part = query_specific_part.strip().rstrip(".")
-        if not part:
-            raise ValueError("a query-specific description needs query_specific_part")
+        # the few-shot reply, trimmed; the template supplies the closing full stop.  An empty
+        # part is allowed (a cost estimate builds the request before the reply exists).
+        part = query_specific_part.strip().rstrip(".").rstrip()
         p = load_prompt(PROMPT_FILES["describe_query_specific"])
         return p, fill(p, query_specific_part=part)
     raise ValueError(f"kind must be 'generic' or 'query_specific', not {kind!r}")
