@@ -6,6 +6,7 @@ The tree::
     ├── SpecError            a run spec or override is invalid (names the file and key)  -> exit 2
     ├── DataError            an input file is malformed (names the file, row and column) -> exit 2
     ├── CacheLockedError     another process holds the cache file
+    ├── CacheSchemaError     the cache file is newer than this judgekit, or not a cache
     └── ProviderError        a call failed; the subclass says how the engine treats it
         ├── RateLimited      429: retried after ``retry_after`` seconds, concurrency is cut
         ├── TransientError   5xx, timeouts, connection resets: retried with backoff
@@ -21,6 +22,7 @@ __all__ = [
     "SpecError",
     "DataError",
     "CacheLockedError",
+    "CacheSchemaError",
     "ProviderError",
     "RateLimited",
     "TransientError",
@@ -54,6 +56,10 @@ class DataError(JudgekitError):
 
 class CacheLockedError(JudgekitError):
     """Another process has the cache open."""
+
+
+class CacheSchemaError(JudgekitError):
+    """The cache file cannot be used by this version of judgekit (too new, or not a cache)."""
 
 
 class ProviderError(JudgekitError):

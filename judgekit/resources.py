@@ -8,6 +8,7 @@ installed wheel holds copies of them under the same names (see pyproject.toml).
 from __future__ import annotations
 
 import hashlib
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -41,10 +42,12 @@ class Prompt:
         self.hash = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
     def render(self, **fields: str) -> str:
-        out = self.text
-        for key, value in fields.items():
-            out = out.replace("{" + key + "}", value)
-        return out
+        """Fill ``{name}`` fields in one pass, so a value that itself contains ``{other}`` (a
+        candidate's answer, say) is never expanded."""
+        if not fields:
+            return self.text
+        pattern = re.compile("|".join(re.escape("{" + k + "}") for k in fields))
+        return pattern.sub(lambda m: fields[m.group(0)[1:-1]], self.text)
 
 
 @lru_cache(maxsize=None)

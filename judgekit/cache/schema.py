@@ -35,7 +35,7 @@ from typing import Any, Callable, Sequence, Union
 
 import duckdb
 
-from judgekit.errors import CacheLockedError, JudgekitError
+from judgekit.errors import CacheLockedError, CacheSchemaError
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -54,8 +54,6 @@ __all__ = [
 ]
 
 
-class CacheSchemaError(JudgekitError):
-    """The cache file cannot be used by this version of judgekit (too new, or not a cache)."""
 
 
 #: (name, DuckDB type) of ``responses``, in insert order (the store builds rows in this order)
@@ -142,7 +140,7 @@ CREATE TABLE runs (
 
 @dataclass(frozen=True, slots=True)
 class Migration:
-    """One step from ``to_version - 1`` to ``to_version``: SQL text or a callable on the connection."""
+    """One step from ``to_version - 1`` to ``to_version``: SQL text or ``apply(con)``."""
 
     to_version: int
     description: str
@@ -322,7 +320,9 @@ def _cell(v: Any, typ: str) -> Any:
     if typ == "JSON":
         return json.dumps(v, default=str, ensure_ascii=False)
     if typ == "VARCHAR" and not isinstance(v, str):
-        return json.dumps(v, default=str, ensure_ascii=False) if isinstance(v, (dict, list)) else str(v)
+        if isinstance(v, (dict, list)):
+            return json.dumps(v, default=str, ensure_ascii=False)
+        return str(v)
     if typ == "DOUBLE":
         return float(v)
     return v

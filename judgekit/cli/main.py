@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import CacheLockedError, DataError, JudgekitError, SpecError
+from ..errors import CacheLockedError, CacheSchemaError, DataError, JudgekitError, SpecError
 
 __all__ = ["main", "cli"]
 
@@ -41,7 +41,7 @@ def _errors(f):
     def wrapper(*args, **kwargs):
         try:
             return f(*args, **kwargs)
-        except (SpecError, DataError, CacheLockedError) as e:
+        except (SpecError, DataError, CacheLockedError, CacheSchemaError) as e:
             click.echo(f"error: {e}", err=True)
             sys.exit(2)
         except JudgekitError as e:

@@ -86,6 +86,13 @@ class Engine:
             except FATAL_ERRORS as e:
                 raise RunStopped(prov.describe_error(e)) from None
             self.providers[alias] = prov
+            # first lookups load price data and tokenizers (~0.1-0.5 s): do it now, not mid-run on
+            # the event loop where it would stall every call in flight
+            await asyncio.to_thread(price_usd, prov.kind, prov.model, 1, 1, spec.price)
+            if spec.limits.tokens_per_minute:
+                from ..cost.tokens import count_text
+
+                await asyncio.to_thread(count_text, prov.model, "warm up")
             name = f"{spec.provider}:{spec.model}@{prov.identity}"
             bucket = self.buckets.get(name)
             if bucket is None:

@@ -32,6 +32,8 @@ from __future__ import annotations
 import math
 import random
 import re
+import sys
+from array import array
 from dataclasses import dataclass
 
 __all__ = [
@@ -331,38 +333,55 @@ def _prompt_words(text: str, limit: int = 40) -> list[str]:
     return list(seen)
 
 
-def _answer_words(text: str, quality: float, rng: random.Random) -> list[str]:
-    n = int((40 + 560 * quality) * (0.8 + 0.4 * rng.random()))
-    n = max(8, n)
-    vocab_size = int(60 + 540 * quality)
-    pool = _VOCAB[: min(vocab_size, len(_VOCAB))]
-    words = rng.choices(pool, k=n)
+def _u16(rng: random.Random, n: int) -> array:
+    """``n`` pseudo-random 16-bit integers (endian-independent), drawn in one C call."""
+    arr = array("H", rng.randbytes(2 * n))
+    if sys.byteorder == "big":
+        arr.byteswap()
+    return arr
+
+
+def _answer_text(
+    text: str, quality: float, rng: random.Random, word_budget: int | None
+) -> tuple[str, int, bool]:
+    """Free prose: ``(text, word count, cut by the budget)``.
+
+    Length ~ ``40 + 560 q`` words (+-20 %), drawn from the first ``60 + 540 q`` words of the
+    vocabulary, about one word in ten taken from the prompt; sentences of 7-16 words,
+    paragraphs of 3-6 sentences.
+    """
+    n = max(8, int((40 + 560 * quality) * (0.8 + 0.4 * rng.random())))
+    cut = word_budget is not None and n > word_budget
+    if cut and word_budget is not None:
+        n = word_budget
+    pool = _VOCAB[: min(int(60 + 540 * quality), len(_VOCAB))]
+    size = len(pool)
+    words = [pool[i % size] for i in _u16(rng, n)]
     pw = _prompt_words(text)
-    if pw:
-        for _ in range(n // 10):
-            words[rng.randrange(n)] = rng.choice(pw)
-    return words
-
-
-def _join_sentences(words: list[str], rng: random.Random) -> str:
+    if pw and n >= 10:
+        m = len(pw)
+        r = _u16(rng, 2 * (n // 10))
+        for k in range(0, len(r), 2):
+            words[r[k] % n] = pw[r[k + 1] % m]
+    shape = _u16(rng, n // 7 + 2)
     out: list[str] = []
-    i, n = 0, len(words)
-    sentences_in_par = 0
-    par_len = rng.randint(3, 6)
+    i = j = in_par = 0
+    par_len = 3 + shape[0] % 4
     while i < n:
-        k = rng.randint(7, 16)
-        chunk = words[i : i + k]
+        j += 1
+        k = 7 + shape[j % len(shape)] % 10
+        s = " ".join(words[i : i + k])
         i += k
-        s = " ".join(chunk)
         out.append(s[:1].upper() + s[1:] + ".")
-        sentences_in_par += 1
-        if sentences_in_par >= par_len and i < n:
-            out.append("\n\n")
-            sentences_in_par = 0
-            par_len = rng.randint(3, 6)
-        elif i < n:
-            out.append(" ")
-    return "".join(out)
+        in_par += 1
+        if i < n:
+            if in_par >= par_len:
+                out.append("\n\n")
+                in_par = 0
+                par_len = 3 + shape[(j + 1) % len(shape)] % 4
+            else:
+                out.append(" ")
+    return "".join(out), n, cut
 
 
 def completion_tokens_for(text: str) -> int:
@@ -405,7 +424,9 @@ def make_reply(
     elif kind == KIND_VFS:
         out = _vfs_text(text, rng, garbage)
     else:
-        garbage = False
-        out = _join_sentences(_answer_words(text, quality, rng), rng)
+        budget = max(1, int(max_tokens * _WORDS_PER_TOKEN)) if max_tokens else None
+        out, n_words, cut = _answer_text(text, quality, rng, budget)
+        tokens = max(1, round(n_words * _TOKENS_PER_WORD))
+        return Reply(out, kind, "length" if cut else "stop", tokens, False)
     out, finish = _cut(out, max_tokens)
     return Reply(out, kind, finish, completion_tokens_for(out), garbage)

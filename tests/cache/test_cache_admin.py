@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture
 async def filled(tmp_path: Path) -> Path:
     path = tmp_path / "c.duckdb"
-    s = CacheStore.open(path, run_id="r1")
+    s = await CacheStore.open(path, run_id="r1")
     s.run_started("r1", "first", "{}")
     for i in range(10):
         s.put(f"c{i}", RequestMeta("openai", "gpt-4o", stage="candidate"),
@@ -103,9 +103,9 @@ def test_prune(filled: Path):
 
 def test_admin_on_a_file_held_by_another_process(filled: Path):
     code = textwrap.dedent(f"""
-        import sys, time
+        import asyncio, sys, time
         from judgekit.cache import CacheStore
-        s = CacheStore.open({str(filled)!r}, run_id="holder")
+        s = asyncio.run(CacheStore.open({str(filled)!r}, run_id="holder"))
         print("HOLDING", flush=True)
         sys.stdin.readline()
         s.close_sync()
@@ -124,3 +124,7 @@ def test_admin_on_a_file_held_by_another_process(filled: Path):
         proc.wait(30)
     assert proc.returncode == 0, proc.stderr.read()
     assert admin.stats(filled)["responses"] == 14  # free again once the holder closed
+
+
+def test_public_api():
+    assert set(admin.__all__) == {"stats", "export", "prune", "ExportFormat"}

@@ -66,7 +66,7 @@ async def test_v1_file_is_upgraded_not_broken(tmp_path: Path):
     con.close()
     assert _version(path) == 1
 
-    s = CacheStore.open(path, run_id="new-run")
+    s = await CacheStore.open(path, run_id="new-run")
     try:
         old = await s.get("old-key")
         assert old is not None and old.text == "old answer" and old.usage.output_tokens == 7
@@ -84,14 +84,14 @@ async def test_v1_file_is_upgraded_not_broken(tmp_path: Path):
     assert _version(path) == SCHEMA_VERSION
 
 
-def test_newer_file_is_refused(tmp_path: Path):
+async def test_newer_file_is_refused(tmp_path: Path):
     path = tmp_path / "future.duckdb"
     schema.open_database(path).close()
     con = duckdb.connect(str(path))
     con.execute("INSERT INTO schema_version VALUES (99, 'from the future', now()::TIMESTAMP)")
     con.close()
     with pytest.raises(CacheSchemaError, match="newer than this judgekit"):
-        CacheStore.open(path, run_id="r")
+        await CacheStore.open(path, run_id="r")
     with pytest.raises(CacheSchemaError, match="version 99"):
         schema.open_database(path, read_only=True)
 

@@ -37,7 +37,7 @@ def db(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def store(db: Path):
-    s = CacheStore.open(db, run_id="run-1", flush_interval=60.0)  # flushes only when asked
+    s = await CacheStore.open(db, run_id="run-1", flush_interval=60.0)  # flushes only when asked
     yield s
     await s.close()
 
@@ -169,7 +169,7 @@ async def test_failures_are_recorded_never_served(store: CacheStore):
 
 
 async def test_periodic_flush_without_asking(db: Path):
-    s = CacheStore.open(db, run_id="r", flush_interval=0.05)
+    s = await CacheStore.open(db, run_id="r", flush_interval=0.05)
     try:
         s.put("k", META, resp(1))
         for _ in range(100):
@@ -182,7 +182,7 @@ async def test_periodic_flush_without_asking(db: Path):
 
 
 async def test_batch_rows_triggers_a_flush(db: Path):
-    s = CacheStore.open(db, run_id="r", flush_interval=60.0, batch_rows=50)
+    s = await CacheStore.open(db, run_id="r", flush_interval=60.0, batch_rows=50)
     try:
         for i in range(120):
             s.put(f"k{i}", META, resp(i))
@@ -196,7 +196,7 @@ async def test_batch_rows_triggers_a_flush(db: Path):
 
 
 async def test_close_and_reopen_keeps_everything(db: Path):
-    s = CacheStore.open(db, run_id="r1")
+    s = await CacheStore.open(db, run_id="r1")
     for i in range(100):
         s.put(f"k{i}", META, resp(i))
     s.record_failure("kx", META, "transient", 500, "boom")
@@ -209,7 +209,7 @@ async def test_close_and_reopen_keeps_everything(db: Path):
     with pytest.raises(RuntimeError):
         await s.get("k1")
 
-    s2 = CacheStore.open(db, run_id="r2")
+    s2 = await CacheStore.open(db, run_id="r2")
     try:
         got = await s2.get_many([f"k{i}" for i in range(100)])
         assert len(got) == 100 and got["k42"].text == "answer 42"
@@ -221,10 +221,10 @@ async def test_close_and_reopen_keeps_everything(db: Path):
 
 
 async def test_read_only_store(db: Path):
-    s = CacheStore.open(db, run_id="r")
+    s = await CacheStore.open(db, run_id="r")
     s.put("k", META, resp(1))
     await s.close()
-    ro = CacheStore.open(db, run_id="r", read_only=True)
+    ro = await CacheStore.open(db, run_id="r", read_only=True)
     try:
         assert (await ro.get("k")).text == "answer 1"
         with pytest.raises(RuntimeError):
@@ -267,8 +267,8 @@ async def test_statement_error_reaches_the_caller(store: CacheStore):
 
 
 def test_close_sync_outside_a_loop(db: Path):
-    s = CacheStore.open(db, run_id="r")
-    s.put("k", META, resp(1))
+    s = asyncio.run(CacheStore.open(db, run_id="r"))
+    s.put("k", META, resp(1))  # the loop that opened the store is gone; puts need none
     s.close_sync()
     s.close_sync()  # idempotent
     con = duckdb.connect(str(db), read_only=True)
@@ -280,10 +280,11 @@ def test_close_sync_outside_a_loop(db: Path):
 
 async def test_second_process_gets_cache_locked_error(store: CacheStore, db: Path):
     r = _python(f"""
+        import asyncio
         from judgekit.cache import CacheStore
         from judgekit.errors import CacheLockedError
         try:
-            CacheStore.open({str(db)!r}, run_id="x")
+            asyncio.run(CacheStore.open({str(db)!r}, run_id="x"))
         except CacheLockedError as e:
             print("LOCKED", e)
         else:
@@ -303,7 +304,7 @@ def test_kill_9_loses_at_most_the_last_interval(db: Path):
             from judgekit.cache import CacheStore, RequestMeta
             from judgekit.types import ChatResponse
             async def main():
-                s = CacheStore.open({str(db)!r}, run_id="r", flush_interval=0.1)
+                s = await CacheStore.open({str(db)!r}, run_id="r", flush_interval=0.1)
                 m = RequestMeta("openai", "gpt-4o")
                 for i in range(300):
                     s.put(f"k{{i}}", m, ChatResponse(f"a{{i}}"))
@@ -326,3 +327,42 @@ def test_kill_9_loses_at_most_the_last_interval(db: Path):
         assert con.execute("SELECT count(*) FROM responses WHERE key LIKE 'k%'").fetchone()[0] == 300
     finally:
         con.close()
+
+
+async def test_batch_window_collects_gets_across_ticks(db: Path):
+    s = await CacheStore.open(db, run_id="r", batch_window=0.02)
+    try:
+        s.put("k", META, resp(1))
+        await s.flush()
+
+        async def late(delay_ticks: int):
+            for _ in range(delay_ticks):
+                await asyncio.sleep(0)
+            return await s.get("k")
+
+        r0 = s.counters.lookup_requests
+        got = await asyncio.gather(*(late(i) for i in range(5)))
+        assert all(g.text == "answer 1" for g in got)
+        assert s.counters.lookup_requests - r0 == 1
+    finally:
+        await s.close()
+
+
+async def test_slow_statement_does_not_block_the_loop(store: CacheStore):
+    lags: list[float] = []
+    done = asyncio.Event()
+
+    async def ticker():
+        while not done.is_set():
+            t = time.perf_counter()
+            await asyncio.sleep(0.005)
+            lags.append(time.perf_counter() - t - 0.005)
+
+    tick = asyncio.create_task(ticker())
+    t = time.perf_counter()
+    await store.query("SELECT sum(i * i % 7) FROM range(100000000) t(i)")
+    elapsed = time.perf_counter() - t
+    done.set()
+    await tick
+    assert elapsed > 0.1 and len(lags) >= 5
+    assert max(lags) < max(0.05, elapsed / 3), (max(lags), elapsed)

@@ -14,7 +14,7 @@ from judgekit.types import ChatRequest, GenParams, Message
 
 @pytest.fixture
 async def cache(tmp_path):
-    store = CacheStore.open(tmp_path / "cache.duckdb", run_id="test")
+    store = await CacheStore.open(tmp_path / "cache.duckdb", run_id="test")
     yield store
     await store.close()
 

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import AsyncIterator, Callable
 
 import pytest
 
-# The repository root must be importable even when the editable install does not map
-# subpackages (``.venv/bin/pytest`` does not put the working directory on sys.path).
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-
-from judgekit.sim import SimConfig, SimServer  # noqa: E402
+from judgekit.sim import SimConfig, SimServer
 
 
 @pytest.fixture

@@ -261,18 +261,21 @@ async def test_rate_limit_refills(sim_factory):
 
 
 async def test_token_limit(sim_factory):
-    s = await sim_factory(tpm=6000)  # bucket of 100 tokens
+    s = await sim_factory(tpm=60, burst_s=100)  # 1 token/s, bucket of 100 tokens
     c = client(s)
     raw = await c.chat.completions.with_raw_response.create(
         model="m", messages=[{"role": "user", "content": "x" * 40}], max_tokens=50
     )
-    assert raw.headers["x-ratelimit-limit-tokens"] == "6000"
+    assert raw.headers["x-ratelimit-limit-tokens"] == "60"
     assert raw.headers["x-ratelimit-remaining-tokens"] == "40"  # 100 - (10 + 50)
     assert "x-ratelimit-limit-requests" not in raw.headers
     with pytest.raises(openai.RateLimitError) as ei:
         await ask(c, "y" * 400, max_tokens=50)  # needs 150 > capacity: waits for a full bucket
-    assert ei.value.response.headers["x-ratelimit-remaining-tokens"] == "40"
-    assert 550 < float(ei.value.response.headers["retry-after-ms"]) <= 610
+    h = ei.value.response.headers
+    assert h["x-ratelimit-remaining-tokens"] == "40"
+    assert 59_000 < float(h["retry-after-ms"]) <= 60_000
+    assert h["retry-after"] == "60"
+    assert ei.value.body["type"] == "tokens"
 
 
 async def test_injected_errors_at_rate_and_retry_succeeds(sim_factory):

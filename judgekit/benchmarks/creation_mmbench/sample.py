@@ -22,6 +22,7 @@ from typing import Callable
 from PIL import Image, ImageDraw, ImageFont
 
 from .prompts import compose_question
+from .tasks import normalise_task, task_categories
 
 __all__ = ["COLUMNS", "write_sample", "main"]
 
@@ -532,8 +533,6 @@ def _rows() -> list[dict[str, object]]:
 
 
 def _category_of(task: str) -> str:
-    from .tasks import normalise_task, task_categories
-
     return task_categories()[normalise_task(task)]
 
 
