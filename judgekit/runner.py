@@ -305,6 +305,10 @@ async def run_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> Run
                 await cache.write_table(f"{spec.benchmark}_{name}", [dict(r, run_id=run_id) for r in rows] or [])
             outcome.summary, outcome.result, outcome.failed_items = summary, result, result.failed_items
             outcome.exit_code, outcome.message = code, message
-        cache.run_finished(run_id, status, json.dumps(outcome.summary or {"message": message}, default=str))
+        record = outcome.summary or {"message": message}
+        record = dict(record, status=status, paid_calls=engine.stats.paid_calls,
+                      cache_hits=sum(st.cache_hits for st in engine.stats.stages.values()),
+                      failures=engine.stats.failures, cost_usd=engine.stats.spent_usd)
+        cache.run_finished(run_id, status, json.dumps(record, default=str))
     ui.show_results(outcome)
     return outcome

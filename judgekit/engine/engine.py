@@ -35,6 +35,10 @@ __all__ = ["Engine", "CallResult", "RunStopped", "NOT_RUN"]
 NOT_RUN = "not_run"
 
 
+class _NotLaunched(Exception):
+    """Internal: the call was still waiting for a slot when the run began stopping."""
+
+
 class RunStopped(Exception):
     """The run cannot go on (bad key, unknown model).  ``str()`` is the message for the user."""
 
@@ -166,14 +170,17 @@ class Engine:
             stage.first_call = time.monotonic()
         meta = RequestMeta(prov.kind, prov.model, prov.identity, req.stage, req.item_id, req.prompt_hash)
         try:
-            resp = await self._attempt(prov, bucket, req, tokens)
-        except ProviderError as first:
             try:
-                resp = await self._retry(first, prov, bucket, req, tokens, key, meta)
-            except ProviderError as e:
-                stage.failures += 1
-                stage.done += 1
-                return CallResult(req, None, e.kind, prov.describe_error(e), key)
+                resp = await self._attempt(prov, bucket, req, tokens)
+            except ProviderError as first:
+                try:
+                    resp = await self._retry(first, prov, bucket, req, tokens, key, meta)
+                except ProviderError as e:
+                    stage.failures += 1
+                    stage.done += 1
+                    return CallResult(req, None, e.kind, prov.describe_error(e), key)
+        except _NotLaunched as e:
+            return CallResult(req, None, NOT_RUN, str(e), key)
         u = resp.usage
         resp.cost_usd = price_usd(prov.kind, prov.model, u.input_tokens, u.output_tokens, prov.spec.price) or 0.0
         bucket.on_success(reserved_tokens=tokens, used_tokens=u.input_tokens + u.output_tokens, remaining=resp.rate_headers)
@@ -189,6 +196,9 @@ class Engine:
 
     async def _attempt(self, prov: Provider, bucket: Bucket, req: ChatRequest, tokens: int) -> ChatResponse:
         await bucket.acquire(tokens)
+        if self.stop_reason is not None:  # the run began stopping while this call waited its turn
+            bucket.release()
+            raise _NotLaunched(self.stop_reason)
         try:
             return await prov.generate(req)
         finally:

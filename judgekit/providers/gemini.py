@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -24,7 +25,11 @@ def classify_gemini_error(err: Exception) -> ProviderError:
         headers = getattr(getattr(err, "response", None), "headers", None)
         msg = f"HTTP {code} {err.status or ''}: {err.message or err.details}"
         if code == 429:
-            return RateLimited(msg, status=code, retry_after=retry_after_from_headers(headers))
+            wait = retry_after_from_headers(headers)
+            if wait is None:  # the Gemini API sends no header: a RetryInfo detail says "12s"
+                m = re.search(r"retryDelay['\"]?\s*[:=]\s*['\"]?(\d+(?:\.\d+)?)s", str(err.details))
+                wait = float(m.group(1)) if m else None
+            return RateLimited(msg, status=code, retry_after=wait)
         if code in (401, 403):
             return AuthError(msg, status=code)
         if code == 404:

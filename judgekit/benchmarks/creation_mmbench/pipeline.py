@@ -26,7 +26,8 @@ from ...engine import NOT_RUN, CallResult, Engine
 from ...metrics.alignment import consistency, mae
 from ...metrics.pairwise import summarize
 from ...parsers.creation import parse_verdict, parse_vfs
-from ...types import ChatRequest, GenParams, Message
+from ...resources import load_prompt
+from ...types import ChatRequest, GenParams, Message, TextPart
 from ..base import BenchmarkResult, PlannedCall
 from . import prompts as P
 from .data import CreationItem, load_tsv, read_human_ratings
@@ -231,8 +232,12 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
         r = await engine.call(req)
         j = _judgment(kind, order, r, alias, item)
         if r.ok and not j["ok"] and o.reask_on_parse_failure and not engine.stopping:
-            req2 = ChatRequest(req.model, req.messages, req.params, stage=req.stage, item_id=req.item_id,
-                               prompt_hash=req.prompt_hash, attempt_tag="reask1")
+            # continue the conversation: the judge's own reply, then a request for the final line
+            # (asking the same thing again would get the same reply from a temperature-0 judge)
+            follow = load_prompt(f"creation_mmbench/reask_{kind}.txt")
+            messages = (*req.messages, Message("assistant", (TextPart(r.text),)), Message.user(follow.text))
+            req2 = ChatRequest(req.model, messages, req.params, stage=req.stage, item_id=req.item_id,
+                               prompt_hash=f"{req.prompt_hash}+{follow.hash}", attempt_tag="reask1")
             r2 = await engine.call(req2)
             j2 = _judgment(kind, order, r2, alias, item, reasked=True)
             if j2["ok"] or r2.error_kind != NOT_RUN:
@@ -336,7 +341,7 @@ def _alignment(judgments: list[dict[str, Any]], human: dict) -> list[dict[str, A
     for model in sorted({m for m, _ in per}):
         js, ps = [], []
         for (m, idx), scores in per.items():
-            p = human.get((model, idx), human.get((None, idx)))
+            p = human.get((model, idx), human.get(("", idx)))
             if m == model and p is not None:
                 js.append(sum(scores) / len(scores))
                 ps.append(p)

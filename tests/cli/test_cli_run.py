@@ -1,0 +1,118 @@
+"""`judgekit run` as a user runs it: a subprocess, exit codes, signals, resume."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from judgekit.sim import SimConfig, SimThread
+
+FAST = [f"--set=models.{a}.sim.latency_ms=0" for a in ("sim-strong", "sim-weak", "judge")]
+
+
+def judgekit(*args, env=None, **kw):
+    return subprocess.run([sys.executable, "-m", "judgekit.cli.main", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=120, **kw)
+
+
+def popen(*args):
+    return subprocess.Popen([sys.executable, "-m", "judgekit.cli.main", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def runs(cache):
+    con = duckdb.connect(str(cache), read_only=True)
+    rows = con.execute("select status, summary_json from runs order by started_at").fetchall()
+    con.close()
+    return [(s, json.loads(j)) for s, j in rows]
+
+
+def test_run_quickstart_exit_0(tmp_path):
+    r = judgekit("run", "quickstart", "--limit", "2", "--cache", str(tmp_path / "c.duckdb"),
+                 "--out", str(tmp_path / "out"), *FAST)
+    assert r.returncode == 0, r.stderr
+    assert "Estimate before any call" in r.stdout and "Results" in r.stdout
+    assert "Overall" in r.stdout
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["status"] == "done"
+
+
+def test_bad_spec_exit_2(tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text('name = "x"\nbenchmark = "creation_mmbench"\ndata = "d.tsv"\nmodelz = 1\n')
+    r = judgekit("run", str(spec))
+    assert r.returncode == 2
+    assert "modelz: unknown key" in r.stderr and str(spec) in r.stderr
+
+
+def test_wrong_key_stops_fast_naming_env_var(tmp_path):
+    with SimThread(SimConfig(seed=1, api_keys=["right"], latency_ms=50)) as sim:
+        spec = tmp_path / "s.toml"
+        spec.write_text(f'''
+name = "wrongkey"
+benchmark = "creation_mmbench"
+data = "samples:creation_mmbench/sample.tsv"
+[models.cand]
+provider = "openai"
+model = "some-vlm"
+base_url = "{sim.base_url}"
+api_key_env = "JK_CANDIDATE_KEY"
+[models.judge]
+provider = "sim"
+model = "sim-judge"
+[roles]
+candidates = ["cand"]
+judge = "judge"
+''')
+        t0 = time.monotonic()
+        r = judgekit("run", str(spec), "--cache", str(tmp_path / "c.duckdb"), "--out", str(tmp_path / "o"),
+                     env={"JK_CANDIDATE_KEY": "wrong"})
+        elapsed = time.monotonic() - t0
+    assert r.returncode == 1
+    assert "JK_CANDIDATE_KEY" in r.stderr and "'cand'" in r.stderr
+    assert elapsed < 10  # interpreter start included; the stop itself takes milliseconds
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_stops_keeps_finished_calls_and_resumes(tmp_path, sig):
+    cache = tmp_path / "c.duckdb"
+    slow = [f"--set=models.{a}.sim.latency_ms=150" for a in ("sim-strong", "sim-weak", "judge")]
+    slow += [f"--set=models.{a}.limits.max_concurrency=2" for a in ("sim-strong", "sim-weak", "judge")]
+    p = popen("run", "quickstart", "--cache", str(cache), "--out", str(tmp_path / "o"), *slow)
+    time.sleep(6)
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 130, (out, err)
+    assert "resume with: judgekit run quickstart" in err
+    [(status, first)] = runs(cache)
+    assert status == "interrupted" and first["paid_calls"] > 0
+
+    r = judgekit("run", "quickstart", "--cache", str(cache), "--out", str(tmp_path / "o"), *FAST)
+    assert r.returncode == 0, r.stderr
+    (_, _), (status2, second) = runs(cache)
+    assert status2 == "done"
+    # every call finished before the signal came back from the cache, none was paid twice
+    assert second["cache_hits"] == first["paid_calls"]
+    assert second["paid_calls"] + second["cache_hits"] == second["paid_calls"] + first["paid_calls"]
+
+
+def test_max_cost_refuses_without_terminal_and_caps_with_yes(tmp_path):
+    price = "--set=models.judge.price={input_per_mtok = 100000, output_per_mtok = 100000}"
+    args = ["run", "quickstart", "--limit", "3", "--cache", str(tmp_path / "c.duckdb"), "--out",
+            str(tmp_path / "o"), price, "--set=models.judge.limits.max_concurrency=2", "--max-cost", "5", *FAST]
+    r = judgekit(*args)
+    assert r.returncode == 2 and "above --max-cost $5.00" in r.stderr
+    r = judgekit(*args, "--yes")
+    assert r.returncode == 1
+    assert "stopped: spending reached --max-cost $5.00" in r.stderr
+    assert "resume with:" in r.stderr
+    [(status, rec)] = runs(tmp_path / "c.duckdb")
+    assert status == "stopped"
+    # it stops launching at the cap: only calls already in flight can go past it
+    assert rec["cost_usd"] >= 5
+    assert rec["paid_calls"] < 6 + 12 + 8  # the judge calls after the cap were not made

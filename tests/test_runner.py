@@ -1,0 +1,141 @@
+"""Creation-MMBench end to end through the runner, against the simulator."""
+
+import json
+
+import duckdb
+import pytest
+
+from judgekit.config import load_spec
+from judgekit.errors import DataError
+from judgekit.runner import RunOptions, estimate_spec, run_spec
+
+
+def opts(tmp_path, **kw):
+    return RunOptions(out_dir=tmp_path / "out", cache_path=tmp_path / "cache.duckdb", **kw)
+
+
+def fast(*extra):
+    # the quickstart with no simulated latency
+    sets = [f"models.{a}.sim.latency_ms=0" for a in ("sim-strong", "sim-weak", "judge")]
+    return load_spec("quickstart", [*sets, *extra])
+
+
+async def test_quickstart_runs_and_resumes_without_paying_twice(tmp_path):
+    spec = fast()
+    first = await run_spec(spec, opts(tmp_path, limit=4))
+    assert first.exit_code == 0, first.message
+    s = first.summary
+    # 4 items x 2 candidates: 8 candidate calls, 16 pairwise, VFS on the items with VF criteria
+    n_vf = 3  # items 0, 1, 3 of the first four have visual-factuality criteria
+    assert first.served_by_simulator == 8 + 16 + 2 * 2 * n_vf
+    overall = {r["model"]: r for r in s["results"] if r["level"] == "overall"}
+    assert set(overall) == {"sim-strong", "sim-weak"}
+    for r in overall.values():
+        assert r["n_pairwise"] == 8 and r["fail"] == 0
+        assert -100 <= r["reward"] <= 100 and 0 <= r["win_rate"] <= 100
+        assert r["vfs"] is not None and 0 <= r["vfs"] <= 10
+    assert overall["sim-strong"]["reward"] > overall["sim-weak"]["reward"]
+    for name in ("summary.json", "summary.csv", "judgments.csv", "answers.csv"):
+        assert (tmp_path / "out" / name).exists()
+
+    again = await run_spec(spec, opts(tmp_path, limit=4))
+    assert again.exit_code == 0
+    assert again.served_by_simulator == 0
+    assert again.summary["results"] == s["results"]
+    assert again.summary["cache_hits"] == first.served_by_simulator
+
+    con = duckdb.connect(str(tmp_path / "cache.duckdb"), read_only=True)
+    n = con.execute("select count(*) from result_creation_mmbench_judgments").fetchone()[0]
+    assert n == 16 + 4 * n_vf
+    runs = con.execute("select status from runs order by started_at").fetchall()
+    assert [r[0] for r in runs] == ["done", "done"]
+    con.close()
+
+
+async def test_estimate_makes_no_call_and_counts_cached(tmp_path):
+    spec = fast()
+    est = (await estimate_spec(spec, opts(tmp_path, limit=2))).estimate
+    stages = {ln.stage for ln in est.lines}
+    assert stages == {"candidate", "pairwise", "vfs"}
+    assert est.calls_to_make == sum(ln.calls_total for ln in est.lines)
+    assert est.total_max_usd == 0.0  # the simulator is free
+    cand = [ln for ln in est.lines if ln.stage == "candidate"]
+    assert all(ln.input_tokens > 0 and ln.input_exact is False for ln in cand)  # sim models: no known tokenizer
+    await run_spec(spec, opts(tmp_path, limit=1))
+    est2 = (await estimate_spec(spec, opts(tmp_path, limit=2))).estimate
+    assert est2.calls_to_make < est.calls_to_make
+    assert sum(ln.calls_cached for ln in est2.lines) > 0
+
+
+async def test_unparseable_judge_replies_are_counted_and_reasked(tmp_path):
+    sets = [f"models.judge.sim.garbage_rate=0.5"]
+    spec = fast(*sets)
+    out = await run_spec(spec, opts(tmp_path, limit=3))
+    fails = [r for r in out.summary["results"] if r["level"] == "overall"]
+    assert sum(r["fail"] for r in fails) > 0  # counted, never dropped or scored as a loss
+    judg = out.result.tables["judgments"]
+    bad = [j for j in judg if not j["ok"]]
+    assert bad and all(j["error_kind"] == "parse_failure" and j["judge_text"] for j in bad)
+    assert all(j["score"] is None and j["vfs"] is None for j in bad)
+
+    spec2 = fast(*sets, "options.reask_on_parse_failure=true")
+    out2 = await run_spec(spec2, opts(tmp_path, limit=3))
+    judg2 = out2.result.tables["judgments"]
+    assert any(j["reasked"] for j in judg2)
+    assert sum(not j["ok"] for j in judg2) < len(bad)
+
+
+async def test_text_only_variant_describes_images_first(tmp_path):
+    spec = fast("roles.describer=\"judge\"", "options.text_only=true")
+    out = await run_spec(spec, opts(tmp_path, limit=2))
+    assert out.exit_code == 0, out.message
+    assert out.stats.stage("describe").calls == 2  # once per item, shared by both candidates
+    assert out.stats.stage("candidate").calls == 4
+
+
+async def test_text_only_needs_a_describer(tmp_path):
+    from judgekit.errors import SpecError
+
+    with pytest.raises(SpecError, match="describer"):
+        await run_spec(fast("options.text_only=true"), opts(tmp_path, limit=1))
+
+
+async def test_unknown_option_is_named(tmp_path):
+    from judgekit.errors import SpecError
+
+    with pytest.raises(SpecError, match="options.dual_eval: unknown key"):
+        await run_spec(fast("options.dual_eval=true"), opts(tmp_path, limit=1))
+
+
+async def test_human_alignment(tmp_path):
+    human = tmp_path / "human.csv"
+    human.write_text("index,model,human_1,human_2\n0,sim-strong,2,1\n1,sim-strong,-1,-1\n0,sim-weak,0,0\n")
+    spec = fast(f"options.human_ratings=\"{human}\"")
+    out = await run_spec(spec, opts(tmp_path, limit=2))
+    rows = {r["model"]: r for r in out.summary["human_alignment"]}
+    assert rows["sim-strong"]["items"] == 2 and rows["sim-weak"]["items"] == 1
+    judg = [j for j in out.result.tables["judgments"] if j["kind"] == "pairwise" and j["model"] == "sim-weak"
+            and j["index"] == "0"]
+    j = sum(x["score"] for x in judg) / len(judg)
+    assert rows["sim-weak"]["mae"] == pytest.approx(abs(j - 0))
+    assert rows["sim-weak"]["consistency"] == (100.0 if abs(j) <= 1 else 0.0)
+
+
+async def test_malformed_tsv_names_row_and_column(tmp_path):
+    import csv
+    import sys
+
+    csv.field_size_limit(sys.maxsize)
+    src = load_spec("quickstart").data_path()
+    with open(src, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f, delimiter="\t"))
+    col = rows[0].index("criteria")
+    rows[3][col] = "{'subjective': 'unterminated"  # the third data row
+    p = tmp_path / "bad.tsv"
+    with open(p, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f, delimiter="\t").writerows(rows)
+    spec = fast(f"data=\"{p}\"")
+    with pytest.raises(DataError) as e:
+        await run_spec(spec, opts(tmp_path))
+    msg = str(e.value)
+    assert str(p) in msg and "row 3" in msg and "'criteria'" in msg
