@@ -11,8 +11,11 @@ thread; the loop talks to that thread through a queue and gets answers back with
   ``INSERT ... SELECT unnest($1::VARCHAR[]), ...`` statements of at most ``batch_rows`` rows,
   one transaction each (``INSERT OR REPLACE``, 2.5x slower, only when a batch holds a key
   already stored).  Lookups that queue up meanwhile are answered between two transactions.
-  After ``kill -9`` at most the responses put since the last flush are lost (one
-  ``flush_interval``, plus any time the thread spent in a checkpoint).
+  Every response is ALSO appended at once to a write-ahead log next to the file
+  (``<file>.wal.<pid>.<n>``, one JSON line per response, written to the OS without fsync): a
+  ``kill -9`` of judgekit loses no response that was put, only a crash of the whole machine
+  can lose the last few.  The thread starts a new segment at every flush and deletes a segment
+  once its rows are committed; opening the cache replays segments left by a killed process.
 - **Reads** look at the unflushed buffer first, so a response is served the moment it is put.
   :meth:`CacheStore.get` is micro-batched: every ``get`` made in the same event-loop tick
   (or within ``batch_window`` seconds, when set) is answered by one query, and the thread
@@ -32,6 +35,7 @@ import asyncio
 import atexit
 import collections
 import datetime as _dt
+import json
 import logging
 import os
 import queue
@@ -115,6 +119,7 @@ class CacheCounters:
     flushes: int = 0
     max_flush_seconds: float = 0.0
     last_error: str = ""
+    wal_replayed: int = 0
 
 
 def _now_us() -> int:
@@ -227,6 +232,10 @@ class CacheStore:
         self._on_open: Deliver = lambda _r, _e: None
         self._atexit: Callable[[], None] | None = None
         self._backlog: collections.deque[Any] = collections.deque()  # thread only
+        self._wal_fd: int | None = None  # guarded by _lock
+        self._wal_path = ""
+        self._wal_seq = 0
+        self._wal_unlink: list[str] = []  # segments whose rows are in a flush not yet committed
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -355,9 +364,12 @@ class CacheStore:
         row = (key, m.provider, m.model, m.base_url, m.stage, m.item_id, response.text,
                u.input_tokens, u.output_tokens, response.finish_reason, response.latency_s,
                response.request_id, response.cost_usd, m.prompt_hash, self.run_id, _now_us())
+        line = (json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
         with self._lock:
             self._pending[key] = row
             n = len(self._pending)
+            if self._wal_fd is not None:
+                os.write(self._wal_fd, line)
         if n >= self.batch_rows and not self._wake_sent:
             self._wake_sent = True
             self._q.put(_WAKE)
@@ -585,6 +597,14 @@ class CacheStore:
             self._closed = self._stopped = True
             self._on_open(None, exc)
             return
+        if not self.read_only:
+            try:
+                self._wal_replay()
+                self._wal_rotate()
+            except BaseException as exc:
+                self._closed = self._stopped = True
+                self._on_open(None, exc)
+                return
         self._on_open(self, None)
         try:
             self._serve()
@@ -666,6 +686,10 @@ class CacheStore:
             self._write_buffer()
         except Exception as e:
             exc = e
+        if exc is None:
+            with self._lock:
+                self._wal_close_current()
+            self._wal_cleanup()
         try:
             self._con.close()
         except Exception as e:
@@ -673,6 +697,64 @@ class CacheStore:
         self._stopped = True
         self._fail_queued(RuntimeError(f"cache store {self.path} is closed"))
         cmd.deliver(None, exc)
+
+    # ------------------------------------------------------------------ write-ahead log
+
+    def _wal_segments(self) -> list[str]:
+        d, base = os.path.split(os.path.abspath(self.path))
+        prefix = base + ".wal."
+        try:
+            names = [n for n in os.listdir(d) if n.startswith(prefix)]
+        except FileNotFoundError:
+            return []
+        return [os.path.join(d, n) for n in sorted(names)]
+
+    def _wal_close_current(self) -> None:
+        """Close the current segment (caller holds ``_lock``) and mark it for deletion."""
+        if self._wal_fd is not None:
+            os.close(self._wal_fd)
+            self._wal_fd = None
+            self._wal_unlink.append(self._wal_path)
+
+    def _wal_rotate(self) -> None:
+        """Start a new segment (caller holds ``_lock`` or is opening)."""
+        self._wal_close_current()
+        self._wal_seq += 1
+        self._wal_path = f"{os.path.abspath(self.path)}.wal.{os.getpid()}.{self._wal_seq:09d}"
+        self._wal_fd = os.open(self._wal_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+    def _wal_cleanup(self) -> None:
+        """Every row of the marked segments is committed: delete them (thread only)."""
+        with self._lock:
+            done, self._wal_unlink = self._wal_unlink, []
+        for path in done:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+
+    def _wal_replay(self) -> None:
+        """Commit the responses a killed process left in its log segments (thread only)."""
+        segments = self._wal_segments()
+        if not segments:
+            return
+        rows: dict[str, tuple[Any, ...]] = {}
+        for path in segments:
+            with open(path, "rb") as f:
+                for raw in f:
+                    try:
+                        row = tuple(json.loads(raw))
+                    except ValueError:  # a line cut short by the kill
+                        continue
+                    if len(row) == len(schema.RESPONSE_COLUMNS):
+                        rows[row[0]] = row
+        values = list(rows.values())
+        for i in range(0, len(values), self.batch_rows):
+            chunk = values[i:i + self.batch_rows]
+            self._insert([list(col) for col in zip(*chunk)], [], _REPLACE_RESPONSES)
+        self.counters.wal_replayed += len(values)
+        for path in segments:
+            os.unlink(path)
 
     def _submit(self, cmd: Any) -> None:
         """Queue ``cmd`` for the thread; fails it at once if the thread has stopped."""
@@ -768,6 +850,8 @@ class CacheStore:
             self._pending = {}
             failures, self._failures = self._failures, []
             self._wake_sent = False
+            if batch and self._wal_fd is not None:
+                self._wal_rotate()  # the rows of this batch are all in the segments to unlink
         if not batch and not failures:
             self._inflight = {}
             return
@@ -804,3 +888,4 @@ class CacheStore:
             raise
         self._inflight = {}
         c.flushes += 1
+        self._wal_cleanup()

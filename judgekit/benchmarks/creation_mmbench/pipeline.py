@@ -36,6 +36,9 @@ __all__ = ["Options", "Prepared", "prepare", "plan", "run", "stages"]
 
 stages = ["describe", "candidate", "pairwise", "vfs"]
 
+#: items (candidate x row) in progress at once
+FLOW_WINDOW = 512
+
 
 class Options(BaseModel):
     """``[options]`` of a Creation-MMBench spec."""
@@ -284,11 +287,19 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
         await asyncio.gather(*(judge_one(kind, order, req, alias, item)
                                for kind, order, req in b.judge_requests(item, r.text)))
 
+    # At most FLOW_WINDOW items in progress: enough to keep every bucket busy, few enough that
+    # the work resumed in one event-loop step (a batch of cache answers, say) stays short.
+    window = asyncio.Semaphore(FLOW_WINDOW)
+
+    async def windowed(alias: str, item: CreationItem) -> None:
+        async with window:
+            await flow(alias, item)
+
     # a TaskGroup: when the run must stop (bad key), every other flow is cancelled at once
     async with asyncio.TaskGroup() as tg:
         for alias in cands:
             for item in prep.items:
-                tg.create_task(flow(alias, item))
+                tg.create_task(windowed(alias, item))
 
     order_key = {it.index: i for i, it in enumerate(prep.items)}
     judgments.sort(key=lambda j: (cands.index(j["model"]), order_key[j["index"]], j["kind"], j["order"]))
