@@ -59,6 +59,16 @@ def to_openai_messages(messages: tuple[Message, ...], detail: str | None) -> lis
     return out
 
 
+@lru_cache(maxsize=1)
+def _raw_response_type() -> type:
+    """The HTTP response class the SDK's client returns when asked for the raw response
+    (httpx2.Response in openai 3.x, httpx.Response before)."""
+    from openai import _base_client
+
+    mod = getattr(_base_client, "httpx2", None) or getattr(_base_client, "httpx")
+    return mod.Response
+
+
 def _uses_completion_tokens(model: str) -> bool:
     m = model.lower().rsplit("/", 1)[-1]
     return m.startswith(("o1", "o3", "o4", "gpt-5"))
@@ -149,23 +159,30 @@ class OpenAIProvider(Provider):
             kwargs["extra_body"] = dict(p.extra)
         t0 = time.perf_counter()
         try:
-            raw = await self._client.chat.completions.with_raw_response.create(**kwargs)
-            completion = raw.parse()
+            # The SDK's documented path for direct requests: same client, auth, transport, Azure
+            # routing and error classes as chat.completions.create, without its TypedDict
+            # transform of the parameters and pydantic construction of the reply, a third of
+            # its per-call CPU (shared/reference/performance.md).  The body is built above.
+            raw = await self._client.post("/chat/completions", body=kwargs, cast_to=_raw_response_type())
+            data = raw.json()
         except Exception as e:  # classified below; nothing escapes unclassified
             raise classify_openai_error(e) from e
         latency = time.perf_counter() - t0
-        if not completion.choices:
-            raise TransientError("response had no choices")
-        choice = completion.choices[0]
-        u = completion.usage
+        try:
+            choice = data["choices"][0]
+            text = choice["message"].get("content") or ""
+            finish = choice.get("finish_reason") or ""
+        except (KeyError, IndexError, TypeError, AttributeError):
+            raise TransientError(f"malformed chat completion: {str(data)[:200]}") from None
+        u = data.get("usage") or {}
         headers = raw.headers
         rate = {h: headers[h] for h in _RATE_HEADERS if h in headers} or None
         return ChatResponse(
-            text=choice.message.content or "",
-            usage=Usage(u.prompt_tokens if u else 0, u.completion_tokens if u else 0),
-            finish_reason=choice.finish_reason or "",
+            text=text,
+            usage=Usage(int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0)),
+            finish_reason=finish,
             latency_s=latency,
-            request_id=raw.request_id or completion.id or "",
+            request_id=headers.get("x-request-id") or data.get("id") or "",
             rate_headers=rate,
         )
 
