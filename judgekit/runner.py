@@ -287,6 +287,7 @@ async def run_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> Run
             message = "interrupted: no new calls were launched; every finished call is in the cache"
         finally:
             _restore_signals()
+            gc.unfreeze()  # let everything be collected again (DuckDB objects must die before exit)
         served = _served(engine)
         outcome = RunOutcome(code, message, out_dir, estimate=est, stats=engine.stats, served_by_simulator=served)
         if result is not None:
