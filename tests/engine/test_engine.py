@@ -151,3 +151,37 @@ async def test_budget_stops_launching_calls(cache):
         assert server.stats()["served"] == 1
         assert "max-cost" in engine.stop_reason
         await engine.close()
+
+
+async def test_tokens_per_minute_counted_before_sending_and_reconciled(cache):
+    # 6,000 tokens/min = 100/s; each call reserves its prompt + max_tokens (64) before it is sent
+    async with SimServer(SimConfig(seed=4)) as server:
+        spec = model(server, model="gpt-4o", limits={"max_concurrency": 8, "tokens_per_minute": 6000})
+        engine = Engine({"a": spec}, cache)
+        await engine.start()
+        bucket = engine._bucket_of["a"]
+        t0 = time.monotonic()
+        rs = await asyncio.gather(*(engine.call(req(i)) for i in range(4)))
+        elapsed = time.monotonic() - t0
+        assert all(r.ok for r in rs)
+        # ~75 tokens reserved per call: 4 calls need ~300 tokens, the bucket starts with 100
+        assert elapsed > 1.0
+        before = bucket.tpm.tokens
+        bucket.on_success(reserved_tokens=75, used_tokens=30)  # reconcile with the reported usage
+        assert bucket.tpm.tokens == min(bucket.tpm.capacity, before + 45)
+        await engine.close()
+
+
+async def test_hung_requests_time_out_and_are_retried(cache):
+    async with SimServer(SimConfig(seed=5, hang_rate=0.5, hang_s=30)) as server:
+        spec = model(server, limits={"max_concurrency": 8, "timeout_s": 0.3, "max_attempts": 10})
+        engine = Engine({"a": spec}, cache)
+        engine.retry_wait.wait_for = lambda err, attempt: 0.01
+        await engine.start()
+        rs = await asyncio.gather(*(engine.call(req(i)) for i in range(8)))
+        assert all(r.ok for r in rs)
+        assert engine.stats.stage("candidate").retries > 0
+        await cache.flush()
+        kinds = await cache.failures_by_kind()
+        assert set(kinds) == {"transient"}
+        await engine.close()
