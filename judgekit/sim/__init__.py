@@ -6,19 +6,12 @@ visual factuality scores), server-side rate limits and injected faults.  See
 """
 
 from judgekit.sim.config import SimConfig
+from judgekit.sim.core import SimStats
 from judgekit.sim.limits import RateDecision, RateLimiter, TokenBucket, format_duration
+from judgekit.sim.process import SimProcess, SimThread
+from judgekit.sim.protocol import estimate_prompt_tokens
 from judgekit.sim.replies import Reply, answer_quality, classify, make_reply, verdict_probabilities
-from judgekit.sim.server import (
-    READY_PREFIX,
-    SimProcess,
-    SimServer,
-    SimStartError,
-    SimStats,
-    SimThread,
-    build_app,
-    estimate_prompt_tokens,
-    serve_forever,
-)
+from judgekit.sim.server import READY_PREFIX, SimServer, SimStartError, build_app, serve_forever
 
 __all__ = [
     "SimConfig",

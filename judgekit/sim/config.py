@@ -2,7 +2,7 @@
 
 Every knob of the simulator lives in one validated record, :class:`SimConfig`, so the same
 settings travel unchanged from a test, through ``python -m judgekit.sim --config-json``, to a
-subprocess (:class:`judgekit.sim.server.SimProcess` serialises it with ``model_dump_json``).
+subprocess (:class:`judgekit.sim.process.SimProcess` serialises it with ``model_dump_json``).
 """
 
 from __future__ import annotations

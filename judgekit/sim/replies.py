@@ -1,7 +1,7 @@
 """Deterministic, benchmark-shaped replies of the simulator.
 
 Every reply is a pure function of a 32-byte request digest (sha256 of the seed and the
-canonical request, see ``judgekit.sim.server``) and the request's text, so the same request
+canonical request, see ``judgekit.sim.protocol``) and the request's text, so the same request
 always gets the same reply.
 
 Kinds of request, recognised from the prompt text (:func:`classify`):

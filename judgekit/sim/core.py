@@ -1,0 +1,238 @@
+"""The simulator's request pipeline, shared by both APIs: :class:`_Core` and its counters.
+
+The pipeline of a completion request: count it, check the key (401), parse the body (400),
+check the model (404), charge the rate limits (429), count the attempt of this request hash,
+draw the faults, sleep (latency or hang), maybe answer 500/502/503, else build the reply
+(:func:`judgekit.sim.replies.make_reply`).  The wire formats live in
+:mod:`judgekit.sim.protocol`, the routes in :mod:`judgekit.sim.server`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from judgekit.sim.config import SimConfig
+from judgekit.sim.limits import RateDecision, RateLimiter
+from judgekit.sim.protocol import (
+    _GEMINI,
+    _JSON,
+    _BadRequest,
+    _dumps,
+    _parse_gemini,
+    _parse_openai,
+    completion_payload,
+    error_response,
+)
+from judgekit.sim.replies import make_reply
+
+__all__ = ["SimStats"]
+
+_ERROR_STATUSES = (500, 502, 503)
+_U64 = float(1 << 64)
+
+
+# ----------------------------------------------------------------------------------------
+# counters
+# ----------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SimStats:
+    """Counters of a running simulator (see ``GET /sim/stats``).
+
+    ``requests`` counts every completion request received (either API); ``served`` the
+    successful (200) completions, split by model and by kind (``pairwise``, ``vfs``,
+    ``answer``).  Garbage replies are served *and* counted in ``garbage``; a hanging request
+    counts in ``hangs`` when it starts hanging and in ``served`` if it is answered.
+    """
+
+    requests: int = 0
+    served: int = 0
+    served_by_model: dict[str, int] = field(default_factory=dict)
+    served_by_kind: dict[str, int] = field(default_factory=dict)
+    rate_limited: int = 0
+    errors_injected: int = 0
+    hangs: int = 0
+    garbage: int = 0
+    auth_failures: int = 0
+    not_found: int = 0
+    bad_requests: int = 0
+
+    def snapshot(self) -> dict[str, Any]:
+        """A JSON-ready copy of the counters."""
+        return {
+            "served": self.served,
+            "served_by_model": dict(self.served_by_model),
+            "served_by_kind": dict(self.served_by_kind),
+            "requests": self.requests,
+            "rate_limited": self.rate_limited,
+            "errors_injected": self.errors_injected,
+            "hangs": self.hangs,
+            "garbage": self.garbage,
+            "auth_failures": self.auth_failures,
+            "not_found": self.not_found,
+            "bad_requests": self.bad_requests,
+        }
+
+    def reset(self) -> None:
+        """Zero every counter."""
+        self.requests = self.served = self.rate_limited = self.errors_injected = 0
+        self.hangs = self.garbage = self.auth_failures = self.not_found = 0
+        self.bad_requests = 0
+        self.served_by_model = {}
+        self.served_by_kind = {}
+
+
+# ----------------------------------------------------------------------------------------
+# the pipeline
+# ----------------------------------------------------------------------------------------
+
+
+class _Core:
+    """State and request pipeline shared by both APIs' handlers."""
+
+    def __init__(self, config: SimConfig) -> None:
+        self.config = config
+        self.seed_bytes = str(config.seed).encode()
+        self.stats = SimStats()
+        self.limiter = RateLimiter(config.rpm, config.tpm, config.burst_s)
+        self.attempts: dict[bytes, int] = {}
+        self.keys = frozenset(config.api_keys) if config.api_keys is not None else None
+        self.models = frozenset(config.models) if config.models is not None else None
+        self.any_faults = bool(
+            config.error_rate or config.hang_rate or config.garbage_rate
+            or config.latency_ms or config.latency_jitter_ms
+        )
+        self._counter = 0
+
+    def reset(self) -> None:
+        self.stats.reset()
+        self.attempts.clear()
+        self.limiter.reset()
+
+    def _next_id(self) -> str:
+        self._counter += 1
+        return f"req_sim{self._counter:012d}"
+
+    #: an error body in the calling API's shape (see :func:`judgekit.sim.protocol.error_response`)
+    _error = staticmethod(error_response)
+
+    def _key_ok(self, request: web.Request) -> bool:
+        if self.keys is None:
+            return True
+        h = request.headers
+        auth = h.get("Authorization", "")
+        if auth[:7].lower() == "bearer " and auth[7:].strip() in self.keys:
+            return True
+        key = h.get("x-goog-api-key") or h.get("api-key") or request.query.get("key")
+        return key is not None and key in self.keys
+
+    async def handle(self, api: str, request: web.Request, model_from_path: str = "") -> web.Response:
+        st = self.stats
+        st.requests += 1
+        cfg = self.config
+        if not self._key_ok(request):
+            st.auth_failures += 1
+            msg = (
+                "API key not valid. Please pass a valid API key."
+                if api == _GEMINI
+                else "Incorrect API key provided. You can find your API key in the simulator config."
+            )
+            return self._error(api, 401, msg, code="invalid_api_key", request_id=self._next_id())
+        try:
+            raw = await request.read()
+            try:
+                body = json.loads(raw)
+            except ValueError as e:
+                raise _BadRequest(f"could not parse the JSON body: {e}") from None
+            if api == _GEMINI:
+                sreq = _parse_gemini(body, model_from_path, self.seed_bytes)
+            else:
+                sreq = _parse_openai(body, self.seed_bytes)
+        except _BadRequest as e:
+            st.bad_requests += 1
+            return self._error(api, 400, str(e), request_id=self._next_id())
+        model = sreq.model
+        if self.models is not None and model not in self.models:
+            st.not_found += 1
+            return self._error(
+                api,
+                404,
+                f"The model `{model}` does not exist or you do not have access to it.",
+                code="model_not_found",
+                request_id=self._next_id(),
+            )
+        prompt_tokens = sreq.prompt_tokens
+        decision: RateDecision = self.limiter.check(model, prompt_tokens + (sreq.max_tokens or 0))
+        if not decision.allowed:
+            st.rate_limited += 1
+            wait = decision.retry_after_s
+            h = dict(decision.headers)
+            h["Retry-After"] = str(max(1, math.ceil(wait)))
+            h["retry-after-ms"] = str(max(1, math.ceil(wait * 1000)))
+            kind = decision.limited_by or "requests"
+            limit = cfg.rpm if kind == "requests" else cfg.tpm
+            return self._error(
+                api,
+                429,
+                f"Rate limit reached for {model} on {kind} per min (RPM/TPM): Limit {limit}. "
+                f"Please try again in {h['retry-after-ms']}ms.",
+                etype=kind,
+                code="rate_limit_exceeded",
+                headers=h,
+                retry_after_s=wait,
+                request_id=self._next_id(),
+            )
+        digest = sreq.digest
+        attempt = self.attempts.get(digest, 0) + 1
+        self.attempts[digest] = attempt
+        request_id = f"req_{digest[:10].hex()}{attempt:02d}"
+        garbage = False
+        if self.any_faults:
+            f = hashlib.sha256(digest + attempt.to_bytes(4, "big")).digest()
+            u_err = int.from_bytes(f[0:8], "big") / _U64
+            u_hang = int.from_bytes(f[8:16], "big") / _U64
+            u_garbage = int.from_bytes(f[16:24], "big") / _U64
+            u_lat = int.from_bytes(f[24:32], "big") / _U64
+            garbage = u_garbage < cfg.garbage_rate
+            if u_hang < cfg.hang_rate:
+                st.hangs += 1
+                await asyncio.sleep(cfg.hang_s)
+            else:
+                delay_ms = cfg.latency_ms + cfg.latency_jitter_ms * (2.0 * u_lat - 1.0)
+                if delay_ms > 0:
+                    await asyncio.sleep(delay_ms / 1000.0)
+            if u_err < cfg.error_rate:
+                st.errors_injected += 1
+                status = _ERROR_STATUSES[min(2, int(u_err / cfg.error_rate * 3))]
+                return self._error(
+                    api,
+                    status,
+                    "The server had an error while processing your request (simulated).",
+                    etype="server_error",
+                    headers=decision.headers,
+                    request_id=request_id,
+                )
+        reply = make_reply(
+            sreq.text,
+            digest,
+            quality=cfg.quality_of(model),
+            max_tokens=sreq.max_tokens,
+            garbage=garbage,
+        )
+        st.served += 1
+        st.served_by_model[model] = st.served_by_model.get(model, 0) + 1
+        st.served_by_kind[reply.kind] = st.served_by_kind.get(reply.kind, 0) + 1
+        if reply.garbage:
+            st.garbage += 1
+        payload = completion_payload(api, model, reply, prompt_tokens, digest, request_id)
+        headers = decision.headers.copy() if decision.headers else {}
+        headers["x-request-id"] = request_id
+        return web.Response(body=_dumps(payload), content_type=_JSON, headers=headers)
