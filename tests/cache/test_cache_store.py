@@ -182,15 +182,21 @@ async def test_periodic_flush_without_asking(db: Path):
 
 
 async def test_batch_rows_triggers_a_flush(db: Path):
+    # the interval is far away: only reaching batch_rows can make the thread write
     s = await CacheStore.open(db, run_id="r", flush_interval=60.0, batch_rows=50)
     try:
-        for i in range(120):
-            s.put(f"k{i}", META, resp(i))
-        for _ in range(100):
-            if s.counters.rows_written >= 100:
-                break
-            await asyncio.sleep(0.02)
-        assert s.counters.rows_written >= 100
+        for round_ in (1, 2):
+            for i in range(50):
+                s.put(f"k{round_}-{i}", META, resp(i))
+            for _ in range(250):
+                if s.counters.rows_written >= 50 * round_:
+                    break
+                await asyncio.sleep(0.02)
+            assert s.counters.rows_written == 50 * round_
+        for i in range(49):  # below the batch size: stays buffered until the interval
+            s.put(f"k3-{i}", META, resp(i))
+        await asyncio.sleep(0.2)
+        assert s.counters.rows_written == 100
     finally:
         await s.close()
 
