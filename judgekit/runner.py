@@ -79,8 +79,6 @@ class _NullUI:
         return False
 
     def progress(self, engine):
-        from contextlib import nullcontext
-
         return _AsyncNull()
 
     def show_results(self, outcome):

@@ -82,8 +82,7 @@ def run(spec_or_name, cache_path, limit, max_cost, overrides, out_dir, yes):
     outcome = asyncio.run(run_spec(spec, opts, ui))
     if outcome.message:
         click.echo(outcome.message, err=outcome.exit_code != 0)
-    if outcome.exit_code in (1, 130) and (outcome.stats is None or outcome.exit_code == 130
-                                          or outcome.failed_items or (outcome.summary or {}).get("status") == "stopped"):
+    if outcome.exit_code in (1, 130):
         click.echo(f"resume with: {resume}", err=True)
     sys.exit(outcome.exit_code)
 

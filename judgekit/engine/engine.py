@@ -15,6 +15,7 @@ pointless (bad key, unknown model) raise :class:`RunStopped`.
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
@@ -165,8 +166,6 @@ class Engine:
 
             tokens = count_request(prov.kind, prov.model, req.messages, req.params).input + (req.params.max_tokens or 0)
         if stage.first_call is None:
-            import time
-
             stage.first_call = time.monotonic()
         meta = RequestMeta(prov.kind, prov.model, prov.identity, req.stage, req.item_id, req.prompt_hash)
         try:

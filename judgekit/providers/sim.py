@@ -14,7 +14,6 @@ import hashlib
 import json
 from typing import Any
 
-from ..types import ChatRequest, ChatResponse
 from .openai import OpenAIProvider
 
 __all__ = ["SimProvider", "running_simulators"]
@@ -62,9 +61,6 @@ class SimProvider(OpenAIProvider):
             self._base_url = self._url
         self._api_key = (self._settings.get("api_keys") or ["sim"])[0]
         await super().start()
-
-    async def generate(self, request: ChatRequest) -> ChatResponse:
-        return await super().generate(request)
 
     def stats(self) -> dict[str, Any] | None:
         return self.server.stats() if self.server is not None else None
