@@ -240,14 +240,41 @@ def _cached_note(est: Estimate) -> str:
 
 async def run_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> RunOutcome:
     """Run a spec to the end (or to a stop).  Raises SpecError/DataError for bad input; all other
-    outcomes are in the returned RunOutcome's exit code and message."""
-    ui = ui or _NullUI()
+    outcomes are in the returned RunOutcome's exit code and message.
+
+    With ``opts.handle_signals``, SIGINT/SIGTERM at any point end the run cleanly: during the
+    calls, no new call is launched, in-flight ones are abandoned and every finished one is kept;
+    before them, the run simply ends.  Either way the exit code is 130.
+    """
+    main_task = asyncio.current_task()
+    holder: dict[str, Any] = {}
+
+    def on_signal() -> None:
+        engine = holder.get("engine")
+        if engine is not None:
+            engine.stop("interrupted")
+        (holder.get("calls") or main_task).cancel()
+
+    interrupted = _on_signals(on_signal if opts.handle_signals else None)
+    try:
+        return await _run_spec(spec, opts, ui or _NullUI(), holder, interrupted)
+    except asyncio.CancelledError:
+        if not interrupted():
+            raise
+        main_task.uncancel()
+        return RunOutcome(EXIT["interrupted"], "interrupted before any call was made")
+    finally:
+        _restore_signals()
+
+
+async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, Any], interrupted) -> RunOutcome:
     bench, options = _benchmark(spec)
     prepared = bench.prepare(spec, options, opts.limit)
     run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
     out_dir = opts.out_dir or Path("judgekit-out") / spec.name
     async with _Session(spec, opts, run_id) as s:
         engine, cache = s.engine, s.cache
+        holder["engine"] = engine
         est = await _estimate(bench, prepared, engine)
         for line in est.lines:
             engine.stats.stage(line.stage).estimate_usd = (engine.stats.stage(line.stage).estimate_usd or 0.0) + (
@@ -269,9 +296,7 @@ async def run_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> Run
         gc.freeze()
         result: BenchmarkResult | None = None
         status, code, message = "done", EXIT["ok"], ""
-        task = asyncio.ensure_future(bench.run(prepared, engine))
-        interrupted = _on_signals(
-            (lambda: (engine.stop("interrupted"), task.cancel())) if opts.handle_signals else None)
+        task = holder["calls"] = asyncio.ensure_future(bench.run(prepared, engine))
         try:
             async with ui.progress(engine):
                 result = await task
@@ -284,7 +309,7 @@ async def run_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> Run
             status, code = "interrupted", EXIT["interrupted"]
             message = "interrupted: no new calls were launched; every finished call is in the cache"
         finally:
-            _restore_signals()
+            holder.pop("calls", None)
             gc.unfreeze()  # let everything be collected again (DuckDB objects must die before exit)
         served = _served(engine)
         outcome = RunOutcome(code, message, out_dir, estimate=est, stats=engine.stats, served_by_simulator=served)

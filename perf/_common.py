@@ -47,13 +47,21 @@ class LoopLag:
     def __init__(self, period: float = 0.005) -> None:
         self.period = period
         self.max_lag = 0.0
+        self.lags: list[float] = []
         self._task: asyncio.Task | None = None
 
     async def _run(self) -> None:
         while True:
             t = time.perf_counter()
             await asyncio.sleep(self.period)
-            self.max_lag = max(self.max_lag, time.perf_counter() - t - self.period)
+            lag = time.perf_counter() - t - self.period
+            self.lags.append(lag)
+            self.max_lag = max(self.max_lag, lag)
+
+    @property
+    def p99(self) -> float:
+        s = sorted(self.lags)
+        return s[int(0.99 * (len(s) - 1))] if s else 0.0
 
     def __enter__(self) -> "LoopLag":
         self._task = asyncio.ensure_future(self._run())

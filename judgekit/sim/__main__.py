@@ -35,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--garbage-rate", type=float, default=None, help="share of unparseable judge replies")
     p.add_argument("--api-key", action="append", default=None, dest="api_keys",
                    help="accepted API key (repeatable); none given: any key")
+    p.add_argument("--exit-with-parent", action="store_true",
+                   help="exit when stdin reaches end of file (the parent holding the pipe is gone)")
     p.add_argument("--config-json", default=None,
                    help="a SimConfig as JSON; its fields override the flags above")
     return p
@@ -60,7 +62,8 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[SimConfig, str, int]:
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: parse the flags and serve until SIGINT/SIGTERM."""
     config, host, port = parse_args(argv)
-    serve_forever(config, host, port)
+    flags = build_parser().parse_args(argv)
+    serve_forever(config, host, port, exit_with_parent=flags.exit_with_parent)
 
 
 if __name__ == "__main__":

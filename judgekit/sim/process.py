@@ -162,6 +162,7 @@ class SimProcess:
             "--config-json", self.config.model_dump_json(),
             "--host", self.host,
             "--port", str(self.port),
+            "--exit-with-parent",
         ]
 
     def _read_stderr(self) -> str:
@@ -185,7 +186,7 @@ class SimProcess:
             self.command(),
             stdout=subprocess.PIPE,
             stderr=self._stderr,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,  # never written: its EOF tells the child we are gone
             text=True,
             env=env,
         )

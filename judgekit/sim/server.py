@@ -235,7 +235,7 @@ def _unblock_stop_signals() -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
 
 
-async def _serve(config: SimConfig, host: str, port: int, ready_line: bool) -> None:
+async def _serve(config: SimConfig, host: str, port: int, ready_line: bool, exit_with_parent: bool) -> None:
     server = SimServer(config)
     await server.start(host, port)
     done = asyncio.Event()
@@ -245,6 +245,9 @@ async def _serve(config: SimConfig, host: str, port: int, ready_line: bool) -> N
             loop.add_signal_handler(sig, done.set)
         except (NotImplementedError, RuntimeError):  # e.g. Windows
             pass
+    if exit_with_parent:
+        # the parent holds the write end of our stdin: EOF means it is gone (even after kill -9)
+        loop.add_reader(sys.stdin.fileno(), lambda: sys.stdin.buffer.read1(4096) or done.set())
     if ready_line:
         sys.stdout.write(f"{READY_PREFIX} {server.port}\n")
         sys.stdout.flush()
@@ -260,8 +263,10 @@ def serve_forever(
     port: int = 0,
     *,
     ready_line: bool = True,
+    exit_with_parent: bool = False,
 ) -> None:
-    """Run a simulator until SIGINT/SIGTERM.
+    """Run a simulator until SIGINT/SIGTERM (or, with ``exit_with_parent``, until its stdin
+    reaches end of file: the parent that holds the other end of the pipe has exited).
 
     Prints exactly one line, ``JUDGEKIT_SIM_READY <port>``, flushed, once it listens (unless
     ``ready_line`` is False).  Uses uvloop when it is installed.  SIGINT and SIGTERM are
@@ -276,7 +281,7 @@ def serve_forever(
     except ImportError:
         runner = asyncio.run
     try:
-        runner(_serve(config, host, port, ready_line))
+        runner(_serve(config, host, port, ready_line, exit_with_parent))
     except KeyboardInterrupt:
         pass
 

@@ -116,3 +116,16 @@ def test_max_cost_refuses_without_terminal_and_caps_with_yes(tmp_path):
     # it stops launching at the cap: only calls already in flight can go past it
     assert rec["cost_usd"] >= 5
     assert rec["paid_calls"] < 6 + 12 + 8  # the judge calls after the cap were not made
+
+
+def test_sigterm_during_startup_exits_130_without_orphans(tmp_path):
+    p = popen("run", "quickstart", "--cache", str(tmp_path / "c.duckdb"), "--out", str(tmp_path / "o"))
+    time.sleep(1.5)  # importing, loading the data, starting the simulators
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 130, (out, err)
+    time.sleep(1.0)
+    ps = subprocess.run(["ps", "-eo", "ppid,args"], capture_output=True, text=True).stdout
+    assert f"--out {tmp_path}" not in ps
+    orphans = [line for line in ps.splitlines() if "judgekit.sim" in line and line.split()[0] == "1"]
+    assert not orphans, orphans

@@ -77,3 +77,31 @@ def test_stop_is_prompt_when_the_starting_thread_blocks_sigterm():
     elapsed, code = result["stop"]
     assert elapsed < 2
     assert code == 0
+
+
+def test_child_exits_when_its_parent_is_killed():
+    """kill -9 of the process that started the simulator leaves no orphan behind."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = ("from judgekit.sim import SimConfig, SimProcess\n"
+            "import time\n"
+            "s = SimProcess(SimConfig(seed=1)); s.start(); print(s.pid, flush=True); time.sleep(60)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        # reap it if it became our zombie (it is not our child, so this is only a poll)
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        raise AssertionError("the simulator outlived its parent")
