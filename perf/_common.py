@@ -30,15 +30,17 @@ def requests(n: int, *, alias: str = "m", stage: str = "candidate", offset: int 
 
 
 async def run_window(engine, reqs, window: int = 1024):
-    """Run calls with at most ``window`` in progress (as the pipelines do): thousands of tasks
-    started in one loop iteration would themselves be an event-loop stall."""
-    sem = asyncio.Semaphore(window)
+    """Run calls with at most ``window`` in progress, by ``window`` workers pulling from the
+    list: thousands of tasks started in one loop iteration would themselves be a stall."""
+    results: list = [None] * len(reqs)
+    it = iter(enumerate(reqs))
 
-    async def one(r):
-        async with sem:
-            return await engine.call(r)
+    async def worker() -> None:
+        for i, r in it:
+            results[i] = await engine.call(r)
 
-    return await asyncio.gather(*(one(r) for r in reqs))
+    await asyncio.gather(*(worker() for _ in range(min(window, len(reqs)))))
+    return results
 
 
 class LoopLag:

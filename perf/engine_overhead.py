@@ -49,8 +49,11 @@ async def bare_sdk(base_url: str, n: int, concurrency: int, offset: int) -> floa
     return n / dt
 
 
-async def engine_run(sim, cache_path: Path, n: int, concurrency: int, offset: int) -> tuple[float, float]:
+async def engine_run(sim, cache_path: Path, n: int, concurrency: int, offset: int,
+                     writes: bool = True) -> tuple[float, tuple[float, float]]:
     cache = await CacheStore.open(cache_path, run_id=f"perf-{offset}")
+    if not writes:  # diagnostic: the same run with nothing written, to see what the cache adds
+        cache.put = lambda *a, **k: None
     engine = Engine({"m": spec_for(sim, concurrency=concurrency)}, cache)
     await engine.start()
     await asyncio.gather(*(engine.call(r) for r in requests(64, offset=offset)))  # warm the connections
@@ -118,6 +121,14 @@ async def main(args) -> None:
                   f"median {statistics.median(ratios):.3f}; best/best {max(eng) / max(bare):.3f}   (target >= 0.9)")
             print(f"event-loop stalls during cold runs (cache writing): max {max(m for m, _ in lags) * 1000:.1f} ms, "
                   f"p99 {max(p for _, p in lags) * 1000:.1f} ms   (target: none over 100 ms)")
+            rounds_off = []
+            for k in range(args.rounds):
+                _, lag = await engine_run(sim, Path(tmp) / f"n{k}.duckdb", args.calls, 64, 3_000_000 + k * 10_000,
+                                          writes=False)
+                rounds_off.append(lag)
+            print(f"the same runs with cache writes switched off: stalls max "
+                  f"{max(m for m, _ in rounds_off) * 1000:.1f} ms, p99 {max(p for _, p in rounds_off) * 1000:.1f} ms "
+                  f"(what the HTTP client and the 2-core contention with the simulator cost by themselves)")
             if args.warm:
                 rate, lag = await warm_rerun(sim, Path(tmp) / "warm.duckdb", args.warm)
                 print(f"warm rerun, {args.warm:,} cached calls: {rate:,.0f} calls/s   (target >= 10,000); "
