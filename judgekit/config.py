@@ -211,6 +211,11 @@ def load_spec(spec_or_name: str, overrides: list[str] | tuple[str, ...] = ()) ->
         raise SpecError(f"{path}: cannot read: {e}") from None
     for o in overrides:
         apply_override(data, o)
+        # a path typed on the command line is relative to where the user is, not to the spec
+        if o.split("=", 1)[0].strip() == "data" and isinstance(data.get("data"), str):
+            given = data["data"]
+            if not given.startswith("samples:") and not Path(os.path.expanduser(given)).is_absolute():
+                data["data"] = str(Path.cwd() / given)
     data["source_path"] = str(path.resolve())
     try:
         return RunSpec.model_validate(data)

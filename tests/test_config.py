@@ -79,3 +79,10 @@ def test_shipped_runners_validate():
 def test_missing_runner_lists_known():
     with pytest.raises(SpecError, match="quickstart"):
         load_spec("no-such-runner")
+
+
+def test_data_override_is_relative_to_the_current_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spec = load_spec("creation_mmbench", ["data=bench/Creation_MMBench.tsv"])
+    assert spec.data_path() == tmp_path / "bench" / "Creation_MMBench.tsv"
+    assert load_spec("quickstart", ["data=samples:creation_mmbench/sample.tsv"]).data_path().exists()

@@ -65,7 +65,13 @@ class Prepared:
 
 
 def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
-    data = load_tsv(spec.data_path(), task_categories=options.task_categories or None)
+    path = spec.data_path()
+    if not path.exists():
+        from ...errors import DataError
+
+        raise DataError(str(path), "no such file (the released Creation-MMBench TSV; point the spec's "
+                                   "`data` at it or pass --set data=PATH)")
+    data = load_tsv(path, task_categories=options.task_categories or None)
     items = data.items[:limit] if limit else data.items
     human = None
     if options.human_ratings:
