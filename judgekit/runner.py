@@ -47,7 +47,6 @@ class RunOptions:
     yes: bool = False
     interactive: bool = False  # a person can answer a confirmation
     handle_signals: bool = False  # Ctrl-C / SIGTERM stop launching calls and end the run cleanly
-    resume_command: str = ""
 
 
 @dataclass
@@ -277,8 +276,9 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
         holder["engine"] = engine
         est = await _estimate(bench, prepared, engine)
         for line in est.lines:
-            engine.stats.stage(line.stage).estimate_usd = (engine.stats.stage(line.stage).estimate_usd or 0.0) + (
-                (line.cost_expected_usd if line.cost_expected_usd is not None else line.cost_max_usd) or 0.0)
+            st = engine.stats.stage(line.stage)
+            cost = line.cost_expected_usd if line.cost_expected_usd is not None else line.cost_max_usd
+            st.estimate_usd = (st.estimate_usd or 0.0) + (cost or 0.0)
         ui.show_estimate(est, _cached_note(est))
         budget = engine.max_cost_usd
         if budget is not None:
@@ -323,15 +323,15 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
             summary = dict(result.summary)
             summary.update(run_id=run_id, spec=spec.name, status=status, cost_usd=round(engine.stats.spent_usd, 6),
                            paid_calls=engine.stats.paid_calls,
-                           cache_hits=sum(st.cache_hits for st in engine.stats.stages.values()))
+                           cache_hits=engine.stats.cache_hits)
             write_results(out_dir, summary, result.tables)
             for name, rows in result.tables.items():
-                await cache.write_table(f"{spec.benchmark}_{name}", [dict(r, run_id=run_id) for r in rows] or [])
+                await cache.write_table(f"{spec.benchmark}_{name}", [dict(r, run_id=run_id) for r in rows])
             outcome.summary, outcome.result, outcome.failed_items = summary, result, result.failed_items
             outcome.exit_code, outcome.message = code, message
         record = outcome.summary or {"message": message}
         record = dict(record, status=status, paid_calls=engine.stats.paid_calls,
-                      cache_hits=sum(st.cache_hits for st in engine.stats.stages.values()),
+                      cache_hits=engine.stats.cache_hits,
                       failures=engine.stats.failures, cost_usd=engine.stats.spent_usd)
         cache.run_finished(run_id, status, json.dumps(record, default=str))
     ui.show_results(outcome)

@@ -139,3 +139,15 @@ async def test_malformed_tsv_names_row_and_column(tmp_path):
         await run_spec(spec, opts(tmp_path))
     msg = str(e.value)
     assert str(p) in msg and "row 3" in msg and "'criteria'" in msg
+
+
+async def test_text_only_estimate_counts_descriptions_once_per_item(tmp_path):
+    spec = fast("roles.describer=\"judge\"", "options.text_only=true", "options.description=\"query_specific\"")
+    est = (await estimate_spec(spec, opts(tmp_path, limit=3))).estimate
+    describe = [ln for ln in est.lines if ln.stage == "describe"]
+    assert sum(ln.calls_total for ln in describe) == 3 * 2  # few-shot + description, once per item
+    assert not any(ln.input_exact for ln in est.lines if ln.stage != "describe")  # nothing cached yet
+    await run_spec(spec, opts(tmp_path, limit=3))
+    est2 = (await estimate_spec(spec, opts(tmp_path, limit=3))).estimate
+    assert est2.calls_to_make == 0
+    assert sum(ln.calls_total for ln in est2.lines) == sum(ln.calls_total for ln in est.lines)

@@ -77,8 +77,7 @@ def run(spec_or_name, cache_path, limit, max_cost, overrides, out_dir, yes):
                                           + (["--out", str(out_dir)] if out_dir else [])
                                           + (["--limit", str(limit)] if limit else []))
     opts = RunOptions(out_dir=out_dir, cache_path=cache_path, limit=limit, max_cost_usd=max_cost, yes=yes,
-                      interactive=sys.stdin.isatty() and sys.stdout.isatty(), handle_signals=True,
-                      resume_command=resume)
+                      interactive=sys.stdin.isatty() and sys.stdout.isatty(), handle_signals=True)
     outcome = asyncio.run(run_spec(spec, opts, ui))
     if outcome.message:
         click.echo(outcome.message, err=outcome.exit_code != 0)

@@ -127,7 +127,7 @@ class ConsoleUI:
         if outcome.stats is not None:
             st = outcome.stats
             self.console.print(f"paid calls {st.paid_calls:,}, cache hits "
-                               f"{sum(s.cache_hits for s in st.stages.values()):,}, failures {st.failures:,}, "
+                               f"{st.cache_hits:,}, failures {st.failures:,}, "
                                f"spent {fmt_usd(st.spent_usd)}"
                                + (f", simulator served {outcome.served_by_simulator:,}"
                                   if outcome.served_by_simulator is not None else ""))

@@ -67,5 +67,9 @@ class RunStats:
         return sum(s.calls for s in self.stages.values())
 
     @property
+    def cache_hits(self) -> int:
+        return sum(s.cache_hits for s in self.stages.values())
+
+    @property
     def failures(self) -> int:
         return sum(s.failures for s in self.stages.values())

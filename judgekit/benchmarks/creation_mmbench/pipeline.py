@@ -144,32 +144,40 @@ class _Builder:
 # -- estimate ------------------------------------------------------------------------------------
 async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
     """Every call of the run.  Requests that depend on an answer not cached yet are built with a
-    stand-in answer (the baseline answer, the closest length we know) and marked inexact."""
+    stand-in (the baseline answer, the closest length we know) and marked inexact.  Items are
+    planned concurrently so their cache lookups share queries."""
     b = _Builder(prep)
-    out: list[PlannedCall] = []
-    for alias in prep.spec.roles.candidates:
-        for item in prep.items:
-            description = None
-            if prep.options.text_only:
-                fewshot = None
-                reqs = b.describe_requests(item, None)
-                if prep.options.description == "query_specific":
-                    out.append(PlannedCall("describe", reqs[0]))
-                    _, hit = await engine.lookup(reqs[0])
-                    fewshot = hit.text if hit else ""
-                    reqs = b.describe_requests(item, fewshot)
-                if alias == prep.spec.roles.candidates[0]:  # descriptions are shared by candidates
-                    out.append(PlannedCall("describe", reqs[0], exact=fewshot is not None or
-                                           prep.options.description == "generic"))
-                _, hit = await engine.lookup(reqs[0])
-                description = hit.text if hit else item.reference_answer
+
+    async def cached_text(req: ChatRequest) -> str | None:
+        _, hit = await engine.lookup(req)
+        return hit.text if hit is not None else None
+
+    async def for_item(item: CreationItem) -> list[PlannedCall]:
+        out: list[PlannedCall] = []
+        description, exact = None, True
+        if prep.options.text_only:  # one description per item, shared by the candidates
+            fewshot = None
+            if prep.options.description == "query_specific":
+                req = b.describe_requests(item, None)[0]
+                out.append(PlannedCall("describe", req))
+                fewshot = await cached_text(req)
+                exact = fewshot is not None
+            req = b.describe_requests(item, fewshot or "")[0]
+            out.append(PlannedCall("describe", req, exact=exact))
+            description = await cached_text(req)
+            exact = exact and description is not None
+            description = description if description is not None else item.reference_answer
+        for alias in prep.spec.roles.candidates:
             creq = b.candidate_request(alias, item, description)
-            out.append(PlannedCall("candidate", creq))
-            _, hit = await engine.lookup(creq)
-            answer, exact = (hit.text, True) if hit else (item.reference_answer, False)
-            for kind, _order, jreq in b.judge_requests(item, answer):
-                out.append(PlannedCall(kind, jreq, exact=exact))
-    return out
+            out.append(PlannedCall("candidate", creq, exact=exact))
+            answer = await cached_text(creq)
+            judge_exact = exact and answer is not None
+            for kind, _order, jreq in b.judge_requests(item, answer if answer is not None else item.reference_answer):
+                out.append(PlannedCall(kind, jreq, exact=judge_exact))
+        return out
+
+    per_item = await asyncio.gather(*(for_item(item) for item in prep.items))
+    return [pc for calls in per_item for pc in calls]
 
 
 # -- run -----------------------------------------------------------------------------------------
