@@ -77,7 +77,10 @@ class ModelParams(_Strict):
 class ModelSpec(_Strict):
     """One model alias."""
 
-    provider: Literal["openai", "azure", "gemini", "sim"]
+    provider: Literal["openai", "azure", "gemini", "sim", "brave", "sim_image_search", "image_folder"] = Field(
+        description="chat models: openai, azure, gemini, sim; image retrievers: brave (Brave Image Search "
+                    "API), sim_image_search (the simulator's copy of it), image_folder (a local folder of "
+                    "labelled images)")
     model: str = Field(description="the provider's model name (Azure: the deployment name)")
     base_url: str | None = Field(None, description="OpenAI-compatible server URL (vLLM, SGLang, Ollama, gateways)")
     api_key_env: str | None = Field(None, description="env var that holds the key; never the key itself")
@@ -85,7 +88,10 @@ class ModelSpec(_Strict):
     params: ModelParams = ModelParams()
     limits: Limits = Limits()
     price: PriceOverride | None = Field(None, description="USD per million tokens, overriding genai-prices")
-    sim: dict[str, Any] = Field(default_factory=dict, description="simulator settings (provider = 'sim')")
+    sim: dict[str, Any] = Field(default_factory=dict, description="simulator settings (provider = 'sim' or "
+                                                                   "'sim_image_search')")
+    path: str | None = Field(None, description="a local folder (image_folder: the labelled images); relative "
+                                               "paths are relative to the spec file, samples:REL is a shipped sample")
 
     @model_validator(mode="after")
     def _check(self) -> "ModelSpec":
@@ -98,6 +104,7 @@ class Roles(_Strict):
     candidates: list[str] = Field(min_length=1)
     judge: str | None = None
     describer: str | None = Field(None, description="Creation-MMBench-TO: the model that describes images")
+    retriever: str | None = Field(None, description="GuessBench image retrieval: an image retriever alias")
 
 
 class RunSpec(_Strict):
@@ -124,20 +131,36 @@ class RunSpec(_Strict):
             named.append(("roles.judge", self.roles.judge))
         if self.roles.describer:
             named.append(("roles.describer", self.roles.describer))
+        if self.roles.retriever:
+            named.append(("roles.retriever", self.roles.retriever))
         for where, alias in named:
             if alias not in self.models:
                 raise ValueError(f"{where}: '{alias}' is not a model alias (have: {', '.join(sorted(self.models))})")
         return self
 
-    def data_path(self) -> Path:
-        """The data file, resolved: ``samples:REL`` is a shipped sample; relative paths are
+    @model_validator(mode="after")
+    def _resolve_model_paths(self) -> "RunSpec":
+        # a model's local folder is relative to the spec file, like `data`
+        for alias, m in list(self.models.items()):
+            if m.path:
+                resolved = str(self.resolve_path(m.path))
+                if resolved != m.path:
+                    self.models[alias] = m.model_copy(update={"path": resolved})
+        return self
+
+    def resolve_path(self, value: str) -> Path:
+        """A path named in the spec: ``samples:REL`` is a shipped sample; relative paths are
         relative to the spec file."""
-        if self.data.startswith("samples:"):
-            return samples_dir() / self.data.split(":", 1)[1]
-        p = Path(os.path.expanduser(self.data))
+        if value.startswith("samples:"):
+            return samples_dir() / value.split(":", 1)[1]
+        p = Path(os.path.expanduser(value))
         if not p.is_absolute() and self.source_path:
             p = Path(self.source_path).parent / p
         return p
+
+    def data_path(self) -> Path:
+        """The data file or folder, resolved (see :meth:`resolve_path`)."""
+        return self.resolve_path(self.data)
 
 
 def resolve_spec_path(spec_or_name: str) -> Path:

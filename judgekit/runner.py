@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from .benchmarks.base import BenchmarkResult, load_benchmark
+from .blobs import BlobStore
 from .cache.store import CacheStore
 from .config import RunSpec
 from .cost.estimate import Estimate, EstimateBuilder, price_lookup_for
@@ -28,7 +29,7 @@ from .engine import Engine, RunStats, RunStopped
 from .errors import SpecError
 from .report.files import write_results
 
-__all__ = ["RunOptions", "RunOutcome", "UI", "run_spec", "estimate_spec", "default_cache_path", "EXIT"]
+__all__ = ["RunOptions", "RunOutcome", "UI", "run_spec", "estimate_spec", "default_cache_path", "blob_dir_for", "EXIT"]
 
 #: exit codes: done, failed items remain, bad spec/input, interrupted
 EXIT = {"ok": 0, "failed": 1, "bad_input": 2, "interrupted": 130}
@@ -36,6 +37,12 @@ EXIT = {"ok": 0, "failed": 1, "bad_input": 2, "interrupted": 130}
 
 def default_cache_path() -> Path:
     return Path(os.environ.get("JUDGEKIT_CACHE", "judgekit-out/cache.duckdb"))
+
+
+def blob_dir_for(cache_path: Path) -> Path:
+    """The image store that goes with a cache file: ``<cache>.blobs/`` beside it (cached rows refer
+    to images by sha256, so the two travel together)."""
+    return cache_path.with_name(cache_path.name + ".blobs")
 
 
 @dataclass
@@ -97,7 +104,7 @@ class _AsyncNull:
 
 def _aliases(spec: RunSpec) -> list[str]:
     used = list(spec.roles.candidates)
-    for a in (spec.roles.judge, spec.roles.describer):
+    for a in (spec.roles.judge, spec.roles.describer, spec.roles.retriever):
         if a and a not in used:
             used.append(a)
     return used
@@ -123,7 +130,13 @@ async def _estimate(bench, prepared, engine: Engine) -> Estimate:
     cached = await engine.cache.cached_keys(keys)
     means: dict[tuple[str, str], float | None] = {}
     builder = EstimateBuilder()
+    seen: set[str] = set()
     for pc, key in zip(planned, keys):
+        # the same call planned twice (two approaches sharing a first guess) is paid once: the
+        # engine answers the second from the first
+        duplicate = pc.exact and key in seen  # (stand-in requests look alike but are not)
+        if pc.exact:
+            seen.add(key)
         req = pc.request
         prov = engine.providers[req.model]
         mk = (pc.stage, prov.model)
@@ -133,7 +146,7 @@ async def _estimate(bench, prepared, engine: Engine) -> Estimate:
         if not pc.exact:
             toks = type(toks)(toks.input, False)
         builder.add_call(pc.stage, req.model, prov.kind, prov.model, toks, req.params.max_tokens,
-                         key in cached, means[mk] if means[mk] is not None else pc.expected_output_tokens)
+                         key in cached or duplicate, means[mk] if means[mk] is not None else pc.expected_output_tokens)
     return builder.finish(price_lookup_for({a: s.price for a, s in engine.models.items()}))
 
 
@@ -150,7 +163,8 @@ class _Session:
         self.cache_path.parent.mkdir(parents=True, exist_ok=True)
         self.cache = await CacheStore.open(self.cache_path, run_id=self.run_id)
         max_cost = self.opts.max_cost_usd if self.opts.max_cost_usd is not None else self.spec.max_cost_usd
-        self.engine = Engine(self.spec.models, self.cache, max_cost_usd=max_cost)
+        self.engine = Engine(self.spec.models, self.cache, max_cost_usd=max_cost,
+                             blobs=BlobStore(blob_dir_for(self.cache_path)))
         try:
             await self.engine.start(_aliases(self.spec))
         except BaseException:
@@ -213,7 +227,8 @@ def _served(engine: Engine) -> int | None:
         if server is not None and id(server) not in seen:
             seen.add(id(server))
             try:
-                total += int(server.stats().get("served", 0))
+                st = server.stats()
+                total += int(st.get("served", 0)) + int(st.get("searches_served", 0))
                 found = True
             except Exception:
                 pass

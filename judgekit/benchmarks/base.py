@@ -21,6 +21,7 @@ __all__ = ["PlannedCall", "BenchmarkResult", "BENCHMARKS", "load_benchmark"]
 
 BENCHMARKS = {
     "creation_mmbench": "judgekit.benchmarks.creation_mmbench.pipeline",
+    "guessbench": "judgekit.benchmarks.guessbench.pipeline",
 }
 
 

@@ -147,6 +147,37 @@ def serve(host, port, seed, latency_ms, latency_jitter_ms, rpm, tpm, error_rate,
 
 
 @cli.group()
+def guessbench() -> None:
+    """GuessBench tools (making new build sets)."""
+
+
+@guessbench.command()
+@click.argument("answer")
+@click.option("--seed", default=0, show_default=True, type=int, help="picks the revealed letters")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
+              help="also write Hint_1.txt, Hint_2.txt, Hint_3.txt and Answer.txt into this set folder")
+@_errors
+def hints(answer, seed, out_dir):
+    """Print the three hints of ANSWER as GuessBench builds them (Hint_2 reveals ceil(N/8) letters,
+    Hint_3 ceil(N/4), N = letters without spaces)."""
+    from ..benchmarks.guessbench.hints import generate_hints
+
+    try:
+        texts = generate_hints(answer, seed)
+    except ValueError as e:
+        raise SpecError(f"ANSWER: {e}") from None
+    for i, text in enumerate(texts, 1):
+        click.echo(f"--- Hint_{i}.txt")
+        click.echo(text)
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for i, text in enumerate(texts, 1):
+            (out_dir / f"Hint_{i}.txt").write_text(text + "\n", encoding="utf-8")
+        (out_dir / "Answer.txt").write_text(answer.strip() + "\n", encoding="utf-8")
+        click.echo(f"wrote {out_dir}/Hint_1.txt .. Hint_3.txt and Answer.txt (add 1.png, 2.png, 3.png)")
+
+
+@cli.group()
 def cache() -> None:
     """Inspect and maintain the response cache."""
 

@@ -116,11 +116,17 @@ class ConsoleUI:
                 cols = [c for c in rows[0].keys() if c not in ("level",)]
                 t = Table(title="Results", title_justify="left")
                 for c in cols:
-                    t.add_column(c, justify="left" if c in ("model", "task", "category") else "right",
-                                 no_wrap=c in ("model", "category"))
+                    t.add_column(c, justify="left" if c in ("model", "task", "category", "approach") else "right",
+                                 no_wrap=c in ("model", "category", "approach"))
                 for r in rows:
                     t.add_row(*[_cell(r.get(c)) for c in cols])
                 self.console.print(t)
+            ab = (outcome.summary or {}).get("autobencher") or {}
+            for task_key, m in ab.items():
+                if isinstance(m, dict):
+                    self.console.print(f"AutoBencher ({ab.get('approach')}, {task_key}) over {', '.join(m['models'])}: "
+                                       f"difficulty {_cell(m['difficulty'])}, separability {_cell(m['separability'])}, "
+                                       f"novelty {_cell(m['novelty'])}")
             for row in outcome.summary.get("human_alignment", []) if outcome.summary else []:
                 self.console.print(f"human alignment {row['model']}: MAE {_cell(row['mae'])}, "
                                    f"Consistency {_cell(row['consistency'])}% over {row['items']} items")

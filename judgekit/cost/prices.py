@@ -38,7 +38,7 @@ from ._names import base_name, undated, unprefixed
 __all__ = ["PriceOverride", "price_usd", "has_price", "FREE_PROVIDERS", "GENAI_PROVIDER_IDS"]
 
 #: providers whose calls cost nothing
-FREE_PROVIDERS = frozenset({"sim", "local"})
+FREE_PROVIDERS = frozenset({"sim", "local", "sim_image_search", "image_folder"})
 #: judgekit provider -> genai-prices provider ids to search, in order (others are used as-is)
 GENAI_PROVIDER_IDS: dict[str, tuple[str, ...]] = {
     "openai": ("openai",),
@@ -53,8 +53,9 @@ class PriceOverride(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    input_per_mtok: float = Field(ge=0, description="USD per million input tokens")
-    output_per_mtok: float = Field(ge=0, description="USD per million output tokens")
+    input_per_mtok: float = Field(0.0, ge=0, description="USD per million input tokens")
+    output_per_mtok: float = Field(0.0, ge=0, description="USD per million output tokens")
+    per_request_usd: float = Field(0.0, ge=0, description="USD per request (search APIs price per query)")
 
 
 Rate = Callable[[int, int], float]  # (input tokens, output tokens) -> USD
@@ -71,7 +72,8 @@ def price_usd(
 ) -> float | None:
     """USD for one call of ``model`` with these token counts; None when the price is unknown."""
     if override is not None:
-        return (input_tokens * override.input_per_mtok + output_tokens * override.output_per_mtok) / 1e6
+        return ((input_tokens * override.input_per_mtok + output_tokens * override.output_per_mtok) / 1e6
+                + override.per_request_usd)
     key = (provider, model)
     try:
         rate = _rates[key]

@@ -65,9 +65,10 @@ class Engine:
     """Runs calls for the model aliases of a spec against one cache."""
 
     def __init__(self, models: dict, cache, *, stats: RunStats | None = None, max_cost_usd: float | None = None,
-                 retry_wait: RetryWait | None = None) -> None:
+                 retry_wait: RetryWait | None = None, blobs=None) -> None:
         self.models = models  # alias -> judgekit.config.ModelSpec
         self.cache = cache
+        self.blobs = blobs  # judgekit.blobs.BlobStore: images providers fetch or make, by sha256
         self.stats = stats or RunStats()
         self.max_cost_usd = max_cost_usd
         self.retry_wait = retry_wait or RetryWait()
@@ -75,6 +76,8 @@ class Engine:
         self.buckets: dict[str, Bucket] = {}
         self._bucket_of: dict[str, Bucket] = {}
         self.stop_reason: str | None = None
+        self._inflight: dict[str, asyncio.Future[CallResult]] = {}
+        self._paid: dict[str, ChatResponse] = {}  # responses paid for in this run, by key
         self.fatal: str | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -86,6 +89,7 @@ class Engine:
                 continue
             spec = self.models[alias]
             prov = create_provider(alias, spec)
+            prov.blobs = self.blobs
             try:
                 await prov.start()
             except FATAL_ERRORS as e:
@@ -158,6 +162,34 @@ class Engine:
             return CallResult(req, hit, key=key)
         if self.stopping:
             return CallResult(req, None, NOT_RUN, self.stop_reason, key)
+        # the same call already in flight (two approaches sharing a first guess, say): wait for
+        # it instead of paying twice; it counts here as a cache hit
+        done = self._paid.get(key)  # paid in this run after our lookup began
+        if done is not None:
+            stage.cache_hits += 1
+            stage.done += 1
+            return CallResult(req, done, key=key)
+        twin = self._inflight.get(key)
+        if twin is not None:
+            first = await asyncio.shield(twin)
+            stage.done += 1
+            if first.ok:
+                stage.cache_hits += 1
+                return CallResult(req, first.response, key=key)
+            return CallResult(req, None, first.error_kind, first.error, key)
+        fut: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = fut
+        result = CallResult(req, None, NOT_RUN, "cancelled", key)
+        try:
+            result = await self._call(req, stage, key)
+            return result
+        finally:
+            del self._inflight[key]
+            if result.response is not None:
+                self._paid[key] = result.response
+            fut.set_result(result)
+
+    async def _call(self, req: ChatRequest, stage, key: str) -> CallResult:
         prov = self.providers[req.model]
         bucket = self._bucket_of[req.model]
         tokens = 0

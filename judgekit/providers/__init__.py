@@ -3,7 +3,10 @@
 - ``openai``: the OpenAI API and any OpenAI-compatible server (``base_url``); ``azure`` the same
   SDK's Azure client;
 - ``gemini``: the google-genai SDK;
-- ``sim``: judgekit's simulator, over real HTTP through the openai SDK.
+- ``sim``: judgekit's simulator, over real HTTP through the openai SDK;
+- image retrievers (:mod:`judgekit.providers.retrieval`): ``brave`` (the Brave Search API's image
+  search), ``sim_image_search`` (the simulator's copy of it), ``image_folder`` (a local folder of
+  labelled images).
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ PROVIDERS = {
     "azure": ("judgekit.providers.openai", "OpenAIProvider", "openai[aiohttp]"),
     "gemini": ("judgekit.providers.gemini", "GeminiProvider", "google-genai"),
     "sim": ("judgekit.providers.sim", "SimProvider", "openai[aiohttp]"),
+    "brave": ("judgekit.providers.retrieval", "BraveProvider", "httpx"),
+    "sim_image_search": ("judgekit.providers.retrieval", "SimImageSearchProvider", "httpx"),
+    "image_folder": ("judgekit.providers.retrieval", "ImageFolderProvider", "httpx"),
 }
 
 

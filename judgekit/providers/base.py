@@ -24,6 +24,9 @@ DEFAULT_KEY_ENV = {
     "azure": "AZURE_OPENAI_API_KEY",
     "gemini": "GEMINI_API_KEY",
     "sim": None,
+    "brave": "BRAVE_SEARCH_API_KEY",
+    "sim_image_search": None,
+    "image_folder": None,
 }
 
 
@@ -31,6 +34,8 @@ class Provider(ABC):
     """Base class.  Subclasses set ``kind`` and implement :meth:`generate`."""
 
     kind: str = ""
+    #: the run's content-addressed image store (judgekit.blobs.BlobStore), set by the engine
+    blobs = None
 
     def __init__(self, alias: str, spec) -> None:  # spec: judgekit.config.ModelSpec
         self.alias = alias

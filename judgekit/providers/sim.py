@@ -4,7 +4,8 @@ through the real openai SDK over real HTTP.
 
 Settings come from the model spec's ``sim`` table (any :class:`judgekit.sim.SimConfig` field), plus
 ``url`` to use a simulator that is already running instead of starting one.  Aliases with the same
-settings share one server.
+settings share one server, chat (``sim``) and image search (``sim_image_search``) alike:
+:func:`acquire_simulator` / :func:`release_simulator`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from .openai import OpenAIProvider
 
-__all__ = ["SimProvider", "running_simulators"]
+__all__ = ["SimProvider", "running_simulators", "acquire_simulator", "release_simulator", "sim_settings_hash"]
 
 # settings that change what the simulator answers (the rest: latency, limits, faults, do not)
 _RESPONSE_FIELDS = ("seed", "model_quality", "garbage_rate")
@@ -30,6 +31,37 @@ def running_simulators() -> list[Any]:
     return list(_servers.values())
 
 
+def sim_settings_hash(settings: dict[str, Any], fields: tuple[str, ...]) -> str:
+    """A short hash of the ``fields`` of ``settings`` that are set (for cache identities)."""
+    ident = {k: settings[k] for k in fields if k in settings}
+    return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:12]
+
+
+async def acquire_simulator(settings: dict[str, Any]) -> tuple[str, Any]:
+    """The simulator process for these settings (started on first use), and the key to release
+    it with.  Every acquire needs one :func:`release_simulator`."""
+    from ..sim import SimConfig, SimProcess
+
+    key = json.dumps(settings, sort_keys=True)
+    server = _servers.get(key)
+    if server is None:
+        server = SimProcess(SimConfig(**settings))
+        await asyncio.to_thread(server.start)
+        _servers[key] = server
+    _refs[key] = _refs.get(key, 0) + 1
+    return key, server
+
+
+async def release_simulator(key: str) -> None:
+    """Drop one reference; the last one stops the process."""
+    _refs[key] = _refs.get(key, 1) - 1
+    if _refs[key] <= 0:
+        server = _servers.pop(key, None)
+        _refs.pop(key, None)
+        if server is not None:
+            await asyncio.to_thread(server.stop)
+
+
 class SimProvider(OpenAIProvider):
     kind = "sim"
 
@@ -37,26 +69,17 @@ class SimProvider(OpenAIProvider):
         super().__init__(alias, spec)
         self._settings = dict(spec.sim)
         self._url = self._settings.pop("url", None)
-        self._config_key = json.dumps(self._settings, sort_keys=True)
+        self._config_key: str | None = None
         self.server = None
 
     @property
     def identity(self) -> str:
-        ident = {k: self._settings[k] for k in _RESPONSE_FIELDS if k in self._settings}
-        return "sim:" + hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:12]
+        return "sim:" + sim_settings_hash(self._settings, _RESPONSE_FIELDS)
 
     async def start(self) -> None:
         if self._url is None:
-            from ..sim import SimConfig, SimProcess
-
-            server = _servers.get(self._config_key)
-            if server is None:
-                server = SimProcess(SimConfig(**self._settings))
-                await asyncio.to_thread(server.start)
-                _servers[self._config_key] = server
-            _refs[self._config_key] = _refs.get(self._config_key, 0) + 1
-            self.server = server
-            self._base_url = server.base_url
+            self._config_key, self.server = await acquire_simulator(self._settings)
+            self._base_url = self.server.base_url
         else:
             self._base_url = self._url
         self._api_key = (self._settings.get("api_keys") or ["sim"])[0]
@@ -67,11 +90,7 @@ class SimProvider(OpenAIProvider):
 
     async def close(self) -> None:
         await super().close()
-        if self.server is not None:
-            _refs[self._config_key] -= 1
-            if _refs[self._config_key] <= 0:
-                server = _servers.pop(self._config_key, None)
-                _refs.pop(self._config_key, None)
-                if server is not None:
-                    await asyncio.to_thread(server.stop)
+        if self.server is not None and self._config_key is not None:
+            await release_simulator(self._config_key)
             self.server = None
+            self._config_key = None

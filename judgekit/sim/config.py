@@ -65,6 +65,22 @@ class SimConfig(BaseModel):
     model_quality: dict[str, float] = Field(default_factory=dict)
     """Per model, 0..1 (default 0.5): richer answers from better models win more verdicts."""
 
+    search_results: int = Field(3, ge=0, le=200)
+    """Image search (``GET /res/v1/images/search``): results per query, at most the request's
+    ``count``."""
+
+    search_no_result_rate: float = Field(0.0, ge=0, le=1)
+    """Share of image search queries answered with zero results (the same queries every time:
+    chosen by a hash of the seed and the lower-cased query)."""
+
+    search_error_rate: float = Field(0.0, ge=0, le=1)
+    """Share of image search attempts answered with an injected 500 or 503 (drawn per query and
+    attempt number, like ``error_rate``, so a retry can succeed)."""
+
+    search_broken_image_rate: float = Field(0.0, ge=0, le=1)
+    """Share of image search queries whose first result's image (and thumbnail) URL answers 404;
+    the other results' images work.  Chosen by a hash of the seed and the query."""
+
     def quality_of(self, model: str) -> float:
         """The configured quality of ``model``, clamped to [0, 1]."""
         q = self.model_quality.get(model, DEFAULT_QUALITY)

@@ -49,8 +49,9 @@ class SimStats:
 
     ``requests`` counts every completion request received (either API); ``served`` the
     successful (200) completions, split by model and by kind (``pairwise``, ``vfs``,
-    ``answer``).  Garbage replies are served *and* counted in ``garbage``; a hanging request
-    counts in ``hangs`` when it starts hanging and in ``served`` if it is answered.
+    ``answer``, and GuessBench's ``guess``, ``extract``, ``self_refine``, ``retrieval_check``).
+    Garbage replies are served *and* counted in ``garbage``; a hanging request counts in
+    ``hangs`` when it starts hanging and in ``served`` if it is answered.
     """
 
     requests: int = 0
@@ -226,6 +227,8 @@ class _Core:
             quality=cfg.quality_of(model),
             max_tokens=sreq.max_tokens,
             garbage=garbage,
+            images=sreq.images_meta,
+            last_user_text=sreq.last_user_text,
         )
         st.served += 1
         st.served_by_model[model] = st.served_by_model.get(model, 0) + 1

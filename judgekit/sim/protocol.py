@@ -1,8 +1,16 @@
 """The simulator's wire formats: OpenAI and Gemini request bodies in, their responses out.
 
 Both APIs' request bodies are parsed into one internal shape, :class:`_SimRequest` (model,
-prompt text, image count, max tokens and the request hash); :func:`completion_payload` and
-:func:`error_response` shape a reply or an error the way the calling API does.
+prompt text, image count, max tokens and the request hash, plus the PNG text labels of each
+image and the text of the last user message, which GuessBench replies read);
+:func:`completion_payload` and :func:`error_response` shape a reply or an error the way the
+calling API does.
+
+Image labels: a base64 image that starts with the PNG signature has its ``tEXt`` chunks read
+(:func:`~judgekit.benchmarks.guessbench.sample.read_png_text`) from a decoded prefix of
+``_LABEL_PREFIX_CHARS`` characters when that prefix reaches the first ``IDAT`` chunk (text
+chunks written before the pixels, as Pillow writes them, are all in it), else from the whole
+image.  Other images, and any that cannot be read, get an empty dict.
 
 The request hash is ``sha256`` over the seed and a canonical form of the request (model,
 generation parameters, and every message's role, text and image payload), independent of JSON
@@ -12,6 +20,8 @@ key order and whitespace and of the API used.  Prompt tokens are *estimated* as
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import math
@@ -21,6 +31,7 @@ from typing import Any
 
 from aiohttp import web
 
+from judgekit.benchmarks.guessbench.sample import read_png_text
 from judgekit.sim.replies import Reply
 
 __all__ = ["estimate_prompt_tokens", "completion_payload", "error_response"]
@@ -58,6 +69,31 @@ class _BadRequest(Exception):
     """The body is not a valid request; the message goes back in a 400."""
 
 
+_PNG_B64 = "iVBORw0KGgo"  # base64 of the 8-byte PNG signature
+#: base64 characters decoded first when looking for an image's text chunks (6 KiB of bytes)
+_LABEL_PREFIX_CHARS = 8192
+
+
+def _png_labels(b64: str) -> dict[str, str]:
+    """The text chunks of a base64 PNG (``{}`` for anything else or anything unreadable)."""
+    if not b64.startswith(_PNG_B64):
+        return {}
+    data = None
+    if len(b64) > _LABEL_PREFIX_CHARS:
+        try:
+            head = base64.b64decode(b64[:_LABEL_PREFIX_CHARS])
+        except (binascii.Error, ValueError):
+            head = b""
+        if b"IDAT" in head:
+            data = head
+    try:
+        if data is None:
+            data = base64.b64decode(b64)
+        return dict(read_png_text(data))
+    except Exception:  # a damaged image is not the simulator's business: no labels
+        return {}
+
+
 @dataclass(slots=True)
 class _SimRequest:
     model: str
@@ -65,6 +101,10 @@ class _SimRequest:
     images: int
     max_tokens: int | None
     digest: bytes
+    images_meta: tuple[dict[str, str], ...] = ()
+    """One dict of PNG text labels per image, in order (empty for unlabelled images)."""
+    last_user_text: str = ""
+    """The text of the last user message (its text parts joined by newlines)."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -104,15 +144,21 @@ def _parse_openai(body: Any, seed_bytes: bytes) -> _SimRequest:
     ]
     texts: list[str] = []
     images = 0
+    metas: list[dict[str, str]] = []
+    last_user = ""
     for msg in messages:
         if not isinstance(msg, dict):
             raise _BadRequest("each message must be an object")
-        chunks.append(b"\x1erole:" + str(msg.get("role", "")).encode())
+        role = msg.get("role", "")
+        chunks.append(b"\x1erole:" + str(role).encode())
         content = msg.get("content")
         if isinstance(content, str):
             texts.append(content)
             chunks.append(b"\x1ft:" + content.encode())
+            if role == "user":
+                last_user = content
         elif isinstance(content, list):
+            first_text = len(texts)
             for part in content:
                 if not isinstance(part, dict):
                     raise _BadRequest("content parts must be objects")
@@ -130,17 +176,23 @@ def _parse_openai(body: Any, seed_bytes: bytes) -> _SimRequest:
                         raise _BadRequest("an image_url part needs 'image_url.url'")
                     if url.startswith("data:"):
                         url = url[url.find(",") + 1 :]
+                        metas.append(_png_labels(url))
+                    else:
+                        metas.append({})
                     images += 1
                     chunks.append(b"\x1fi:" + url.encode())
                 else:
                     raise _BadRequest(f"unsupported content part type {ptype!r}")
+            if role == "user":
+                last_user = "\n".join(texts[first_text:])
         elif content is not None:
             raise _BadRequest("message 'content' must be a string or an array of parts")
     text = "\n".join(texts)
-    return _SimRequest(model, text, images, max_tokens, hashlib.sha256(b"\x1d".join(chunks)).digest())
+    digest = hashlib.sha256(b"\x1d".join(chunks)).digest()
+    return _SimRequest(model, text, images, max_tokens, digest, tuple(metas), last_user)
 
 
-def _gemini_parts(parts: Any, chunks: list[bytes], texts: list[str]) -> int:
+def _gemini_parts(parts: Any, chunks: list[bytes], texts: list[str], metas: list[dict[str, str]]) -> int:
     if not isinstance(parts, list):
         raise _BadRequest("'parts' must be an array")
     images = 0
@@ -158,11 +210,13 @@ def _gemini_parts(parts: Any, chunks: list[bytes], texts: list[str]) -> int:
             if not isinstance(data, str):
                 raise _BadRequest("inlineData needs a base64 'data' string")
             images += 1
+            metas.append(_png_labels(data))
             chunks.append(b"\x1fi:" + data.encode())
             continue
         fdata = part.get("fileData") or part.get("file_data")
         if isinstance(fdata, dict):
             images += 1
+            metas.append({})
             chunks.append(b"\x1fi:" + str(fdata.get("fileUri") or fdata.get("file_uri")).encode())
             continue
         raise _BadRequest("unsupported part: expected 'text' or 'inlineData'")
@@ -188,10 +242,12 @@ def _parse_gemini(body: Any, model: str, seed_bytes: bytes) -> _SimRequest:
     ]
     texts: list[str] = []
     images = 0
+    metas: list[dict[str, str]] = []
+    last_user = ""
     system = body.get("systemInstruction") or body.get("system_instruction")
     if isinstance(system, dict):
         chunks.append(b"\x1erole:system")
-        images += _gemini_parts(system.get("parts", []), chunks, texts)
+        images += _gemini_parts(system.get("parts", []), chunks, texts, metas)
     elif isinstance(system, str):
         chunks.append(b"\x1erole:system\x1ft:" + system.encode())
         texts.append(system)
@@ -200,9 +256,13 @@ def _parse_gemini(body: Any, model: str, seed_bytes: bytes) -> _SimRequest:
             raise _BadRequest("each content must be an object")
         role = content.get("role") or "user"
         chunks.append(b"\x1erole:" + (b"assistant" if role == "model" else str(role).encode()))
-        images += _gemini_parts(content.get("parts", []), chunks, texts)
+        first_text = len(texts)
+        images += _gemini_parts(content.get("parts", []), chunks, texts, metas)
+        if role == "user":
+            last_user = "\n".join(texts[first_text:])
     text = "\n".join(texts)
-    return _SimRequest(model, text, images, max_tokens, hashlib.sha256(b"\x1d".join(chunks)).digest())
+    digest = hashlib.sha256(b"\x1d".join(chunks)).digest()
+    return _SimRequest(model, text, images, max_tokens, digest, tuple(metas), last_user)
 
 
 # ----------------------------------------------------------------------------------------

@@ -14,6 +14,10 @@ Kinds of request, recognised from the prompt text (:func:`classify`):
 ``vfs``
     A visual factuality prompt (``Visual Factuality Score``).  The reply ends with
     ``Response A Visual Factuality Score: X/10`` and ``Response B ...: Y/10``.
+``guess``, ``extract``, ``self_refine``, ``retrieval_check``
+    GuessBench: a guess at a Minecraft build, the answer-extraction judge, and the two review
+    turns (self-refine, image retrieval); see :mod:`judgekit.sim.guess`, which "sees" the
+    builds through the PNG text labels the request parser collects.
 ``answer``
     Anything else: free prose from a fixed word list mixed with words of the prompt.
 
@@ -34,7 +38,18 @@ import random
 import re
 import sys
 from array import array
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from judgekit.sim.guess import (
+    GUESS_KINDS,
+    KIND_EXTRACT,
+    KIND_GUESS,
+    KIND_RETRIEVAL_CHECK,
+    KIND_SELF_REFINE,
+    guess_kind,
+    guess_reply,
+)
 
 __all__ = [
     "Reply",
@@ -42,6 +57,11 @@ __all__ = [
     "KIND_PAIRWISE",
     "KIND_VFS",
     "KIND_ANSWER",
+    "KIND_GUESS",
+    "KIND_EXTRACT",
+    "KIND_SELF_REFINE",
+    "KIND_RETRIEVAL_CHECK",
+    "GUESS_KINDS",
     "classify",
     "extract_answers",
     "answer_quality",
@@ -71,8 +91,8 @@ _TOKENS_PER_WORD = 1.3
 class Reply:
     """One generated reply.
 
-    ``kind`` is ``pairwise``, ``vfs`` or ``answer``; ``garbage`` tells whether a judge reply
-    was deliberately made unparseable.
+    ``kind`` is ``pairwise``, ``vfs``, ``answer`` or one of :data:`GUESS_KINDS`; ``garbage``
+    tells whether a judge reply (pairwise, vfs, extract) was deliberately made unparseable.
     """
 
     text: str
@@ -159,8 +179,12 @@ _PUNCT_TABLE = str.maketrans({c: " " for c in ".,;:!?\"'()[]{}*#-_/\\<>=`~|"})
 # ----------------------------------------------------------------------------------------
 
 
-def classify(text: str) -> str:
-    """The kind of request: ``pairwise``, ``vfs`` or ``answer``."""
+def classify(text: str, last_user_text: str | None = None) -> str:
+    """The kind of request: ``pairwise``, ``vfs``, a GuessBench kind or ``answer``.
+
+    ``last_user_text`` is the text of the last user message (the GuessBench review turns are
+    recognised there); None takes the whole ``text``.
+    """
     if "[ASSISTANT A]" in text and "[ASSISTANT B]" in text:
         low = text.lower()
         if "visual factuality score" in low:
@@ -169,7 +193,7 @@ def classify(text: str) -> str:
             return KIND_PAIRWISE
     elif "Visual Factuality Score" in text:
         return KIND_VFS
-    return KIND_ANSWER
+    return guess_kind(text, text if last_user_text is None else last_user_text) or KIND_ANSWER
 
 
 def _between(text: str, start: str, end: str) -> str:
@@ -410,16 +434,24 @@ def make_reply(
     quality: float = 0.5,
     max_tokens: int | None = None,
     garbage: bool = False,
+    images: Sequence[Mapping[str, str]] = (),
+    last_user_text: str | None = None,
 ) -> Reply:
     """The reply to a request whose prompt text is ``text``.
 
     ``digest`` (the request hash) seeds every draw; ``quality`` (0..1) is the answering
-    model's quality, used for free-text answers; ``garbage`` makes a judge reply unparseable
-    (ignored for free-text answers, whose ``Reply.garbage`` stays False).
+    model's quality, used for free-text answers and GuessBench guesses; ``garbage`` makes a
+    judge reply unparseable (ignored for free-text answers and guesses, whose
+    ``Reply.garbage`` stays False).  ``images`` holds one dict of PNG text labels per image of
+    the request, in order (empty for an unlabelled image), and ``last_user_text`` the text of
+    the last user message (None: ``text``); both only matter to GuessBench requests.
     """
     rng = random.Random(int.from_bytes(digest[:16], "big"))
-    kind = classify(text)
-    if kind == KIND_PAIRWISE:
+    last_user = text if last_user_text is None else last_user_text
+    kind = classify(text, last_user)
+    if kind in GUESS_KINDS:
+        out, garbage = guess_reply(kind, text, last_user, images, rng, quality=quality, garbage=garbage)
+    elif kind == KIND_PAIRWISE:
         out = _pairwise_text(text, rng, garbage)
     elif kind == KIND_VFS:
         out = _vfs_text(text, rng, garbage)

@@ -11,9 +11,13 @@ Endpoints
     Gemini ``generateContent`` in the REST JSON shape (``contents`` / ``parts`` with ``text``
     and ``inlineData``, ``systemInstruction``, ``generationConfig``).  google-genai 3.x
     defaults to the ``v1`` API version, older releases to ``v1beta``; both are served.
+``GET /res/v1/images/search`` and ``GET /sim/images/{slug}.png``
+    Brave Search API's image search and the images its results point at
+    (:mod:`judgekit.sim.search`).
 ``GET /sim/stats`` / ``POST /sim/reset``
-    The counters of :class:`SimStats`; reset zeroes them, forgets attempt counts (so a rerun
-    draws the same faults) and refills the rate-limit buckets.
+    The counters of :class:`SimStats` and :class:`~judgekit.sim.search.SearchStats`; reset zeroes
+    them, forgets attempt counts (so a rerun draws the same faults) and refills the rate-limit
+    buckets.
 
 The modules behind it: :mod:`judgekit.sim.protocol` (both APIs' request bodies to one internal
 request, the request hash, response and error shapes), :mod:`judgekit.sim.core` (the pipeline:
@@ -40,6 +44,7 @@ from aiohttp import web
 from judgekit.sim.config import SimConfig
 from judgekit.sim.core import SimStats, _Core
 from judgekit.sim.protocol import _GEMINI, _JSON, _OPENAI, _dumps, estimate_prompt_tokens
+from judgekit.sim.search import ImageSearchSim
 
 if TYPE_CHECKING:  # at run time: module __getattr__ below (judgekit.sim.process imports this module)
     from judgekit.sim.process import SimProcess, SimThread
@@ -66,6 +71,12 @@ READY_PREFIX = "JUDGEKIT_SIM_READY"
 
 
 _CORE_KEY: web.AppKey[_Core] = web.AppKey("judgekit_sim", _Core)
+_SEARCH_KEY: web.AppKey[ImageSearchSim] = web.AppKey("judgekit_sim_search", ImageSearchSim)
+
+
+def _snapshot(core: _Core, search: ImageSearchSim) -> dict[str, Any]:
+    """Chat and image search counters, in one JSON-ready dict."""
+    return {**core.stats.snapshot(), **search.stats.snapshot()}
 
 
 def build_app(config: SimConfig | None = None) -> web.Application:
@@ -73,6 +84,8 @@ def build_app(config: SimConfig | None = None) -> web.Application:
     core = _Core(config or SimConfig())
     app = web.Application()
     app[_CORE_KEY] = core
+    search = ImageSearchSim(core)
+    app[_SEARCH_KEY] = search
 
     async def chat(request: web.Request) -> web.Response:
         return await core.handle(_OPENAI, request)
@@ -113,11 +126,12 @@ def build_app(config: SimConfig | None = None) -> web.Application:
         return web.Response(body=_dumps(_model_obj(name)), content_type=_JSON)
 
     async def stats(request: web.Request) -> web.Response:
-        return web.Response(body=_dumps(core.stats.snapshot()), content_type=_JSON)
+        return web.Response(body=_dumps(_snapshot(core, search)), content_type=_JSON)
 
     async def reset(request: web.Request) -> web.Response:
         core.reset()
-        return web.Response(body=_dumps(core.stats.snapshot()), content_type=_JSON)
+        search.reset()
+        return web.Response(body=_dumps(_snapshot(core, search)), content_type=_JSON)
 
     app.router.add_post("/v1/chat/completions", chat)
     app.router.add_post("/chat/completions", chat)
@@ -127,6 +141,7 @@ def build_app(config: SimConfig | None = None) -> web.Application:
     app.router.add_post("/v1/models/{spec}", gemini)
     app.router.add_get("/sim/stats", stats)
     app.router.add_post("/sim/reset", reset)
+    search.add_routes(app)
     return app
 
 
@@ -166,6 +181,7 @@ class SimServer:
         self.config = config or SimConfig()
         self.app = build_app(self.config)
         self._core: _Core = self.app[_CORE_KEY]
+        self._search: ImageSearchSim = self.app[_SEARCH_KEY]
         self._runner: web.AppRunner | None = None
         self.host = "127.0.0.1"
         self.port = 0
@@ -201,11 +217,12 @@ class SimServer:
 
     def stats(self) -> dict[str, Any]:
         """The counters (same as ``GET /sim/stats``)."""
-        return self._core.stats.snapshot()
+        return _snapshot(self._core, self._search)
 
     def reset(self) -> None:
         """Same as ``POST /sim/reset``."""
         self._core.reset()
+        self._search.reset()
 
     async def __aenter__(self) -> "SimServer":
         await self.start()

@@ -1,0 +1,179 @@
+"""Reading GuessBench build sets from a folder.
+
+The layout is the authors' (``data/N/``), one folder per build set::
+
+    ROOT/
+      1/   1.png 2.png 3.png Hint_1.txt Hint_2.txt Hint_3.txt Answer.txt
+      2/   ...
+      ...
+
+``1.png`` .. ``3.png`` are the build at three stages of completion (the dynamic task shows them
+in turn; the static task shows only ``3.png``), ``Hint_k.txt`` is the hint given with image k
+and ``Answer.txt`` the concept.  Sets are ordered by folder name read as a number; names that
+are not numbers come after, in string order.  Hidden entries, files and the folders named in
+``skip`` (by default ``example`` and ``retrieval``, where the shipped sample keeps its one-shot
+example and its retrieval images) are not sets.
+
+Text files are UTF-8 (a BOM is tolerated, ``\\r\\n`` is read as ``\\n``).  The answer is
+stripped; a hint is kept exactly as written, less one trailing newline, because its symbolic
+lines line letters up with blanks by their spaces.  Images are passed on as their bytes, the type
+read from the bytes, not the file name; each is checked with Pillow first (a PNG's chunks and
+CRCs, which catches truncated and damaged files; any other type is decoded).
+
+Anything missing or malformed raises :class:`~judgekit.errors.DataError` naming the file and the
+set, e.g. ``.../17/Hint_2.txt: set 17: missing Hint_2.txt``.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Collection
+
+from judgekit.blobs import sniff_mime
+from judgekit.errors import DataError
+from judgekit.types import ImagePart
+
+from .hints import letter_count
+
+__all__ = ["GuessSet", "load_set", "load_sets", "set_folders", "IMAGE_FILES", "HINT_FILES", "ANSWER_FILE",
+           "DEFAULT_SKIP", "SHORT_MAX_LETTERS"]
+
+IMAGE_FILES = ("1.png", "2.png", "3.png")
+HINT_FILES = ("Hint_1.txt", "Hint_2.txt", "Hint_3.txt")
+ANSWER_FILE = "Answer.txt"
+#: root folders that are never build sets: the sample's one-shot example and retrieval images
+DEFAULT_SKIP: frozenset[str] = frozenset({"example", "retrieval"})
+#: an answer of at most this many letters (spaces not counted) is "short", as in the paper
+SHORT_MAX_LETTERS = 8
+
+_NUMBER = re.compile(r"[0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class GuessSet:
+    """One build set: the answer, the three stages of the build and the three hints."""
+
+    set_id: str
+    """The folder name (``"17"``)."""
+    answer: str
+    """``Answer.txt``, stripped, case kept (``"Glass of Milk"``)."""
+    images: tuple[ImagePart, ImagePart, ImagePart]
+    """``1.png``, ``2.png``, ``3.png``: the build about 40%, 70% and fully built."""
+    hints: tuple[str, str, str]
+    """``Hint_1.txt`` .. ``Hint_3.txt`` as written (less a trailing newline)."""
+    folder: Path
+    """Where the set was read from."""
+
+    @property
+    def letters(self) -> int:
+        """N: the letters of the answer, spaces not counted."""
+        return letter_count(self.answer)
+
+    @property
+    def is_short(self) -> bool:
+        """Whether the answer has at most 8 letters (the paper's short/long split)."""
+        return self.letters <= SHORT_MAX_LETTERS
+
+
+def _sort_key(name: str) -> tuple[int, int, str]:
+    if _NUMBER.fullmatch(name):
+        return 0, int(name), name
+    return 1, 0, name
+
+
+def set_folders(root: Path, *, skip: Collection[str] = DEFAULT_SKIP) -> list[Path]:
+    """The set folders under ``root`` in benchmark order (numeric names by number, then the rest).
+
+    Raises DataError when ``root`` is missing or not a folder; an empty list is returned as is.
+    """
+    root = Path(root)
+    if not root.exists():
+        raise DataError(str(root), "no such folder (expected the GuessBench data folder: 1/, 2/, ...)")
+    if not root.is_dir():
+        raise DataError(str(root), "not a folder (expected the GuessBench data folder: 1/, 2/, ...)")
+    folders = [p for p in root.iterdir()
+               if not p.name.startswith(".") and p.name not in skip and p.is_dir()]
+    return sorted(folders, key=lambda p: _sort_key(p.name))
+
+
+def load_sets(root: Path, limit: int | None = None, *,
+              skip: Collection[str] = DEFAULT_SKIP) -> list[GuessSet]:
+    """Load the build sets under ``root``, in order; with ``limit``, only the first ``limit``.
+
+    ``skip`` names root folders that are not sets.  Raises DataError for a missing root, a root
+    with no set folders, and any malformed set (see :func:`load_set`).
+    """
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0, not {limit}")
+    folders = set_folders(root, skip=skip)
+    if not folders:
+        raise DataError(str(root), "no build sets found (expected folders 1/, 2/, ... each holding "
+                                   + ", ".join((*IMAGE_FILES, *HINT_FILES, ANSWER_FILE)) + ")")
+    if limit is not None:
+        folders = folders[:limit]
+    return [load_set(f) for f in folders]
+
+
+def load_set(folder: Path) -> GuessSet:
+    """Load one build set folder; raises DataError naming the set and the file at fault."""
+    folder = Path(folder)
+    set_id = folder.name
+    if not folder.is_dir():
+        raise DataError(str(folder), f"set {set_id}: no such folder")
+    for name in (*IMAGE_FILES, *HINT_FILES, ANSWER_FILE):  # report the first missing file before reading
+        if not (folder / name).is_file():
+            raise DataError(str(folder / name), f"set {set_id}: missing {name}")
+    answer = _read_text(folder, ANSWER_FILE).strip()
+    if not answer:
+        raise DataError(str(folder / ANSWER_FILE), f"set {set_id}: {ANSWER_FILE} is empty")
+    hints = []
+    for name in HINT_FILES:
+        text = _read_text(folder, name)
+        if text.endswith("\n"):
+            text = text[:-1]
+        if not text.strip():
+            raise DataError(str(folder / name), f"set {set_id}: {name} is empty")
+        hints.append(text)
+    images = tuple(_read_image(folder, name) for name in IMAGE_FILES)
+    return GuessSet(set_id=set_id, answer=answer, images=images,  # type: ignore[arg-type]
+                    hints=(hints[0], hints[1], hints[2]), folder=folder)
+
+
+def _read_text(folder: Path, name: str) -> str:
+    path = folder / name
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise DataError(str(path), f"set {folder.name}: cannot read {name}: {e.strerror or e}") from e
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise DataError(str(path), f"set {folder.name}: {name} is not UTF-8 (byte {e.start})") from e
+    return text.replace("\r\n", "\n")
+
+
+def _read_image(folder: Path, name: str) -> ImagePart:
+    path = folder / name
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise DataError(str(path), f"set {folder.name}: cannot read {name}: {e.strerror or e}") from e
+    mime = sniff_mime(data)
+    if mime is None:
+        what = "is empty" if not data else "is not an image (not PNG, JPEG, WebP, GIF or BMP)"
+        raise DataError(str(path), f"set {folder.name}: {name} {what}")
+    from PIL import Image  # Pillow only when images are loaded
+
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            if mime == "image/png":
+                im.verify()  # walks every chunk and checks its CRC, without decoding the pixels
+            else:
+                im.load()  # Pillow's verify() checks nothing for JPEG and the rest: decode them
+    except Exception as e:  # Pillow raises many types for broken files
+        why = f"{type(e).__name__}: {e}"
+        raise DataError(str(path), f"set {folder.name}: {name} does not decode ({why})") from e
+    return ImagePart(data=data, mime=mime)

@@ -1,0 +1,297 @@
+"""GuessBench end to end: every (candidate, approach, task, set) flow, then Table 2 and AutoBencher.
+
+The flows themselves (turns, samples, refine rounds, retrieval) are in
+:mod:`judgekit.benchmarks.guessbench.flow`; this module prepares the data, plans the estimate,
+runs the flows concurrently and turns their records into tables:
+
+- ``turns``: one row per turn with every raw reply, every extraction, the vote, the retrievals,
+  the final guess and whether it is right;
+- ``sets``: one row per (model, approach, task, set) with the (carried-forward) correctness;
+- ``retrievals``: the query -> image mapping of the run (status, sha256 in the image store, URL);
+- ``summary``: Table 2 per (model, approach), with extraction failure counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ...engine import Engine
+from ...errors import DataError, SpecError
+from ...metrics.guessbench import accuracy_rows, autobencher
+from ...types import GenParams
+from ..base import BenchmarkResult, PlannedCall
+from .data import GuessSet, load_set, load_sets
+from .flow import (APPROACHES, Aborted, FlowConfig, PlanCaller, RunCaller, SetOutcome, max_calls,
+                   run_set, stage_names)
+
+__all__ = ["Options", "Prepared", "prepare", "plan", "run", "stages"]
+
+stages = [name for a in APPROACHES for name in stage_names(a)]
+
+#: flows in progress at once (each makes one call at a time, except self-consistency samples)
+FLOW_WINDOW = 512
+
+Approach = Literal["cot", "no_cot", "one_shot", "self_consistency", "self_refine", "image_retrieval",
+                   "image_only", "hint_only"]
+
+
+class Options(BaseModel):
+    """``[options]`` of a GuessBench spec."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tasks: list[Literal["static", "dynamic"]] = Field(default_factory=lambda: ["static", "dynamic"], min_length=1)
+    approaches: list[Approach] = Field(default_factory=lambda: ["cot"], min_length=1,
+                                       description="cot (default, with chain of thought), no_cot, one_shot, "
+                                                   "self_consistency, self_refine, image_retrieval, image_only, "
+                                                   "hint_only")
+    sc_samples: int = Field(3, ge=2, description="self-consistency samples per turn")
+    sc_temperature: float | None = Field(None, description="self-consistency sampling temperature; None = the "
+                                                           "provider's default, as the paper")
+    sc_tie_break: Literal["first", "last"] = Field("first", description="a vote tie goes to the guess seen first "
+                                                                        "(authors' code) or last (paper's text)")
+    refine_rounds: int = Field(2, ge=1, description="self-refine / image-retrieval review rounds after the guess "
+                                                    "(paper: 2; authors' code: 3)")
+    one_shot_example: str = Field("samples:guessbench/example", description="a build-set folder (real layout) "
+                                                                            "used as the worked example")
+    retrieval_source: str = Field("Google Images", description="where the retrieval prompt says the image "
+                                                               "comes from (the paper's wording by default)")
+    earlier_benchmarks: str | None = Field(None, description="CSV model,<bench>,... of the candidates' accuracies "
+                                                             "on earlier benchmarks, for AutoBencher novelty")
+    autobencher_approach: str = Field("cot", description="the approach whose accuracies feed AutoBencher")
+
+    @model_validator(mode="after")
+    def _unique(self) -> "Options":
+        for name in ("tasks", "approaches"):
+            v = getattr(self, name)
+            if len(set(v)) != len(v):
+                raise ValueError(f"{name} lists an entry twice")
+        return self
+
+
+@dataclass
+class Prepared:
+    spec: Any
+    options: Options
+    sets: list[GuessSet]
+    example: GuessSet | None = None
+    earlier_csv: Path | None = None
+    flows: list[tuple[str, str, str]] = field(default_factory=list)  # (alias, approach, task)
+
+
+def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
+    root = spec.data_path()
+    sets = load_sets(root, limit=limit)
+    example = None
+    if "one_shot" in options.approaches:
+        ex_path = spec.resolve_path(options.one_shot_example)
+        example = load_set(ex_path)
+        if any(s.folder.resolve() == ex_path.resolve() for s in sets):
+            raise DataError(str(ex_path), "the one-shot example is one of the evaluated sets; use another set")
+    if not spec.roles.judge:
+        raise SpecError(f"{spec.source_path}: GuessBench needs roles.judge (the model that extracts each guess)")
+    if "image_retrieval" in options.approaches and not spec.roles.retriever:
+        raise SpecError(f"{spec.source_path}: the image_retrieval approach needs roles.retriever "
+                        "(a model alias with provider brave, sim_image_search or image_folder)")
+    earlier = None
+    if options.earlier_benchmarks:
+        earlier = spec.resolve_path(options.earlier_benchmarks)
+        if not earlier.exists():
+            raise DataError(str(earlier), "no such file (options.earlier_benchmarks)")
+    flows = [(alias, approach, task) for alias in spec.roles.candidates for approach in options.approaches
+             for task in options.tasks]
+    return Prepared(spec, options, sets, example, earlier, flows)
+
+
+def _params(spec, alias: str) -> GenParams:
+    p = spec.models[alias].params
+    return GenParams(temperature=p.temperature, max_tokens=p.max_tokens, top_p=p.top_p, seed=p.seed,
+                     image_detail=p.image_detail)
+
+
+def _config(prep: Prepared) -> FlowConfig:
+    spec, o = prep.spec, prep.options
+    aliases = [*spec.roles.candidates, spec.roles.judge]
+    return FlowConfig(
+        extractor=spec.roles.judge,
+        params={a: _params(spec, a) for a in aliases},
+        retriever=spec.roles.retriever,
+        example=prep.example,
+        sc_samples=o.sc_samples,
+        sc_temperature=o.sc_temperature,
+        sc_tie_break=o.sc_tie_break,
+        rounds=o.refine_rounds,
+        retrieval_source=o.retrieval_source,
+    )
+
+
+# -- estimate ------------------------------------------------------------------------------------
+async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
+    """Every call, following cached replies where they exist and the longest path where not."""
+    cfg = _config(prep)
+
+    async def one(alias: str, approach: str, task: str, gs: GuessSet) -> list[PlannedCall]:
+        caller = PlanCaller(engine, placeholder=gs.images[2])
+        await run_set(cfg, alias, approach, task, gs, caller)
+        return caller.planned
+
+    sem = asyncio.Semaphore(FLOW_WINDOW)
+
+    async def windowed(*args) -> list[PlannedCall]:
+        async with sem:
+            return await one(*args)
+
+    per = await asyncio.gather(*(windowed(a, ap, t, gs) for a, ap, t in prep.flows for gs in prep.sets))
+    return [pc for calls in per for pc in calls]
+
+
+# -- run -----------------------------------------------------------------------------------------
+async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
+    cfg = _config(prep)
+    st = engine.stats
+    for alias, approach, task in prep.flows:
+        for stage, n in max_calls(approach, task, cfg).items():
+            st.plan(stage, n * len(prep.sets))
+
+    outcomes: dict[tuple[str, str, str, str], SetOutcome] = {}
+    not_run = 0
+    window = asyncio.Semaphore(FLOW_WINDOW)
+
+    async def flow(alias: str, approach: str, task: str, gs: GuessSet) -> None:
+        nonlocal not_run
+        caller = RunCaller(engine)
+        async with window:
+            try:
+                out = await run_set(cfg, alias, approach, task, gs, caller)
+            except Aborted:
+                not_run += 1
+                out = None
+        # the stage totals were the longest path: take off what this set did not need
+        for stage, n in max_calls(approach, task, cfg).items():
+            made = caller.counts.get(stage, 0)
+            if out is not None or made == 0:
+                st.stage(stage).total -= max(0, n - made)
+        if out is not None:
+            outcomes[(alias, approach, task, gs.set_id)] = out
+
+    async with asyncio.TaskGroup() as tg:
+        for alias, approach, task in prep.flows:
+            for gs in prep.sets:
+                tg.create_task(flow(alias, approach, task, gs))
+
+    return _result(prep, outcomes, not_run)
+
+
+def _result(prep: Prepared, outcomes: dict[tuple[str, str, str, str], SetOutcome], not_run: int) -> BenchmarkResult:
+    turns: list[dict[str, Any]] = []
+    sets: list[dict[str, Any]] = []
+    retrievals: list[dict[str, Any]] = []
+    failed: list[str] = []
+    ext_counts: dict[tuple[str, str], dict[str, int]] = {}
+    by_id = {g.set_id: g for g in prep.sets}
+    for alias, approach, task in prep.flows:
+        counts = ext_counts.setdefault((alias, approach), {"answer": 0, "no_answer": 0, "unparsed": 0})
+        for gs in prep.sets:
+            out = outcomes.get((alias, approach, task, gs.set_id))
+            if out is None:
+                continue
+            key = {"model": alias, "approach": approach, "task": task, "set_id": gs.set_id}
+            if out.error:
+                failed.append(f"{alias} {approach} {task} set {gs.set_id}: {out.error}")
+            sets.append({**key, "answer": gs.answer, "letters": gs.letters, "short": gs.is_short,
+                         "correct": out.correct[0] if task == "static" else None,
+                         "correct_1": out.correct[0] if task == "dynamic" else None,
+                         "correct_2": out.correct[1] if task == "dynamic" else None,
+                         "correct_3": out.correct[2] if task == "dynamic" else None,
+                         "turns_asked": len(out.turns), "error": out.error})
+            for rec in out.turns:
+                if rec.extraction_outcome in counts:
+                    counts[rec.extraction_outcome] += 1
+                turns.append({**key, "turn": rec.turn, "answer": gs.answer, "guess": rec.guess,
+                              "correct": rec.correct, "extraction": rec.extraction_outcome, "stop": rec.stop,
+                              "votes": json.dumps(rec.votes) if rec.votes is not None else None,
+                              "vote_tied": rec.vote_tied, "replies": json.dumps(rec.replies),
+                              "extractions": json.dumps(rec.extractions), "final_reply": rec.final_reply,
+                              "retrievals": json.dumps(rec.retrievals), "error": rec.error})
+                for r in rec.retrievals:
+                    retrievals.append({**key, "turn": rec.turn, "round": r["round"], "query": r["query"],
+                                       "status": r["status"], "sha256": r.get("sha256"), "url": r.get("url"),
+                                       "page_url": r.get("page_url"), "title": r.get("title"),
+                                       "source": r.get("source"), "error": r.get("error")})
+                    if r["status"] == "error":
+                        failed.append(f"{alias} {approach} {task} set {gs.set_id} turn {rec.turn} retrieval "
+                                      f"of {r['query']!r}: {r.get('error')}")
+    records = []
+    for row in sets:
+        gs = by_id[row["set_id"]]
+        correct = row["correct"] if row["task"] == "static" else [row["correct_1"], row["correct_2"], row["correct_3"]]
+        records.append({"model": row["model"], "approach": row["approach"], "task": row["task"],
+                        "set_id": row["set_id"], "short": gs.is_short, "correct": correct})
+    summary_rows = accuracy_rows(records)
+    for r in summary_rows:
+        c = ext_counts.get((r["model"], r["approach"]), {})
+        r["extraction_no_answer"] = c.get("no_answer", 0)
+        r["extraction_unparsed"] = c.get("unparsed", 0)
+    summary: dict[str, Any] = {
+        "benchmark": "guessbench",
+        "sets": len(prep.sets),
+        "candidates": list(prep.spec.roles.candidates),
+        "judge": prep.spec.roles.judge,
+        "retriever": prep.spec.roles.retriever,
+        "tasks": list(prep.options.tasks),
+        "approaches": list(prep.options.approaches),
+        "complete": not_run == 0,
+        "results": summary_rows,
+        "retrieval_outcomes": _count(r["status"] for r in retrievals),
+    }
+    summary["autobencher"] = _autobencher(prep, summary_rows)
+    display = [_display_row(r) for r in summary_rows]
+    return BenchmarkResult(summary=summary, tables={"turns": turns, "sets": sets, "retrievals": retrievals,
+                                                    "summary": summary_rows},
+                           failed_items=failed, not_run=not_run, display=display)
+
+
+def _count(values) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return out
+
+
+def _autobencher(prep: Prepared, rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Difficulty, separability and novelty over the run's candidates (static and dynamic #3
+    accuracy of ``autobencher_approach``); None with fewer than two candidates."""
+    approach = prep.options.autobencher_approach
+    out: dict[str, Any] = {"approach": approach}
+    for task_key in ("static_all", "dynamic_3_all"):
+        acc = {r["model"]: r[task_key] / 100.0 for r in rows
+               if r["approach"] == approach and r.get(task_key) is not None}
+        if len(acc) >= 2:
+            out[task_key] = autobencher(acc, prep.earlier_csv)
+    return out if len(out) > 1 else None
+
+
+_APPROACH_NAMES = {"cot": "CoT", "no_cot": "w/o CoT", "one_shot": "One-shot",
+                   "self_consistency": "Self-Consistency", "self_refine": "Self-Refine",
+                   "image_retrieval": "Image Retrieval", "image_only": "Image Only",
+                   "hint_only": "Hint Only"}
+
+
+def _display_row(r: dict[str, Any]) -> dict[str, Any]:
+    """A row of the printed table, shaped like the paper's Table 2."""
+    row = {"model": r["model"], "approach": _APPROACH_NAMES.get(r["approach"], r["approach"])}
+    for key, title in (("static", "Static"), ("dynamic_1", "Dyn #1"), ("dynamic_2", "Dyn #2"),
+                       ("dynamic_3", "Dyn #3")):
+        for split, s in (("short", "S"), ("long", "L"), ("all", "All")):
+            v = r.get(f"{key}_{split}")
+            row[f"{title} {s}"] = "-" if v is None else f"{v:.1f}"
+    row["no answer"] = r["extraction_no_answer"] + r["extraction_unparsed"]
+    row["failed"] = r.get("failed_static", 0) + r.get("failed_dynamic", 0)
+    return row
+

@@ -1,0 +1,148 @@
+"""GuessBench end to end through the runner and the CLI, against the simulator over real HTTP."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import duckdb
+import pytest
+
+from judgekit.cache.store import CacheStore
+from judgekit.config import load_spec
+from judgekit.runner import RunOptions, estimate_spec, run_spec
+from judgekit.sim import SimConfig, SimProcess
+
+ALIASES = ("sim-strong", "sim-weak", "extractor", "search")
+
+
+def opts(tmp_path, **kw):
+    return RunOptions(out_dir=tmp_path / "out", cache_path=tmp_path / "cache.duckdb", **kw)
+
+
+def fast(*extra):
+    return load_spec("guessbench", [*(f"models.{a}.sim.latency_ms=0" for a in ALIASES), *extra])
+
+
+async def test_every_approach_runs_scores_and_resumes(tmp_path):
+    spec = fast()
+    first = await run_spec(spec, opts(tmp_path, limit=4))
+    assert first.exit_code == 0, (first.message, first.failed_items)
+    rows = first.summary["results"]
+    assert len(rows) == 2 * 8
+    assert {r["approach"] for r in rows} == {"cot", "no_cot", "one_shot", "self_consistency", "self_refine",
+                                             "image_retrieval", "image_only", "hint_only"}
+    for r in rows:
+        assert r["n_static"] == 4 and r["n_dynamic"] == 4
+        for k in ("static_all", "dynamic_1_all", "dynamic_2_all", "dynamic_3_all"):
+            assert 0 <= r[k] <= 100
+        # carried forward: attempt accuracies never go down
+        assert r["dynamic_1_all"] <= r["dynamic_2_all"] <= r["dynamic_3_all"]
+    # progress totals end equal to what was done (early stops take their calls off the total)
+    for st in first.stats.stages.values():
+        assert st.done == st.total, st
+    assert first.summary["retrieval_outcomes"]
+    assert len(first.result.display) == 16 and "Static All" in first.result.display[0]
+    for name in ("summary.json", "turns.csv", "sets.csv", "retrievals.csv"):
+        assert (tmp_path / "out" / name).exists()
+
+    again = await run_spec(spec, opts(tmp_path, limit=4))
+    assert again.exit_code == 0
+    assert again.served_by_simulator == 0
+    assert again.summary["results"] == rows
+
+    con = duckdb.connect(str(tmp_path / "cache.duckdb"), read_only=True)
+    turns = con.execute("select count(*), count(distinct set_id) from result_guessbench_turns").fetchone()
+    assert turns[1] == 4
+    stored = con.execute("select count(*) from result_guessbench_retrievals where status = 'ok'").fetchone()[0]
+    con.close()
+    assert stored > 0
+
+
+async def test_estimate_is_an_upper_bound_then_exact_from_the_cache(tmp_path):
+    spec = fast("options.approaches=['cot','self_refine','self_consistency','image_retrieval']")
+    before = await estimate_spec(spec, opts(tmp_path, limit=3))
+    to_make = sum(line.calls_to_make for line in before.estimate.lines)
+    done = await run_spec(spec, opts(tmp_path, limit=3))
+    assert done.exit_code == 0
+    # the longest path: every dynamic turn and refine round (calls shared by approaches once)
+    assert done.served_by_simulator <= to_make
+    after = await estimate_spec(spec, opts(tmp_path, limit=3))
+    # after the run the plan follows the cached replies exactly: nothing left to pay
+    assert sum(line.calls_to_make for line in after.estimate.lines) == 0
+    assert all(line.input_exact for line in after.estimate.lines)
+    # the cot, self-refine and retrieval approaches share their first guess: one paid call
+    assert done.stats.cache_hits > 0
+
+
+async def test_missing_retriever_and_judge_are_spec_errors(tmp_path):
+    from judgekit.errors import SpecError
+
+    spec = fast("roles.retriever=''")
+    with pytest.raises(SpecError, match="roles.retriever"):
+        await run_spec(spec, opts(tmp_path, limit=1))
+
+
+def served(sim):
+    st = sim.stats()
+    return st["served"] + st.get("searches_served", 0)
+
+
+def _spec_with_url(tmp_path, url):
+    """The shipped runner with every alias pointed at one running simulator."""
+    text = (load_spec("guessbench").source_path and open(load_spec("guessbench").source_path).read())
+    text = text.replace('data = "samples:guessbench"', f'data = "{load_spec("guessbench").data_path()}"')
+    text = text.replace('one_shot_example = "samples:guessbench/example"',
+                        f'one_shot_example = "{load_spec("guessbench").resolve_path("samples:guessbench/example")}"')
+    text = text.replace("sim = { seed = 7, latency_ms = 30, latency_jitter_ms = 20, rpm = 3000,",
+                        f'sim = {{ url = "{url}", seed = 7,')
+    p = tmp_path / "guessbench.toml"
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+async def test_kill_mid_run_then_rerun_pays_no_finished_call_twice(tmp_path):
+    sim = SimProcess(SimConfig(seed=7, latency_ms=25, latency_jitter_ms=20,
+                               model_quality={"sim-vlm-strong": 0.75, "sim-vlm-weak": 0.3})).start()
+    try:
+        spec_path = _spec_with_url(tmp_path, sim.base_url)
+        cache = tmp_path / "cache.duckdb"
+        cmd = [sys.executable, "-m", "judgekit.cli.main", "run", str(spec_path), "--cache", str(cache),
+               "--out", str(tmp_path / "out"), "--limit", "5"]
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        deadline = time.monotonic() + 120
+        while served(sim) < 400 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        time.sleep(0.3)  # calls in flight at the kill finish on the server side
+        served_first = served(sim)
+
+        store = await CacheStore.open(str(cache), run_id="count")  # replays the write-ahead log
+        kept = await store.count_responses()
+        await store.close()
+        assert 0 < kept <= served_first
+        assert served_first - kept <= 64  # only calls in flight at the kill were lost
+
+        spec = load_spec(str(spec_path))
+        again = await run_spec(spec, RunOptions(out_dir=tmp_path / "out", cache_path=cache, limit=5))
+        assert again.exit_code == 0, again.failed_items
+        served_second = served(sim) - served_first
+
+        store = await CacheStore.open(str(cache), run_id="count2")
+        total = await store.count_responses()
+        await store.close()
+        # every call the rerun paid for was one the first run had not finished
+        assert served_second == total - kept
+        # and the result is the one an uninterrupted run gives
+        clean = await run_spec(spec, RunOptions(out_dir=tmp_path / "clean", cache_path=tmp_path / "clean.duckdb",
+                                                limit=5))
+        assert clean.summary["results"] == again.summary["results"]
+        assert served(sim) - served_first - served_second == total
+    finally:
+        sim.stop()
