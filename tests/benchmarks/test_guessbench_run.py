@@ -146,3 +146,52 @@ async def test_kill_mid_run_then_rerun_pays_no_finished_call_twice(tmp_path):
         assert served(sim) - served_first - served_second == total
     finally:
         sim.stop()
+
+
+async def test_image_folder_retriever_in_a_run(tmp_path):
+    spec = fast("options.approaches=['image_retrieval']", 'models.search.provider="image_folder"',
+                'models.search.path="samples:guessbench/retrieval"')
+    out = await run_spec(spec, opts(tmp_path, limit=3))
+    assert out.exit_code == 0, out.failed_items
+    rows = out.result.tables["retrievals"]
+    assert rows and all(r["source"] for r in rows)
+    assert {r["status"] for r in rows} <= {"ok", "no_result"}
+    assert any(r["status"] == "ok" and r["url"].endswith(".png") for r in rows)
+
+
+async def test_search_http_errors_are_recorded_outcomes_not_crashes(tmp_path):
+    spec = fast("options.approaches=['image_retrieval']", "options.tasks=['static']",
+                "models.search.sim.search_error_rate=1.0", "models.search.limits.max_attempts=2")
+    out = await run_spec(spec, opts(tmp_path, limit=2))
+    assert out.exit_code == 1  # failed retrievals are listed; re-running retries them
+    rows = out.result.tables["retrievals"]
+    assert rows and {r["status"] for r in rows} == {"error"}
+    assert all("retrieval" in f for f in out.failed_items)
+    turns = out.result.tables["turns"]
+    assert all(t["stop"] == "retrieval_error" and t["guess"] for t in turns)  # scored with the guess it had
+    assert out.summary["results"][0]["n_static"] == 2
+
+
+async def test_no_result_is_a_recorded_outcome(tmp_path):
+    spec = fast("options.approaches=['image_retrieval']", "options.tasks=['static']",
+                "models.search.sim.search_no_result_rate=1.0")
+    out = await run_spec(spec, opts(tmp_path, limit=2))
+    assert out.exit_code == 0
+    assert {r["status"] for r in out.result.tables["retrievals"]} == {"no_result"}
+    assert all(t["stop"] == "retrieval_no_result" for t in out.result.tables["turns"])
+
+
+def test_hints_command_writes_a_set_folder(tmp_path):
+    from click.testing import CliRunner
+
+    from judgekit.benchmarks.guessbench.hints import generate_hints
+    from judgekit.cli.main import cli
+
+    res = CliRunner().invoke(cli, ["guessbench", "hints", "Glass of Milk", "--seed", "3", "--out", str(tmp_path / "s")])
+    assert res.exit_code == 0, res.output
+    assert "--- Hint_3.txt" in res.output
+    h = generate_hints("Glass of Milk", 3)
+    for i in range(3):
+        assert (tmp_path / "s" / f"Hint_{i + 1}.txt").read_text() == h[i] + "\n"
+    assert (tmp_path / "s" / "Answer.txt").read_text() == "Glass of Milk\n"
+    assert CliRunner().invoke(cli, ["guessbench", "hints", "  "]).exit_code == 2

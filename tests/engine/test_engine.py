@@ -185,3 +185,29 @@ async def test_hung_requests_time_out_and_are_retried(cache):
         kinds = await cache.failures_by_kind()
         assert set(kinds) == {"transient"}
         await engine.close()
+
+
+async def test_identical_calls_in_flight_are_paid_once(cache):
+    async with SimServer(SimConfig(seed=1, latency_ms=80)) as server:
+        engine = Engine({"a": model(server)}, cache)
+        await engine.start()
+        same = [ChatRequest("a", (Message.user("one question"),), GenParams(max_tokens=32), stage=s)
+                for s in ("cot", "self_refine", "image_retrieval")]
+        rs = await asyncio.gather(*(engine.call(r) for r in same))
+        assert all(r.ok for r in rs) and len({r.text for r in rs}) == 1
+        assert server.stats()["served"] == 1
+        assert engine.stats.paid_calls == 1 and engine.stats.cache_hits == 2
+        # and once finished, a twin whose cache lookup raced the write is still not paid again
+        assert (await engine.call(same[0])).ok and server.stats()["served"] == 1
+        await engine.close()
+
+
+async def test_a_failed_call_in_flight_fails_its_twins_too(cache):
+    async with SimServer(SimConfig(seed=1, error_rate=1.0, latency_ms=20)) as server:
+        engine = Engine({"a": model(server, limits={"max_concurrency": 8, "max_attempts": 2})}, cache)
+        await engine.start()
+        r = ChatRequest("a", (Message.user("q"),), GenParams(max_tokens=8), stage="x")
+        rs = await asyncio.gather(engine.call(r), engine.call(r))
+        assert [x.error_kind for x in rs] == ["transient", "transient"]
+        assert server.stats()["errors_injected"] == 2  # two attempts of ONE call
+        await engine.close()
