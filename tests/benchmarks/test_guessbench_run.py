@@ -138,6 +138,8 @@ async def test_kill_mid_run_then_rerun_pays_no_finished_call_twice(tmp_path):
         total = await store.count_responses()
         await store.close()
         # every call the rerun paid for was one the first run had not finished
+        print(f"first run killed after {served_first} served, {kept} kept; rerun paid {served_second} "
+              f"of {total} calls")
         assert served_second == total - kept
         # and the result is the one an uninterrupted run gives
         clean = await run_spec(spec, RunOptions(out_dir=tmp_path / "clean", cache_path=tmp_path / "clean.duckdb",
