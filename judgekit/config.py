@@ -38,6 +38,7 @@ from .resources import runners_dir, samples_dir
 
 __all__ = [
     "Limits",
+    "LocalSettings",
     "ModelParams",
     "ModelSpec",
     "Roles",
@@ -74,14 +75,80 @@ class ModelParams(_Strict):
     image_detail: Literal["low", "high", "auto"] | None = None
 
 
+class LocalSettings(_Strict):
+    """How a ``provider = "local"`` model runs: the task, how the weights load, and the worker
+    process (``<python> -m judgekit_local``) that runs them.  Settings that change the output
+    (task, revision, dtype, pipeline, encoder, pooling and the text-to-image defaults) are part of
+    the cache key; the rest (device, batching, memory, process settings) are not."""
+
+    task: Literal["chat", "text_to_image", "embed_image"] = Field(
+        description="chat: a (vision-)language model answers messages; text_to_image: a diffusers pipeline "
+                    "draws the last message's text; embed_image: an image encoder turns the request's one "
+                    "image into a vector")
+    device: str = Field("auto", description="auto | cpu | cuda | cuda:N | mps; the worker's device")
+    dtype: Literal["auto", "bf16", "fp16", "fp32"] = Field(
+        "auto", description="weights' dtype; auto = the preset's, else the checkpoint's own")
+    revision: str | None = Field(None, description="hub revision (branch, tag or commit) of the weights")
+    trust_remote_code: bool = Field(False, description="let transformers/diffusers run code shipped with "
+                                                       "the checkpoint (off unless you trust it)")
+    pipeline: str = Field("auto", description="text_to_image: auto | flux | sd3 | a diffusers pipeline class "
+                                              "name")
+    preset: str | None = Field(None, description="text_to_image: a reference preset (flux-dev, sd3.5-large, "
+                                                 "kolors, lumina) giving the checkpoint, dtype and defaults; "
+                                                 "then `model` may be left out")
+    encoder: str = Field("transformers", description="embed_image: transformers | module:function")
+    pooling: str = Field("auto", description="embed_image: auto | pooler | cls | mean | image_embeds")
+    steps: int | None = Field(None, ge=1, description="text_to_image default denoising steps (else the "
+                                                      "preset's, else the pipeline's)")
+    guidance: float | None = Field(None, ge=0, description="text_to_image default guidance scale")
+    width: int | None = Field(None, ge=8, description="text_to_image default image width in pixels")
+    height: int | None = Field(None, ge=8, description="text_to_image default image height in pixels")
+    negative_prompt: str | None = Field(None, description="text_to_image default negative prompt")
+    batch_size: int = Field(8, ge=1, description="items per batch sent to the worker")
+    max_wait_ms: float = Field(20, ge=0, description="how long a partial batch waits for more items while "
+                                                     "the worker is idle")
+    memory_budget_gb: float | None = Field(None, gt=0, description="the worker keeps loaded models within "
+                                                                   "this (least recently used unloaded first)")
+    python: str | None = Field(None, description="the worker's Python executable (an environment with "
+                                                 "judgekit-local, torch...); default: the one running "
+                                                 "judgekit; a relative path is relative to the spec file")
+    backend: Literal["subprocess", "ray"] = Field("subprocess", description="subprocess: one worker process "
+                                                                            "on this machine; ray: Ray actors")
+    ray_address: str | None = Field(None, description="ray: the cluster address (None: RAY_ADDRESS, else the "
+                                                      "Ray this process runs, else a local one started for "
+                                                      "the run)")
+    workers: int = Field(1, ge=1, description="ray: how many actors (each one worker) run batches in parallel")
+    gpus_per_worker: float = Field(0, ge=0, description="ray: GPUs each actor reserves (num_gpus)")
+    max_restarts: int = Field(3, ge=0, description="worker crashes an item may go through before it fails")
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, v: str | None) -> str | None:
+        if v is not None:
+            from .local.presets import PRESETS
+
+            if v not in PRESETS:
+                raise ValueError(f"unknown preset {v!r} (known: {', '.join(PRESETS)})")
+        return v
+
+    @model_validator(mode="after")
+    def _task_fields(self) -> "LocalSettings":
+        if self.preset is not None and self.task != "text_to_image":
+            raise ValueError(f"preset is for task 'text_to_image', not '{self.task}'")
+        return self
+
+
 class ModelSpec(_Strict):
     """One model alias."""
 
-    provider: Literal["openai", "azure", "gemini", "sim", "brave", "sim_image_search", "image_folder"] = Field(
-        description="chat models: openai, azure, gemini, sim; image retrievers: brave (Brave Image Search "
+    provider: Literal["openai", "azure", "gemini", "sim", "local", "brave", "sim_image_search",
+                      "image_folder"] = Field(
+        description="chat models: openai, azure, gemini, sim; local: a model run on this machine's GPU/CPU "
+                    "by the judgekit-local worker (see `local`); image retrievers: brave (Brave Image Search "
                     "API), sim_image_search (the simulator's copy of it), image_folder (a local folder of "
                     "labelled images)")
-    model: str = Field(description="the provider's model name (Azure: the deployment name)")
+    model: str = Field(description="the provider's model name (Azure: the deployment name; local: a hub id or "
+                                   "a folder, relative to the spec file)")
     base_url: str | None = Field(None, description="OpenAI-compatible server URL (vLLM, SGLang, Ollama, gateways)")
     api_key_env: str | None = Field(None, description="env var that holds the key; never the key itself")
     api_version: str | None = Field(None, description="Azure OpenAI API version")
@@ -92,11 +159,31 @@ class ModelSpec(_Strict):
                                                                    "'sim_image_search')")
     path: str | None = Field(None, description="a local folder (image_folder: the labelled images); relative "
                                                "paths are relative to the spec file, samples:REL is a shipped sample")
+    local: LocalSettings | None = Field(None, description="provider 'local': the task and how the worker runs it")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _model_from_preset(cls, data: Any) -> Any:
+        # a local text-to-image model named only by its preset gets the preset's checkpoint
+        if isinstance(data, dict) and data.get("provider") == "local" and "model" not in data:
+            local = data.get("local")
+            name = local.get("preset") if isinstance(local, dict) else getattr(local, "preset", None)
+            if isinstance(name, str):
+                from .local.presets import PRESETS
+
+                if name in PRESETS:
+                    data = dict(data, model=PRESETS[name].checkpoint)
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> "ModelSpec":
         if self.provider == "azure" and not self.base_url:
             raise ValueError("provider 'azure' needs base_url (the resource endpoint)")
+        if self.provider == "local" and self.local is None:
+            raise ValueError("provider 'local' needs the table `local` (at least local.task = \"chat\", "
+                             "\"text_to_image\" or \"embed_image\")")
+        if self.local is not None and self.provider != "local":
+            raise ValueError(f"`local` settings are for provider 'local', not '{self.provider}'")
         return self
 
 
@@ -145,8 +232,31 @@ class RunSpec(_Strict):
             if m.path:
                 resolved = str(self.resolve_path(m.path))
                 if resolved != m.path:
-                    self.models[alias] = m.model_copy(update={"path": resolved})
+                    self.models[alias] = m = m.model_copy(update={"path": resolved})
+            if m.local is not None:
+                update = self._local_paths(m)
+                if update:
+                    self.models[alias] = m.model_copy(update=update)
         return self
+
+    def _local_paths(self, m: "ModelSpec") -> dict[str, Any]:
+        """A local model's weights folder and worker Python, resolved like ``path``.  ``model`` is
+        a path when it looks like one (``./``, ``../``, ``~``, absolute, ``samples:``) or names an
+        existing folder beside the spec; otherwise it is a hub id (``org/name``) and stays as is."""
+        update: dict[str, Any] = {}
+        model = m.model
+        looks_like_path = (model.startswith(("./", "../", "~", "samples:")) or os.path.isabs(model)
+                           or model in (".", ".."))
+        if looks_like_path or (self.source_path and (Path(self.source_path).parent / model).exists()):
+            resolved = str(self.resolve_path(model))
+            if resolved != model:
+                update["model"] = resolved
+        python = m.local.python
+        if python and (os.sep in python or "/" in python or python.startswith("~")):
+            resolved = str(self.resolve_path(python))
+            if resolved != python:
+                update["local"] = m.local.model_copy(update={"python": resolved})
+        return update
 
     def resolve_path(self, value: str) -> Path:
         """A path named in the spec: ``samples:REL`` is a shipped sample; relative paths are

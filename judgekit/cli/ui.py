@@ -93,6 +93,13 @@ class ConsoleUI:
             why = s.reason or ("concurrency limit" if s.waiting_slot else "")
             b.add_row(s.name, str(s.in_flight), f"{s.limit:.0f}/{s.ceiling}", str(waiting), why)
         parts: list[Any] = [t, b]
+        local = local_status_lines(engine)
+        if local:
+            w = Table(title="local workers", title_justify="left", show_header=False)
+            w.add_column("status")
+            for line in local:
+                w.add_row(line)
+            parts.append(w)
         if engine.stop_reason:
             parts.append(f"[yellow]stopping: {engine.stop_reason}[/yellow]")
         return Group(*parts)
@@ -106,6 +113,9 @@ class ConsoleUI:
         line = f"[{time.strftime('%H:%M:%S')}] " + "; ".join(bits) + f"; spent {fmt_usd(engine.stats.spent_usd)}"
         if waiting:
             line += " | waiting: " + "; ".join(waiting)
+        local = local_status_lines(engine)
+        if local:
+            line += " | local: " + "; ".join(local)
         return line
 
     # -- results ----------------------------------------------------------------------------
@@ -145,6 +155,22 @@ class ConsoleUI:
                 self.console.print(f"  ... and {len(outcome.failed_items) - 50} more (see judgments.csv)")
         if outcome.out_dir is not None and outcome.summary is not None:
             self.console.print(f"results in {outcome.out_dir}/ (summary.json, *.csv)")
+
+
+def local_status_lines(engine) -> list[str]:
+    """The status lines of the local-model workers (providers with ``status_lines()``), each
+    worker once even when several aliases share it; [] when the run has no local model."""
+    lines: dict[str, None] = {}
+    for prov in list(getattr(engine, "providers", {}).values()):
+        get = getattr(prov, "status_lines", None)
+        if get is None:
+            continue
+        try:
+            for line in get():
+                lines[line] = None
+        except Exception as e:  # the display must never break the run
+            lines[f"{getattr(prov, 'alias', '?')}: status unavailable ({e!r})"] = None
+    return list(lines)
 
 
 def _cell(v: Any) -> str:

@@ -4,6 +4,7 @@
   SDK's Azure client;
 - ``gemini``: the google-genai SDK;
 - ``sim``: judgekit's simulator, over real HTTP through the openai SDK;
+- ``local``: models run by the judgekit-local worker process (torch lives there, never here);
 - image retrievers (:mod:`judgekit.providers.retrieval`): ``brave`` (the Brave Search API's image
   search), ``sim_image_search`` (the simulator's copy of it), ``image_folder`` (a local folder of
   labelled images).
@@ -23,6 +24,7 @@ PROVIDERS = {
     "azure": ("judgekit.providers.openai", "OpenAIProvider", "openai[aiohttp]"),
     "gemini": ("judgekit.providers.gemini", "GeminiProvider", "google-genai"),
     "sim": ("judgekit.providers.sim", "SimProvider", "openai[aiohttp]"),
+    "local": ("judgekit.providers.local", "LocalProvider", "judgekit"),
     "brave": ("judgekit.providers.retrieval", "BraveProvider", "httpx"),
     "sim_image_search": ("judgekit.providers.retrieval", "SimImageSearchProvider", "httpx"),
     "image_folder": ("judgekit.providers.retrieval", "ImageFolderProvider", "httpx"),

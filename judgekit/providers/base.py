@@ -24,6 +24,7 @@ DEFAULT_KEY_ENV = {
     "azure": "AZURE_OPENAI_API_KEY",
     "gemini": "GEMINI_API_KEY",
     "sim": None,
+    "local": None,
     "brave": "BRAVE_SEARCH_API_KEY",
     "sim_image_search": None,
     "image_folder": None,

@@ -1,0 +1,101 @@
+"""A whole run mixing API (simulated) and local models: Creation-MMBench on the shipped sample with
+a tiny local VLM as a candidate next to a simulated one, judged by the simulator.  The worker is
+killed mid-run; the run still completes, loses no finished item, and shows the worker's progress.
+Skipped where judgekit-local with torch is not installed (this process never imports torch)."""
+
+import asyncio
+import importlib.util
+import io
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+from rich.console import Console
+
+from judgekit.cli.ui import ConsoleUI
+from judgekit.config import load_spec
+from judgekit.local import process as local_process
+from judgekit.providers import local as local_provider
+from judgekit.runner import RunOptions, run_spec
+
+if not all(importlib.util.find_spec(m) for m in ("judgekit_local", "torch", "transformers")):
+    pytest.skip("judgekit-local with torch and transformers is not installed", allow_module_level=True)
+
+
+def spec_file(tmp_path, vlm):
+    text = f'''
+name = "mixed"
+benchmark = "creation_mmbench"
+data = "samples:creation_mmbench/sample.tsv"
+
+[options]
+vfs = false
+
+[models.tiny-vlm]
+provider = "local"
+model = "{vlm}"
+params = {{ temperature = 0, max_tokens = 8 }}
+limits = {{ max_concurrency = 8 }}
+local = {{ task = "chat", device = "cpu", batch_size = 4, max_wait_ms = 50 }}
+
+[models.sim-vlm]
+provider = "sim"
+model = "sim-vlm-strong"
+params = {{ temperature = 0, max_tokens = 256 }}
+sim = {{ seed = 7 }}
+
+[models.judge]
+provider = "sim"
+model = "sim-judge"
+params = {{ temperature = 0, max_tokens = 1024 }}
+sim = {{ seed = 7 }}
+
+[roles]
+candidates = ["tiny-vlm", "sim-vlm"]
+judge = "judge"
+'''
+    p = tmp_path / "mixed.toml"
+    p.write_text(text)
+    return p
+
+
+async def test_mixed_api_and_local_run_survives_a_worker_kill(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv(local_provider.WORKER_ENV, raising=False)
+    code = "import sys; from judgekit_local.testing import build_tiny_vlm; build_tiny_vlm(sys.argv[1])"
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "vlm")], check=True, capture_output=True, timeout=300)
+    spec = load_spec(str(spec_file(tmp_path, tmp_path / "vlm")))
+
+    out = io.StringIO()
+    ui = ConsoleUI(Console(file=out, width=200, force_terminal=False), interval=0.1)
+    killed = []
+
+    async def kill_the_worker_once() -> None:
+        # wait for the worker to exist and to have finished at least one item, then SIGKILL it
+        while not killed:
+            await asyncio.sleep(0.05)
+            for rt in local_provider.running_runtimes():
+                pids = list(local_process._live_pids)
+                if pids and 1 <= rt.batcher.items_done < 12:
+                    os.kill(pids[0], signal.SIGKILL)
+                    killed.append(pids[0])
+                    return
+
+    killer = asyncio.ensure_future(kill_the_worker_once())
+    outcome = await run_spec(spec, RunOptions(out_dir=tmp_path / "out", cache_path=tmp_path / "c.duckdb"), ui)
+    killer.cancel()
+    assert outcome.exit_code == 0, (outcome.message, outcome.failed_items)
+    answers = outcome.result.tables["answers"]
+    local = [a for a in answers if a["model"] == "tiny-vlm"]
+    assert len(local) == 12 and all(a["ok"] for a in local)
+    judged = {r["model"] for r in outcome.summary["results"] if r["level"] == "overall"}
+    assert judged == {"tiny-vlm", "sim-vlm"}
+    printed = capsys.readouterr().out  # off a terminal, progress is a plain line every interval
+    assert "local: worker pid" in printed and "chat" in printed  # the worker's progress
+    assert killed, "the worker was never killed: the test did not exercise a crash"
+
+    # everything is cached: a rerun makes no local or API call
+    again = await run_spec(spec, RunOptions(out_dir=tmp_path / "out", cache_path=tmp_path / "c.duckdb"))
+    assert again.exit_code == 0 and again.stats.paid_calls == 0
