@@ -99,3 +99,25 @@ async def test_mixed_api_and_local_run_survives_a_worker_kill(tmp_path, monkeypa
     # everything is cached: a rerun makes no local or API call
     again = await run_spec(spec, RunOptions(out_dir=tmp_path / "out", cache_path=tmp_path / "c.duckdb"))
     assert again.exit_code == 0 and again.stats.paid_calls == 0
+
+
+async def test_the_same_run_on_the_ray_backend(tmp_path, monkeypatch):
+    pytest.importorskip("ray")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv(local_provider.WORKER_ENV, raising=False)
+    code = "import sys; from judgekit_local.testing import build_tiny_vlm; build_tiny_vlm(sys.argv[1])"
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "vlm")], check=True, capture_output=True, timeout=300)
+    path = spec_file(tmp_path, tmp_path / "vlm")
+    path.write_text(path.read_text().replace('batch_size = 4, max_wait_ms = 50 }',
+                                             'batch_size = 4, max_wait_ms = 50, backend = "ray", workers = 2 }'))
+    spec = load_spec(str(path))
+    outcome = await run_spec(spec, RunOptions(out_dir=tmp_path / "out", cache_path=tmp_path / "c.duckdb"))
+    assert outcome.exit_code == 0, (outcome.message, outcome.failed_items)
+    local = [a for a in outcome.result.tables["answers"] if a["model"] == "tiny-vlm"]
+    assert len(local) == 12 and all(a["ok"] for a in local)
+    # identical greedy answers on either backend: the same worker code
+    (tmp_path / "sub").mkdir()
+    sub_spec = load_spec(str(spec_file(tmp_path / "sub", tmp_path / "vlm")))
+    sub = await run_spec(sub_spec, RunOptions(out_dir=tmp_path / "sub" / "out", cache_path=tmp_path / "sub" / "c.duckdb"))
+    assert {a["index"]: a["answer"] for a in sub.result.tables["answers"] if a["model"] == "tiny-vlm"} == \
+        {a["index"]: a["answer"] for a in local}
