@@ -7,13 +7,18 @@ temporary file in the same folder and are renamed into place, which is atomic on
 Windows, so a reader never sees half a file.
 
 Messages and cache rows refer to blobs by sha256; bytes never travel as base64 inside them.
+
+Lookups are O(1): a blob's file is found by trying its exact name with each known extension
+(``_EXTENSIONS``, most likely first; a stat or an open each), never by listing its folder.
+Only when none of them exists is the folder scanned once for ``<sha256>*`` (a blob another
+writer stored under an extension of its own). ``put`` checks the known names only: bytes some
+other writer stored under an extension of its own are stored once more (same content, same hash).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 
 __all__ = ["BlobStore", "BlobMissing", "EXT_BY_MIME", "MIME_BY_EXT", "sniff_mime"]
@@ -28,6 +33,19 @@ EXT_BY_MIME = {
     "application/x-npy": ".npy",
 }
 MIME_BY_EXT = {v: k for k, v in EXT_BY_MIME.items()} | {".jpeg": "image/jpeg"}
+
+# Every extension this store or a local worker (``judgekit_local.store``, whose vectors are
+# ``.f32``) writes, most likely first.
+_EXTENSIONS = (".png", ".f32", ".jpg", ".webp", ".jpeg", ".gif", ".bmp", ".bin", ".npy")
+
+# Does a name exist: os.access is one syscall and raises nothing (os.path.isfile costs twice as
+# much, most of it the exception of a miss).
+_exists, _F_OK = os.access, os.F_OK
+
+# A new file gets O_EXCL (never clobbers another writer's temporary file) and mode 0o600, as
+# tempfile.mkstemp would, without mkstemp's per-call name generator.
+_TMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+              | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NOINHERIT", 0))
 
 
 class BlobMissing(KeyError):
@@ -57,39 +75,67 @@ class BlobStore:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
+        self._root = os.fspath(self.root)
 
-    def _dir(self, sha256: str) -> Path:
-        return self.root / sha256[:2]
+    def _stem(self, sha256: str) -> str:
+        return os.path.join(self._root, sha256[:2], sha256)
+
+    def _find(self, sha256: str) -> str | None:
+        stem = self._stem(sha256)
+        for ext in _EXTENSIONS:
+            if _exists(stem + ext, _F_OK):
+                return stem + ext
+        try:  # the slow path: an extension not in _EXTENSIONS
+            with os.scandir(os.path.dirname(stem)) as entries:
+                for entry in entries:
+                    if entry.name.startswith(sha256) and not entry.name.endswith(".tmp") and entry.is_file():
+                        return entry.path
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        return None
 
     def path(self, sha256: str) -> Path:
         """The file of a stored blob; raises BlobMissing when there is none."""
-        d = self._dir(sha256)
-        if d.is_dir():
-            for p in d.glob(sha256 + "*"):
-                if not p.name.endswith(".tmp"):
-                    return p
-        raise BlobMissing(f"no blob {sha256[:12]}... in {self.root}")
+        found = self._find(sha256)
+        if found is None:
+            raise BlobMissing(f"no blob {sha256[:12]}... in {self.root}")
+        return Path(found)
 
     def has(self, sha256: str) -> bool:
-        try:
-            self.path(sha256)
-            return True
-        except BlobMissing:
-            return False
+        return self._find(sha256) is not None
 
     def put(self, data: bytes, mime: str | None = None) -> str:
-        """Store ``data`` (once) and return its sha256."""
+        """Store ``data`` (once) and return its sha256.
+
+        Bytes already stored under their own or a known extension are not written again."""
         sha = hashlib.sha256(data).hexdigest()
-        if self.has(sha):
-            return sha
+        stem = self._stem(sha)
         mime = mime or sniff_mime(data) or "application/octet-stream"
-        d = self._dir(sha)
-        d.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=sha[:8], suffix=".tmp")
+        ext = EXT_BY_MIME.get(mime, ".bin")
+        if _exists(stem + ext, _F_OK) or any(_exists(stem + e, _F_OK) for e in _EXTENSIONS if e != ext):
+            return sha
+        folder = os.path.dirname(stem)
+        made = False
+        while True:
+            tmp = os.path.join(folder, f"{sha[:8]}{os.urandom(6).hex()}.tmp")
+            try:
+                fd = os.open(tmp, _TMP_FLAGS, 0o600)
+                break
+            except FileNotFoundError:
+                if made:
+                    raise
+                os.makedirs(folder, exist_ok=True)  # the folder's first blob
+                made = True
+            except FileExistsError:  # another writer's name (48 random bits): draw again
+                continue
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, d / (sha + EXT_BY_MIME.get(mime, ".bin")))
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+            os.replace(tmp, stem + ext)
         except BaseException:
             try:
                 os.unlink(tmp)
@@ -99,6 +145,15 @@ class BlobStore:
         return sha
 
     def get(self, sha256: str) -> bytes:
+        stem = self._stem(sha256)
+        # Open the candidates directly (a miss is one failed open, no stat), unbuffered (the whole
+        # file in one read, no buffer object).
+        for ext in _EXTENSIONS:
+            try:
+                with open(stem + ext, "rb", buffering=0) as f:
+                    return f.read()
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                continue
         return self.path(sha256).read_bytes()
 
     def mime(self, sha256: str) -> str:

@@ -206,3 +206,199 @@ def test_a_dinov2_encoder_pools_its_pooler_output(tmp_path, png_bytes, run_batch
     assert cls["output"]["vector"]["dim"] == 16
     out = run_batch(core, "embed_image", {"id": str(tmp_path / "dino"), "pooling": "image_embeds"}, items_for([ref]))
     assert out["results"]["i0"]["error_kind"] == "bad_input" and "projection" in out["results"]["i0"]["error"]
+
+
+# -- the preprocessing fast path and the batch's one-go output -----------------------------------
+
+def _noise(w, h, seed=0):
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    return Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8), "RGB")
+
+
+# Landscape, portrait, square, smaller than every target, exactly the target, very thin, odd.
+SIZES = [(64, 48), (48, 64), (32, 32), (20, 10), (7, 90), (300, 211), (33, 32), (41, 41)]
+
+
+def _processor(tmp_path, name, **kwargs):
+    """Saved and loaded back through AutoImageProcessor, as the worker gets it."""
+    import transformers
+    from transformers import AutoImageProcessor
+
+    folder = tmp_path / name
+    getattr(transformers, name)(**kwargs).save_pretrained(folder)
+    proc = AutoImageProcessor.from_pretrained(folder)
+    if getattr(proc, "backend", None) != "pil":
+        pytest.skip(f"{type(proc).__name__} is not transformers' PIL backend: no fast path to test")
+    return proc
+
+
+FAST_CASES = {
+    "tiny clip": ("CLIPImageProcessor", {"size": {"shortest_edge": 32}, "crop_size": {"height": 32, "width": 32}}),
+    "clip defaults (224)": ("CLIPImageProcessor", {}),
+    "crop inside the resize, bilinear": (
+        "CLIPImageProcessor",
+        {"size": {"shortest_edge": 40}, "crop_size": {"height": 24, "width": 36}, "resample": 2},
+    ),
+    "bit (dinov2)": ("BitImageProcessor", {"size": {"shortest_edge": 28}, "crop_size": {"height": 28, "width": 28}}),
+    "siglip (fixed size, no crop)": ("SiglipImageProcessor", {"size": {"height": 30, "width": 40}}),
+}
+
+
+@pytest.mark.parametrize("case", list(FAST_CASES))
+def test_fast_pixels_equal_the_processors(tmp_path, case):
+    import torch
+
+    from judgekit_local.tasks.embed import FastPixels
+
+    name, kwargs = FAST_CASES[case]
+    proc = _processor(tmp_path, name, **kwargs)
+    fast = FastPixels.for_processor(proc)
+    assert fast is not None
+    images = [_noise(w, h, seed=k) for k, (w, h) in enumerate(SIZES)]
+    theirs = proc(images=images, return_tensors="pt")["pixel_values"]
+    mine = fast(images)
+    assert mine.dtype == theirs.dtype == torch.float32 and mine.shape == theirs.shape
+    torch.testing.assert_close(mine, theirs, rtol=0, atol=1e-6)
+    assert torch.equal(mine, theirs)  # in fact bit for bit
+    torch.testing.assert_close(fast(images[3:4]), theirs[3:4], rtol=0, atol=1e-6)  # alone as in a batch
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [
+        ("CLIPImageProcessor", {"do_center_crop": False}),  # shortest-edge sizes that do not stack
+        ("CLIPImageProcessor", {"do_normalize": False}),
+        ("CLIPImageProcessor", {"size": {"shortest_edge": 32, "longest_edge": 64}}),
+        ("SiglipImageProcessor", {"size": {"height": 20, "width": 20}, "do_center_crop": True,
+                                  "crop_size": {"height": 24, "width": 24}}),  # the processor pads
+    ],
+)
+def test_other_settings_keep_the_processor(tmp_path, name, kwargs):
+    from judgekit_local.tasks.embed import FastPixels
+
+    assert FastPixels.for_processor(_processor(tmp_path, name, **kwargs)) is None
+
+
+def test_a_processor_with_its_own_preprocessing_keeps_it(tmp_path):
+    from judgekit_local.tasks.embed import FastPixels
+
+    proc = _processor(tmp_path, "CLIPImageProcessor")
+
+    class Custom(type(proc)):
+        def _preprocess(self, images, **kwargs):
+            return super()._preprocess(images[::-1], **kwargs)
+
+    assert FastPixels.for_processor(proc) is not None
+    assert FastPixels.for_processor(Custom()) is None
+
+
+def test_fast_pixels_leave_odd_batches_to_the_processor(tmp_path):
+    from judgekit_local.tasks.embed import FastPixels
+
+    fast = FastPixels.for_processor(_processor(tmp_path, "CLIPImageProcessor", size={"shortest_edge": 32},
+                                               crop_size={"height": 32, "width": 32}))
+    assert fast([_noise(40, 30), _noise(40, 30).convert("L")]) is None
+    assert fast([]) is None
+
+
+def test_the_encoder_gives_the_processors_vectors(tiny_clip):
+    """The worker's fast path (when the processor has one) changes nothing in the vectors."""
+    import torch
+
+    from judgekit_local.tasks import embed
+
+    enc = embed.load({"id": tiny_clip}, "cpu", torch.float32)
+    if getattr(enc.processor, "backend", None) == "pil":
+        assert enc.fast is not None
+    images = [_noise(w, h, seed=k) for k, (w, h) in enumerate(SIZES)]
+    fast, _ = enc.encode(images)
+    enc.fast = None
+    slow, _ = enc.encode(images)
+    assert torch.equal(fast, slow)
+
+
+def test_run_writes_each_row_of_the_batch(tmp_path):
+    """The batch is converted to float32 once; each item's vector file holds its own row."""
+    from judgekit_local.store import Store
+    from judgekit_local.tasks import embed
+
+    class Fixed:
+        name = "fixed"
+
+        def encode(self, images):
+            return np.arange(len(images) * 5, dtype=np.float64).reshape(len(images), 5) / 7
+
+    loaded = embed._Plugin.__new__(embed._Plugin)
+    loaded.encoder, loaded.name = Fixed(), "fixed"
+    store = Store(tmp_path)
+    outs = embed.run(loaded, [None] * 3, {}, {"id": "x"}, store)
+    for k, out in enumerate(outs):
+        sha = out["vector"]["sha256"]
+        assert out == {"vector": {"sha256": sha, "dim": 5, "dtype": "float32"}, "encoder": "fixed"}
+        np.testing.assert_array_equal(np.frombuffer(store.read(out["vector"]["sha256"]), "<f4"),
+                                      (np.arange(5 * k, 5 * k + 5) / 7).astype("<f4"))
+
+
+# -- blob lookups: exact names, never a listing of the folder on the hot path --------------------
+
+@pytest.fixture
+def no_listing(monkeypatch):
+    """Fail any glob or folder listing (the stores' slow path is for missing blobs only)."""
+    import os
+    from pathlib import Path
+
+    def boom(*args, **kwargs):
+        raise AssertionError("a blob lookup listed a folder")
+
+    monkeypatch.setattr(Path, "glob", boom)
+    monkeypatch.setattr(os, "scandir", boom)
+    monkeypatch.setattr(os, "listdir", boom)
+
+
+def test_worker_store_lookups_are_exact_names(tmp_path, png_bytes, no_listing, monkeypatch):
+    from judgekit_local.store import Store
+
+    store = Store(tmp_path)
+    png = store.put(png_bytes(), ".png")
+    vec = store.put(b"\x00\x00\x80\x3f", ".f32")
+    assert store.put(png_bytes(), ".png") == png and store.put(b"\x00\x00\x80\x3f", ".f32") == vec
+    assert store.read(png) == png_bytes() and store.read(vec) == b"\x00\x00\x80\x3f"
+    assert store.path(vec) == tmp_path / vec[:2] / f"{vec}.f32"
+    monkeypatch.undo()  # listing allowed again, to check the files
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == sorted([f"{png}.png", f"{vec}.f32"])
+
+
+def test_core_store_lookups_are_exact_names(tmp_path, png_bytes, no_listing):
+    blobs = pytest.importorskip("judgekit.blobs")
+    store = blobs.BlobStore(tmp_path)
+    sha = store.put(png_bytes())
+    assert store.put(png_bytes()) == sha and store.has(sha) and store.get(sha) == png_bytes()
+    assert store.mime(sha) == "image/png" and store.path(sha).name == f"{sha}.png"
+
+
+def test_stores_find_blobs_under_other_extensions(tmp_path):
+    """A blob some other writer stored under an extension of its own is still found (by the
+    slow path), temporary files are not blobs, and bytes stored under any known extension are
+    not written again."""
+    import hashlib
+
+    from judgekit_local.store import BlobMissing, Store
+
+    data = b"some bytes"
+    sha = hashlib.sha256(data).hexdigest()
+    (tmp_path / sha[:2]).mkdir()
+    (tmp_path / sha[:2] / f"{sha[:8]}abcdef.tmp").write_bytes(b"half")
+    store = Store(tmp_path)
+    with pytest.raises(BlobMissing):
+        store.read(sha)
+    (tmp_path / sha[:2] / f"{sha}.xyz").write_bytes(data)
+    assert store.read(sha) == data and store.path(sha).suffix == ".xyz"
+    blobs = pytest.importorskip("judgekit.blobs")
+    assert blobs.BlobStore(tmp_path).get(sha) == data and blobs.BlobStore(tmp_path).has(sha)
+
+    other = b"stored by the core"
+    core_sha = blobs.BlobStore(tmp_path).put(other)  # no known type: .bin
+    assert store.put(other, ".f32") == core_sha
+    assert [p.suffix for p in (tmp_path / core_sha[:2]).iterdir() if p.name.startswith(core_sha)] == [".bin"]
