@@ -2,7 +2,7 @@
 
 CPU (the default): ``embed_image`` with the tiny CLIP encoder of ``judgekit_local.testing``
 (32 px input, 2 layers, random weights) on N distinct PNGs, at batch size 1 (one at a time) and
-8/16/32, measured two ways in the same run, in alternating rounds:
+8/32/64, measured two ways in the same run, in alternating rounds:
 
 1. ``WorkerCore`` directly, in this process (what batching buys the model);
 2. end to end: ``Batcher`` + ``SubprocessBackend`` + the worker process (JSON lines over the
@@ -23,7 +23,7 @@ Target: batched >= 5x one at a time on CPU with the tiny encoder.
 
 Prints each round, then the medians and the ratios; no figure is asserted.
 
-    .venv/bin/python perf/local_batching.py [--images 256] [--rounds 5] [--sizes 8,16,32]
+    .venv/bin/python perf/local_batching.py [--images 256] [--rounds 5] [--sizes 8,32,64]
     .venv/bin/python perf/local_batching.py --cuda [--rounds 3]
 """
 
@@ -202,7 +202,7 @@ async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--images", type=int, default=None, help="items per measurement (cpu 256, cuda 512)")
     ap.add_argument("--rounds", type=int, default=None, help="alternating rounds (cpu 5, cuda 3)")
-    ap.add_argument("--sizes", default="8,16,32", help="batch sizes compared with 1 (embed_image)")
+    ap.add_argument("--sizes", default="8,32,64", help="batch sizes compared with 1 (embed_image)")
     ap.add_argument("--cuda", action="store_true", help="real-sized models on CUDA instead of the tiny CPU one")
     ap.add_argument("--t2i-images", type=int, default=32, help="--cuda: prompts per text_to_image measurement")
     ap.add_argument("--t2i-sizes", default="4,8,16", help="--cuda: text_to_image batch sizes compared with 1")
