@@ -34,6 +34,8 @@ __all__ = ["Engine", "CallResult", "RunStopped", "NOT_RUN"]
 
 #: ``CallResult.error_kind`` of a call that was never made because the run was stopping
 NOT_RUN = "not_run"
+#: recently paid responses kept to answer twins whose cache lookup raced the write
+_PAID_KEPT = 4096
 
 
 class _NotLaunched(Exception):
@@ -77,7 +79,9 @@ class Engine:
         self._bucket_of: dict[str, Bucket] = {}
         self.stop_reason: str | None = None
         self._inflight: dict[str, asyncio.Future[CallResult]] = {}
-        self._paid: dict[str, ChatResponse] = {}  # responses paid for in this run, by key
+        # the latest responses paid for, by key: a call whose cache lookup began before a twin
+        # finished (and so missed its row) finds it here.  Bounded: the race lasts a lookup.
+        self._paid: dict[str, ChatResponse] = {}
         self.fatal: str | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -186,7 +190,10 @@ class Engine:
         finally:
             del self._inflight[key]
             if result.response is not None:
-                self._paid[key] = result.response
+                paid = self._paid
+                paid[key] = result.response
+                if len(paid) > _PAID_KEPT:
+                    del paid[next(iter(paid))]  # the oldest (dicts keep insertion order)
             fut.set_result(result)
 
     async def _call(self, req: ChatRequest, stage, key: str) -> CallResult:
