@@ -249,7 +249,7 @@ async def estimate_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -
 def _cached_note(est: Estimate) -> str:
     cached = sum(line.calls_cached for line in est.lines)
     total = sum(line.calls_total for line in est.lines)
-    return f"{cached} of {total} calls already cached (free)"
+    return f"{cached} of {total} calls already cached or made once for several uses (free)"
 
 
 async def run_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> RunOutcome:
