@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .cost.prices import PriceOverride
 from .errors import SpecError
 from .resources import runners_dir, samples_dir
+from .types import GenParams
 
 __all__ = [
     "Limits",
@@ -73,6 +74,11 @@ class ModelParams(_Strict):
     top_p: float | None = None
     seed: int | None = None
     image_detail: Literal["low", "high", "auto"] | None = None
+
+    def gen_params(self) -> GenParams:
+        """These parameters as the engine's request record."""
+        return GenParams(temperature=self.temperature, max_tokens=self.max_tokens, top_p=self.top_p,
+                         seed=self.seed, image_detail=self.image_detail)
 
 
 class LocalSettings(_Strict):

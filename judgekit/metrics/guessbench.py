@@ -23,13 +23,13 @@ AutoBencher metrics, over one accuracy per model:
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from judgekit.errors import DataError
+from judgekit.tables import read_rows
 
 __all__ = [
     "ACCURACY_COLUMNS",
@@ -337,58 +337,38 @@ def read_earlier_accuracies(path: Path, models: Sequence[str]) -> tuple[list[str
     non-numeric or non-finite cell, and a model in ``models`` that has no row.
     """
     p = Path(path)
-    try:
-        fh = p.open("r", encoding="utf-8-sig", newline="")
-    except OSError as e:
-        raise DataError(str(p), f"cannot open: {e.strerror or e}") from None
+    header, data = read_rows(p)
+    if not header or header[0].lower() != "model":
+        raise DataError(str(p), "the first column must be 'model'", row=0, column=header[0] if header else None)
+    benchmarks = header[1:]
+    if not benchmarks:
+        raise DataError(str(p), "no benchmark columns after 'model'", row=0)
+    for j, name in enumerate(benchmarks):
+        if not name:
+            raise DataError(str(p), f"empty benchmark name in column {j + 2}", row=0)
+        if name in benchmarks[:j]:
+            raise DataError(str(p), "repeated benchmark name", row=0, column=name)
     found: dict[str, list[float]] = {}
     first_row: dict[str, int] = {}
-    with fh:
-        reader = csv.reader(fh)
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise DataError(str(p), "empty file (no header row)") from None
-        except csv.Error as e:
-            raise DataError(str(p), f"unreadable header: {e}", row=0) from None
-        header = [h.strip() for h in header]
-        if not header or header[0].lower() != "model":
-            raise DataError(str(p), "the first column must be 'model'", row=0, column=header[0] if header else None)
-        benchmarks = header[1:]
-        if not benchmarks:
-            raise DataError(str(p), "no benchmark columns after 'model'", row=0)
-        for j, name in enumerate(benchmarks):
-            if not name:
-                raise DataError(str(p), f"empty benchmark name in column {j + 2}", row=0)
-            if name in benchmarks[:j]:
-                raise DataError(str(p), "repeated benchmark name", row=0, column=name)
-        n = 0
-        try:
-            for n, cells in enumerate(reader, start=1):
-                if not cells or all(not c.strip() for c in cells):
-                    continue
-                if len(cells) != len(header):
-                    raise DataError(str(p), f"{len(cells)} fields, header has {len(header)}", row=n)
-                model = cells[0].strip()
-                if not model:
-                    raise DataError(str(p), "empty model name", row=n, column="model")
-                if model in found:
-                    raise DataError(
-                        str(p), f"repeated model (also on row {first_row[model]})", row=f"{n} (model {model})", column="model"
-                    )
-                values: list[float] = []
-                for name, cell in zip(benchmarks, cells[1:]):
-                    try:
-                        x = float(cell.strip())
-                    except ValueError:
-                        x = math.nan
-                    if not math.isfinite(x):
-                        raise DataError(str(p), f"not a number: {cell!r}", row=f"{n} (model {model})", column=name)
-                    values.append(x)
-                found[model] = values
-                first_row[model] = n
-        except csv.Error as e:
-            raise DataError(str(p), f"malformed CSV: {e}", row=n + 1) from None
+    for n, cells in data:
+        model = cells[0].strip()
+        if not model:
+            raise DataError(str(p), "empty model name", row=n, column="model")
+        if model in found:
+            raise DataError(
+                str(p), f"repeated model (also on row {first_row[model]})", row=f"{n} (model {model})", column="model"
+            )
+        values: list[float] = []
+        for name, cell in zip(benchmarks, cells[1:]):
+            try:
+                x = float(cell.strip())
+            except ValueError:
+                x = math.nan
+            if not math.isfinite(x):
+                raise DataError(str(p), f"not a number: {cell!r}", row=f"{n} (model {model})", column=name)
+            values.append(x)
+        found[model] = values
+        first_row[model] = n
 
     rows: list[list[float]] = []
     for m in models:

@@ -31,7 +31,7 @@ from typing import Any
 
 from aiohttp import web
 
-from judgekit.benchmarks.guessbench.sample import read_png_text
+from judgekit.benchmarks.guessbench.pngtext import read_png_text
 from judgekit.sim.replies import Reply
 
 __all__ = ["estimate_prompt_tokens", "completion_payload", "error_response"]

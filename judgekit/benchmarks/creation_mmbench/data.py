@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from judgekit.errors import DataError
+from judgekit.tables import read_rows
 from judgekit.types import ImagePart
 
 from .tasks import UNCATEGORIZED, resolve_category
@@ -137,41 +138,12 @@ def load_tsv(path: str | Path, *, task_categories: Mapping[str, str] | None = No
     """
     p = Path(path)
     _raise_field_limit()
-    try:
-        fh = p.open("r", encoding="utf-8", newline="")
-    except OSError as e:
-        raise DataError(str(p), f"cannot open: {e.strerror or e}") from None
-
-    with fh:
-        reader = csv.reader(fh, delimiter="\t", quotechar='"', doublequote=True, strict=True)
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise DataError(str(p), "empty file (no header row)") from None
-        except csv.Error as e:
-            raise DataError(str(p), f"unreadable header: {e}", row=0) from None
-        header = [h.strip() for h in header]
-        if header and header[0].startswith("\ufeff"):
-            header[0] = header[0][1:]
-        for col in REQUIRED_COLUMNS:
-            if col not in header:
-                raise DataError(str(p), f"missing required column {col!r} (columns: {header})", column=col)
-        pos = {name: i for i, name in enumerate(header)}
-
-        rows: list[tuple[int, dict[str, str]]] = []
-        n = 0
-        try:
-            for n, cells in enumerate(reader, start=1):
-                if not cells or (len(cells) == 1 and not cells[0].strip()):
-                    continue  # a blank line
-                if len(cells) != len(header):
-                    raise DataError(
-                        str(p), f"{len(cells)} fields, header has {len(header)}", row=n
-                    )
-                rows.append((n, {name: cells[i] for name, i in pos.items()}))
-        except csv.Error as e:
-            raise DataError(str(p), f"malformed TSV: {e}", row=n + 1) from None
-
+    header, cells_by_row = read_rows(p, delimiter="\t", kind="TSV", strict=True)
+    for col in REQUIRED_COLUMNS:
+        if col not in header:
+            raise DataError(str(p), f"missing required column {col!r} (columns: {header})", column=col)
+    pos = {name: i for i, name in enumerate(header)}
+    rows = [(n, {name: cells[i] for name, i in pos.items()}) for n, cells in cells_by_row]
     return _build(str(p), rows, task_categories)
 
 

@@ -89,9 +89,7 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
 
 
 def _params(spec, alias: str) -> GenParams:
-    p = spec.models[alias].params
-    return GenParams(temperature=p.temperature, max_tokens=p.max_tokens, top_p=p.top_p, seed=p.seed,
-                     image_detail=p.image_detail)
+    return spec.models[alias].params.gen_params()
 
 
 # -- request builders ----------------------------------------------------------------------------
