@@ -40,6 +40,7 @@ from .types import GenParams
 __all__ = [
     "Limits",
     "LocalSettings",
+    "ImageGenSettings",
     "ModelParams",
     "ModelSpec",
     "Roles",
@@ -144,15 +145,29 @@ class LocalSettings(_Strict):
         return self
 
 
+class ImageGenSettings(_Strict):
+    """How an image generator (``provider = "openai_image"`` or ``"sim_image"``) is asked for an
+    image: every field is part of the cache key."""
+
+    size: str = Field("1024x1024", pattern=r"^(auto|[1-9][0-9]*x[1-9][0-9]*)$",
+                      description="WIDTHxHEIGHT or auto; what the model accepts (gpt-image-1: 1024x1024, "
+                                  "1024x1536, 1536x1024, auto; the simulator also 256x256 and 512x512)")
+    quality: str | None = Field(None, description="low | medium | high | auto (gpt-image), standard | hd "
+                                                  "(dall-e-3); None: the API's default")
+    extra: dict[str, Any] = Field(default_factory=dict, description="more request fields, sent as they are "
+                                                                   "(extra_body), e.g. background, moderation")
+
+
 class ModelSpec(_Strict):
     """One model alias."""
 
     provider: Literal["openai", "azure", "gemini", "sim", "local", "brave", "sim_image_search",
-                      "image_folder"] = Field(
+                      "image_folder", "openai_image", "sim_image"] = Field(
         description="chat models: openai, azure, gemini, sim; local: a model run on this machine's GPU/CPU "
                     "by the judgekit-local worker (see `local`); image retrievers: brave (Brave Image Search "
                     "API), sim_image_search (the simulator's copy of it), image_folder (a local folder of "
-                    "labelled images)")
+                    "labelled images); image generators: openai_image (the OpenAI Images API, or a compatible "
+                    "server at base_url), sim_image (the simulator's copy of it)")
     model: str = Field(description="the provider's model name (Azure: the deployment name; local: a hub id or "
                                    "a folder, relative to the spec file)")
     base_url: str | None = Field(None, description="OpenAI-compatible server URL (vLLM, SGLang, Ollama, gateways)")
@@ -166,6 +181,8 @@ class ModelSpec(_Strict):
     path: str | None = Field(None, description="a local folder (image_folder: the labelled images); relative "
                                                "paths are relative to the spec file, samples:REL is a shipped sample")
     local: LocalSettings | None = Field(None, description="provider 'local': the task and how the worker runs it")
+    image: ImageGenSettings | None = Field(None, description="providers 'openai_image' and 'sim_image': size, "
+                                                             "quality and extra request fields")
 
     @model_validator(mode="before")
     @classmethod
@@ -190,14 +207,24 @@ class ModelSpec(_Strict):
                              "\"text_to_image\" or \"embed_image\")")
         if self.local is not None and self.provider != "local":
             raise ValueError(f"`local` settings are for provider 'local', not '{self.provider}'")
+        if self.image is not None and self.provider not in ("openai_image", "sim_image"):
+            raise ValueError(f"`image` settings are for the image generators (provider 'openai_image' or "
+                             f"'sim_image'), not '{self.provider}'")
         return self
 
 
 class Roles(_Strict):
-    candidates: list[str] = Field(min_length=1)
+    candidates: list[str] = Field(default_factory=list, description="the models under test (every benchmark "
+                                                                    "needs at least one, except an MMIE run that "
+                                                                    "only scores imported answers)")
     judge: str | None = None
     describer: str | None = Field(None, description="Creation-MMBench-TO: the model that describes images")
     retriever: str | None = Field(None, description="GuessBench image retrieval: an image retriever alias")
+    generators: list[str] = Field(default_factory=list, description="text-to-image models (MMGenBench's "
+                                                                   "stage 2, MMIE's integrated answers): "
+                                                                   "local text_to_image, openai_image or "
+                                                                   "sim_image aliases")
+    encoder: str | None = Field(None, description="MMGenBench: the image encoder (a local embed_image alias)")
 
 
 class RunSpec(_Strict):
@@ -226,6 +253,9 @@ class RunSpec(_Strict):
             named.append(("roles.describer", self.roles.describer))
         if self.roles.retriever:
             named.append(("roles.retriever", self.roles.retriever))
+        named.extend(("roles.generators", a) for a in self.roles.generators)
+        if self.roles.encoder:
+            named.append(("roles.encoder", self.roles.encoder))
         for where, alias in named:
             if alias not in self.models:
                 raise ValueError(f"{where}: '{alias}' is not a model alias (have: {', '.join(sorted(self.models))})")

@@ -67,6 +67,7 @@ class RunOutcome:
     stats: RunStats | None = None
     failed_items: list[str] = field(default_factory=list)
     served_by_simulator: int | None = None
+    files: list[Path] = field(default_factory=list)  # what the run wrote to out_dir
 
 
 class UI(Protocol):
@@ -104,7 +105,8 @@ class _AsyncNull:
 
 def _aliases(spec: RunSpec) -> list[str]:
     used = list(spec.roles.candidates)
-    for a in (spec.roles.judge, spec.roles.describer, spec.roles.retriever):
+    for a in (spec.roles.judge, spec.roles.describer, spec.roles.retriever, *spec.roles.generators,
+              spec.roles.encoder):
         if a and a not in used:
             used.append(a)
     return used
@@ -145,7 +147,8 @@ async def _estimate(bench, prepared, engine: Engine) -> Estimate:
         toks = count_request(prov.kind, prov.model, req.messages, req.params)
         if not pc.exact:
             toks = type(toks)(toks.input, False)
-        builder.add_call(pc.stage, req.model, prov.kind, prov.model, toks, req.params.max_tokens,
+        bound = pc.max_output_tokens if pc.max_output_tokens is not None else req.params.max_tokens
+        builder.add_call(pc.stage, req.model, prov.kind, prov.model, toks, bound,
                          key in cached or duplicate, means[mk] if means[mk] is not None else pc.expected_output_tokens)
     return builder.finish(price_lookup_for({a: s.price for a, s in engine.models.items()}))
 
@@ -339,7 +342,10 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
             summary.update(run_id=run_id, spec=spec.name, status=status, cost_usd=round(engine.stats.spent_usd, 6),
                            paid_calls=engine.stats.paid_calls,
                            cache_hits=engine.stats.cache_hits)
-            write_results(out_dir, summary, result.tables)
+            written = write_results(out_dir, summary, result.tables)
+            for writer in result.writers:
+                written.append(writer(out_dir))
+            outcome.files = written
             for name, rows in result.tables.items():
                 await cache.write_table(f"{spec.benchmark}_{name}", [dict(r, run_id=run_id) for r in rows])
             outcome.summary, outcome.result, outcome.failed_items = summary, result, result.failed_items

@@ -86,3 +86,16 @@ def test_data_override_is_relative_to_the_current_directory(tmp_path, monkeypatc
     spec = load_spec("creation_mmbench", ["data=bench/Creation_MMBench.tsv"])
     assert spec.data_path() == tmp_path / "bench" / "Creation_MMBench.tsv"
     assert load_spec("quickstart", ["data=samples:creation_mmbench/sample.tsv"]).data_path().exists()
+
+
+def test_a_benchmark_without_candidates_is_a_spec_error(tmp_path):
+    import pytest
+
+    from judgekit.benchmarks.base import load_benchmark
+    from judgekit.config import load_spec
+    from judgekit.errors import SpecError
+
+    spec = load_spec("quickstart", ["roles.candidates=[]"])
+    bench = load_benchmark(spec.benchmark)
+    with pytest.raises(SpecError, match="roles.candidates: list at least one"):
+        bench.prepare(spec, bench.Options.model_validate(spec.options), None)

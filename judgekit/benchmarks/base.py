@@ -12,16 +12,20 @@ A benchmark module exposes:
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..types import ChatRequest
 
-__all__ = ["PlannedCall", "BenchmarkResult", "BENCHMARKS", "load_benchmark"]
+__all__ = ["PlannedCall", "BenchmarkResult", "BENCHMARKS", "load_benchmark", "require_candidates"]
 
 BENCHMARKS = {
     "creation_mmbench": "judgekit.benchmarks.creation_mmbench.pipeline",
     "guessbench": "judgekit.benchmarks.guessbench.pipeline",
+    "mmgenbench": "judgekit.benchmarks.mmgenbench.pipeline",
+    "mmie": "judgekit.benchmarks.mmie.pipeline",
 }
 
 
@@ -34,6 +38,9 @@ class PlannedCall:
     request: ChatRequest
     exact: bool = True
     expected_output_tokens: float | None = None
+    #: the most output tokens the call can take when ``request.params.max_tokens`` does not say
+    #: (an image generation's image tokens); None: ``max_tokens``, else the estimate's default
+    max_output_tokens: int | None = None
 
 
 @dataclass
@@ -45,6 +52,13 @@ class BenchmarkResult:
     failed_items: list[str] = field(default_factory=list)
     not_run: int = 0
     display: list[dict[str, Any]] = field(default_factory=list)  # rows of the printed table
+    #: more printed tables after ``display``: (title, rows)
+    more_displays: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+    #: lines printed after the tables
+    notes: list[str] = field(default_factory=list)
+    #: extra files of the run (an HTML report): each is called with the output folder once the
+    #: tables are written, and returns the path it wrote
+    writers: list[Callable[[Path], Path]] = field(default_factory=list)
 
 
 def load_benchmark(name: str):
@@ -52,3 +66,12 @@ def load_benchmark(name: str):
         return importlib.import_module(BENCHMARKS[name])
     except KeyError:
         raise KeyError(f"unknown benchmark {name!r} (known: {', '.join(sorted(BENCHMARKS))})") from None
+
+
+def require_candidates(spec) -> list[str]:
+    """``roles.candidates``, or a SpecError when it is empty."""
+    if not spec.roles.candidates:
+        from ..errors import SpecError
+
+        raise SpecError(f"{spec.source_path}: roles.candidates: list at least one model to evaluate")
+    return list(spec.roles.candidates)

@@ -131,6 +131,17 @@ class ConsoleUI:
                 for r in rows:
                     t.add_row(*[_cell(r.get(c)) for c in cols])
                 self.console.print(t)
+            for title, more in outcome.result.more_displays:
+                if more:
+                    cols = list(more[0].keys())
+                    t = Table(title=title, title_justify="left")
+                    for c in cols:
+                        t.add_column(c, justify="left" if isinstance(more[0][c], str) else "right")
+                    for r in more:
+                        t.add_row(*[_cell(r.get(c)) for c in cols])
+                    self.console.print(t)
+            for note in outcome.result.notes:
+                self.console.print(note, markup=False, highlight=False)
             ab = (outcome.summary or {}).get("autobencher") or {}
             for task_key, m in ab.items():
                 if isinstance(m, dict):
@@ -154,7 +165,8 @@ class ConsoleUI:
             if len(outcome.failed_items) > 50:
                 self.console.print(f"  ... and {len(outcome.failed_items) - 50} more (see judgments.csv)")
         if outcome.out_dir is not None and outcome.summary is not None:
-            self.console.print(f"results in {outcome.out_dir}/ (summary.json, *.csv)")
+            extra = [p.name for p in outcome.files if p.suffix != ".csv" and p.name != "summary.json"]
+            self.console.print(f"results in {outcome.out_dir}/ (summary.json, *.csv{''.join(', ' + n for n in extra)})")
 
 
 def local_status_lines(engine) -> list[str]:

@@ -21,6 +21,23 @@ ceil(h / unit)`` units costs 258.  Gemini 1.x charged a flat 258 per image; Gemi
 
 The rules are written from the providers' docs as of 2025; an unknown provider gets the OpenAI
 tile rule with the GPT-4o numbers.
+
+Image *generation* (the Images API) bills the generated image as output tokens, by model
+family, quality and size: :func:`generation_output_tokens`, from OpenAI's gpt-image-1 table
+(platform.openai.com/docs/guides/image-generation, "Cost and latency"):
+
+=========  =========  =========  =========
+quality    1024x1024  1024x1536  1536x1024
+=========  =========  =========  =========
+low        272        408        400
+medium     1056       1584       1568
+high       4160       6240       6208
+=========  =========  =========  =========
+
+gpt-image-1 and gpt-image-1-mini share it.  ``quality`` unset or ``auto`` counts as ``high`` and
+``size="auto"`` as 1024x1024, so an estimate is never too low; another size (the simulator's
+256x256 and 512x512) is the 1024x1024 count scaled by pixel area, rounded up.  DALL-E models bill
+per image, not per token: None.
 """
 
 from __future__ import annotations
@@ -30,9 +47,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ._names import base_name
+from ._names import base_name, undated
 
-__all__ = ["image_tokens", "GEMINI_PROVIDERS"]
+__all__ = ["image_tokens", "GEMINI_PROVIDERS", "generation_output_tokens", "GENERATION_OUTPUT_TOKENS"]
 
 #: provider ids whose images follow the Gemini rule (a model named ``gemini-*`` does too)
 GEMINI_PROVIDERS = frozenset({"gemini", "google", "google-gla", "google-vertex", "vertex", "vertexai"})
@@ -141,3 +158,33 @@ def _gemini_tokens(generation: int, w: int, h: int) -> int:
         return _GEMINI_IMAGE
     unit = min(max(min(w, h) / 1.5, 256.0), 768.0)
     return _GEMINI_IMAGE * math.ceil(w / unit) * math.ceil(h / unit)
+
+
+#: output tokens of one generated image: quality -> size -> tokens (gpt-image-1 family)
+GENERATION_OUTPUT_TOKENS: dict[str, dict[str, int]] = {
+    "low": {"1024x1024": 272, "1024x1536": 408, "1536x1024": 400},
+    "medium": {"1024x1024": 1056, "1024x1536": 1584, "1536x1024": 1568},
+    "high": {"1024x1024": 4160, "1024x1536": 6240, "1536x1024": 6208},
+}
+_GPT_IMAGE_1 = re.compile(r"gpt-image-1(?:-mini)?$")
+_SIZE = re.compile(r"(\d+)x(\d+)$")
+
+
+def generation_output_tokens(model: str, size: str, quality: str | None) -> int | None:
+    """Output tokens of one image ``model`` generates at ``size`` (``"1024x1536"``, ``"auto"``)
+    and ``quality`` (``low``/``medium``/``high``, None or ``auto``: high); None for a model
+    outside the gpt-image-1 family, an unknown quality or a malformed size (see the module
+    docstring)."""
+    if not _GPT_IMAGE_1.match(undated(model)):
+        return None
+    q = "high" if quality in (None, "auto") else quality
+    table = GENERATION_OUTPUT_TOKENS.get(q)  # type: ignore[arg-type]
+    if table is None:
+        return None
+    size = "1024x1024" if size == "auto" else size
+    if size in table:
+        return table[size]
+    m = _SIZE.match(size)
+    if not m or int(m.group(1)) <= 0 or int(m.group(2)) <= 0:
+        return None
+    return math.ceil(table["1024x1024"] * int(m.group(1)) * int(m.group(2)) / (1024 * 1024))

@@ -38,10 +38,11 @@ from ._names import base_name, undated, unprefixed
 __all__ = ["PriceOverride", "price_usd", "has_price", "FREE_PROVIDERS", "GENAI_PROVIDER_IDS"]
 
 #: providers whose calls cost nothing
-FREE_PROVIDERS = frozenset({"sim", "local", "sim_image_search", "image_folder"})
+FREE_PROVIDERS = frozenset({"sim", "local", "sim_image_search", "image_folder", "sim_image"})
 #: judgekit provider -> genai-prices provider ids to search, in order (others are used as-is)
 GENAI_PROVIDER_IDS: dict[str, tuple[str, ...]] = {
     "openai": ("openai",),
+    "openai_image": ("openai",),
     "azure": ("azure", "openai"),
     "gemini": ("google",),
     "google": ("google",),

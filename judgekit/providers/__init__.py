@@ -7,7 +7,9 @@
 - ``local``: models run by the judgekit-local worker process (torch lives there, never here);
 - image retrievers (:mod:`judgekit.providers.retrieval`): ``brave`` (the Brave Search API's image
   search), ``sim_image_search`` (the simulator's copy of it), ``image_folder`` (a local folder of
-  labelled images).
+  labelled images);
+- image generators (:mod:`judgekit.providers.images`): ``openai_image`` (the OpenAI Images API, or a
+  compatible server at ``base_url``), ``sim_image`` (the simulator's copy of it).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ PROVIDERS = {
     "brave": ("judgekit.providers.retrieval", "BraveProvider", "httpx"),
     "sim_image_search": ("judgekit.providers.retrieval", "SimImageSearchProvider", "httpx"),
     "image_folder": ("judgekit.providers.retrieval", "ImageFolderProvider", "httpx"),
+    "openai_image": ("judgekit.providers.images", "OpenAIImageProvider", "openai[aiohttp]"),
+    "sim_image": ("judgekit.providers.images", "SimImageProvider", "openai[aiohttp]"),
 }
 
 

@@ -54,7 +54,8 @@ class SimConfig(BaseModel):
     """How long a hanging attempt sleeps."""
 
     garbage_rate: float = Field(0.0, ge=0, le=1)
-    """Share of judge requests (pairwise or VFS) answered without a parseable verdict/score."""
+    """Share of judge requests (pairwise or VFS) answered without a parseable verdict/score, and of
+    image generations answered with a base64 payload that is not an image."""
 
     api_keys: list[str] | None = None
     """Accepted keys (bearer token or ``x-goog-api-key``); None accepts anything."""

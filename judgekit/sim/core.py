@@ -1,9 +1,10 @@
-"""The simulator's request pipeline, shared by both APIs: :class:`_Core` and its counters.
+"""The simulator's request pipeline, shared by every API it serves: :class:`_Core` and its counters.
 
-The pipeline of a completion request: count it, check the key (401), parse the body (400),
-check the model (404), charge the rate limits (429), count the attempt of this request hash,
-draw the faults, sleep (latency or hang), maybe answer 500/502/503, else build the reply
-(:func:`judgekit.sim.replies.make_reply`).  The wire formats live in
+The pipeline of a request (:meth:`_Core.run`): count it, check the key (401), parse the body
+(400), check the model (404), charge the rate limits (429), count the attempt of this request
+hash, draw the faults, sleep (latency or hang), maybe answer 500/502/503, else build the reply:
+a chat completion (:meth:`_Core.handle`, :func:`judgekit.sim.replies.make_reply`) or generated
+images (:mod:`judgekit.sim.images`), counted in the same counters.  The wire formats live in
 :mod:`judgekit.sim.protocol`, the routes in :mod:`judgekit.sim.server`.
 """
 
@@ -13,6 +14,7 @@ import asyncio
 import hashlib
 import json
 import math
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,12 +29,13 @@ from judgekit.sim.protocol import (
     _dumps,
     _parse_gemini,
     _parse_openai,
+    _SimRequest,
     completion_payload,
     error_response,
 )
 from judgekit.sim.replies import make_reply
 
-__all__ = ["SimStats"]
+__all__ = ["SimStats", "Admitted", "Served"]
 
 _ERROR_STATUSES = (500, 502, 503)
 _U64 = float(1 << 64)
@@ -47,9 +50,10 @@ _U64 = float(1 << 64)
 class SimStats:
     """Counters of a running simulator (see ``GET /sim/stats``).
 
-    ``requests`` counts every completion request received (either API); ``served`` the
-    successful (200) completions, split by model and by kind (``pairwise``, ``vfs``,
-    ``answer``, and GuessBench's ``guess``, ``extract``, ``self_refine``, ``retrieval_check``).
+    ``requests`` counts every completion and image generation request received (any API);
+    ``served`` the successful (200) ones, split by model and by kind (``pairwise``, ``vfs``,
+    ``answer``, ``caption``, GuessBench's ``guess``, ``extract``, ``self_refine``,
+    ``retrieval_check``, and ``image`` for image generations).
     Garbage replies are served *and* counted in ``garbage``; a hanging request counts in
     ``hangs`` when it starts hanging and in ``served`` if it is answered.
     """
@@ -96,6 +100,29 @@ class SimStats:
 # ----------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """A request that passed the checks and the rate limits and drew no injected error."""
+
+    digest: bytes
+    """The request hash."""
+    attempt: int
+    """How many times this same request was seen, this one included."""
+    request_id: str
+    """Sent back in ``x-request-id``."""
+    garbage: bool
+    """The fault draw asks for a deliberately broken (yet 200) reply."""
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """The 200 reply of an admitted request: the JSON body and what to count it as."""
+
+    body: bytes
+    kind: str
+    garbage: bool = False
+
+
 class _Core:
     """State and request pipeline shared by both APIs' handlers."""
 
@@ -136,6 +163,40 @@ class _Core:
         return key is not None and key in self.keys
 
     async def handle(self, api: str, request: web.Request, model_from_path: str = "") -> web.Response:
+        """A chat completion (OpenAI ``chat.completions`` or Gemini ``generateContent``)."""
+        if api == _GEMINI:
+            parse: Callable[[Any], Any] = lambda body: _parse_gemini(body, model_from_path, self.seed_bytes)
+        else:
+            parse = lambda body: _parse_openai(body, self.seed_bytes)
+        return await self.run(api, request, parse, lambda sreq, adm: self._chat_reply(api, sreq, adm))
+
+    async def _chat_reply(self, api: str, sreq: _SimRequest, adm: Admitted) -> Served:
+        reply = make_reply(
+            sreq.text,
+            sreq.digest,
+            quality=self.config.quality_of(sreq.model),
+            max_tokens=sreq.max_tokens,
+            garbage=adm.garbage,
+            images=sreq.images_meta,
+            last_user_text=sreq.last_user_text,
+        )
+        payload = completion_payload(api, sreq.model, reply, sreq.prompt_tokens, sreq.digest, adm.request_id)
+        return Served(_dumps(payload), reply.kind, reply.garbage)
+
+    async def run(
+        self,
+        api: str,
+        request: web.Request,
+        parse: Callable[[Any], Any],
+        answer: Callable[[Any, Admitted], Awaitable[Served]],
+    ) -> web.Response:
+        """The pipeline every simulated API call goes through (see the module docstring).
+
+        ``parse`` turns the JSON body into a request object with ``model``, ``digest`` (the
+        request hash) and ``rate_tokens`` (what the TPM limit is charged), raising
+        :class:`~judgekit.sim.protocol._BadRequest` for a 400; ``answer`` makes the 200 reply of
+        an admitted request.  Errors come back in the shape of ``api``.
+        """
         st = self.stats
         st.requests += 1
         cfg = self.config
@@ -153,10 +214,7 @@ class _Core:
                 body = json.loads(raw)
             except ValueError as e:
                 raise _BadRequest(f"could not parse the JSON body: {e}") from None
-            if api == _GEMINI:
-                sreq = _parse_gemini(body, model_from_path, self.seed_bytes)
-            else:
-                sreq = _parse_openai(body, self.seed_bytes)
+            sreq = parse(body)
         except _BadRequest as e:
             st.bad_requests += 1
             return self._error(api, 400, str(e), request_id=self._next_id())
@@ -170,8 +228,7 @@ class _Core:
                 code="model_not_found",
                 request_id=self._next_id(),
             )
-        prompt_tokens = sreq.prompt_tokens
-        decision: RateDecision = self.limiter.check(model, prompt_tokens + (sreq.max_tokens or 0))
+        decision: RateDecision = self.limiter.check(model, sreq.rate_tokens)
         if not decision.allowed:
             st.rate_limited += 1
             wait = decision.retry_after_s
@@ -221,21 +278,12 @@ class _Core:
                     headers=decision.headers,
                     request_id=request_id,
                 )
-        reply = make_reply(
-            sreq.text,
-            digest,
-            quality=cfg.quality_of(model),
-            max_tokens=sreq.max_tokens,
-            garbage=garbage,
-            images=sreq.images_meta,
-            last_user_text=sreq.last_user_text,
-        )
+        served = await answer(sreq, Admitted(digest, attempt, request_id, garbage))
         st.served += 1
         st.served_by_model[model] = st.served_by_model.get(model, 0) + 1
-        st.served_by_kind[reply.kind] = st.served_by_kind.get(reply.kind, 0) + 1
-        if reply.garbage:
+        st.served_by_kind[served.kind] = st.served_by_kind.get(served.kind, 0) + 1
+        if served.garbage:
             st.garbage += 1
-        payload = completion_payload(api, model, reply, prompt_tokens, digest, request_id)
         headers = decision.headers.copy() if decision.headers else {}
         headers["x-request-id"] = request_id
-        return web.Response(body=_dumps(payload), content_type=_JSON, headers=headers)
+        return web.Response(body=served.body, content_type=_JSON, headers=headers)

@@ -69,7 +69,7 @@ import random
 from collections.abc import Mapping, Sequence
 
 from judgekit.benchmarks.guessbench.hints import HintInfo, parse_hint
-from judgekit.benchmarks.guessbench.pngtext import KIND_KEY, LABEL_KEY, STAGE_KEY
+from judgekit.pngtext import KIND_KEY, LABEL_KEY, STAGE_KEY
 
 __all__ = [
     "KIND_GUESS",

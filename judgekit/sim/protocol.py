@@ -31,7 +31,7 @@ from typing import Any
 
 from aiohttp import web
 
-from judgekit.benchmarks.guessbench.pngtext import read_png_text
+from judgekit.pngtext import read_png_text
 from judgekit.sim.replies import Reply
 
 __all__ = ["estimate_prompt_tokens", "completion_payload", "error_response"]
@@ -109,6 +109,11 @@ class _SimRequest:
     @property
     def prompt_tokens(self) -> int:
         return estimate_prompt_tokens(len(self.text), self.images)
+
+    @property
+    def rate_tokens(self) -> int:
+        """What the tokens-per-minute limit is charged: the prompt estimate plus max tokens."""
+        return self.prompt_tokens + (self.max_tokens or 0)
 
 
 def _gen_key(max_tokens: Any, temperature: Any, top_p: Any, seed: Any) -> bytes:

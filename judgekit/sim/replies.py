@@ -18,6 +18,13 @@ Kinds of request, recognised from the prompt text (:func:`classify`):
     GuessBench: a guess at a Minecraft build, the answer-extraction judge, and the two review
     turns (self-refine, image retrieval); see :mod:`judgekit.sim.guess`, which "sees" the
     builds through the PNG text labels the request parser collects.
+``caption``
+    MMGenBench's caption prompt (``prompts/mmgenbench/caption.txt``: "image caption-prompt" and
+    "Text-to-Image model").  With an image whose PNG carries a ``judgekit-scene`` chunk, the
+    reply is :func:`judgekit.sim.scenes.describe` of that scene at the model's quality; without
+    one, a generic caption from the word list.  About 5 % of captions leak the way real models
+    do (wrapped in quotes, a trailing ``</s>`` or ``<|im_end|>``) and about 3 % run past 70
+    words, which MMGenBench's clean-up must handle.
 ``answer``
     Anything else: free prose from a fixed word list mixed with words of the prompt.
 
@@ -41,6 +48,7 @@ from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from judgekit.sim.mmie import MMIE_JUDGE_KINDS, MMIE_KINDS, mmie_kind, mmie_reply
 from judgekit.sim.guess import (
     GUESS_KINDS,
     KIND_EXTRACT,
@@ -57,6 +65,7 @@ __all__ = [
     "KIND_PAIRWISE",
     "KIND_VFS",
     "KIND_ANSWER",
+    "KIND_CAPTION",
     "KIND_GUESS",
     "KIND_EXTRACT",
     "KIND_SELF_REFINE",
@@ -73,6 +82,9 @@ __all__ = [
 KIND_PAIRWISE = "pairwise"
 KIND_VFS = "vfs"
 KIND_ANSWER = "answer"
+KIND_CAPTION = "caption"
+#: markers of MMGenBench's caption prompt (prompts/mmgenbench/caption.txt)
+_CAPTION_MARKS = ("image caption-prompt", "Text-to-Image model")
 
 #: verdicts from best-for-A to best-for-B
 VERDICTS: tuple[str, ...] = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
@@ -180,7 +192,8 @@ _PUNCT_TABLE = str.maketrans({c: " " for c in ".,;:!?\"'()[]{}*#-_/\\<>=`~|"})
 
 
 def classify(text: str, last_user_text: str | None = None) -> str:
-    """The kind of request: ``pairwise``, ``vfs``, a GuessBench kind or ``answer``.
+    """The kind of request: ``pairwise``, ``vfs``, an MMIE kind (:mod:`judgekit.sim.mmie`: the scoring
+    judge, an integrated answer), ``caption``, a GuessBench kind or ``answer``.
 
     ``last_user_text`` is the text of the last user message (the GuessBench review turns are
     recognised there); None takes the whole ``text``.
@@ -193,6 +206,11 @@ def classify(text: str, last_user_text: str | None = None) -> str:
             return KIND_PAIRWISE
     elif "Visual Factuality Score" in text:
         return KIND_VFS
+    mmie = mmie_kind(text, last_user_text)
+    if mmie is not None:
+        return mmie
+    if all(m in text for m in _CAPTION_MARKS):
+        return KIND_CAPTION
     return guess_kind(text, text if last_user_text is None else last_user_text) or KIND_ANSWER
 
 
@@ -408,6 +426,49 @@ def _answer_text(
     return "".join(out), n, cut
 
 
+_CAPTION_TAILS = (
+    "Rendered in high resolution with crisp details and a clean, uncluttered composition.",
+    "Highly detailed, sharp focus, balanced framing, professional quality, no watermark, no extra "
+    "elements, soft even lighting, trending digital art style.",
+)
+
+
+def _generic_caption(quality: float, rng: random.Random) -> str:
+    """A caption of an image the simulator cannot see: vocabulary words in a caption's frame."""
+    pool = _VOCAB[: min(int(60 + 540 * quality), len(_VOCAB))]
+    adjectives = _ADJECTIVES.split()
+    n = rng.randint(20, 45)
+    words = [rng.choice(pool) for _ in range(n - 6)]
+    return (f"A {rng.choice(adjectives)} image of a {words[0]} with {' '.join(words[1:4])}, "
+            f"{' '.join(words[4:])}, {rng.choice(adjectives)} and detailed.")
+
+
+def _caption_text(images: Sequence[Mapping[str, str]], quality: float, rng: random.Random) -> str:
+    from judgekit.pngtext import SCENE_KEY
+    from judgekit.sim.scenes import Scene, describe
+
+    scene = None
+    for meta in images:
+        if SCENE_KEY in meta:
+            try:
+                scene = Scene.from_json(meta[SCENE_KEY])
+            except (ValueError, TypeError, KeyError):
+                continue
+            break
+    out = describe(scene, quality=quality, rng=rng) if scene is not None else _generic_caption(quality, rng)
+    if rng.random() < 0.03:  # a rambling caption, past the 70 words the clean-up keeps
+        while len(out.split()) <= 70:
+            out += " " + rng.choice(_CAPTION_TAILS)
+    u = rng.random()
+    if u < 0.02:
+        out = f'"{out}"'
+    elif u < 0.035:
+        out += "</s>"
+    elif u < 0.05:
+        out += "<|im_end|>"
+    return out
+
+
 def completion_tokens_for(text: str) -> int:
     """Simulated completion tokens of a reply: ``round(words * 1.3)``, at least 1."""
     return max(1, round(len(text.split()) * _TOKENS_PER_WORD))
@@ -455,6 +516,11 @@ def make_reply(
         out = _pairwise_text(text, rng, garbage)
     elif kind == KIND_VFS:
         out = _vfs_text(text, rng, garbage)
+    elif kind == KIND_CAPTION:
+        out = _caption_text(images, quality, rng)
+    elif kind in MMIE_KINDS:
+        out = mmie_reply(kind, text, rng, quality=quality, garbage=garbage)
+        garbage = garbage and kind in MMIE_JUDGE_KINDS
     else:
         budget = max(1, int(max_tokens * _WORDS_PER_TOKEN)) if max_tokens else None
         out, n_words, cut = _answer_text(text, quality, rng, budget)

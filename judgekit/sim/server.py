@@ -11,11 +11,15 @@ Endpoints
     Gemini ``generateContent`` in the REST JSON shape (``contents`` / ``parts`` with ``text``
     and ``inlineData``, ``systemInstruction``, ``generationConfig``).  google-genai 3.x
     defaults to the ``v1`` API version, older releases to ``v1beta``; both are served.
+``POST /v1/images/generations`` (also ``/images/generations``) and ``GET /sim/generated/{id}.png``
+    The OpenAI Images API: a prompt drawn as a simple scene (:mod:`judgekit.sim.images`), through
+    the same key, model, rate-limit and fault pipeline as chat.
 ``GET /res/v1/images/search`` and ``GET /sim/images/{slug}.png``
     Brave Search API's image search and the images its results point at
     (:mod:`judgekit.sim.search`).
 ``GET /sim/stats`` / ``POST /sim/reset``
-    The counters of :class:`SimStats` and :class:`~judgekit.sim.search.SearchStats`; reset zeroes
+    The counters of :class:`SimStats`, :class:`~judgekit.sim.images.ImageGenStats` and
+    :class:`~judgekit.sim.search.SearchStats`; reset zeroes
     them, forgets attempt counts (so a rerun draws the same faults) and refills the rate-limit
     buckets.
 
@@ -44,6 +48,7 @@ from aiohttp import web
 from judgekit.sim.config import SimConfig
 from judgekit.sim.core import SimStats, _Core
 from judgekit.sim.protocol import _GEMINI, _JSON, _OPENAI, _dumps, estimate_prompt_tokens
+from judgekit.sim.images import ImageGenSim
 from judgekit.sim.search import ImageSearchSim
 
 if TYPE_CHECKING:  # at run time: module __getattr__ below (judgekit.sim.process imports this module)
@@ -72,11 +77,12 @@ READY_PREFIX = "JUDGEKIT_SIM_READY"
 
 _CORE_KEY: web.AppKey[_Core] = web.AppKey("judgekit_sim", _Core)
 _SEARCH_KEY: web.AppKey[ImageSearchSim] = web.AppKey("judgekit_sim_search", ImageSearchSim)
+_IMAGES_KEY: web.AppKey[ImageGenSim] = web.AppKey("judgekit_sim_images", ImageGenSim)
 
 
-def _snapshot(core: _Core, search: ImageSearchSim) -> dict[str, Any]:
-    """Chat and image search counters, in one JSON-ready dict."""
-    return {**core.stats.snapshot(), **search.stats.snapshot()}
+def _snapshot(core: _Core, search: ImageSearchSim, images: ImageGenSim) -> dict[str, Any]:
+    """Chat, image generation and image search counters, in one JSON-ready dict."""
+    return {**core.stats.snapshot(), **images.stats.snapshot(), **search.stats.snapshot()}
 
 
 def build_app(config: SimConfig | None = None) -> web.Application:
@@ -86,6 +92,8 @@ def build_app(config: SimConfig | None = None) -> web.Application:
     app[_CORE_KEY] = core
     search = ImageSearchSim(core)
     app[_SEARCH_KEY] = search
+    images = ImageGenSim(core)
+    app[_IMAGES_KEY] = images
 
     async def chat(request: web.Request) -> web.Response:
         return await core.handle(_OPENAI, request)
@@ -126,12 +134,13 @@ def build_app(config: SimConfig | None = None) -> web.Application:
         return web.Response(body=_dumps(_model_obj(name)), content_type=_JSON)
 
     async def stats(request: web.Request) -> web.Response:
-        return web.Response(body=_dumps(_snapshot(core, search)), content_type=_JSON)
+        return web.Response(body=_dumps(_snapshot(core, search, images)), content_type=_JSON)
 
     async def reset(request: web.Request) -> web.Response:
         core.reset()
         search.reset()
-        return web.Response(body=_dumps(_snapshot(core, search)), content_type=_JSON)
+        images.reset()
+        return web.Response(body=_dumps(_snapshot(core, search, images)), content_type=_JSON)
 
     app.router.add_post("/v1/chat/completions", chat)
     app.router.add_post("/chat/completions", chat)
@@ -142,6 +151,7 @@ def build_app(config: SimConfig | None = None) -> web.Application:
     app.router.add_get("/sim/stats", stats)
     app.router.add_post("/sim/reset", reset)
     search.add_routes(app)
+    images.add_routes(app)
     return app
 
 
@@ -182,6 +192,7 @@ class SimServer:
         self.app = build_app(self.config)
         self._core: _Core = self.app[_CORE_KEY]
         self._search: ImageSearchSim = self.app[_SEARCH_KEY]
+        self._images: ImageGenSim = self.app[_IMAGES_KEY]
         self._runner: web.AppRunner | None = None
         self.host = "127.0.0.1"
         self.port = 0
@@ -217,12 +228,13 @@ class SimServer:
 
     def stats(self) -> dict[str, Any]:
         """The counters (same as ``GET /sim/stats``)."""
-        return _snapshot(self._core, self._search)
+        return _snapshot(self._core, self._search, self._images)
 
     def reset(self) -> None:
         """Same as ``POST /sim/reset``."""
         self._core.reset()
         self._search.reset()
+        self._images.reset()
 
     async def __aenter__(self) -> "SimServer":
         await self.start()

@@ -43,7 +43,7 @@ from typing import Any
 
 import torch
 
-from . import __version__
+from . import __version__, tiny
 from ._memory import estimate, measure
 from .device import dtype_name, empty_cache, pick_device, pick_dtype
 from .store import Store
@@ -294,10 +294,11 @@ class _Batch:
         error = None
         for attempt in (1, 2):
             try:
-                needed = estimate(model["id"], model.get("revision"), dtype)
+                source = dict(model, id=tiny.resolve(model["id"]))  # tiny:NAME -> its built folder
+                needed = estimate(source["id"], model.get("revision"), dtype)
                 for gone in cache.make_room(needed or 0):
                     self.log("info", f"unloaded {gone[1]} to make room for {model['id']}")
-                obj = task.load(model, self.core.device, dtype)
+                obj = task.load(source, self.core.device, dtype)
                 break
             except Exception as exc:
                 log.warning("cannot load %s", model["id"], exc_info=True)

@@ -12,7 +12,8 @@ EXPECTED = {
         "count_request", "FALLBACK_ENCODING", "CHAT_TOKENS_PER_MESSAGE", "CHAT_REPLY_PRIMER_TOKENS",
         "UNKNOWN_IMAGE_SIZE",
     },
-    "judgekit.cost.images": {"image_tokens", "GEMINI_PROVIDERS"},
+    "judgekit.cost.images": {"image_tokens", "GEMINI_PROVIDERS", "generation_output_tokens",
+                             "GENERATION_OUTPUT_TOKENS"},
     "judgekit.cost.prices": {"PriceOverride", "price_usd", "has_price", "FREE_PROVIDERS", "GENAI_PROVIDER_IDS"},
     "judgekit.cost.estimate": {
         "DEFAULT_MAX_OUTPUT_TOKENS", "OutputBasis", "PriceLookup", "LineEstimate", "Estimate",

@@ -28,7 +28,7 @@ from ...metrics.pairwise import summarize
 from ...parsers.creation import parse_verdict, parse_vfs
 from ...resources import load_prompt
 from ...types import ChatRequest, GenParams, Message, TextPart
-from ..base import BenchmarkResult, PlannedCall
+from ..base import BenchmarkResult, PlannedCall, require_candidates
 from . import prompts as P
 from .data import CreationItem, load_tsv, read_human_ratings
 
@@ -65,6 +65,7 @@ class Prepared:
 
 
 def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
+    require_candidates(spec)
     path = spec.data_path()
     if not path.exists():
         from ...errors import DataError

@@ -25,7 +25,7 @@ from ...engine import Engine
 from ...errors import DataError, SpecError
 from ...metrics.guessbench import accuracy_rows, autobencher
 from ...types import GenParams
-from ..base import BenchmarkResult, PlannedCall
+from ..base import BenchmarkResult, PlannedCall, require_candidates
 from .data import GuessSet, load_set, load_sets
 from .flow import (APPROACHES, Aborted, FlowConfig, PlanCaller, RunCaller, SetOutcome, max_calls,
                    run_set, stage_names)
@@ -86,6 +86,7 @@ class Prepared:
 
 
 def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
+    require_candidates(spec)
     root = spec.data_path()
     sets = load_sets(root, limit=limit)
     example = None

@@ -16,7 +16,7 @@ The hints are ``generate_hints(answer, seed=set number)``.  Beside the sets:
 
 Every PNG carries tEXt chunks saying what it shows: ``judgekit-label`` (the concept),
 ``judgekit-kind`` (``build`` or ``photo``) and, for builds, ``judgekit-stage`` (``1``..``3``).
-Real models never see them; judgekit's simulator reads them (:mod:`.pngtext`) to "see".
+Real models never see them; judgekit's simulator reads them (:mod:`judgekit.pngtext`) to "see".
 Everything is seeded and PNGs are written without timestamps, so a run gives the same bytes.
 
     python -m judgekit.benchmarks.guessbench.sample [OUT_DIR]     # default data/guessbench
@@ -32,9 +32,9 @@ from .builds import STAGE_FRACTIONS, build_images, stage_cells
 from .data import ANSWER_FILE, HINT_FILES, IMAGE_FILES
 from .hints import format_hint, generate_hints
 from .photos import photo_bytes, retrieval_file_name
-from .pngtext import KIND_KEY, LABEL_KEY, STAGE_KEY, read_png_text
+from ...pngtext import KIND_KEY, LABEL_KEY, STAGE_KEY, read_png_text
 
-# the drawings live in builds.py and photos.py, the PNG text chunks in pngtext.py; their public
+# the drawings live in builds.py and photos.py, the PNG text chunks in judgekit/pngtext.py; their public
 # names are re-exported here
 __all__ = ["LABEL_KEY", "STAGE_KEY", "KIND_KEY", "SAMPLE_ANSWERS", "DISTRACTORS", "EXAMPLE_ANSWER",
            "STAGE_FRACTIONS", "read_png_text", "write_sample", "retrieval_file_name", "stage_cells",

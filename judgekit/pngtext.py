@@ -1,8 +1,9 @@
 """PNG text chunks: how judgekit's simulator "sees" the sample's images.
 
-Every PNG of the shipped GuessBench sample carries tEXt chunks saying what it shows:
+Every PNG of the shipped samples carries tEXt chunks saying what it shows.  GuessBench's:
 ``judgekit-label`` (the concept), ``judgekit-kind`` (``build`` or ``photo``) and, for builds,
-``judgekit-stage`` (``1``..``3``).  Real models never see them; the simulator reads them with
+``judgekit-stage`` (``1``..``3``); MMGenBench's and MMIE's: ``judgekit-scene`` (the drawn scene as
+JSON, :mod:`judgekit.sim.scenes`).  Real models never see them; the simulator reads them with
 :func:`read_png_text`, which walks the chunk structure with ``struct`` (no Pillow: the simulator
 calls it for every image it receives).
 """
@@ -14,11 +15,12 @@ import struct
 import zlib
 from typing import Iterable
 
-__all__ = ["LABEL_KEY", "STAGE_KEY", "KIND_KEY", "read_png_text", "png_with_text"]
+__all__ = ["LABEL_KEY", "STAGE_KEY", "KIND_KEY", "SCENE_KEY", "read_png_text", "png_with_text"]
 
 LABEL_KEY = "judgekit-label"
 STAGE_KEY = "judgekit-stage"
 KIND_KEY = "judgekit-kind"
+SCENE_KEY = "judgekit-scene"
 
 _PNG_SIG = b"\x89PNG\r\n\x1a\n"
 

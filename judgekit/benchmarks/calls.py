@@ -1,0 +1,72 @@
+"""What multi-stage benchmark flows share: one caller that either makes the calls (a run) or follows
+the cache and records them (the estimate), so the same flow code plans and runs.
+
+:class:`FlowCaller` in a run makes each call through the engine (a call the stopping engine did
+not make raises :class:`Aborted`, leaving the item for the next run); when planning it looks each
+call up, records it as a :class:`~judgekit.benchmarks.base.PlannedCall`, and answers with the
+cached response or, when there is none, an empty stand-in flagged as not real, so the flow goes on
+with its own stand-in values (a caption of typical length, the original image) and marks what
+follows inexact.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TypeVar
+
+from ..engine import NOT_RUN, CallResult, Engine
+from ..types import ChatRequest, ChatResponse
+from .base import PlannedCall
+
+__all__ = ["Aborted", "FlowCaller", "generation_tokens", "each_item"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Aborted(Exception):
+    """A call was not made because the run is stopping; the item is left for the next run."""
+
+
+class FlowCaller:
+    """Makes calls (``planning=False``) or follows the cache and records them (``planning=True``)."""
+
+    def __init__(self, engine: Engine, planning: bool) -> None:
+        self.engine, self.planning = engine, planning
+        self.planned: list[PlannedCall] = []
+
+    async def call(self, req: ChatRequest, *, exact: bool = True, expected: float | None = None,
+                   max_out: int | None = None) -> tuple[CallResult, bool]:
+        """The result, and whether it is real (False: the plan's stand-in for a call not made yet).
+
+        ``exact``: False when the request was built from stand-ins; ``expected`` / ``max_out``: the
+        output tokens the estimate assumes / at most (see :class:`PlannedCall`)."""
+        if not self.planning:
+            r = await self.engine.call(req)
+            if r.error_kind == NOT_RUN:
+                raise Aborted(r.error or "not run")
+            return r, True
+        key, hit = await self.engine.lookup(req)
+        self.planned.append(PlannedCall(req.stage, req, exact, expected, max_out))
+        if hit is not None:
+            return CallResult(req, hit, key=key), True
+        return CallResult(req, ChatResponse(""), key=key), False
+
+
+def generation_tokens(engine: Engine, alias: str) -> float | None:
+    """Expected output tokens of one image generation by ``alias``: an images API's image tokens
+    (None when unknown), 0 for a local pipeline."""
+    fn = getattr(engine.providers.get(alias), "expected_output_tokens", None)
+    return 0.0 if fn is None else fn()
+
+
+async def each_item(items: Iterable[T], fn: Callable[[T], Awaitable[R]], window: int) -> list[R]:
+    """``fn`` over every item, at most ``window`` at once, results in order."""
+    sem = asyncio.Semaphore(window)
+
+    async def one(item: T) -> R:
+        async with sem:
+            return await fn(item)
+
+    return await asyncio.gather(*(one(it) for it in items))

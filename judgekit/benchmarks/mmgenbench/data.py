@@ -1,0 +1,260 @@
+"""MMGenBench's inputs: a folder of images (any domain) with an optional label-index JSON, or a TSV
+with base64 images.
+
+Folder
+    ``data`` names a folder of images (``.png .jpg .jpeg .webp .bmp .gif``; sub-folders are not
+    read), or a folder holding ``images/`` and, optionally, ``labels.json`` (the shipped sample's
+    layout).  An item's id is its file stem.  Its *index* (what the label-index JSON refers to) is
+    the stem as an integer when every stem is one (``0.png``, ``17.jpg``; the released layout),
+    else its position in name order.
+Label index
+    MMGenBench-Test's label file: ``{"Artistic": [0, 5, ...], "Color": [...], ...}``, pattern name
+    -> indices of the images showing it; an image may be in several patterns, or in none.  An
+    index that names no image is an error naming the file, pattern and index.
+TSV
+    A header row and the columns ``index`` and ``image`` (base64), and optionally ``patterns``
+    (comma-separated names) or ``category``.  An ``image`` of at most 64 characters that equals
+    another row's ``index`` is a pointer to that row's image (VLMEvalKit's convention, one hop).
+
+Every image is checked to decode (Pillow; JPEGs at reduced scale, which still finds truncated
+files).  An unreadable image is an error naming the file (and the TSV row); with
+``skip_unreadable`` it is left out and listed in :attr:`LoadedSet.skipped` instead.
+
+Folder images are read from disk when a stage needs them (:meth:`MMGenItem.image`), so a
+10,000-image folder does not sit in memory; TSV images are decoded once.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...errors import DataError
+from ...tables import read_rows
+from ...types import ImagePart
+from ..creation_mmbench.data import _raise_field_limit, image_mime
+
+__all__ = ["MMGenItem", "LoadedSet", "IMAGE_SUFFIXES", "PATTERNS", "load_data", "load_folder", "load_tsv",
+           "load_label_index"]
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif")
+#: MMGenBench-Test's 13 image patterns (paper, Table 1; any other names are accepted too)
+PATTERNS = ("Artistic", "Color", "Surreal", "Natural", "Position", "Contextual", "Technology", "Symbol",
+            "Text", "Geometry", "Count", "Motion", "Orientation")
+_POINTER_MAX = 64
+_WS = re.compile(r"\s+")
+
+
+@dataclass
+class MMGenItem:
+    """One image to caption, regenerate and compare."""
+
+    item_id: str
+    index: int
+    source: str  # the file (folder layout) or "file.tsv, row N"
+    patterns: tuple[str, ...] = ()
+    path: Path | None = None  # folder layout: read on demand
+    data: bytes | None = None  # TSV layout: decoded once
+    mime: str = "image/png"
+
+    def image(self) -> ImagePart:
+        """The image as a message part (reads the file for folder items)."""
+        data = self.data if self.data is not None else self.path.read_bytes()
+        return ImagePart(data=data, mime=self.mime)
+
+
+@dataclass
+class LoadedSet:
+    items: list[MMGenItem]
+    source: str
+    labels: str | None = None  # the label-index file used, if any
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (where, why) of unreadable images
+
+    @property
+    def patterns(self) -> dict[str, list[str]]:
+        """Pattern -> item ids, in the order patterns first appear (only patterns with items)."""
+        out: dict[str, list[str]] = {}
+        for it in self.items:
+            for p in it.patterns:
+                out.setdefault(p, []).append(it.item_id)
+        return out
+
+
+def load_data(path: str | Path, *, labels: str | Path | None = None, limit: int | None = None,
+              skip_unreadable: bool = False) -> LoadedSet:
+    """A folder or a TSV (by what ``path`` is); ``labels`` overrides the folder's ``labels.json``."""
+    p = Path(path)
+    if p.is_dir():
+        return load_folder(p, labels=labels, limit=limit, skip_unreadable=skip_unreadable)
+    if not p.exists():
+        raise DataError(str(p), "no such file or folder")
+    if p.suffix.lower() in (".tsv", ".txt"):
+        if labels is not None:
+            raise DataError(str(p), "a label-index JSON goes with a folder of images; a TSV carries its "
+                                    "patterns in its `patterns` column")
+        return load_tsv(p, limit=limit, skip_unreadable=skip_unreadable)
+    raise DataError(str(p), "expected a folder of images or a .tsv file")
+
+
+# -- folder ---------------------------------------------------------------------------------------
+def load_folder(folder: str | Path, *, labels: str | Path | None = None, limit: int | None = None,
+                skip_unreadable: bool = False) -> LoadedSet:
+    root = Path(folder)
+    images_dir = root / "images" if (root / "images").is_dir() else root
+    files = sorted((f for f in images_dir.iterdir() if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES),
+                   key=lambda f: (_numeric(f.stem) is None, _numeric(f.stem) or 0, f.name))
+    if not files:
+        raise DataError(str(images_dir), f"no images ({', '.join(IMAGE_SUFFIXES)}) in this folder")
+    stems = [f.stem for f in files]
+    dup = _first_duplicate(stems)
+    if dup is not None:
+        raise DataError(str(images_dir), f"two images share the name {dup!r} (ids are file stems)")
+    numeric = all(_numeric(s) is not None for s in stems)
+    indices = [_numeric(s) if numeric else k for k, s in enumerate(stems)]
+    label_file = Path(labels) if labels is not None else (root / "labels.json" if (root / "labels.json").exists() else None)
+    by_index: dict[int, list[str]] = {}
+    if label_file is not None:
+        by_index = load_label_index(label_file, known=set(indices))
+    items: list[MMGenItem] = []
+    skipped: list[tuple[str, str]] = []
+    for f, idx in zip(files, indices):
+        if limit is not None and len(items) >= limit:
+            break
+        try:
+            data = f.read_bytes()
+        except OSError as e:
+            why = f"cannot read: {e.strerror or e}"
+            if not skip_unreadable:
+                raise DataError(str(f), why) from None
+            skipped.append((str(f), why))
+            continue
+        why = _undecodable(data)
+        if why is not None:
+            if not skip_unreadable:
+                raise DataError(str(f), f"{why} (set options.skip_unreadable = true to leave such images out)")
+            skipped.append((str(f), why))
+            continue
+        items.append(MMGenItem(f.stem, idx, str(f), tuple(by_index.get(idx, ())), path=f,
+                               mime=image_mime(data) or "image/png"))
+    return LoadedSet(items, str(root), str(label_file) if label_file else None, skipped)
+
+
+def load_label_index(path: str | Path, *, known: set[int] | None = None) -> dict[int, list[str]]:
+    """A label-index JSON as index -> patterns (in the file's order).  With ``known``, an index
+    that is not among them is an error."""
+    p = Path(path)
+    try:
+        raw = json.loads(p.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise DataError(str(p), f"cannot read: {e.strerror or e}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise DataError(str(p), f"not valid JSON: {e}") from None
+    if not isinstance(raw, dict):
+        raise DataError(str(p), "expected an object mapping pattern name -> list of image indices")
+    out: dict[int, list[str]] = {}
+    for pattern, indices in raw.items():
+        if not isinstance(indices, list):
+            raise DataError(str(p), f"pattern {pattern!r}: expected a list of image indices", column=pattern)
+        for v in indices:
+            if isinstance(v, bool) or not isinstance(v, (int, str)) or _numeric(str(v)) is None:
+                raise DataError(str(p), f"pattern {pattern!r}: {v!r} is not an image index", column=pattern)
+            idx = int(v)
+            if known is not None and idx not in known:
+                raise DataError(str(p), f"pattern {pattern!r}: index {idx} names no image of the folder",
+                                column=pattern)
+            names = out.setdefault(idx, [])
+            if pattern not in names:
+                names.append(pattern)
+    return out
+
+
+# -- TSV ------------------------------------------------------------------------------------------
+def load_tsv(path: str | Path, *, limit: int | None = None, skip_unreadable: bool = False) -> LoadedSet:
+    p = str(path)
+    _raise_field_limit()
+    header, rows = read_rows(p, delimiter="\t", kind="TSV")
+    for col in ("index", "image"):
+        if col not in header:
+            raise DataError(p, f"no column {col!r} (columns: {', '.join(header)})")
+    pos = {h: k for k, h in enumerate(header)}
+    label_col = "patterns" if "patterns" in pos else ("category" if "category" in pos else None)
+    index_of: dict[str, int] = {}
+    cells_of: list[tuple[int, str, list[str]]] = []
+    for n, cells in rows:
+        idx = cells[pos["index"]].strip()
+        if _numeric(idx) is None:
+            raise DataError(p, f"index {idx!r} is not an integer", row=n, column="index")
+        if idx in index_of:
+            raise DataError(p, f"index {idx} appears twice (first on row {index_of[idx]})", row=n, column="index")
+        index_of[idx] = n
+        cells_of.append((n, idx, cells))
+    raw_image = {idx: cells[pos["image"]].strip() for _, idx, cells in cells_of}
+    items: list[MMGenItem] = []
+    skipped: list[tuple[str, str]] = []
+    for n, idx, cells in cells_of:
+        if limit is not None and len(items) >= limit:
+            break
+        where = f"{p}, row {n}"
+        raw = raw_image[idx]
+        if not raw:
+            raise DataError(p, "empty image", row=n, column="image")
+        if len(raw) <= _POINTER_MAX and raw in raw_image and raw != idx:
+            target = raw_image[raw]
+            if len(target) <= _POINTER_MAX and target in raw_image:
+                raise DataError(p, f"image pointer to index {raw}, whose image is itself a pointer", row=n,
+                                column="image")
+            raw = target
+        try:
+            data = base64.b64decode(_WS.sub("", raw), validate=True)
+            why = _undecodable(data)
+        except (binascii.Error, ValueError) as e:
+            why = f"bad base64 ({e})"
+        if why is not None:
+            if not skip_unreadable:
+                raise DataError(p, f"{why} (set options.skip_unreadable = true to leave such rows out)", row=n,
+                                column="image")
+            skipped.append((where, why))
+            continue
+        patterns: tuple[str, ...] = ()
+        if label_col is not None:
+            patterns = tuple(dict.fromkeys(x.strip() for x in cells[pos[label_col]].split(",") if x.strip()))
+        items.append(MMGenItem(idx, int(idx), where, patterns, data=data, mime=image_mime(data) or "image/png"))
+    return LoadedSet(items, p, None, skipped)
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+def _numeric(s: str) -> int | None:
+    s = s.strip()
+    return int(s) if s.isdigit() and s.isascii() else None
+
+
+def _first_duplicate(values: list[str]) -> str | None:
+    seen: set[str] = set()
+    for v in values:
+        if v in seen:
+            return v
+        seen.add(v)
+    return None
+
+
+def _undecodable(data: bytes) -> str | None:
+    """Why Pillow cannot decode these bytes, or None when it can."""
+    if image_mime(data) is None:
+        return "not an image (unknown format)"
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            if im.format == "JPEG":
+                im.draft("RGB", (64, 64))  # decode at 1/8 scale: fast, still reads every scan
+            im.load()
+            if not (im.width and im.height):
+                return "an image of size 0"
+    except Exception as e:  # noqa: BLE001 - any decoder failure means unreadable
+        return f"unreadable image ({type(e).__name__}: {e})"
+    return None

@@ -1,0 +1,206 @@
+"""MMGenBench's records -> tables, the summary (Table 1 / Table 2 / Fig. 6 shapes) and report.html.
+
+Scores come from the vectors in the store: SIM per image is the cosine of the original's and the
+generated image's encodings (:func:`judgekit.metrics.mmgenbench.cosine`); FID per (candidate,
+generator) is over the images whose two encodings both exist (the reference compares the whole
+set; when nothing failed the two are the same, and ``n`` says how many went in).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...local import read_vector
+from ...metrics.mmgenbench import cosine, fid, sim_summary
+from ...report.html import ReportItem, ReportSection, best_and_worst, write_html_report
+from ..base import BenchmarkResult
+from .data import PATTERNS
+
+if TYPE_CHECKING:
+    from ...engine import Engine
+    from .pipeline import ItemOutcome, Prepared
+
+__all__ = ["build_result"]
+
+
+def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome"]) -> BenchmarkResult:
+    blobs = engine.blobs
+    vectors: dict[str, np.ndarray] = {}
+
+    def vec(sha: str) -> np.ndarray:
+        v = vectors.get(sha)
+        if v is None:
+            v = vectors[sha] = np.asarray(read_vector(blobs, sha), dtype=np.float64)
+        return v
+
+    failed: list[str] = []
+    originals, captions, generations = [], [], []
+    encoder_name = next((o.encoder_name for o in outcomes if o.encoder_name), None) or prep.encoder
+    not_run = sum(1 for o in outcomes if o.aborted)
+    # (cand, gen) -> item_id -> sim; and the matched vectors for FID
+    sims: dict[tuple[str, str], dict[str, float]] = {(c, g): {} for c in prep.candidates for g in prep.generators}
+    pairs: dict[tuple[str, str], tuple[list[np.ndarray], list[np.ndarray]]] = {k: ([], []) for k in sims}
+    counts: dict[tuple[str, str], dict[str, int]] = {k: {"caption": 0, "empty": 0, "generate": 0, "encode": 0}
+                                                     for k in sims}
+    for o in outcomes:
+        it = o.item
+        base = {"item_id": it.item_id, "index": it.index, "patterns": ",".join(it.patterns)}
+        originals.append({**base, "image_sha256": o.image_sha256, "source": it.source,
+                          "vector_sha256": o.vector, "error": o.error})
+        if o.error:
+            failed.append(f"encoder {prep.encoder}: original {it.item_id}: {o.error}")
+        for cand, rec in o.captions.items():
+            cap = rec.caption
+            captions.append({"model": cand, **base, "raw": rec.raw, "caption": cap.text if cap else None,
+                             "words": cap.words if cap else None,
+                             "cut_from": cap.words_before_cut if cap and cap.cut else None,
+                             "leftovers_removed": cap.leftovers_removed if cap else None, "error": rec.error})
+            if rec.error and rec.raw is None:
+                failed.append(f"{cand}: caption of {it.item_id}: {rec.error}")
+        for (cand, gen), g in o.generations.items():
+            key = (cand, gen)
+            sim = None
+            if g.stage == "caption":
+                counts[key]["empty" if g.error == "empty caption" else "caption"] += 1
+            elif g.error:
+                counts[key]["generate" if g.stage == "generate" else "encode"] += 1
+                failed.append(f"{cand} -> {gen}: image {it.item_id} ({g.stage}): {g.error}")
+            elif g.vector and o.vector:
+                a, b = vec(o.vector), vec(g.vector)
+                sim = cosine(a, b, names=(f"original {it.item_id}", f"{cand}/{gen} {it.item_id}"))
+                sims[key][it.item_id] = sim
+                pairs[key][0].append(a)
+                pairs[key][1].append(b)
+            image = g.image or {}
+            generations.append({"model": cand, "generator": gen, **base, "seed": g.seed,
+                                "image_sha256": image.get("sha256"), "width": image.get("width"),
+                                "height": image.get("height"),
+                                "revised_prompt": (g.record or {}).get("revised_prompt"),
+                                "vector_sha256": g.vector, "sim": sim, "error": g.error, "failed_stage": g.stage})
+    patterns = _pattern_order(prep.data.patterns)
+    index_of = {it.item_id: it.index for it in prep.data.items}
+    results, pattern_rows, reference = [], [], {}
+    for (cand, gen), per_item in sims.items():
+        s = sim_summary(per_item, patterns)
+        a, b = pairs[(cand, gen)]
+        fid_value, fid_note = None, None
+        if len(a) >= 2:
+            fid_value = fid(np.stack(a), np.stack(b))
+        else:
+            fid_note = "needs at least 2 scored images"
+        c = counts[(cand, gen)]
+        results.append({"model": cand, "generator": gen, "encoder": encoder_name, "images": len(prep.data.items),
+                        "n": s["n"], "sim_mean": s["mean"], "sim_std": s["std"], "fid": fid_value,
+                        "fid_note": fid_note, "caption_failures": c["caption"], "empty_captions": c["empty"],
+                        "generation_failures": c["generate"], "encode_failures": c["encode"]})
+        for name, ps in s["patterns"].items():
+            pattern_rows.append({"model": cand, "generator": gen, "pattern": name, **ps})
+        reference.setdefault(cand, {})[gen] = {
+            "sim": {str(index_of[i]): v for i, v in per_item.items()}, "fid": fid_value}
+    summary: dict[str, Any] = {
+        "benchmark": "mmgenbench",
+        "data": prep.data.source,
+        "labels": prep.data.labels,
+        "images": len(prep.data.items),
+        "skipped_unreadable": [{"where": w, "why": why} for w, why in prep.data.skipped],
+        "candidates": prep.candidates,
+        "generators": prep.generators,
+        "encoder": encoder_name,
+        "seed": prep.options.seed,
+        "complete": not_run == 0,
+        "results": results,
+        "patterns": pattern_rows,
+        "reference_format": reference,
+    }
+    display = [{"model": r["model"], "generator": r["generator"], "SIM": _f(r["sim_mean"]),
+                "SIM std": _f(r["sim_std"]), "FID": _f(r["fid"]), "n": r["n"],
+                "failed": r["caption_failures"] + r["generation_failures"] + r["encode_failures"],
+                "empty captions": r["empty_captions"]} for r in results]
+    by_pattern = []
+    for (cand, gen) in sims:
+        row: dict[str, Any] = {"model": cand, "generator": gen}
+        for r in pattern_rows:
+            if r["model"] == cand and r["generator"] == gen:
+                row[r["pattern"]] = _f(r["mean"])
+        row["All"] = next(_f(r["sim_mean"]) for r in results if r["model"] == cand and r["generator"] == gen)
+        by_pattern.append(row)
+    more = [("SIM per pattern (Table 2)", by_pattern)] if patterns else []
+    notes = [f"encoder: {encoder_name}; seeds: {prep.options.seed} + image index"]
+    if prep.data.skipped:
+        notes.append(f"{len(prep.data.skipped)} unreadable images left out (summary.json lists them)")
+    tables = {"results": results, "patterns": pattern_rows, "captions": captions, "generations": generations,
+              "originals": originals}
+
+    def write_report(out_dir: Path) -> Path:
+        return _write_report(out_dir, prep, engine, outcomes, sims, results, by_pattern, encoder_name)
+
+    return BenchmarkResult(summary=summary, tables=tables, failed_items=failed, not_run=not_run, display=display,
+                           more_displays=more, notes=notes, writers=[write_report])
+
+
+def _f(v: float | None) -> str:
+    return "-" if v is None else f"{v:.4f}"
+
+
+def _pattern_order(found: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The paper's pattern order first, then any other names in the order they appear."""
+    out = {p: found[p] for p in PATTERNS if p in found}
+    out.update({p: ids for p, ids in found.items() if p not in out})
+    return out
+
+
+def _write_report(out_dir: Path, prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome"],
+                  sims: dict[tuple[str, str], dict[str, float]], results: list[dict[str, Any]],
+                  by_pattern: list[dict[str, Any]], encoder_name: str) -> Path:
+    blobs = engine.blobs
+    k = prep.options.report_items
+
+    def stored(sha: str | None) -> Path | None:
+        if not sha:
+            return None
+        try:
+            return blobs.path(sha)
+        except KeyError:
+            return None
+
+    def original_path(o: "ItemOutcome") -> Path | None:
+        if o.item.path is not None:
+            return o.item.path  # a folder image: link the file itself
+        if not blobs.has(o.image_sha256):  # a TSV image: into the store, to be linked
+            blobs.put(o.item.image().data, o.item.mime)
+        return stored(o.image_sha256)
+
+    sections: list[ReportSection] = []
+    originals = {o.item.item_id: original_path(o) for o in outcomes}
+    for cand in prep.candidates:
+        for gen in prep.generators:
+            items = []
+            for o in outcomes:
+                g = o.generations.get((cand, gen))
+                cap = o.captions.get(cand)
+                if g is None or cap is None:
+                    continue
+                items.append(ReportItem(
+                    item_id=o.item.item_id, score=sims[(cand, gen)].get(o.item.item_id),
+                    caption=(cap.caption.text if cap.caption else "") or "(no caption)",
+                    raw_caption=cap.raw, original=originals[o.item.item_id],
+                    generated=stored((g.image or {}).get("sha256")), labels=list(o.item.patterns),
+                    note=f"seed {g.seed}", error=g.error))
+            best, worst = best_and_worst(items, k)
+            row = next(r for r in results if r["model"] == cand and r["generator"] == gen)
+            sub = f"SIM {_f(row['sim_mean'])} over {row['n']} images; FID {_f(row['fid'])}"
+            sections.append(ReportSection(title=f"{cand} / {gen}: best {len(best)}", subtitle=sub, items=best))
+            sections.append(ReportSection(title=f"{cand} / {gen}: worst {len(worst)}", subtitle=sub, items=worst))
+    table = [{"model": r["model"], "generator": r["generator"], "SIM": r["sim_mean"], "SIM std": r["sim_std"],
+              "FID": r["fid"], "n": r["n"]} for r in results]
+    summary_tables = [("SIM and FID per candidate and generator (Table 1)", table)]
+    if any(len(r) > 3 for r in by_pattern):
+        summary_tables.append(("SIM per pattern (Table 2)", by_pattern))
+    return write_html_report(out_dir / "report.html", title=f"MMGenBench: {prep.spec.name}",
+                             meta={"encoder": encoder_name, "images": str(len(prep.data.items)),
+                                   "data": prep.data.source, "seeds": f"{prep.options.seed} + image index"},
+                             summary_tables=summary_tables, sections=sections, score_name="SIM",
+                             float_format="{:.4f}")

@@ -1,0 +1,464 @@
+"""MMIE end to end: interleaved answers (integrated LVLM + text-to-image, or imported native ones),
+scored 0-6 by the category prompts, Tables 3-5.
+
+Systems under test
+    * integrated (``roles.candidates`` x ``roles.generators``, named ``LVLM+generator``): the
+      LVLM gets the instruction of ``prompts/mmie/integrated_answer.txt`` and the interleaved
+      question (text and images in order) and answers in text, writing each image it would show
+      as ``<image>description</image>``; each description is drawn by the generator (seeded:
+      ``options.seed`` + a hash of the item id + the image's position, recorded), giving the
+      interleaved answer that is scored.  The LVLM's answer is asked once and shared by every
+      generator;
+    * text (``answer_mode = "text"``): the candidate answers the interleaved question in plain
+      text, with no instruction and no generator;
+    * native (``options.native_answers``): interleaved answers imported from scorer-format files
+      (:func:`judgekit.benchmarks.mmie.data.load_answers`), named by their ``model`` field.
+
+Scoring (``roles.judge``: an API model, or the local MMIE-Score checkpoint through the worker)
+    the category's prompt (paper Tables 9-11; the multi-step reasoning one with the correct answer),
+    question and answer flattened as the reference scorer does (:func:`judgekit.parsers.mmie.flatten_for_judge`),
+    each ``Image-k: <image>`` line followed by its image.  All answer text is kept; with
+    ``options.image_cap`` the images past the cap are left out and the prompt says so, and every
+    dropped image is counted in the results (the reference silently stopped reading the answer
+    after its third image).  The reply's ``### Score`` is parsed as the reference does; a reply
+    with no valid score is a counted parse failure (outcome ``missing``, ``not_a_number`` or
+    ``out_of_range``), never a silent zero.  Candidate text that repeats the prompt's section
+    headers (``### Score`` ...) is defused to ``## Score`` so an answer cannot forge a verdict.
+
+Resumable at every stage: answers, images and scores are cached calls; images are in the store.
+Outputs: ``scores.csv`` (one row per system and item), ``answers.csv``, ``images.csv``,
+``categories.csv`` (Table 3), ``fields.csv`` (Table 4), ``distribution.csv``, ``alignment.csv``
+(Table 5, with ``options.human_scores``) and ``answers_scorer_format.json``: every scored answer
+in the scorer format, images as paths relative to that file, so another scorer can read them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ...blobs import BlobMissing
+from ...engine import Engine
+from ...errors import DataError, SpecError
+from ...parsers.mmie import (
+    ScoreParse,
+    flatten_for_judge,
+    gt_text,
+    parse_score,
+    split_integrated,
+)
+from ...resources import Prompt, load_prompt
+from ...types import (
+    ChatRequest,
+    GenParams,
+    ImagePart,
+    Message,
+    Part,
+    TextPart,
+)
+from ..base import BenchmarkResult, PlannedCall
+from ..calls import Aborted, FlowCaller, each_item, generation_tokens
+from .data import MSR, MMIEItem, Segment, load_answers, load_items
+
+__all__ = ["Options", "Prepared", "prepare", "plan", "run", "stages", "System"]
+
+ANSWER, GENERATE, SCORE = "answer", "generate", "score"
+stages = [ANSWER, GENERATE, SCORE]
+ITEM_WINDOW = 128
+GENERATOR_PROVIDERS = ("openai_image", "sim_image")
+CHAT_PROVIDERS = ("openai", "azure", "gemini", "sim")
+
+_INTEGRATED_PROMPT = "mmie/integrated_answer.txt"
+_SCORE_PROMPTS = {"situational_analysis": "mmie/score_situational_analysis.txt",
+                  "project_based_learning": "mmie/score_project_based_learning.txt",
+                  "multi_step_reasoning": "mmie/score_multi_step_reasoning.txt"}
+_IMAGE_MARK = re.compile(r"Image-(\d+): <image>\n")
+_HEADER = re.compile(r"###(?=\s*(?:Score|Feedback|Question|Answer|Correct Answer)\b)", re.IGNORECASE)
+
+# the estimate's stand-ins where no answer exists yet: a typical integrated answer (two images)
+_STANDIN_ANSWER = (
+    "To answer this, start with what the question shows and build the reply step by step. First, "
+    "look at the key elements and how they relate; then explain the idea in a few sentences.\n"
+    "<image>A clear diagram on a white background: a large blue circle in the centre linked by "
+    "arrows to three small orange squares, flat style.</image>\n"
+    "Next, the second part of the answer continues the explanation and gives the result, with a "
+    "short summary of why it holds and what to check.\n"
+    "<image>A simple illustration of a green triangle at the bottom left and a yellow star at the "
+    "top right on a light grey background.</image>\nThis completes the answer.")
+_STANDIN_SCORE = "### Feedback\nA stand-in feedback of typical length for the estimate.\n### Score\n4"
+
+
+class Options(BaseModel):
+    """``[options]`` of an MMIE spec."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    images_dir: str | None = Field(None, description="the folder image paths are relative to (default: the data "
+                                                     "file's folder)")
+    skip_unreadable: bool = Field(False, description="leave out rows whose images do not decode (listed) "
+                                                     "instead of stopping with an error")
+    answer_mode: Literal["integrated", "text"] = Field(
+        "integrated", description="integrated: candidates answer with <image> descriptions drawn by each of "
+                                  "roles.generators; text: candidates answer in plain text")
+    native_answers: list[str] = Field(default_factory=list, description="scorer-format files of native "
+                                                                        "interleaved answers to score too")
+    native_images_dir: str | None = Field(None, description="the folder the native answers' image paths are "
+                                                            "relative to (default: each file's folder)")
+    image_cap: int | None = Field(None, ge=0, description="the most images attached to a scoring prompt "
+                                                          "(question's first); None: all.  Dropped images "
+                                                          "are named in the prompt and counted")
+    seed: int = Field(0, ge=0, description="base seed of the generated images")
+    human_scores: str | None = Field(None, description="CSV/JSON of human 0-6 scores (id, score) of one "
+                                                       "system's answers, for Table 5's alignment")
+    human_scores_system: str | None = Field(None, description="the system the human scores rate (default: "
+                                                              "the only system)")
+
+
+@dataclass(frozen=True)
+class System:
+    """One answering system: how its answers come about."""
+
+    name: str
+    kind: Literal["integrated", "text", "native"]
+    candidate: str | None = None  # the answering model alias
+    generator: str | None = None  # integrated: the text-to-image alias
+    answers: dict[str, tuple[str | None, tuple[Segment, ...]]] | None = None  # native: id -> answer
+
+
+@dataclass
+class Prepared:
+    spec: Any
+    options: Options
+    items: list[MMIEItem]
+    skipped: list[Any]
+    systems: list[System]
+    judge: str
+    human: dict[str, float] | None = None
+    human_system: str | None = None
+
+
+def _is_generator(m) -> bool:
+    return m.provider in GENERATOR_PROVIDERS or (m.provider == "local" and m.local.task == "text_to_image")
+
+
+def _is_chat(m) -> bool:
+    return m.provider in CHAT_PROVIDERS or (m.provider == "local" and m.local.task == "chat")
+
+
+def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
+    where = spec.source_path
+    roles = spec.roles
+    if not roles.judge:
+        raise SpecError(f"{where}: MMIE needs roles.judge (the scoring model: an API model, or the MMIE-Score "
+                        f"checkpoint as a local chat model)")
+    if not _is_chat(spec.models[roles.judge]):
+        raise SpecError(f"{where}: roles.judge: '{roles.judge}' cannot score (provider "
+                        f"{spec.models[roles.judge].provider!r})")
+    for alias in roles.candidates:
+        if not _is_chat(spec.models[alias]):
+            raise SpecError(f"{where}: roles.candidates: '{alias}' cannot answer questions (provider "
+                            f"{spec.models[alias].provider!r})")
+    for alias in roles.generators:
+        if not _is_generator(spec.models[alias]):
+            raise SpecError(f"{where}: roles.generators: '{alias}' is not a text-to-image model")
+    systems: list[System] = []
+    if roles.candidates and options.answer_mode == "integrated":
+        if not roles.generators:
+            raise SpecError(f"{where}: answer_mode \"integrated\" needs roles.generators (the text-to-image "
+                            f"models that draw the answers' image descriptions)")
+        systems += [System(f"{c}+{g}", "integrated", c, g) for c in roles.candidates for g in roles.generators]
+    elif roles.candidates:
+        systems += [System(c, "text", c) for c in roles.candidates]
+    native_files: dict[str, Path] = {}
+    for raw in options.native_answers:
+        path = spec.resolve_path(raw)
+        images = spec.resolve_path(options.native_images_dir) if options.native_images_dir else None
+        answers = load_answers(path, images)
+        models = {m for m, _ in answers.values() if m}
+        name = models.pop() if len(models) == 1 else path.stem
+        systems.append(System(name, "native", answers=answers))
+        native_files[name] = path
+    if not systems:
+        raise SpecError(f"{where}: nothing to score: list roles.candidates or options.native_answers")
+    names = [s.name for s in systems]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup:
+        raise SpecError(f"{where}: two systems are named {dup!r} (native answer files need distinct models)")
+    images_dir = spec.resolve_path(options.images_dir) if options.images_dir else None
+    loaded = load_items(spec.data_path(), images_dir, limit, options.skip_unreadable)
+    for s in systems:
+        if s.kind == "native":
+            missing = [it.id for it in loaded.items if it.id not in s.answers]
+            if missing:
+                raise DataError(str(native_files[s.name]), f"no answer of {s.name!r} for {len(missing)} item(s) "
+                                                           f"of the data, e.g. id {missing[0]!r}")
+    human = human_system = None
+    if options.human_scores:
+        from ...metrics.mmie import load_human_scores
+
+        human = load_human_scores(spec.resolve_path(options.human_scores))
+        human_system = options.human_scores_system or (names[0] if len(names) == 1 else None)
+        if human_system is None:
+            raise SpecError(f"{where}: options.human_scores_system: name the system the human scores rate "
+                            f"(one of {', '.join(names)})")
+        if human_system not in names:
+            raise SpecError(f"{where}: options.human_scores_system: {human_system!r} is not a system of this run "
+                            f"({', '.join(names)})")
+    return Prepared(spec, options, list(loaded.items), list(loaded.skipped), systems, roles.judge, human,
+                    human_system)
+
+
+# -- flows ------------------------------------------------------------------------------------------
+@dataclass
+class GeneratedImage:
+    description: str
+    seed: int
+    image: dict[str, Any] | None = None
+    error: str | None = None
+
+
+@dataclass
+class Outcome:
+    """One system's answer to one item, and its score."""
+
+    system: str
+    item: MMIEItem
+    raw_answer: str | None = None  # the LVLM's text (integrated / text)
+    answer: tuple[Segment, ...] | None = None  # the interleaved answer that was scored
+    images: list[GeneratedImage] = field(default_factory=list)
+    judge_reply: str | None = None
+    parse: ScoreParse | None = None
+    images_attached: int = 0
+    images_dropped: int = 0
+    error: str | None = None
+    stage: str | None = None  # where it failed
+    aborted: bool = False
+
+
+def _defuse(text: str) -> str:
+    return _HEADER.sub("##", text)
+
+
+def _parts(segments: tuple[Segment, ...] | list[Segment]) -> list[Part]:
+    out: list[Part] = []
+    for s in segments:
+        if s.is_image:
+            out.append(s.image_part())
+        elif s.text:
+            out.append(TextPart(s.text))
+    return out
+
+
+class _Flow:
+    def __init__(self, prep: Prepared, engine: Engine, caller: FlowCaller) -> None:
+        self.prep, self.engine, self.caller = prep, engine, caller
+        spec = prep.spec
+        self.params = {a: spec.models[a].params.gen_params() for a in [*spec.roles.candidates, prep.judge]}
+        self.instruction: Prompt = load_prompt(_INTEGRATED_PROMPT)
+        self.score_prompts = {c: load_prompt(p) for c, p in _SCORE_PROMPTS.items()}
+        self.expected_image_tokens = {g: generation_tokens(engine, g) for g in spec.roles.generators}
+
+    def seed_of(self, item: MMIEItem, k: int) -> int:
+        return (self.prep.options.seed + zlib.crc32(item.id.encode("utf-8")) + k) % (2 ** 31)
+
+    async def run_item(self, item: MMIEItem) -> list[Outcome]:
+        question = await asyncio.to_thread(_parts, item.question)
+        by_candidate: dict[str, list[System]] = {}
+        jobs = []
+        for s in self.prep.systems:
+            if s.kind == "native":
+                jobs.append(self._native(s, item))
+            else:
+                by_candidate.setdefault(s.candidate, []).append(s)
+        for cand, systems in by_candidate.items():
+            jobs.append(self._candidate(cand, systems, item, question))
+        results = await asyncio.gather(*jobs, return_exceptions=True)
+        out: list[Outcome] = []
+        for r in results:
+            if isinstance(r, BaseException):
+                raise r
+            out.extend(r)
+        return out
+
+    async def _native(self, system: System, item: MMIEItem) -> list[Outcome]:
+        o = Outcome(system.name, item)
+        o.answer = system.answers[item.id][1]
+        await self._guarded(o, self._score(o, exact=True))
+        return [o]
+
+    async def _guarded(self, o: Outcome, coro) -> None:
+        try:
+            await coro
+        except Aborted:
+            o.aborted = True
+
+    async def _candidate(self, cand: str, systems: list[System], item: MMIEItem,
+                         question: list[Part]) -> list[Outcome]:
+        outs = [Outcome(s.name, item) for s in systems]
+        integrated = systems[0].kind == "integrated"
+        parts: list[Part] = [TextPart(self.instruction.text)] if integrated else []
+        parts += question
+        req = ChatRequest(cand, (Message("user", tuple(parts)),), params=self.params[cand], stage=ANSWER,
+                          item_id=item.id, prompt_hash=self.instruction.hash if integrated else "")
+        try:
+            r, real = await self.caller.call(req, expected=350.0)
+        except Aborted:
+            for o in outs:
+                o.aborted = True
+            return outs
+        if real and not r.ok:
+            for o in outs:
+                o.error, o.stage = r.error or r.error_kind, ANSWER
+            return outs
+        text = r.text if real else _STANDIN_ANSWER
+        for o in outs:
+            o.raw_answer = text
+        if not integrated:
+            for o in outs:
+                o.answer = (Segment.of_text(text),)
+            await asyncio.gather(*(self._guarded(o, self._score(o, exact=real)) for o in outs))
+            return outs
+        await asyncio.gather(*(self._guarded(o, self._integrated(o, s, text, real)) for o, s in zip(outs, systems)))
+        return outs
+
+    async def _integrated(self, o: Outcome, system: System, text: str, exact: bool) -> None:
+        pieces = split_integrated(text)
+        descriptions = [d for kind, d in pieces if kind == "image"]
+        o.images = [GeneratedImage(d, self.seed_of(o.item, n)) for n, d in enumerate(descriptions)]
+        drawn = await asyncio.gather(*(self._draw(o, system.generator, g, exact) for g in o.images))
+        bad = next((g for g in o.images if g.error), None)
+        if bad is not None:
+            o.error, o.stage = f"image {o.images.index(bad) + 1} of {len(o.images)}: {bad.error}", GENERATE
+            return
+        standin = any(d is None for d in drawn)  # (planning only: a run gets an image or an error)
+        segments: list[Segment] = []
+        it = iter(drawn)
+        for kind, value in pieces:
+            if kind == "text":
+                segments.append(Segment.of_text(value))
+            else:
+                seg = next(it)
+                segments.append(seg if seg is not None else _standin_segment(o.item))
+        o.answer = tuple(segments)
+        await self._score(o, exact=exact and not standin)
+
+    async def _draw(self, o: Outcome, gen: str, g: GeneratedImage, exact: bool) -> Segment | None:
+        expected = self.expected_image_tokens.get(gen)
+        req = ChatRequest(gen, (Message.user(g.description),), params=GenParams(seed=g.seed), stage=GENERATE,
+                          item_id=f"{o.system}/{o.item.id}")
+        r, real = await self.caller.call(req, exact=exact, expected=expected,
+                                         max_out=None if expected is None else int(expected))
+        if not real:
+            return None
+        if not r.ok:
+            g.error = r.error or r.error_kind
+            return None
+        try:
+            g.image = dict(json.loads(r.text)["image"])
+            sha = g.image["sha256"]
+            path = await asyncio.to_thread(self.engine.blobs.path, sha)
+        except BlobMissing as e:
+            g.error = (f"{e}: the generated image is not in the store beside the cache; prune this stage's "
+                       f"cache rows (judgekit cache prune --stage generate) to draw it again")
+            return None
+        except (ValueError, KeyError, TypeError) as e:
+            g.error = f"unexpected generator reply ({type(e).__name__}: {e})"
+            return None
+        return Segment("image", path=path, ref=f"{sha}{path.suffix}", sha256=sha,
+                       mime=g.image.get("mime") or "image/png", width=int(g.image.get("width") or 0),
+                       height=int(g.image.get("height") or 0))
+
+    async def _score(self, o: Outcome, exact: bool) -> None:
+        item = o.item
+        answer = [s if s.is_image else Segment.of_text(_defuse(s.text or "")) for s in o.answer]
+        flat = flatten_for_judge(item.question, answer, image_cap=self.prep.options.image_cap)
+        o.images_attached, o.images_dropped = flat.images_attached, flat.images_dropped
+        prompt = self.score_prompts[item.category]
+        fields = {"question": flat.question, "answer": flat.answer}
+        if item.category == MSR:
+            fields["gt"] = gt_text(item.gt_answer)
+        text = prompt.render(**fields)
+        images = await asyncio.to_thread(lambda: [s.image_part() for s in flat.images])
+        parts = _interleave(text, images)
+        req = ChatRequest(self.prep.judge, (Message("user", tuple(parts)),), params=self.params[self.prep.judge],
+                          stage=SCORE, item_id=f"{o.system}/{item.id}", prompt_hash=prompt.hash)
+        r, real = await self.caller.call(req, exact=exact, expected=250.0)
+        if not real:
+            o.judge_reply = _STANDIN_SCORE
+            return
+        if not r.ok:
+            o.error, o.stage = r.error or r.error_kind, SCORE
+            return
+        o.judge_reply = r.text
+        o.parse = parse_score(r.text)
+
+
+def _standin_segment(item: MMIEItem) -> Segment:
+    """The estimate's stand-in for an image not drawn yet: the question's first image, if any."""
+    for s in item.question:
+        if s.is_image:
+            return s
+    return Segment.of_text("[an image]")
+
+
+def _interleave(text: str, images: list[ImagePart]) -> list[Part]:
+    """The prompt with each attached image right after its ``Image-k: <image>`` line."""
+    parts: list[Part] = []
+    pos = 0
+    it = iter(images)
+    for m in _IMAGE_MARK.finditer(text):
+        img = next(it, None)
+        if img is None:
+            break
+        parts.append(TextPart(text[pos:m.end()]))
+        parts.append(img)
+        pos = m.end()
+    rest = list(it)
+    parts.append(TextPart(text[pos:]))
+    parts.extend(rest)  # (never: every attached image has its line)
+    return [p for p in parts if not (isinstance(p, TextPart) and not p.text)]
+
+
+# -- estimate and run ---------------------------------------------------------------------------
+async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
+    """Every call, following cached replies where they exist and stand-ins where not."""
+    planned: list[PlannedCall] = []
+
+    async def one(item: MMIEItem) -> list[PlannedCall]:
+        caller = FlowCaller(engine, planning=True)
+        await _Flow(prep, engine, caller).run_item(item)
+        return caller.planned
+
+    for calls in await each_item(prep.items, one, ITEM_WINDOW):
+        planned.extend(calls)
+    return planned
+
+
+async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
+    from .results import build_result
+
+    st = engine.stats
+    n = len(prep.items)
+    cands = {s.candidate for s in prep.systems if s.candidate}
+    st.plan(ANSWER, n * len(cands))
+    st.plan(SCORE, n * len(prep.systems))
+    flow = _Flow(prep, engine, FlowCaller(engine, planning=False))
+
+    async def one(item: MMIEItem) -> list[Outcome]:
+        outs = await flow.run_item(item)
+        for o in outs:
+            if o.images:
+                st.plan(GENERATE, len(o.images))
+            if o.stage in (ANSWER, GENERATE):
+                st.stage(SCORE).total -= 1
+        return outs
+
+    per_item = await each_item(prep.items, one, ITEM_WINDOW)
+    return build_result(prep, engine, [o for outs in per_item for o in outs])

@@ -1,0 +1,199 @@
+"""MMIE: reading the scorer's reply, splitting integrated answers, flattening for the judge.
+
+Pure functions over strings and segments.
+
+Score (:func:`parse_score`), exactly the reference scorer's rule: the first ``### Score`` in the
+reply, then the first number anywhere after it (``-?digits(.digits)?``, across lines), rounded
+with Python's :func:`round` (half to even, as the reference: 4.5 -> 4, 5.5 -> 6, 6.5 -> 6), valid
+only when the result is an integer in 0..6.  Outcomes:
+
+* ``ok``: a valid score;
+* ``missing``: no ``### Score`` in the reply (``Score: 5`` does not count);
+* ``not_a_number``: ``### Score`` but no number after it (``### Score\\nexcellent``);
+* ``out_of_range``: a number that rounds outside 0..6 (``7``, ``-1``, ``6.6``).
+
+Only ``ok`` carries a score; the others are failures the caller counts.  :func:`percent` turns a
+0..6 score into the paper's percentage.
+
+Integrated answers (:func:`split_integrated`): a text-only LVLM writes each image it would draw as
+``<image>description</image>`` (prompts/mmie/integrated_answer.txt); the answer is split there.
+
+Flattening (:func:`flatten_for_judge`) is the reference scorer's, less its data loss: each text
+segment is written followed by ``\\n``; each image becomes ``Image-{k}: <image>\\n`` (k from 0,
+counting on from the question into the answer) and is attached in order.  The reference stops
+reading the answer after its third image (dropping the rest of the answer's text as well) and
+skips rows with more than 4 images; here every text is kept, and with ``image_cap`` the images
+past the cap are not attached and their line says so: ``Image-5: [not shown: image cap of 4
+reached]``.  :class:`Flattened` reports how many images were attached and dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Generic, Literal, Protocol, TypeVar
+
+__all__ = [
+    "MAX_SCORE",
+    "ScoreParse",
+    "parse_score",
+    "percent",
+    "split_integrated",
+    "Flattened",
+    "flatten_for_judge",
+    "gt_text",
+    "IMAGE_LINE",
+    "DROPPED_LINE",
+]
+
+MAX_SCORE = 6
+
+_SCORE = re.compile(r"### Score.*?(-?\d+(?:\.\d+)?)", re.DOTALL)
+_SCORE_HEAD = "### Score"
+
+#: the line of an attached image (the reference's)
+IMAGE_LINE = "Image-{k}: <image>\n"
+#: the line of an image left out by the cap
+DROPPED_LINE = "Image-{k}: [not shown: image cap of {cap} reached]\n"
+
+_OPEN = re.compile(r"<\s*image\s*>", re.IGNORECASE)
+_CLOSE = re.compile(r"<\s*/\s*image\s*>", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreParse:
+    """What the scorer's reply said."""
+
+    score: int | None
+    """The score 0..6 when ``outcome == "ok"``, else None."""
+    outcome: Literal["ok", "missing", "out_of_range", "not_a_number"]
+    raw: str | None
+    """The number as written after ``### Score`` (``"4.4"``); None when there is none."""
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "ok"
+
+
+def parse_score(text: str | None) -> ScoreParse:
+    """Read the scorer's reply (rules in the module docstring).  None reads as ``""``."""
+    raw = text or ""
+    if _SCORE_HEAD not in raw:
+        return ScoreParse(None, "missing", None)
+    m = _SCORE.search(raw)
+    if m is None:
+        return ScoreParse(None, "not_a_number", None)
+    number = m.group(1)
+    value = round(float(number))
+    if 0 <= value <= MAX_SCORE:
+        return ScoreParse(value, "ok", number)
+    return ScoreParse(None, "out_of_range", number)
+
+
+def percent(score: float) -> float:
+    """A 0..6 score as a percentage: ``score / 6 * 100``."""
+    return score / MAX_SCORE * 100.0
+
+
+def split_integrated(text: str) -> list[tuple[Literal["text", "image"], str]]:
+    """An integrated answer as ``[("text", ...), ("image", description), ...]``, in order.
+
+    Descriptions are between ``<image>`` and ``</image>`` (any case, spaces inside the tags
+    allowed, over several lines); an ``<image>`` left open runs to the end of the text.  Texts and
+    descriptions are stripped; empty ones are dropped.  A stray ``</image>`` outside a description
+    is removed from the text.
+    """
+    out: list[tuple[Literal["text", "image"], str]] = []
+
+    def add_text(s: str) -> None:
+        s = _CLOSE.sub("", s).strip()
+        if s:
+            out.append(("text", s))
+
+    pos = 0
+    while True:
+        m = _OPEN.search(text, pos)
+        if m is None:
+            add_text(text[pos:])
+            break
+        add_text(text[pos:m.start()])
+        c = _CLOSE.search(text, m.end())
+        end = len(text) if c is None else c.start()
+        desc = text[m.end():end].strip()
+        if desc:
+            out.append(("image", desc))
+        if c is None:
+            break
+        pos = c.end()
+    return out
+
+
+class _SegmentLike(Protocol):
+    kind: str
+    text: str | None
+
+
+S = TypeVar("S", bound=_SegmentLike)
+
+
+@dataclass(frozen=True, slots=True)
+class Flattened(Generic[S]):
+    """A question and answer flattened for the scorer prompt, and the images to attach."""
+
+    question: str
+    """The question's text with its ``Image-k`` lines (fills ``{question}``)."""
+    answer: str
+    """The answer's text with its ``Image-k`` lines (fills ``{answer}``)."""
+    images: tuple[S, ...]
+    """The image segments to attach, in order (``Image-0`` first)."""
+    images_attached: int
+    images_dropped: int
+
+
+def flatten_for_judge(question_segments: Sequence[S], answer_segments: Sequence[S], *,
+                      image_cap: int | None) -> Flattened[S]:
+    """Flatten a question and an answer (segments with ``kind`` ``"text"``/``"image"`` and
+    ``text``) as the reference scorer does, keeping all text; see the module docstring.
+
+    ``image_cap``: the most images attached (question images first); None attaches them all.
+    """
+    if image_cap is not None and image_cap < 0:
+        raise ValueError(f"image_cap must be >= 0 or None, not {image_cap}")
+    images: list[S] = []
+    dropped = 0
+    k = 0
+
+    def flatten(segments: Sequence[S]) -> str:
+        nonlocal k, dropped
+        parts: list[str] = []
+        for seg in segments:
+            if seg.kind == "image":
+                if image_cap is None or len(images) < image_cap:
+                    images.append(seg)
+                    parts.append(IMAGE_LINE.format(k=k))
+                else:
+                    dropped += 1
+                    parts.append(DROPPED_LINE.format(k=k, cap=image_cap))
+                k += 1
+            elif seg.kind == "text":
+                parts.append((seg.text or "") + "\n")
+            else:
+                raise ValueError(f"segment kind must be 'text' or 'image', not {seg.kind!r}")
+        return "".join(parts)
+
+    q = flatten(question_segments)
+    a = flatten(answer_segments)
+    return Flattened(q, a, tuple(images), len(images), dropped)
+
+
+def gt_text(segments: Sequence[_SegmentLike] | None) -> str:
+    """The ground truth as the text that fills ``{gt}`` of the multi-step reasoning prompt.
+
+    The texts of the segments joined with ``\\n`` (images left out); '' for None.  The reference
+    takes the text of the ground truth's first entry, which is the same for the usual one-text
+    ground truth.
+    """
+    if not segments:
+        return ""
+    return "\n".join(s.text or "" for s in segments if s.kind == "text")

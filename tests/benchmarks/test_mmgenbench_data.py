@@ -1,0 +1,145 @@
+"""MMGenBench loaders: image folders with a label-index JSON, TSVs with base64 images."""
+
+import base64
+import io
+import json
+
+import pytest
+from PIL import Image
+
+from judgekit.benchmarks.mmgenbench.data import load_data, load_folder, load_label_index, load_tsv
+from judgekit.errors import DataError
+
+
+def png(color=(200, 10, 10), size=(16, 12)) -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", size, color).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def jpeg(color=(10, 200, 10)) -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", (64, 48), color).save(buf, format="JPEG")
+    return buf.getvalue()
+
+
+@pytest.fixture
+def folder(tmp_path):
+    d = tmp_path / "set"
+    (d / "images").mkdir(parents=True)
+    for i in (0, 1, 2, 10):
+        (d / "images" / f"{i}.png").write_bytes(png((20 * i, 0, 0)))
+    (d / "labels.json").write_text(json.dumps({"Color": [0, 2], "Count": [2, 10], "Text": []}))
+    return d
+
+
+def test_folder_with_labels(folder):
+    s = load_data(folder)
+    assert [it.item_id for it in s.items] == ["0", "1", "2", "10"]  # numeric order, not name order
+    assert [it.index for it in s.items] == [0, 1, 2, 10]
+    assert [it.patterns for it in s.items] == [("Color",), (), ("Color", "Count"), ("Count",)]
+    assert s.patterns == {"Color": ["0", "2"], "Count": ["2", "10"]}
+    assert s.labels.endswith("labels.json")
+    img = s.items[0].image()
+    assert img.mime == "image/png" and img.width == 16 and img.height == 12
+
+
+def test_plain_folder_without_numeric_names_indexes_by_position(tmp_path):
+    for name in ("b.jpg", "a.png", "c.webp"):
+        data = jpeg() if name.endswith("jpg") else png()
+        if name.endswith("webp"):
+            buf = io.BytesIO()
+            Image.new("RGB", (8, 8), (1, 2, 3)).save(buf, format="WEBP")
+            data = buf.getvalue()
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "notes.txt").write_text("not an image")
+    s = load_folder(tmp_path)
+    assert [(it.item_id, it.index) for it in s.items] == [("a", 0), ("b", 1), ("c", 2)]
+    assert s.items[1].mime == "image/jpeg" and s.labels is None
+
+
+def test_limit_keeps_labels_checked_against_the_whole_folder(folder):
+    s = load_data(folder, limit=2)
+    assert [it.item_id for it in s.items] == ["0", "1"]
+
+
+def test_label_index_naming_no_image_is_an_error(folder):
+    (folder / "labels.json").write_text(json.dumps({"Count": [3]}))
+    with pytest.raises(DataError, match=r"labels.json.*'Count'.*index 3 names no image"):
+        load_data(folder)
+
+
+@pytest.mark.parametrize("bad, msg", [("[1, 2]", "expected an object"), ('{"A": 3}', "expected a list"),
+                                      ('{"A": ["x"]}', "not an image index"), ("{", "not valid JSON")])
+def test_bad_label_files(tmp_path, bad, msg):
+    p = tmp_path / "labels.json"
+    p.write_text(bad)
+    with pytest.raises(DataError, match=msg):
+        load_label_index(p)
+
+
+def test_unreadable_image_is_named_or_skipped(folder):
+    (folder / "images" / "11.png").write_bytes(png()[:40])  # truncated
+    (folder / "images" / "12.jpg").write_bytes(b"not an image at all")
+    with pytest.raises(DataError, match=r"11\.png: unreadable image.*skip_unreadable"):
+        load_data(folder)
+    s = load_data(folder, skip_unreadable=True)
+    assert [it.item_id for it in s.items] == ["0", "1", "2", "10"]
+    assert [w.rsplit("/", 1)[1] for w, _ in s.skipped] == ["11.png", "12.jpg"]
+    assert "unknown format" in s.skipped[1][1]
+
+
+def test_truncated_jpeg_is_unreadable(tmp_path):
+    (tmp_path / "0.jpg").write_bytes(jpeg()[:300])
+    with pytest.raises(DataError, match=r"0\.jpg: unreadable"):
+        load_folder(tmp_path)
+
+
+def test_empty_folder(tmp_path):
+    with pytest.raises(DataError, match="no images"):
+        load_folder(tmp_path)
+
+
+def write_tsv(path, rows, header=("index", "image", "patterns")):
+    lines = ["\t".join(header)] + ["\t".join(r) for r in rows]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def test_tsv_with_patterns_and_pointer(tmp_path):
+    p = write_tsv(tmp_path / "x.tsv", [("0", b64(png()), "Color, Count"), ("1", "0", "Text"),
+                                       ("5", b64(jpeg()), "")])
+    s = load_tsv(p)
+    assert [(it.item_id, it.index, it.patterns) for it in s.items] == [
+        ("0", 0, ("Color", "Count")), ("1", 1, ("Text",)), ("5", 5, ())]
+    assert s.items[1].data == s.items[0].data  # a pointer row shares the image
+    assert s.items[2].mime == "image/jpeg"
+    assert s.items[0].source.endswith("x.tsv, row 1")
+
+
+def test_tsv_errors_name_row_and_column(tmp_path):
+    with pytest.raises(DataError, match=r"row 2, column 'image': bad base64"):
+        load_tsv(write_tsv(tmp_path / "a.tsv", [("0", b64(png()), ""), ("1", "!!!notbase64!!!", "")]))
+    with pytest.raises(DataError, match=r"row 1, column 'image': not an image"):
+        load_tsv(write_tsv(tmp_path / "b.tsv", [("0", b64(b"hello world, not a picture"), "")]))
+    with pytest.raises(DataError, match=r"row 2, column 'index': index 0 appears twice"):
+        load_tsv(write_tsv(tmp_path / "c.tsv", [("0", b64(png()), ""), ("0", b64(png()), "")]))
+    with pytest.raises(DataError, match=r"no column 'image'"):
+        load_tsv(write_tsv(tmp_path / "d.tsv", [("0", "x")], header=("index", "picture")))
+    with pytest.raises(DataError, match=r"row 1, column 'index': index 'a'"):
+        load_tsv(write_tsv(tmp_path / "e.tsv", [("a", b64(png()), "")]))
+    s = load_tsv(write_tsv(tmp_path / "f.tsv", [("0", b64(png()[:30]), ""), ("1", b64(png()), "")]),
+                 skip_unreadable=True)
+    assert [it.item_id for it in s.items] == ["1"] and "row 1" in s.skipped[0][0]
+
+
+def test_load_data_dispatch_errors(tmp_path):
+    with pytest.raises(DataError, match="no such file or folder"):
+        load_data(tmp_path / "missing")
+    (tmp_path / "x.csv").write_text("a,b\n")
+    with pytest.raises(DataError, match="expected a folder of images or a .tsv"):
+        load_data(tmp_path / "x.csv")
