@@ -32,7 +32,7 @@ from ..blobs import sniff_mime
 from ..errors import BadRequest, TransientError
 from ..types import ChatRequest, ChatResponse, ImagePart, Usage
 from .openai import _RATE_HEADERS, OpenAIProvider, classify_openai_error
-from .sim import acquire_simulator, release_simulator, sim_settings_hash
+from .sim import SimulatorLink
 
 __all__ = ["OpenAIImageProvider", "SimImageProvider", "prompt_of"]
 
@@ -173,10 +173,11 @@ class SimImageProvider(OpenAIImageProvider):
 
     def __init__(self, alias: str, spec) -> None:
         super().__init__(alias, spec)
-        self._settings: dict[str, Any] = dict(spec.sim)
-        self._url: str | None = self._settings.pop("url", None)
-        self._config_key: str | None = None
-        self.server: Any = None
+        self.link = SimulatorLink(spec.sim)
+
+    @property
+    def server(self) -> Any:
+        return self.link.server
 
     @property
     def key_env(self) -> str | None:
@@ -184,7 +185,7 @@ class SimImageProvider(OpenAIImageProvider):
 
     @property
     def identity(self) -> str:
-        return f"sim_image:{sim_settings_hash(self._settings, _IMAGE_RESPONSE_FIELDS)};{self._settings_identity()}"
+        return f"sim_image:{self.link.identity(_IMAGE_RESPONSE_FIELDS)};{self._settings_identity()}"
 
     def expected_output_tokens(self) -> float | None:
         """What the simulator reports: the gpt-image-1 table, none for dall-e models."""
@@ -194,21 +195,15 @@ class SimImageProvider(OpenAIImageProvider):
         return None if n is None else float(n)
 
     async def start(self) -> None:
-        if self._url is None:
-            self._config_key, self.server = await acquire_simulator(self._settings)
-            self._base_url = self.server.base_url
-        else:
-            self._base_url = self._url
-        self._api_key = (self._settings.get("api_keys") or ["sim"])[0]
+        self._base_url = await self.link.connect()
+        self._api_key = self.link.key
         await super().start()
 
     def stats(self) -> dict[str, Any] | None:
-        return self.server.stats() if self.server is not None else None
+        return self.link.stats()
 
     async def close(self) -> None:
         try:
             await super().close()
         finally:
-            if self._config_key is not None:
-                key, self._config_key, self.server = self._config_key, None, None
-                await release_simulator(key)
+            await self.link.release()

@@ -25,7 +25,7 @@ from ..errors import BadRequest, SpecError
 from ..retrieval.base import Retriever
 from ..types import ChatRequest, ChatResponse, Usage
 from .base import Provider
-from .sim import acquire_simulator, release_simulator, sim_settings_hash
+from .sim import SimulatorLink
 
 __all__ = ["RetrievalProvider", "BraveProvider", "SimImageSearchProvider", "ImageFolderProvider",
            "query_of"]
@@ -113,38 +113,31 @@ class SimImageSearchProvider(RetrievalProvider):
 
     def __init__(self, alias: str, spec) -> None:
         super().__init__(alias, spec)
-        self._settings: dict[str, Any] = dict(spec.sim)
-        self._url: str | None = self._settings.pop("url", None)
-        self._config_key: str | None = None
-        self.server: Any = None
+        self.link = SimulatorLink(spec.sim)
+
+    @property
+    def server(self) -> Any:
+        return self.link.server
 
     @property
     def identity(self) -> str:
-        return "sim_image_search:" + sim_settings_hash(self._settings, _SEARCH_RESPONSE_FIELDS)
+        return "sim_image_search:" + self.link.identity(_SEARCH_RESPONSE_FIELDS)
 
     async def make_retriever(self) -> Retriever:
         from ..retrieval.brave import BraveImageSearch
 
-        if self._url is None:
-            self._config_key, self.server = await acquire_simulator(self._settings)
-            root = self.server.root_url
-        else:
-            root = self._url.rstrip("/")
-            if root.endswith("/v1"):  # the chat URL of a running simulator: search lives at its root
-                root = root[:-3]
-        key = (self._settings.get("api_keys") or ["sim"])[0]
-        return BraveImageSearch(api_key=key, base_url=root, timeout_s=self.spec.limits.timeout_s, source=self.kind)
+        await self.link.connect()  # search lives at the server's root, not under /v1
+        return BraveImageSearch(api_key=self.link.key, base_url=self.link.root_url,
+                                timeout_s=self.spec.limits.timeout_s, source=self.kind)
 
     def stats(self) -> dict[str, Any] | None:
-        return self.server.stats() if self.server is not None else None
+        return self.link.stats()
 
     async def close(self) -> None:
         try:
             await super().close()
         finally:
-            if self._config_key is not None:
-                key, self._config_key, self.server = self._config_key, None, None
-                await release_simulator(key)
+            await self.link.release()
 
 
 class ImageFolderProvider(RetrievalProvider):

@@ -17,7 +17,8 @@ from typing import Any
 
 from .openai import OpenAIProvider
 
-__all__ = ["SimProvider", "running_simulators", "acquire_simulator", "release_simulator", "sim_settings_hash"]
+__all__ = ["SimProvider", "SimulatorLink", "running_simulators", "acquire_simulator", "release_simulator",
+           "sim_settings_hash"]
 
 # settings that change what the simulator answers (the rest: latency, limits, faults, do not)
 _RESPONSE_FIELDS = ("seed", "model_quality", "garbage_rate")
@@ -62,35 +63,77 @@ async def release_simulator(key: str) -> None:
             await asyncio.to_thread(server.stop)
 
 
+class SimulatorLink:
+    """A provider's hold on a simulator: the one started for its ``sim`` settings (shared with every
+    alias whose settings are the same) or, with ``url``, one already running.
+
+    :meth:`connect` returns the simulator's API URL (``.../v1``) and :attr:`root_url` its root;
+    :meth:`release` lets go (the last holder stops the process).  ``key`` is the API key to send.
+    """
+
+    def __init__(self, sim_table: dict[str, Any]) -> None:
+        self.settings: dict[str, Any] = dict(sim_table)
+        self.url: str | None = self.settings.pop("url", None)
+        self._config_key: str | None = None
+        self.server: Any = None
+
+    @property
+    def key(self) -> str:
+        return (self.settings.get("api_keys") or ["sim"])[0]
+
+    def identity(self, fields: tuple[str, ...]) -> str:
+        """A hash of the settings among ``fields`` (those that change answers)."""
+        return sim_settings_hash(self.settings, fields)
+
+    async def connect(self) -> str:
+        if self.url is not None:
+            return self.url
+        if self.server is None:
+            self._config_key, self.server = await acquire_simulator(self.settings)
+        return self.server.base_url
+
+    @property
+    def root_url(self) -> str:
+        """The server's root (where the image-search and images routes of a running one live)."""
+        if self.server is not None:
+            return self.server.root_url
+        root = (self.url or "").rstrip("/")
+        return root[:-3] if root.endswith("/v1") else root
+
+    def stats(self) -> dict[str, Any] | None:
+        return self.server.stats() if self.server is not None else None
+
+    async def release(self) -> None:
+        if self._config_key is not None:
+            key, self._config_key, self.server = self._config_key, None, None
+            await release_simulator(key)
+
+
 class SimProvider(OpenAIProvider):
     kind = "sim"
 
     def __init__(self, alias: str, spec) -> None:
         super().__init__(alias, spec)
-        self._settings = dict(spec.sim)
-        self._url = self._settings.pop("url", None)
-        self._config_key: str | None = None
-        self.server = None
+        self.link = SimulatorLink(spec.sim)
+
+    @property
+    def server(self) -> Any:
+        return self.link.server
 
     @property
     def identity(self) -> str:
-        return "sim:" + sim_settings_hash(self._settings, _RESPONSE_FIELDS)
+        return "sim:" + self.link.identity(_RESPONSE_FIELDS)
 
     async def start(self) -> None:
-        if self._url is None:
-            self._config_key, self.server = await acquire_simulator(self._settings)
-            self._base_url = self.server.base_url
-        else:
-            self._base_url = self._url
-        self._api_key = (self._settings.get("api_keys") or ["sim"])[0]
+        self._base_url = await self.link.connect()
+        self._api_key = self.link.key
         await super().start()
 
     def stats(self) -> dict[str, Any] | None:
-        return self.server.stats() if self.server is not None else None
+        return self.link.stats()
 
     async def close(self) -> None:
-        await super().close()
-        if self.server is not None and self._config_key is not None:
-            await release_simulator(self._config_key)
-            self.server = None
-            self._config_key = None
+        try:
+            await super().close()
+        finally:
+            await self.link.release()

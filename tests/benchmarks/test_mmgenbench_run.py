@@ -181,3 +181,51 @@ async def test_killed_at_a_stage_resumes_without_redrawing(tmp_path, stage, at):
         assert_same_results(clean.summary["results"], again.summary["results"])
     finally:
         sim.stop()
+
+
+def test_report_links_resolve_to_the_images(tmp_path):
+    """report.html of a real run: every linked image exists, each section shows original and
+    generated side by side."""
+    import re
+    from urllib.parse import unquote
+
+    import asyncio
+
+    done = asyncio.run(run_spec(spec("options.report_items=2"), opts(tmp_path, limit=6)))
+    assert done.exit_code == 0, done.failed_items
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    srcs = re.findall(r'<img [^>]*src="([^"]+)"', page)
+    # 2 candidates x 2 generators x (best 2 + worst 2) items, two images each
+    assert len(srcs) == 2 * 2 * 4 * 2
+    for src in srcs:
+        assert not src.startswith(("http:", "https:", "data:"))
+        assert (tmp_path / "out" / unquote(src)).resolve().is_file(), src
+    assert "sim-strong / sim-images: best 2" in page and "worst 2" in page
+
+
+async def test_api_image_generation_is_priced_in_the_estimate_and_the_run(tmp_path, monkeypatch):
+    """openai_image against the simulator's images endpoint: gpt-image-1's image tokens are priced
+    by genai-prices before the run (by size and quality) and from the returned usage during it."""
+    from judgekit.cost.images import generation_output_tokens
+    from judgekit.sim import SimConfig, SimProcess
+
+    sim = SimProcess(SimConfig(seed=7, latency_ms=0, model_quality={"sim-vlm-strong": 0.85,
+                                                                   "sim-vlm-weak": 0.3})).start()
+    try:
+        monkeypatch.setenv("TEST_IMAGES_KEY", "sim")
+        s = spec('models.sim-images.provider="openai_image"', f'models.sim-images.base_url="{sim.base_url}"',
+                 'models.sim-images.api_key_env="TEST_IMAGES_KEY"', 'models.sim-images.image.size="1024x1024"',
+                 'models.sim-images.image.quality="medium"', "models.sim-images.sim={}",
+                 'roles.generators=["sim-images"]')
+        est = await estimate_spec(s, opts(tmp_path, limit=4))
+        gen = next(line for line in est.estimate.lines if line.stage == "generate")
+        per_image = generation_output_tokens("gpt-image-1", "1024x1024", "medium")
+        assert per_image == 1056
+        assert gen.calls_to_make == 8 and gen.cost_expected_usd > 0
+        done = await run_spec(s, opts(tmp_path, limit=4))
+        assert done.exit_code == 0, done.failed_items
+        st = done.stats.stage("generate")
+        assert st.calls == 8 and st.output_tokens == 8 * per_image
+        assert st.cost_usd == pytest.approx(gen.cost_expected_usd, rel=0.2)
+    finally:
+        sim.stop()

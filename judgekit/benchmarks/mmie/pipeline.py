@@ -29,7 +29,9 @@ Resumable at every stage: answers, images and scores are cached calls; images ar
 Outputs: ``scores.csv`` (one row per system and item), ``answers.csv``, ``images.csv``,
 ``categories.csv`` (Table 3), ``fields.csv`` (Table 4), ``distribution.csv``, ``alignment.csv``
 (Table 5, with ``options.human_scores``) and ``answers_scorer_format.json``: every scored answer
-in the scorer format, images as paths relative to that file, so another scorer can read them.
+in the scorer format, images as paths relative to that file, so another scorer can read them; and
+one ``answers_scorer_format.<system>.json`` per system (ids are unique only within a system), which
+``load_answers`` and ``options.native_answers`` read back.
 """
 
 from __future__ import annotations

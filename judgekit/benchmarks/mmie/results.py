@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from ...engine import Engine
     from .pipeline import Outcome, Prepared
 
-__all__ = ["build_result", "EXPORT_NAME"]
+__all__ = ["build_result", "EXPORT_NAME", "system_export_names"]
 
 EXPORT_NAME = "answers_scorer_format.json"
 
@@ -125,8 +126,30 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["Outcome"]) 
     def export(out_dir: Path) -> Path:
         return _export(out_dir / EXPORT_NAME, outcomes)
 
+    def export_system(name: str, file_name: str):
+        return lambda out_dir: _export(out_dir / file_name, [o for o in outcomes if o.system == name])
+
+    writers = [export] + [export_system(n, f) for n, f in system_export_names([s.name for s in prep.systems]).items()]
     return BenchmarkResult(summary=summary, tables=tables, failed_items=failed, not_run=not_run, display=display,
-                           more_displays=more, notes=notes, writers=[export])
+                           more_displays=more, notes=notes, writers=writers)
+
+
+def system_export_names(systems: list[str]) -> dict[str, str]:
+    """System -> the file name of its own scorer-format export (``answers_scorer_format.<system>.json``,
+    the name made safe for a file system).  ``answers_scorer_format.json`` holds every system's
+    answers, so an id repeats once per system; a file with one model's answers is what
+    :func:`~judgekit.benchmarks.mmie.data.load_answers` and ``options.native_answers`` read."""
+    stem = EXPORT_NAME.removesuffix(".json")
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in systems:
+        safe = re.sub(r"[^A-Za-z0-9._+-]", "_", name).strip(".") or "system"
+        file_name, k = f"{stem}.{safe}.json", 2
+        while file_name.lower() in taken:
+            file_name, k = f"{stem}.{safe}-{k}.json", k + 1
+        taken.add(file_name.lower())
+        out[name] = file_name
+    return out
 
 
 def _p(v: float | None) -> str:
@@ -140,7 +163,8 @@ def _n(v: float | None) -> str:
 def _export(path: Path, outcomes: list["Outcome"]) -> Path:
     """Every answer that was scored, in the scorer format, with its images under ``images/`` beside
     the file (hard links to the store and the data, a copy where a link cannot be made), so the
-    file reads back with ``load_answers(path)`` or any scorer, and moves as one folder."""
+    file moves as one folder and, holding one system's answers, reads back with
+    ``load_answers(path)``."""
     base = path.parent
     folder = base / "images"
     folder.mkdir(parents=True, exist_ok=True)
