@@ -23,7 +23,7 @@ from .benchmarks.base import BenchmarkResult, load_benchmark
 from .blobs import BlobStore
 from .cache.store import CacheStore
 from .config import RunSpec
-from .cost.estimate import Estimate, EstimateBuilder, price_lookup_for
+from .cost.estimate import Estimate, EstimateBuilder, line_time_s, price_lookup_for
 from .cost.tokens import count_request
 from .engine import Engine, RunStats, RunStopped
 from .errors import SpecError
@@ -150,7 +150,12 @@ async def _estimate(bench, prepared, engine: Engine) -> Estimate:
         bound = pc.max_output_tokens if pc.max_output_tokens is not None else req.params.max_tokens
         builder.add_call(pc.stage, req.model, prov.kind, prov.model, toks, bound,
                          key in cached or duplicate, means[mk] if means[mk] is not None else pc.expected_output_tokens)
-    return builder.finish(price_lookup_for({a: s.price for a, s in engine.models.items()}))
+    est = builder.finish(price_lookup_for({a: s.price for a, s in engine.models.items()}))
+    for line in est.lines:  # how long: measured latencies of earlier calls, and the RPM limits
+        lim = engine.models[line.alias].limits
+        latency = await engine.cache.latency_mean(line.stage, line.model) if line.calls_to_make else None
+        line.time_s = line_time_s(line.calls_to_make, latency, lim.max_concurrency, lim.requests_per_minute)
+    return est
 
 
 class _Session:

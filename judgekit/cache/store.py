@@ -403,6 +403,19 @@ class CacheStore(StoreWorker):
 
         return await self._call(fn, flush_first=True)
 
+    async def latency_mean(self, stage: str, model: str) -> float | None:
+        """Median ``latency_s`` of cached responses of ``stage`` and ``model`` (paid calls only, as
+        measured when they were made; the median, so a first batch that waited for a model to load
+        does not count for all); None if none."""
+        def fn(con: duckdb.DuckDBPyConnection) -> float | None:
+            r = con.execute(
+                "SELECT median(latency_s) FROM responses WHERE stage = $1 AND model = $2 AND latency_s > 0",
+                [stage, model],
+            ).fetchone()
+            return None if r is None or r[0] is None else float(r[0])
+
+        return await self._call(fn, flush_first=True)
+
     async def count_responses(self, run_id: str | None = None) -> int:
         """Rows in ``responses`` (those written by ``run_id`` when given)."""
         return await self._count("responses", run_id)

@@ -44,19 +44,26 @@ class ConsoleUI:
     def show_estimate(self, estimate, cached_note: str) -> None:
         t = Table(title="Estimate before any call", title_justify="left")
         for col in ("stage", "model", "calls", "cached", "to make", "input tok", "output tok (max)",
-                    "output tok (exp.)", "cost max", "cost exp."):
+                    "output tok (exp.)", "cost max", "cost exp.", "time"):
             t.add_column(col, justify="left" if col in ("stage", "model") else "right")
         for ln in estimate.lines:
             exp_out = "-" if ln.output_tokens_expected is None else f"{ln.output_tokens_expected:,.0f}"
             t.add_row(ln.stage, f"{ln.alias} ({ln.model})", f"{ln.calls_total:,}", f"{ln.calls_cached:,}",
                       f"{ln.calls_to_make:,}", f"{ln.input_tokens:,}" + ("" if ln.input_exact else "~"),
                       f"{ln.output_tokens_max:,}", exp_out, fmt_usd(ln.cost_max_usd),
-                      fmt_usd(ln.cost_expected_usd))
+                      fmt_usd(ln.cost_expected_usd), _fmt_time(ln.time_s))
         self.console.print(t)
         self.console.print(
             f"total: {fmt_usd(estimate.total_expected_usd)} expected, {fmt_usd(estimate.total_max_usd)} at most "
             f"(max_tokens); {cached_note}. '~' = counted with a stand-in for answers not written yet."
         )
+        total_time = estimate.total_time_s
+        untimed = estimate.untimed
+        if total_time is not None or untimed:
+            line = f"time: about {_fmt_time(total_time)} at the models' limits (latencies of earlier calls, RPM)"
+            if untimed:
+                line += f"; not known for {', '.join(untimed)} (no earlier calls, no requests_per_minute)"
+            self.console.print(line)
         if estimate.unknown_prices:
             self.console.print(f"[yellow]no price known for: {', '.join(estimate.unknown_prices)} "
                                f"(set price = {{input_per_mtok=..., output_per_mtok=...}} in the spec)[/yellow]")
@@ -225,3 +232,13 @@ class _Progress:
         if self._live is not None:
             self._live.__exit__(None, None, None)
         return False
+
+
+def _fmt_time(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -27,6 +27,7 @@ from .prices import PriceOverride, price_usd
 from .tokens import RequestTokens
 
 __all__ = [
+    "line_time_s",
     "DEFAULT_MAX_OUTPUT_TOKENS",
     "OutputBasis",
     "PriceLookup",
@@ -79,6 +80,9 @@ class LineEstimate:
     cost_expected_usd: float | None
     price_known: bool
     output_basis: OutputBasis = "max"
+    #: wall time the calls to make take at this model's limits, in seconds (see
+    #: :func:`line_time_s`); None when neither a measured latency nor a requests/min limit bounds it
+    time_s: float | None = None
 
 
 @dataclass(slots=True)
@@ -100,6 +104,21 @@ class Estimate:
     @property
     def calls_to_make(self) -> int:
         return sum(line.calls_to_make for line in self.lines)
+
+    @property
+    def total_time_s(self) -> float | None:
+        """Wall time of the whole run: stages overlap, so it is the busiest model's share (the sum
+        of its lines' times); None when no line has a time."""
+        per: dict[str, float] = {}
+        for line in self.lines:
+            if line.time_s is not None:
+                per[line.alias] = per.get(line.alias, 0.0) + line.time_s
+        return max(per.values()) if per else None
+
+    @property
+    def untimed(self) -> list[str]:
+        """Aliases with calls to make and no time estimate (no measured latency, no RPM limit)."""
+        return list(dict.fromkeys(line.alias for line in self.lines if line.calls_to_make and line.time_s is None))
 
     @property
     def unknown_prices(self) -> list[str]:
@@ -138,6 +157,7 @@ class Estimate:
                     "cost_expected_usd": self.total_expected_usd,
                     "price_known": self.complete,
                     "output_basis": "",
+                    "time_s": self.total_time_s,
                 }
             )
         return rows
@@ -260,3 +280,19 @@ def _price_line(stage: str, alias: str, line: _Line, lookup: PriceLookup) -> Lin
         price_known=price_known,
         output_basis=basis,
     )
+
+
+def line_time_s(calls: int, latency_s: float | None, max_concurrency: int,
+                requests_per_minute: float | None) -> float | None:
+    """Seconds ``calls`` take on one model: ``calls x latency / concurrency`` with the latency of
+    earlier calls of the same stage and model (from the cache), and at least ``calls /
+    requests_per_minute``; None when neither is known.  (A local model's latency is per item as
+    the batcher delivered it, so its concurrency is the batches' width.)"""
+    if calls <= 0:
+        return 0.0
+    bounds = []
+    if latency_s is not None:
+        bounds.append(calls * latency_s / max(1, max_concurrency))
+    if requests_per_minute:
+        bounds.append(calls / requests_per_minute * 60.0)
+    return max(bounds) if bounds else None

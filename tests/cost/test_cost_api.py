@@ -17,7 +17,7 @@ EXPECTED = {
     "judgekit.cost.prices": {"PriceOverride", "price_usd", "has_price", "FREE_PROVIDERS", "GENAI_PROVIDER_IDS"},
     "judgekit.cost.estimate": {
         "DEFAULT_MAX_OUTPUT_TOKENS", "OutputBasis", "PriceLookup", "LineEstimate", "Estimate",
-        "EstimateBuilder", "price_lookup_for",
+        "EstimateBuilder", "price_lookup_for", "line_time_s",
     },
     "judgekit.cost": {
         "DEFAULT_MAX_OUTPUT_TOKENS", "Estimate", "EstimateBuilder", "LineEstimate", "PriceLookup",

@@ -130,3 +130,22 @@ def test_as_rows() -> None:
     assert total["cost_max_usd"] == pytest.approx(0.006)
     assert total["output_tokens_expected"] is None  # the sim line has no expectation
     assert len(_judge_builder().finish(LOOKUP).as_rows(total=False)) == 2
+
+
+def test_line_time_from_latency_and_rpm() -> None:
+    from judgekit.cost.estimate import line_time_s
+
+    assert line_time_s(0, None, 8, None) == 0.0
+    assert line_time_s(100, None, 8, None) is None
+    assert line_time_s(100, 2.0, 8, None) == pytest.approx(25.0)  # 100 x 2 s over 8 at once
+    assert line_time_s(100, 2.0, 8, 60) == pytest.approx(100.0)  # but 60/min is the bound
+    assert line_time_s(100, None, 8, 600) == pytest.approx(10.0)
+
+
+def test_total_time_is_the_busiest_models_share() -> None:
+    est = _judge_builder().finish(LOOKUP)
+    assert est.total_time_s is None and est.untimed
+    for line, t in zip(est.lines, (30.0, 50.0)):
+        line.time_s = t
+    # each line is another alias here, so stages overlap: the longest one
+    assert est.total_time_s == (80.0 if est.lines[0].alias == est.lines[1].alias else 50.0)

@@ -1,0 +1,381 @@
+"""MMIE end to end: a simulated integrated LVLM whose <image> descriptions a tiny local diffusion
+pipeline draws, imported native answers and a simulated judge, through the runner and the CLI;
+resumed after kills at every stage.
+
+Skipped where judgekit-local with torch and diffusers is not installed (this process never
+imports torch)."""
+
+import asyncio
+import csv
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import duckdb
+import pytest
+
+from judgekit.blobs import BlobStore
+from judgekit.config import load_spec
+from judgekit.runner import RunOptions, blob_dir_for, estimate_spec, run_spec
+
+if not all(importlib.util.find_spec(m) for m in ("judgekit_local", "torch", "diffusers", "transformers")):
+    pytest.skip("judgekit-local with torch, transformers and diffusers is not installed", allow_module_level=True)
+
+SIMS = ("sim-lvlm", "judge")
+INTEGRATED, NATIVE = "sim-lvlm+tiny-sd", "sample-native"
+DATA = Path(__file__).resolve().parents[2] / "data" / "mmie"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def tiny_home(tmp_path_factory):
+    # one tiny-model folder for the whole session (the MMGenBench tests use the same one)
+    home = tmp_path_factory.getbasetemp() / "tiny-models"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("JUDGEKIT_LOCAL_TINY_DIR", str(home))
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        yield home
+
+
+def spec(*extra, name="mmie"):
+    return load_spec(name, [*(f"models.{a}.sim.latency_ms=0" for a in SIMS), "models.tiny-sd.local.device='cpu'",
+                            *extra])
+
+
+def opts(root, out="out", cache="cache.duckdb", **kw):
+    return RunOptions(out_dir=root / out, cache_path=root / cache, **kw)
+
+
+def _csv(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def _to_make(est) -> dict[str, int]:
+    by_stage: dict[str, int] = {}
+    for line in est.estimate.lines:
+        by_stage[line.stage] = by_stage.get(line.stage, 0) + line.calls_to_make
+    return by_stage
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory, tiny_home):
+    """The shipped runner on the sample, once for the module: the estimate before any call, then
+    the run (tests below add their own runs against this cache)."""
+    root = tmp_path_factory.mktemp("mmie-sample")
+    s = spec()
+    before = asyncio.run(estimate_spec(s, opts(root)))
+    first = asyncio.run(run_spec(s, opts(root)))
+    return SimpleNamespace(root=root, spec=s, before=before, first=first, out=root / "out",
+                           cache=root / "cache.duckdb")
+
+
+async def test_sample_run_tables_blobs_alignment_and_resume(sample):
+    from judgekit.metrics.mmie import alignment
+
+    first = sample.first
+    assert first.exit_code == 0, (first.message, first.failed_items)
+    assert {s["name"] for s in first.summary["systems"]} == {INTEGRATED, NATIVE}
+    rows = {r["model"]: r for r in first.summary["results"]}
+    assert set(rows) == {INTEGRATED, NATIVE}
+    for r in rows.values():
+        assert r["n"] == 12
+        for k in ("sa", "pbl", "msr", "avg"):
+            assert 0 <= r[k] <= 100, (r["model"], k)
+    for d in first.result.display:
+        assert {"SA", "PBL", "MSR", "Avg."} <= set(d)
+    titles = [t for t, _ in first.result.more_displays]
+    assert titles[0].startswith("Per field") and titles[1].startswith("Score distribution")
+
+    scores = _csv(sample.out / "scores.csv")
+    assert len(scores) == 24
+    assert {(r["system"], r["id"]) for r in scores} == {(s, i) for s in (INTEGRATED, NATIVE)
+                                                        for i in {r["id"] for r in scores}}
+    assert all(r["outcome"] == "ok" for r in scores)
+
+    # every integrated answer's images are in the store, and they are the answer's images
+    blobs = BlobStore(blob_dir_for(sample.cache))
+    images = _csv(sample.out / "images.csv")
+    assert images and all(r["system"] == INTEGRATED and not r["error"] for r in images)
+    assert all(blobs.has(r["sha256"]) for r in images)
+    drawn: dict[str, list[str]] = {}
+    for r in sorted(images, key=lambda r: (r["id"], int(r["position"]))):
+        drawn.setdefault(r["id"], []).append(r["sha256"])
+    for a in _csv(sample.out / "answers.csv"):
+        if a["system"] != INTEGRATED:
+            continue
+        in_answer = [s["image"] for s in json.loads(a["answer"]) if s["image"]]
+        assert in_answer == drawn.get(a["id"], []) and int(a["images"]) == len(in_answer)
+        assert "<image>" in a["raw_answer"]
+
+    # Table 5: the alignment is the metric over scores.csv and the human scores
+    human = {r["id"]: float(r["score"]) for r in _csv(DATA / "human_scores.csv")}
+    mine = {r["id"]: int(r["score"]) for r in scores if r["system"] == NATIVE}
+    ids = list(human)
+    want = alignment([mine[i] for i in ids], [human[i] for i in ids])
+    (row,) = first.summary["alignment"]
+    assert row["system"] == NATIVE and row["n"] == 12 and want["n"] == 12
+    for k in ("cosine", "mse", "mae", "pearson"):
+        assert row[k] == pytest.approx(want[k], abs=1e-12), k
+    assert len(_csv(sample.out / "alignment.csv")) == 1
+
+    again = await run_spec(sample.spec, opts(sample.root, out="out2"))
+    assert again.exit_code == 0
+    assert again.served_by_simulator == 0 and again.stats.paid_calls == 0
+    assert again.summary["results"] == first.summary["results"]
+    assert again.summary["alignment"] == first.summary["alignment"]
+    assert _csv(sample.root / "out2" / "scores.csv") == scores
+    after = await estimate_spec(sample.spec, opts(sample.root, out="out3"))
+    assert sum(line.calls_to_make for line in after.estimate.lines) == 0
+    assert all(line.input_exact for line in after.estimate.lines)
+
+
+async def test_estimate_before_any_call_counts_every_stage(sample):
+    # the stand-in integrated answer has two images: 12 answers x 2 images for the one generator
+    assert _to_make(sample.before) == {"answer": 12, "score": 24, "generate": 24}
+    assert all(line.calls_cached == 0 for line in sample.before.estimate.lines)
+    st = sample.first.stats
+    drawn = len(_csv(sample.out / "images.csv"))
+    assert 12 <= st.stage("generate").calls == drawn <= 24
+    assert st.stage("answer").calls == 12 and st.stage("score").calls == 24
+
+
+async def test_scorer_format_export_reads_back_and_rescores_from_the_cache(sample, tmp_path):
+    from judgekit.benchmarks.mmie.data import load_answers
+    from judgekit.benchmarks.mmie.results import EXPORT_NAME, system_export_names
+
+    # the combined file: every scored answer of every system
+    combined = json.loads((sample.out / EXPORT_NAME).read_text(encoding="utf-8"))
+    assert len(combined) == 24 and {r["model"] for r in combined} == {INTEGRATED, NATIVE}
+
+    path = sample.out / system_export_names([INTEGRATED, NATIVE])[INTEGRATED]
+    answers = load_answers(path)  # images relative to its folder
+    assert len(answers) == 12 and {m for m, _ in answers.values()} == {INTEGRATED}
+    drawn = {r["sha256"] for r in _csv(sample.out / "images.csv")}
+    exported = {s.sha256 for _, segs in answers.values() for s in segs if s.is_image}
+    assert exported == drawn
+    assert all(s.path.parent == sample.out / "images" for _, segs in answers.values() for s in segs if s.is_image)
+
+    # scored again as a native system: the same judge requests, so all from the cache
+    s = spec("roles.candidates=[]", f"options.native_answers=['{path}']",
+             f"options.human_scores_system='{INTEGRATED}'")
+    out = await run_spec(s, RunOptions(out_dir=tmp_path / "out", cache_path=sample.cache))
+    assert out.exit_code == 0, (out.message, out.failed_items)
+    assert [x["name"] for x in out.summary["systems"]] == [INTEGRATED]
+    assert out.summary["systems"][0]["kind"] == "native"
+    assert out.stats.paid_calls == 0 and out.served_by_simulator == 0
+    key = ("id", "score", "outcome", "judge_reply", "images_attached")
+    was = {r["id"]: tuple(r[k] for k in key) for r in sample.first.result.tables["scores"] if r["system"] == INTEGRATED}
+    now = {r["id"]: tuple(r[k] for k in key) for r in out.result.tables["scores"]}
+    assert now == was
+    (row,) = out.summary["results"]
+    assert row == next(r for r in sample.first.summary["results"] if r["model"] == INTEGRATED)
+
+
+async def test_image_cap_drops_images_never_text(sample, tmp_path, monkeypatch):
+    from judgekit.engine.engine import Engine
+    from judgekit.types import ImagePart, TextPart
+
+    seen = {}
+    real_call = Engine.call
+
+    async def recording(self, req):
+        if req.stage == "score":
+            seen[req.item_id] = req
+        return await real_call(self, req)
+
+    monkeypatch.setattr(Engine, "call", recording)
+    # the sample's cache: answers and images come from it, the capped scoring prompts are new
+    out = await run_spec(spec("options.image_cap=1"), RunOptions(out_dir=tmp_path / "out", cache_path=sample.cache))
+    assert out.exit_code == 0, (out.message, out.failed_items)
+    sc = out.stats.stage("score")
+    assert sc.calls > 0 and sc.calls + sc.cache_hits == 24  # (a prompt with one image at most is unchanged)
+    assert out.stats.stage("generate").calls == 0
+    assert sum(r["images_dropped"] for r in out.summary["results"]) > 0
+    assert out.result.display[0]["images dropped"] == out.summary["results"][0]["images_dropped"]
+    assert any("image cap 1" in n for n in out.result.notes)
+    assert len(seen) == 24
+
+    answers = {(a["system"], a["id"]): json.loads(a["answer"]) for a in out.result.tables["answers"]}
+    checked_text = 0
+    for r in out.result.tables["scores"]:
+        req = seen[f"{r['system']}/{r['id']}"]
+        parts = req.messages[-1].parts
+        prompt = "".join(p.text for p in parts if isinstance(p, TextPart))
+        attached = sum(isinstance(p, ImagePart) for p in parts)
+        assert attached == r["images_attached"] <= 1
+        assert prompt.count("[not shown: image cap of 1 reached]") == r["images_dropped"]
+        segs = answers[(r["system"], r["id"])]
+        in_answer = sum(1 for s in segs if s["image"])
+        # the question's images come first; every image is attached or named as dropped
+        assert r["images_attached"] + r["images_dropped"] >= in_answer
+        for s in segs:
+            if s["text"]:
+                assert s["text"] in prompt, (r["system"], r["id"])
+                checked_text += 1
+        if in_answer:
+            assert r["images_dropped"] >= in_answer  # the cap is spent on the question
+    assert checked_text >= 24
+
+
+async def test_judge_parse_failures_are_counted_not_dropped(sample, tmp_path):
+    # the judge alone gets garbage replies (its settings differ: another simulator process, other
+    # cache keys); answers and images come from the sample's cache
+    s = spec("models.judge.sim.garbage_rate=1.0")
+    out = await run_spec(s, RunOptions(out_dir=tmp_path / "out", cache_path=sample.cache))
+    assert out.exit_code == 0, (out.message, out.failed_items)
+    assert not out.failed_items
+    scores = out.result.tables["scores"]
+    assert len(scores) == 24
+    assert {r["outcome"] for r in scores} <= {"missing", "not_a_number", "out_of_range"}
+    assert all(r["score"] is None and r["judge_reply"] for r in scores)
+    assert out.stats.stage("score").calls == 24 and out.stats.stage("answer").cache_hits == 12
+    assert out.result.tables["answers"] == sample.first.result.tables["answers"]  # the LVLM was not garbled
+    for r in out.summary["results"]:
+        assert r["n"] == 0 and r["avg"] is None and r["sa"] is None
+        assert r["parse_missing"] + r["parse_not_a_number"] + r["parse_out_of_range"] == 12
+    for d in out.result.display:
+        assert d["parse failures"] == 12 and d["n"] == 0 and d["Avg."] == "-" and d["failed"] == 0
+    (row,) = out.summary["alignment"]
+    assert row["n"] == 0 and row["cosine"] is None
+
+
+async def test_text_mode_scores_the_candidates_themselves(tmp_path):
+    s = spec("options.answer_mode='text'")
+    before = await estimate_spec(s, opts(tmp_path))
+    assert _to_make(before) == {"answer": 12, "score": 24}
+    out = await run_spec(s, opts(tmp_path))
+    assert out.exit_code == 0, (out.message, out.failed_items)
+    assert [(x["name"], x["kind"]) for x in out.summary["systems"]] == [("sim-lvlm", "text"), (NATIVE, "native")]
+    assert out.stats.stage("generate").calls == 0 and out.stats.stage("score").calls == 24
+    assert out.result.tables["images"] == []
+    for a in out.result.tables["answers"]:
+        if a["system"] == "sim-lvlm":
+            assert a["images"] == 0 and a["raw_answer"]
+            assert [s["text"] for s in json.loads(a["answer"])] == [a["raw_answer"]]
+    assert {r["model"] for r in out.summary["results"]} == {"sim-lvlm", NATIVE}
+
+
+async def test_spec_errors(tmp_path):
+    from judgekit.errors import DataError, SpecError
+
+    with pytest.raises(SpecError, match="roles.generators"):
+        await run_spec(spec("roles.generators=[]"), opts(tmp_path))
+    with pytest.raises(SpecError, match="roles.judge"):
+        await run_spec(spec("roles.judge=''"), opts(tmp_path))
+
+    rows = json.loads((DATA / "scorer_format.json").read_text(encoding="utf-8"))
+    short = tmp_path / "short.json"
+    short.write_text(json.dumps([r for r in rows if r["id"] != "PBL_0002"]), encoding="utf-8")
+    with pytest.raises(DataError) as e:
+        await run_spec(spec(f"options.native_answers=['{short}']", f"options.native_images_dir='{DATA}'"),
+                       opts(tmp_path))
+    assert str(short) in str(e.value) and "PBL_0002" in str(e.value)
+
+    # two systems and human scores without saying whose
+    text = Path(load_spec("mmie").source_path).read_text(encoding="utf-8")
+    assert "human_scores_system" in text
+    no_system = tmp_path / "mmie.toml"
+    no_system.write_text("\n".join(ln for ln in text.splitlines() if not ln.startswith("human_scores_system")),
+                         encoding="utf-8")
+    with pytest.raises(SpecError, match="human_scores_system"):
+        await run_spec(spec(name=str(no_system)), opts(tmp_path))
+
+
+# -- kill -9 at each stage, then resume -------------------------------------------------------------
+async def _stage_rows(cache):
+    from judgekit.cache.store import CacheStore
+
+    store = await CacheStore.open(str(cache), run_id="count")  # replays the write-ahead log
+    await store.close()
+    con = duckdb.connect(str(cache), read_only=True)
+    try:
+        return dict(con.execute("select stage, count(*) from responses group by stage").fetchall())
+    finally:
+        con.close()
+
+
+def _pngs(cache) -> int:
+    root = blob_dir_for(cache)
+    return sum(1 for _ in root.rglob("*.png")) if root.exists() else 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+@pytest.mark.parametrize("stage, at", [("answer", 4), ("generate", 6), ("score", 8)])
+async def test_killed_at_a_stage_resumes_paying_only_what_was_missing(sample, tmp_path, stage, at):
+    from judgekit.sim import SimConfig, SimProcess
+    from judgekit.sim.mmie import KIND_INTEGRATED, KIND_SCORE
+
+    # the runner's simulator settings (seed, quality), slower, so a stage is caught half-way
+    sim = SimProcess(SimConfig(seed=7, latency_ms=40, latency_jitter_ms=20,
+                               model_quality={"sim-vlm-strong": 0.8})).start()
+    try:
+        cache = tmp_path / "cache.duckdb"
+        overrides = [f"models.{a}.sim.url='{sim.base_url}'" for a in SIMS]
+        overrides += ["models.sim-lvlm.limits.max_concurrency=2", "models.judge.limits.max_concurrency=2",
+                      "models.tiny-sd.local.device='cpu'", "models.tiny-sd.local.batch_size=2"]
+        cmd = [sys.executable, "-m", "judgekit.cli.main", "run", "mmie", "--cache", str(cache),
+               "--out", str(tmp_path / "out")] + [a for o in overrides for a in ("--set", o)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                env=dict(os.environ, PYTHONUNBUFFERED="1"))
+
+        def reached() -> bool:
+            kinds = sim.stats().get("served_by_kind", {})
+            if stage == "answer":
+                return kinds.get(KIND_INTEGRATED, 0) >= at
+            if stage == "score":
+                return kinds.get(KIND_SCORE, 0) >= at
+            return _pngs(cache) >= at
+
+        deadline = time.monotonic() + 120
+        t0 = time.monotonic()
+        try:
+            while time.monotonic() < deadline and proc.poll() is None and not reached():
+                time.sleep(0.02)
+            assert proc.poll() is None, proc.stderr.read().decode()[-3000:]
+            assert reached(), "the stage was not reached in time"
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stderr.close()
+        print("TIMING kill at", time.monotonic() - t0)
+        time.sleep(0.3)  # calls in flight at the kill finish on the server side
+        kept = await _stage_rows(cache)
+        t0 = time.monotonic()
+
+        again = await run_spec(spec(*overrides), RunOptions(out_dir=tmp_path / "out", cache_path=cache))
+        assert again.exit_code == 0, (again.message, again.failed_items)
+        print("TIMING rerun", time.monotonic() - t0)
+        total = await _stage_rows(cache)
+        paid = {s: again.stats.stage(s).calls for s in ("answer", "generate", "score")}
+        print(f"killed at {stage}: kept {kept}, the rerun paid {paid}, total {total}")
+        # the clean run's call counts, and nothing finished before the kill was paid again
+        clean = sample.first.stats
+        assert total == {s: clean.stage(s).calls for s in ("answer", "generate", "score")}
+        for s in ("answer", "generate", "score"):
+            assert kept.get(s, 0) + paid[s] == total[s], s
+        assert kept.get(stage, 0) < total[stage]
+        assert _pngs(cache) == total["generate"]
+        assert_same_results(sample.first.summary["results"], again.summary["results"])
+        assert_same_results(sample.first.summary["alignment"], again.summary["alignment"])
+    finally:
+        sim.stop()
+
+
+def assert_same_results(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert x.keys() == y.keys()
+        for k, v in x.items():
+            if isinstance(v, float):
+                assert y[k] == pytest.approx(v, rel=1e-9, abs=1e-9), k
+            else:
+                assert y[k] == v, k
