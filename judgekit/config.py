@@ -85,8 +85,9 @@ class ModelParams(_Strict):
 class LocalSettings(_Strict):
     """How a ``provider = "local"`` model runs: the task, how the weights load, and the worker
     process (``<python> -m judgekit_local``) that runs them.  Settings that change the output
-    (task, revision, dtype, pipeline, encoder, pooling and the text-to-image defaults) are part of
-    the cache key; the rest (device, batching, memory, process settings) are not."""
+    (task, revision, dtype, chat_api, max_tiles, pipeline, encoder, pooling and the text-to-image
+    defaults) are part of the cache key; the rest (device, batching, memory, process settings) are
+    not."""
 
     task: Literal["chat", "text_to_image", "embed_image"] = Field(
         description="chat: a (vision-)language model answers messages; text_to_image: a diffusers pipeline "
@@ -103,6 +104,15 @@ class LocalSettings(_Strict):
     preset: str | None = Field(None, description="text_to_image: a reference preset (flux-dev, sd3.5-large, "
                                                  "kolors, lumina) giving the checkpoint, dtype and defaults; "
                                                  "then `model` may be left out")
+    chat_api: Literal["transformers", "internvl"] = Field(
+        "transformers", description="chat: transformers = AutoModelForImageTextToText with its processor's "
+                                    "chat template, items batched; internvl = an InternVL-family checkpoint "
+                                    "with its own modeling code (AutoModel + the model's chat(), e.g. "
+                                    "MMIE-Score; needs trust_remote_code = true): images tiled at 448 px, "
+                                    "items run one at a time")
+    max_tiles: int = Field(12, ge=1, description="chat_api internvl: the most 448 px tiles an image is cut "
+                                                 "into (dynamic tiling; a thumbnail is added when there are "
+                                                 "several)")
     encoder: str = Field("transformers", description="embed_image: transformers | module:function")
     pooling: str = Field("auto", description="embed_image: auto | pooler | cls | mean | image_embeds")
     steps: int | None = Field(None, ge=1, description="text_to_image default denoising steps (else the "
@@ -142,6 +152,8 @@ class LocalSettings(_Strict):
     def _task_fields(self) -> "LocalSettings":
         if self.preset is not None and self.task != "text_to_image":
             raise ValueError(f"preset is for task 'text_to_image', not '{self.task}'")
+        if self.chat_api != "transformers" and self.task != "chat":
+            raise ValueError(f"chat_api is for task 'chat', not '{self.task}'")
         return self
 
 

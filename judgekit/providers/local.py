@@ -191,7 +191,11 @@ class LocalProvider(Provider):
         dtype = s.dtype if s.dtype != "auto" or self.preset is None else self.preset.dtype
         ref: dict[str, Any] = {"id": self.spec.model, "revision": s.revision, "dtype": dtype,
                                "trust_remote_code": s.trust_remote_code}
-        if s.task == "text_to_image":
+        if s.task == "chat":
+            if s.chat_api != "transformers":  # (absent = transformers: earlier cache keys stay valid)
+                ref["chat_api"] = s.chat_api
+                ref["max_tiles"] = s.max_tiles
+        elif s.task == "text_to_image":
             ref["pipeline"] = s.pipeline if s.pipeline != "auto" or self.preset is None else self.preset.pipeline
         elif s.task == "embed_image":
             ref["encoder"] = s.encoder

@@ -4,8 +4,10 @@ on first use into a cache folder and loaded from there like any checkpoint.
 They let a shipped runner (the MMGenBench and MMIE samples) run its local stages on a machine with
 no model hub: ``model = "tiny:sd"`` is a real diffusers Stable Diffusion pipeline, ``tiny:clip`` a
 real transformers CLIP vision encoder, ``tiny:vlm`` a real LLaVA-style image-text-to-text model,
-each with seeded random weights, so every machine builds the same weights.  What they draw,
-encode or say is noise: they exercise the pipeline, never a model's quality.
+``tiny:internvl`` an InternVL-shaped remote-code chat model (``chat_api = "internvl"``, needs
+``trust_remote_code``), each with seeded random weights, so every machine builds the same
+weights.  What they draw, encode or say is noise: they exercise the pipeline, never a model's
+quality.
 
 The folder is ``$JUDGEKIT_LOCAL_TINY_DIR``, else ``$XDG_CACHE_HOME/judgekit-local/tiny``, else
 ``~/.cache/judgekit-local/tiny``; one sub-folder per model and builder version, written to a
@@ -32,6 +34,7 @@ TINY_MODELS = {
     "clip": (testing.build_tiny_clip, 1),
     "vlm": (testing.build_tiny_vlm, 1),
     "sd": (testing.build_tiny_diffusion, 1),
+    "internvl": (testing.build_tiny_internvl, 1),
 }
 
 _lock = threading.Lock()

@@ -229,3 +229,23 @@ async def test_api_image_generation_is_priced_in_the_estimate_and_the_run(tmp_pa
         assert st.cost_usd == pytest.approx(gen.cost_expected_usd, rel=0.2)
     finally:
         sim.stop()
+
+
+async def test_failed_generations_are_listed_then_retried(tmp_path):
+    """A generator that fails every call: its images are listed as failed, the other generator's
+    results stand, the exit code says so; the next run draws only what failed."""
+    broken = spec("models.sim-images.sim.error_rate=1.0", "models.sim-images.limits.max_attempts=1",
+                  "models.sim-images.sim.seed=8")  # another simulator process, the chat one stays clean
+    first = await run_spec(broken, opts(tmp_path, limit=4))
+    assert first.exit_code == 1
+    assert len(first.failed_items) == 2 * 4 and all("sim-images: image" in f for f in first.failed_items)
+    rows = {(r["model"], r["generator"]): r for r in first.summary["results"]}
+    assert rows[("sim-strong", "sim-images")]["n"] == 0 and rows[("sim-strong", "sim-images")]["fid"] is None
+    assert rows[("sim-strong", "sim-images")]["generation_failures"] == 4
+    assert rows[("sim-strong", "tiny-sd")]["n"] == 4
+
+    fixed = spec("models.sim-images.sim.seed=8")
+    again = await run_spec(fixed, opts(tmp_path, limit=4))
+    assert again.exit_code == 0, again.failed_items
+    assert again.stats.stage("generate").calls == 2 * 4  # only the failed ones
+    assert again.stats.stage("caption").calls == 0

@@ -48,7 +48,7 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
     for o in outcomes:
         it = o.item
         base = {"item_id": it.item_id, "index": it.index, "patterns": ",".join(it.patterns)}
-        originals.append({**base, "image_sha256": o.image_sha256, "source": it.source,
+        originals.append({**base, "encoder": encoder_name, "image_sha256": o.image_sha256, "source": it.source,
                           "vector_sha256": o.vector, "error": o.error})
         if o.error:
             failed.append(f"encoder {prep.encoder}: original {it.item_id}: {o.error}")
@@ -75,7 +75,7 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
                 pairs[key][0].append(a)
                 pairs[key][1].append(b)
             image = g.image or {}
-            generations.append({"model": cand, "generator": gen, **base, "seed": g.seed,
+            generations.append({"model": cand, "generator": gen, "encoder": encoder_name, **base, "seed": g.seed,
                                 "image_sha256": image.get("sha256"), "width": image.get("width"),
                                 "height": image.get("height"),
                                 "revised_prompt": (g.record or {}).get("revised_prompt"),
@@ -97,7 +97,7 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
                         "fid_note": fid_note, "caption_failures": c["caption"], "empty_captions": c["empty"],
                         "generation_failures": c["generate"], "encode_failures": c["encode"]})
         for name, ps in s["patterns"].items():
-            pattern_rows.append({"model": cand, "generator": gen, "pattern": name, **ps})
+            pattern_rows.append({"model": cand, "generator": gen, "encoder": encoder_name, "pattern": name, **ps})
         reference.setdefault(cand, {})[gen] = {
             "sim": {str(index_of[i]): v for i, v in per_item.items()}, "fid": fid_value}
     summary: dict[str, Any] = {

@@ -1,5 +1,10 @@
 """``chat``: open VLMs through ``AutoModelForImageTextToText`` and ``AutoProcessor``.
 
+The MODEL object's ``chat_api`` picks how the model is loaded and asked: ``"transformers"`` (the
+default, this module) or ``"internvl"`` (checkpoints with their own ``chat()``, such as
+InternVL2 and MMIE-Score: :mod:`judgekit_local.tasks.internvl`, which takes ``max_tiles``). Both
+read the items and check the params here; the loaded models are cached apart.
+
 Each item's messages are rendered by the processor's own chat template (images and text in
 their order; an image part ``{"type": "image", "sha256": ...}`` becomes a PIL image), with the
 generation prompt added. A batch is padded on the left and generated in one ``generate`` call.
@@ -32,6 +37,17 @@ from ._common import BadInput, hf_kwargs, load_image, transformers_dtype_kwarg
 
 ROLES = ("system", "user", "assistant")
 DEFAULT_MAX_NEW_TOKENS = 512
+CHAT_APIS = ("transformers", "internvl")
+
+
+def _api(model: dict) -> str:
+    return model.get("chat_api") or "transformers"
+
+
+def _internvl():
+    from . import internvl
+
+    return internvl
 
 
 class ChatModel:
@@ -63,7 +79,11 @@ class ChatModel:
 
 
 def check_model(model: dict) -> None:
-    return None
+    api = _api(model)
+    if api not in CHAT_APIS:
+        raise BadInput(f"model.chat_api must be one of {', '.join(CHAT_APIS)}, got {api!r}")
+    if api == "internvl":
+        _internvl().check_model(model)
 
 
 def check_params(params: dict) -> dict:
@@ -87,10 +107,12 @@ def check_params(params: dict) -> dict:
 
 
 def load_key(model: dict) -> tuple:
-    return ()
+    return (_api(model),)
 
 
-def load(model: dict, device: str, dtype: torch.dtype) -> ChatModel:
+def load(model: dict, device: str, dtype: torch.dtype) -> Any:
+    if _api(model) == "internvl":
+        return _internvl().load(model, device, dtype)
     return ChatModel(model, device, dtype)
 
 
@@ -128,8 +150,14 @@ def split_generation(tokens: list[int], eos_ids: frozenset, max_new_tokens: int)
     return tokens, len(tokens), "length" if len(tokens) >= max_new_tokens else "stop"
 
 
+def run(chat: Any, prepared: list, params: dict, model: dict, store) -> list[dict]:
+    if _api(model) == "internvl":
+        return _internvl().run(chat, prepared, params, model, store)
+    return _run_transformers(chat, prepared, params)
+
+
 @torch.inference_mode()
-def run(chat: ChatModel, prepared: list, params: dict, model: dict, store) -> list[dict]:
+def _run_transformers(chat: ChatModel, prepared: list, params: dict) -> list[dict]:
     # apply_chat_template rewrites message contents: give it fresh lists every call.
     conversations = [[{"role": m["role"], "content": list(m["content"])} for m in c] for c in prepared]
     inputs = chat.processor.apply_chat_template(
