@@ -246,7 +246,11 @@ async def test_judge_parse_failures_are_counted_not_dropped(sample, tmp_path):
 
 
 async def test_text_mode_scores_the_candidates_themselves(tmp_path):
-    s = spec("options.answer_mode='text'")
+    from judgekit.errors import SpecError
+
+    with pytest.raises(SpecError, match="nothing would use them"):  # generators with text answers
+        await run_spec(spec("options.answer_mode='text'"), opts(tmp_path))
+    s = spec("options.answer_mode='text'", "roles.generators=[]")
     before = await estimate_spec(s, opts(tmp_path))
     assert _to_make(before) == {"answer": 12, "score": 24}
     out = await run_spec(s, opts(tmp_path))

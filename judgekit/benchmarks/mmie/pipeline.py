@@ -177,6 +177,9 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
                             f"models that draw the answers' image descriptions)")
         systems += [System(f"{c}+{g}", "integrated", c, g) for c in roles.candidates for g in roles.generators]
     elif roles.candidates:
+        if roles.generators:
+            raise SpecError(f"{where}: roles.generators draw integrated answers' images; with answer_mode = "
+                            f"\"text\" nothing would use them (remove them, or use answer_mode = \"integrated\")")
         systems += [System(c, "text", c) for c in roles.candidates]
     native_files: dict[str, Path] = {}
     for raw in options.native_answers:
