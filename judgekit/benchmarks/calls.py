@@ -49,7 +49,7 @@ class FlowCaller:
             return r, True
         key, hit = await self.engine.lookup(req)
         self.planned.append(PlannedCall(req.stage, req, exact, expected, max_out))
-        if hit is not None:
+        if hit is not None and exact:  # a stand-in request may match another call's reply: not its own
             return CallResult(req, hit, key=key), True
         return CallResult(req, ChatResponse(""), key=key), False
 

@@ -143,3 +143,10 @@ def test_load_data_dispatch_errors(tmp_path):
     (tmp_path / "x.csv").write_text("a,b\n")
     with pytest.raises(DataError, match="expected a folder of images or a .tsv"):
         load_data(tmp_path / "x.csv")
+
+
+def test_two_names_for_one_index_is_an_error(tmp_path):
+    (tmp_path / "1.png").write_bytes(png())
+    (tmp_path / "01.png").write_bytes(png((0, 0, 200)))
+    with pytest.raises(DataError, match=r"index 1 again"):
+        load_folder(tmp_path)

@@ -249,3 +249,33 @@ async def test_failed_generations_are_listed_then_retried(tmp_path):
     assert again.exit_code == 0, again.failed_items
     assert again.stats.stage("generate").calls == 2 * 4  # only the failed ones
     assert again.stats.stage("caption").calls == 0
+
+
+async def test_estimate_counts_encodings_of_images_not_drawn_yet(tmp_path):
+    """A generator added after a run: its images are not drawn, so their encodings are still to
+    make (the estimate's stand-in drawing, the original, must not pass for a cached encoding)."""
+    first = await run_spec(spec('roles.generators=["tiny-sd"]'), opts(tmp_path, limit=4))
+    assert first.exit_code == 0, first.failed_items
+    est = await estimate_spec(spec(), opts(tmp_path, limit=4))
+    to_make = {(line.stage, line.alias): line.calls_to_make for line in est.estimate.lines}
+    assert to_make[("generate", "sim-images")] == 2 * 4
+    assert to_make[("encode/generated", "encoder")] == 2 * 4
+    assert to_make[("encode/original", "encoder")] == 0
+
+
+async def test_an_unusable_encoding_fails_its_image_not_the_run(tmp_path):
+    """A zero vector in the store (an encoder that overflowed, say) is a listed failure of that
+    image; every other score and the tables are still written."""
+    s = spec('roles.generators=["sim-images"]', 'roles.candidates=["sim-strong"]')
+    first = await run_spec(s, opts(tmp_path, limit=4))
+    assert first.exit_code == 0, first.failed_items
+    blobs = BlobStore(blob_dir_for(tmp_path / "cache.duckdb"))
+    victim = _csv(tmp_path / "out" / "generations.csv")[0]
+    path = blobs.path(victim["vector_sha256"])
+    path.write_bytes(b"\x00" * path.stat().st_size)
+    again = await run_spec(s, opts(tmp_path, limit=4))
+    assert again.exit_code == 1 and again.stats.paid_calls == 0
+    assert len(again.failed_items) == 1 and "unusable encoding" in again.failed_items[0]
+    (row,) = again.summary["results"]
+    assert row["n"] == 3 and row["encode_failures"] == 1 and row["fid"] is not None
+    assert (tmp_path / "out" / "report.html").exists()

@@ -116,6 +116,13 @@ def load_folder(folder: str | Path, *, labels: str | Path | None = None, limit: 
         raise DataError(str(images_dir), f"two images share the name {dup!r} (ids are file stems)")
     numeric = all(_numeric(s) is not None for s in stems)
     indices = [_numeric(s) if numeric else k for k, s in enumerate(stems)]
+    if numeric:
+        seen: dict[int, str] = {}
+        for f, idx in zip(files, indices):
+            if idx in seen:
+                raise DataError(str(f), f"index {idx} again (also {seen[idx]}): names like 1.png and 01.png "
+                                        f"are the same image index")
+            seen[idx] = f.name
     label_file = Path(labels) if labels is not None else (root / "labels.json" if (root / "labels.json").exists() else None)
     by_index: dict[int, list[str]] = {}
     if label_file is not None:

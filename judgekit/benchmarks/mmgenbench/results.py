@@ -70,10 +70,16 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
                 failed.append(f"{cand} -> {gen}: image {it.item_id} ({g.stage}): {g.error}")
             elif g.vector and o.vector:
                 a, b = vec(o.vector), vec(g.vector)
-                sim = cosine(a, b, names=(f"original {it.item_id}", f"{cand}/{gen} {it.item_id}"))
-                sims[key][it.item_id] = sim
-                pairs[key][0].append(a)
-                pairs[key][1].append(b)
+                try:
+                    sim = cosine(a, b, names=(f"original {it.item_id}", f"{cand}/{gen} {it.item_id}"))
+                except ValueError as e:  # a zero or non-finite encoding (an fp16 overflow, say)
+                    counts[key]["encode"] += 1
+                    failed.append(f"{cand} -> {gen}: image {it.item_id}: unusable encoding: {e}")
+                    g.error, g.stage = f"unusable encoding: {e}", "encode/generated"
+                else:
+                    sims[key][it.item_id] = sim
+                    pairs[key][0].append(a)
+                    pairs[key][1].append(b)
             image = g.image or {}
             generations.append({"model": cand, "generator": gen, "encoder": encoder_name, **base, "seed": g.seed,
                                 "image_sha256": image.get("sha256"), "width": image.get("width"),
@@ -88,7 +94,10 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
         a, b = pairs[(cand, gen)]
         fid_value, fid_note = None, None
         if len(a) >= 2:
-            fid_value = fid(np.stack(a), np.stack(b))
+            try:
+                fid_value = fid(np.stack(a), np.stack(b))
+            except ValueError as e:  # a covariance square root with a large imaginary part
+                fid_note = f"not computed: {e}"
         else:
             fid_note = "needs at least 2 scored images"
         c = counts[(cand, gen)]

@@ -82,7 +82,8 @@ _SCORE_PROMPTS = {"situational_analysis": "mmie/score_situational_analysis.txt",
                   "project_based_learning": "mmie/score_project_based_learning.txt",
                   "multi_step_reasoning": "mmie/score_multi_step_reasoning.txt"}
 _IMAGE_MARK = re.compile(r"Image-(\d+): <image>\n")
-_HEADER = re.compile(r"###(?=\s*(?:Score|Feedback|Question|Answer|Correct Answer)\b)", re.IGNORECASE)
+_PLACEHOLDER = re.compile(r"<\s*image\s*>", re.IGNORECASE)
+_HEADER = re.compile(r"#{3,}(?=\s*(?:Score|Feedback|Question|Answer|Correct Answer)\b)", re.IGNORECASE)
 
 # the estimate's stand-ins where no answer exists yet: a typical integrated answer (two images)
 _STANDIN_ANSWER = (
@@ -248,7 +249,14 @@ class Outcome:
 
 
 def _defuse(text: str) -> str:
-    return _HEADER.sub("##", text)
+    """A candidate's text, made unable to forge the scorer prompt's sections."""
+    return _placeholders_out(_HEADER.sub("##", text))
+
+
+def _placeholders_out(text: str) -> str:
+    """Text with any literal ``<image>`` written as ``[image]``: in the prompt, ``<image>`` stands
+    for an attached image (the InternVL scorer counts them), so a stray one would misplace images."""
+    return _PLACEHOLDER.sub("[image]", text)
 
 
 def _parts(segments: tuple[Segment, ...] | list[Segment]) -> list[Part]:
@@ -383,7 +391,9 @@ class _Flow:
     async def _score(self, o: Outcome, exact: bool) -> None:
         item = o.item
         answer = [s if s.is_image else Segment.of_text(_defuse(s.text or "")) for s in o.answer]
-        flat = flatten_for_judge(item.question, answer, image_cap=self.prep.options.image_cap)
+        question = [s if s.is_image or not _PLACEHOLDER.search(s.text or "")
+                    else Segment.of_text(_placeholders_out(s.text or "")) for s in item.question]
+        flat = flatten_for_judge(question, answer, image_cap=self.prep.options.image_cap)
         o.images_attached, o.images_dropped = flat.images_attached, flat.images_dropped
         prompt = self.score_prompts[item.category]
         fields = {"question": flat.question, "answer": flat.answer}

@@ -187,8 +187,10 @@ def _export(path: Path, outcomes: list["Outcome"]) -> Path:
         return [{"text": None, "image": place(s)} if s.is_image else {"text": s.text, "image": None}
                 for s in segments or ()]
 
+    # category and field too: an id need not carry its category's code, and load_answers needs one
     rows = [{"id": o.item.id, "question": segs(o.item.question), "answer": segs(o.answer), "model": o.system,
-             "gt_answer": segs(o.item.gt_answer), "score": o.parse.score if o.parse else None}
+             "gt_answer": segs(o.item.gt_answer), "category": o.item.category, "field": o.item.field,
+             "score": o.parse.score if o.parse else None}
             for o in outcomes if o.answer is not None and not o.aborted]
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
