@@ -56,8 +56,20 @@ MMIE_KINDS: tuple[str, ...] = (KIND_SCORE, KIND_INTEGRATED)
 #: the kinds whose reply a judge parser reads (``garbage`` applies to them only)
 MMIE_JUDGE_KINDS: tuple[str, ...] = (KIND_SCORE,)
 
+def _integrated_mark() -> str:
+    """The line of prompts/mmie/integrated_answer.txt that shows the ``<image>...</image>`` form
+    (read from the prompt file, so the simulator follows the prompt when it is edited)."""
+    from judgekit.resources import load_prompt
+
+    prompt = load_prompt("mmie/integrated_answer.txt")
+    for line in prompt.text.splitlines():
+        if "<image>" in line and "</image>" in line:
+            return line.strip()
+    raise RuntimeError(f"{prompt.name} shows no <image>...</image> form")
+
+
 #: the line of prompts/mmie/integrated_answer.txt that marks an integrated-answer request
-INTEGRATED_MARK = "<image>a detailed description of the image</image>"
+INTEGRATED_MARK = _integrated_mark()
 
 _ANSWER_HEAD = "### Answer\n"
 _GT_HEAD = "### Correct Answer\n"
