@@ -45,11 +45,11 @@ from typing import Any
 
 from judgekit.pngtext import LABEL_KEY, png_with_text
 
+from .pictures import IMAGES
+
 __all__ = ["SAMPLE_ROWS", "IMAGES", "NATIVE_MODEL", "write_sample", "main"]
 
 NATIVE_MODEL = "sample-native"
-
-from .pictures import IMAGES
 
 # --------------------------------------------------------------------------- the rows
 
