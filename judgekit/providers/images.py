@@ -32,7 +32,7 @@ from ..blobs import sniff_mime
 from ..errors import BadRequest, TransientError
 from ..types import ChatRequest, ChatResponse, ImagePart, Usage
 from .openai import _RATE_HEADERS, OpenAIProvider, classify_openai_error
-from .sim import SimulatorLink
+from .sim import SimulatorLink, UsesSimulator
 
 __all__ = ["OpenAIImageProvider", "SimImageProvider", "prompt_of"]
 
@@ -163,7 +163,7 @@ class OpenAIImageProvider(OpenAIProvider):
         await super().close()
 
 
-class SimImageProvider(OpenAIImageProvider):
+class SimImageProvider(UsesSimulator, OpenAIImageProvider):
     """The simulator's Images API.  Settings from the spec's ``sim`` table (any
     :class:`judgekit.sim.SimConfig` field, or ``url`` of a simulator already running); aliases with
     the same settings, chat ``sim`` models and ``sim_image_search`` included, share one process."""
@@ -174,10 +174,6 @@ class SimImageProvider(OpenAIImageProvider):
     def __init__(self, alias: str, spec) -> None:
         super().__init__(alias, spec)
         self.link = SimulatorLink(spec.sim)
-
-    @property
-    def server(self) -> Any:
-        return self.link.server
 
     @property
     def key_env(self) -> str | None:
@@ -198,12 +194,3 @@ class SimImageProvider(OpenAIImageProvider):
         self._base_url = await self.link.connect()
         self._api_key = self.link.key
         await super().start()
-
-    def stats(self) -> dict[str, Any] | None:
-        return self.link.stats()
-
-    async def close(self) -> None:
-        try:
-            await super().close()
-        finally:
-            await self.link.release()

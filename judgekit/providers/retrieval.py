@@ -18,14 +18,13 @@ from __future__ import annotations
 import asyncio
 import time
 from abc import abstractmethod
-from typing import Any
 
 from ..blobs import BlobStore
 from ..errors import BadRequest, SpecError
 from ..retrieval.base import Retriever
 from ..types import ChatRequest, ChatResponse, Usage
 from .base import Provider
-from .sim import SimulatorLink
+from .sim import SimulatorLink, UsesSimulator
 
 __all__ = ["RetrievalProvider", "BraveProvider", "SimImageSearchProvider", "ImageFolderProvider",
            "query_of"]
@@ -104,7 +103,7 @@ class BraveProvider(RetrievalProvider):
                                 timeout_s=self.spec.limits.timeout_s, source=self.kind)
 
 
-class SimImageSearchProvider(RetrievalProvider):
+class SimImageSearchProvider(UsesSimulator, RetrievalProvider):
     """The simulator's Brave-shaped image search.  Settings from the spec's ``sim`` table (any
     :class:`judgekit.sim.SimConfig` field, or ``url`` of a simulator already running); aliases
     with the same settings, chat ``sim`` models included, share one simulator process."""
@@ -116,10 +115,6 @@ class SimImageSearchProvider(RetrievalProvider):
         self.link = SimulatorLink(spec.sim)
 
     @property
-    def server(self) -> Any:
-        return self.link.server
-
-    @property
     def identity(self) -> str:
         return "sim_image_search:" + self.link.identity(_SEARCH_RESPONSE_FIELDS)
 
@@ -129,15 +124,6 @@ class SimImageSearchProvider(RetrievalProvider):
         await self.link.connect()  # search lives at the server's root, not under /v1
         return BraveImageSearch(api_key=self.link.key, base_url=self.link.root_url,
                                 timeout_s=self.spec.limits.timeout_s, source=self.kind)
-
-    def stats(self) -> dict[str, Any] | None:
-        return self.link.stats()
-
-    async def close(self) -> None:
-        try:
-            await super().close()
-        finally:
-            await self.link.release()
 
 
 class ImageFolderProvider(RetrievalProvider):

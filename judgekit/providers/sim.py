@@ -17,7 +17,7 @@ from typing import Any
 
 from .openai import OpenAIProvider
 
-__all__ = ["SimProvider", "SimulatorLink", "running_simulators", "acquire_simulator", "release_simulator",
+__all__ = ["SimProvider", "SimulatorLink", "UsesSimulator", "running_simulators", "acquire_simulator", "release_simulator",
            "sim_settings_hash"]
 
 # settings that change what the simulator answers (the rest: latency, limits, faults, do not)
@@ -109,16 +109,33 @@ class SimulatorLink:
             await release_simulator(key)
 
 
-class SimProvider(OpenAIProvider):
+class UsesSimulator:
+    """Mixin for providers served by the simulator: ``self.link`` (a :class:`SimulatorLink`, set in
+    ``__init__``) gives ``server`` and ``stats()``, and ``close()`` lets the simulator go after the
+    provider's own close.  Put it before the provider base class."""
+
+    link: SimulatorLink
+
+    @property
+    def server(self) -> Any:
+        return self.link.server
+
+    def stats(self) -> dict[str, Any] | None:
+        return self.link.stats()
+
+    async def close(self) -> None:
+        try:
+            await super().close()  # type: ignore[misc]
+        finally:
+            await self.link.release()
+
+
+class SimProvider(UsesSimulator, OpenAIProvider):
     kind = "sim"
 
     def __init__(self, alias: str, spec) -> None:
         super().__init__(alias, spec)
         self.link = SimulatorLink(spec.sim)
-
-    @property
-    def server(self) -> Any:
-        return self.link.server
 
     @property
     def identity(self) -> str:
@@ -128,12 +145,3 @@ class SimProvider(OpenAIProvider):
         self._base_url = await self.link.connect()
         self._api_key = self.link.key
         await super().start()
-
-    def stats(self) -> dict[str, Any] | None:
-        return self.link.stats()
-
-    async def close(self) -> None:
-        try:
-            await super().close()
-        finally:
-            await self.link.release()

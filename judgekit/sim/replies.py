@@ -48,7 +48,6 @@ from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from judgekit.sim.mmie import MMIE_JUDGE_KINDS, MMIE_KINDS, mmie_kind, mmie_reply
 from judgekit.sim.guess import (
     GUESS_KINDS,
     KIND_EXTRACT,
@@ -58,6 +57,7 @@ from judgekit.sim.guess import (
     guess_kind,
     guess_reply,
 )
+from judgekit.sim.mmie import MMIE_JUDGE_KINDS, MMIE_KINDS, mmie_kind, mmie_reply
 
 __all__ = [
     "Reply",

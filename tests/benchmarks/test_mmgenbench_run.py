@@ -11,13 +11,13 @@ import subprocess
 import sys
 import time
 
-import duckdb
 import numpy as np
 import pytest
+from run_helpers import read_csv, stage_rows  # noqa: E402
 
+from judgekit.blobs import BlobStore
 from judgekit.config import load_spec
 from judgekit.local import read_vector
-from judgekit.blobs import BlobStore
 from judgekit.runner import RunOptions, blob_dir_for, estimate_spec, run_spec
 
 if not all(importlib.util.find_spec(m) for m in ("judgekit_local", "torch", "diffusers", "transformers")):
@@ -71,14 +71,14 @@ async def test_all_stages_metrics_report_and_resume(tmp_path):
     # SIM is the cosine of the stored features; seeds are index + 0 and recorded
     blobs = BlobStore(blob_dir_for(tmp_path / "cache.duckdb"))
     out = tmp_path / "out"
-    originals = {r["item_id"]: r for r in _csv(out / "originals.csv")}
-    for g in _csv(out / "generations.csv"):
+    originals = {r["item_id"]: r for r in read_csv(out / "originals.csv")}
+    for g in read_csv(out / "generations.csv"):
         assert int(g["seed"]) == int(g["index"])
         a = np.array(read_vector(blobs, originals[g["item_id"]]["vector_sha256"]), dtype=np.float64)
         b = np.array(read_vector(blobs, g["vector_sha256"]), dtype=np.float64)
         assert float(g["sim"]) == pytest.approx(float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)), abs=1e-12)
         assert blobs.has(g["image_sha256"])
-    caps = _csv(out / "captions.csv")
+    caps = read_csv(out / "captions.csv")
     assert all(len(c["caption"].split()) <= 70 for c in caps)
     assert all(c["raw"] for c in caps)
     ref = json.loads((out / "summary.json").read_text())["reference_format"]
@@ -108,23 +108,8 @@ def assert_same_results(a, b):
                 assert y[k] == v, k
 
 
-def _csv(path):
-    import csv
-
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
 
 
-async def _stage_rows(cache):
-    from judgekit.cache.store import CacheStore
-
-    store = await CacheStore.open(str(cache), run_id="count")  # replays the write-ahead log
-    await store.close()
-    con = duckdb.connect(str(cache), read_only=True)
-    try:
-        return dict(con.execute("select stage, count(*) from responses group by stage").fetchall())
-    finally:
-        con.close()
 
 
 def _vectors(cache):
@@ -168,7 +153,7 @@ async def test_killed_at_a_stage_resumes_without_redrawing(tmp_path, stage, at):
             if proc.poll() is None:
                 proc.kill()
         time.sleep(0.3)
-        kept = (await _stage_rows(cache)).get("generate", 0)
+        kept = (await stage_rows(cache)).get("generate", 0)
         total = 12 * 2 * 2
         assert kept < total
 
@@ -179,7 +164,7 @@ async def test_killed_at_a_stage_resumes_without_redrawing(tmp_path, stage, at):
         print(f"killed at {stage}: {kept} of {total} images kept, the rerun drew {paid}")
         # no finished image is drawn again: the rerun draws exactly the ones the killed run had not
         assert kept + paid == total
-        assert (await _stage_rows(cache))["generate"] == total
+        assert (await stage_rows(cache))["generate"] == total
         clean = await run_spec(s, RunOptions(out_dir=tmp_path / "clean", cache_path=tmp_path / "clean.duckdb",
                                              limit=12))
         assert_same_results(clean.summary["results"], again.summary["results"])
@@ -190,10 +175,9 @@ async def test_killed_at_a_stage_resumes_without_redrawing(tmp_path, stage, at):
 def test_report_links_resolve_to_the_images(tmp_path):
     """report.html of a real run: every linked image exists, each section shows original and
     generated side by side."""
+    import asyncio
     import re
     from urllib.parse import unquote
-
-    import asyncio
 
     done = asyncio.run(run_spec(spec("options.report_items=2"), opts(tmp_path, limit=6)))
     assert done.exit_code == 0, done.failed_items
@@ -274,7 +258,7 @@ async def test_an_unusable_encoding_fails_its_image_not_the_run(tmp_path):
     first = await run_spec(s, opts(tmp_path, limit=4))
     assert first.exit_code == 0, first.failed_items
     blobs = BlobStore(blob_dir_for(tmp_path / "cache.duckdb"))
-    victim = _csv(tmp_path / "out" / "generations.csv")[0]
+    victim = read_csv(tmp_path / "out" / "generations.csv")[0]
     path = blobs.path(victim["vector_sha256"])
     path.write_bytes(b"\x00" * path.stat().st_size)
     again = await run_spec(s, opts(tmp_path, limit=4))

@@ -6,7 +6,6 @@ Skipped where judgekit-local with torch and diffusers is not installed (this pro
 imports torch)."""
 
 import asyncio
-import csv
 import importlib.util
 import json
 import os
@@ -17,8 +16,8 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-import duckdb
 import pytest
+from run_helpers import read_csv, stage_rows  # noqa: E402
 
 from judgekit.blobs import BlobStore
 from judgekit.config import load_spec
@@ -51,9 +50,6 @@ def opts(root, out="out", cache="cache.duckdb", **kw):
     return RunOptions(out_dir=root / out, cache_path=root / cache, **kw)
 
 
-def _csv(path):
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
 
 
 def _to_make(est) -> dict[str, int]:
@@ -92,7 +88,7 @@ async def test_sample_run_tables_blobs_alignment_and_resume(sample):
     titles = [t for t, _ in first.result.more_displays]
     assert titles[0].startswith("Per field") and titles[1].startswith("Score distribution")
 
-    scores = _csv(sample.out / "scores.csv")
+    scores = read_csv(sample.out / "scores.csv")
     assert len(scores) == 24
     assert {(r["system"], r["id"]) for r in scores} == {(s, i) for s in (INTEGRATED, NATIVE)
                                                         for i in {r["id"] for r in scores}}
@@ -100,13 +96,13 @@ async def test_sample_run_tables_blobs_alignment_and_resume(sample):
 
     # every integrated answer's images are in the store, and they are the answer's images
     blobs = BlobStore(blob_dir_for(sample.cache))
-    images = _csv(sample.out / "images.csv")
+    images = read_csv(sample.out / "images.csv")
     assert images and all(r["system"] == INTEGRATED and not r["error"] for r in images)
     assert all(blobs.has(r["sha256"]) for r in images)
     drawn: dict[str, list[str]] = {}
     for r in sorted(images, key=lambda r: (r["id"], int(r["position"]))):
         drawn.setdefault(r["id"], []).append(r["sha256"])
-    for a in _csv(sample.out / "answers.csv"):
+    for a in read_csv(sample.out / "answers.csv"):
         if a["system"] != INTEGRATED:
             continue
         in_answer = [s["image"] for s in json.loads(a["answer"]) if s["image"]]
@@ -114,7 +110,7 @@ async def test_sample_run_tables_blobs_alignment_and_resume(sample):
         assert "<image>" in a["raw_answer"]
 
     # Table 5: the alignment is the metric over scores.csv and the human scores
-    human = {r["id"]: float(r["score"]) for r in _csv(DATA / "human_scores.csv")}
+    human = {r["id"]: float(r["score"]) for r in read_csv(DATA / "human_scores.csv")}
     mine = {r["id"]: int(r["score"]) for r in scores if r["system"] == NATIVE}
     ids = list(human)
     want = alignment([mine[i] for i in ids], [human[i] for i in ids])
@@ -122,14 +118,14 @@ async def test_sample_run_tables_blobs_alignment_and_resume(sample):
     assert row["system"] == NATIVE and row["n"] == 12 and want["n"] == 12
     for k in ("cosine", "mse", "mae", "pearson"):
         assert row[k] == pytest.approx(want[k], abs=1e-12), k
-    assert len(_csv(sample.out / "alignment.csv")) == 1
+    assert len(read_csv(sample.out / "alignment.csv")) == 1
 
     again = await run_spec(sample.spec, opts(sample.root, out="out2"))
     assert again.exit_code == 0
     assert again.served_by_simulator == 0 and again.stats.paid_calls == 0
     assert again.summary["results"] == first.summary["results"]
     assert again.summary["alignment"] == first.summary["alignment"]
-    assert _csv(sample.root / "out2" / "scores.csv") == scores
+    assert read_csv(sample.root / "out2" / "scores.csv") == scores
     after = await estimate_spec(sample.spec, opts(sample.root, out="out3"))
     assert sum(line.calls_to_make for line in after.estimate.lines) == 0
     assert all(line.input_exact for line in after.estimate.lines)
@@ -140,7 +136,7 @@ async def test_estimate_before_any_call_counts_every_stage(sample):
     assert _to_make(sample.before) == {"answer": 12, "score": 24, "generate": 24}
     assert all(line.calls_cached == 0 for line in sample.before.estimate.lines)
     st = sample.first.stats
-    drawn = len(_csv(sample.out / "images.csv"))
+    drawn = len(read_csv(sample.out / "images.csv"))
     assert 12 <= st.stage("generate").calls == drawn <= 24
     assert st.stage("answer").calls == 12 and st.stage("score").calls == 24
 
@@ -156,7 +152,7 @@ async def test_scorer_format_export_reads_back_and_rescores_from_the_cache(sampl
     path = sample.out / system_export_names([INTEGRATED, NATIVE])[INTEGRATED]
     answers = load_answers(path)  # images relative to its folder
     assert len(answers) == 12 and {m for m, _ in answers.values()} == {INTEGRATED}
-    drawn = {r["sha256"] for r in _csv(sample.out / "images.csv")}
+    drawn = {r["sha256"] for r in read_csv(sample.out / "images.csv")}
     exported = {s.sha256 for _, segs in answers.values() for s in segs if s.is_image}
     assert exported == drawn
     assert all(s.path.parent == sample.out / "images" for _, segs in answers.values() for s in segs if s.is_image)
@@ -296,16 +292,6 @@ STAGES = ("answer", "generate", "score")
 KILL_LIMIT = 6  # SA x 4 and PBL x 2: half the sample keeps the three runs short
 
 
-async def _stage_rows(cache):
-    from judgekit.cache.store import CacheStore
-
-    store = await CacheStore.open(str(cache), run_id="count")  # replays the write-ahead log
-    await store.close()
-    con = duckdb.connect(str(cache), read_only=True)
-    try:
-        return dict(con.execute("select stage, count(*) from responses group by stage").fetchall())
-    finally:
-        con.close()
 
 
 def _pngs(cache) -> int:
@@ -360,12 +346,12 @@ async def test_killed_at_a_stage_resumes_paying_only_what_was_missing(sample, tm
                 proc.wait()
             proc.stderr.close()
         await asyncio.sleep(0.3)  # calls in flight at the kill finish on the server side
-        kept = await _stage_rows(cache)
+        kept = await stage_rows(cache)
 
         again = await run_spec(spec(*overrides), RunOptions(out_dir=tmp_path / "out", cache_path=cache,
                                                             limit=KILL_LIMIT))
         assert again.exit_code == 0, (again.message, again.failed_items)
-        total = await _stage_rows(cache)
+        total = await stage_rows(cache)
         paid = {s: again.stats.stage(s).calls for s in STAGES}
         print(f"killed at {stage}: kept {kept}, the rerun paid {paid}, total {total}")
 

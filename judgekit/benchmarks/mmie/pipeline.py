@@ -246,6 +246,8 @@ class Outcome:
     error: str | None = None
     stage: str | None = None  # where it failed
     aborted: bool = False
+    #: the item's question images, read once per item and shared by every system's scoring
+    question_images: dict[str, ImagePart] = field(default_factory=dict, repr=False)
 
 
 def _defuse(text: str) -> str:
@@ -283,15 +285,16 @@ class _Flow:
 
     async def run_item(self, item: MMIEItem) -> list[Outcome]:
         question = await asyncio.to_thread(_parts, item.question)
+        known = {p.sha256: p for p in question if isinstance(p, ImagePart)}
         by_candidate: dict[str, list[System]] = {}
         jobs = []
         for s in self.prep.systems:
             if s.kind == "native":
-                jobs.append(self._native(s, item))
+                jobs.append(self._native(s, item, known))
             else:
                 by_candidate.setdefault(s.candidate, []).append(s)
         for cand, systems in by_candidate.items():
-            jobs.append(self._candidate(cand, systems, item, question))
+            jobs.append(self._candidate(cand, systems, item, question, known))
         results = await asyncio.gather(*jobs, return_exceptions=True)
         out: list[Outcome] = []
         for r in results:
@@ -300,8 +303,8 @@ class _Flow:
             out.extend(r)
         return out
 
-    async def _native(self, system: System, item: MMIEItem) -> list[Outcome]:
-        o = Outcome(system.name, item)
+    async def _native(self, system: System, item: MMIEItem, known: dict[str, ImagePart]) -> list[Outcome]:
+        o = Outcome(system.name, item, question_images=known)
         o.answer = system.answers[item.id][1]
         await self._guarded(o, self._score(o, exact=True))
         return [o]
@@ -313,8 +316,8 @@ class _Flow:
             o.aborted = True
 
     async def _candidate(self, cand: str, systems: list[System], item: MMIEItem,
-                         question: list[Part]) -> list[Outcome]:
-        outs = [Outcome(s.name, item) for s in systems]
+                         question: list[Part], known: dict[str, ImagePart]) -> list[Outcome]:
+        outs = [Outcome(s.name, item, question_images=known) for s in systems]
         integrated = systems[0].kind == "integrated"
         parts: list[Part] = [TextPart(self.instruction.text)] if integrated else []
         parts += question
@@ -400,7 +403,8 @@ class _Flow:
         if item.category == MSR:
             fields["gt"] = gt_text(item.gt_answer)
         text = prompt.render(**fields)
-        images = await asyncio.to_thread(lambda: [s.image_part() for s in flat.images])
+        known = o.question_images
+        images = await asyncio.to_thread(lambda: [known.get(s.sha256) or s.image_part() for s in flat.images])
         parts = _interleave(text, images)
         req = ChatRequest(self.prep.judge, (Message("user", tuple(parts)),), params=self.params[self.prep.judge],
                           stage=SCORE, item_id=f"{o.system}/{item.id}", prompt_hash=prompt.hash)
