@@ -10,6 +10,10 @@ The tree::
     └── ProviderError        a call failed; the subclass says how the engine treats it
         ├── RateLimited      429: retried after ``retry_after`` seconds, concurrency is cut
         ├── TransientError   5xx, timeouts, connection resets: retried with backoff
+        │   ├── MalformedReply   a 200 reply of the wrong shape or types (content 42, usage "lots",
+        │   │                    negative or absurd token counts, no choices, not JSON)
+        │   └── EmptyReply       a reply with no text (null, "", whitespace only, a refusal with
+        │                        no content): never a cached answer
         ├── BadRequest       400/422: the item fails with the provider's message, no retry
         ├── AuthError        401/403: the whole run stops (names the alias and env var)
         └── NotFound         404 model or deployment: the whole run stops
@@ -26,6 +30,8 @@ __all__ = [
     "ProviderError",
     "RateLimited",
     "TransientError",
+    "MalformedReply",
+    "EmptyReply",
     "BadRequest",
     "AuthError",
     "NotFound",
@@ -82,6 +88,20 @@ class RateLimited(ProviderError):
 class TransientError(ProviderError):
     kind = "transient"
     retryable = True
+
+
+class MalformedReply(TransientError):
+    """A reply the provider could not read as an answer: wrong shape, wrong types, impossible
+    token counts.  Retried (a gateway's glitch may pass), then a counted failure of the call."""
+
+    kind = "malformed_reply"
+
+
+class EmptyReply(TransientError):
+    """A reply with no text.  An empty answer is never valid for judgekit's benchmarks, so it is
+    retried like a transient error, then a counted failure; it is never cached."""
+
+    kind = "empty_reply"
 
 
 class BadRequest(ProviderError):

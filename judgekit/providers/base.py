@@ -2,11 +2,19 @@
 
 Providers are small.  Retries, limits and caching are the engine's job, never a provider's: a
 provider makes exactly one attempt and raises a classified :class:`~judgekit.errors.ProviderError`.
+
+Secrets never leave a provider: every :class:`~judgekit.errors.ProviderError` raised by a
+provider's ``start`` or ``generate`` has the values of its API keys replaced by
+:data:`REDACTED` (servers echo the key in error bodies; the engine prints the message and stores
+it in the cache's ``attempts`` table).  The base class does it for every subclass
+(:meth:`Provider.__init_subclass__` wraps both methods); a subclass only has to hand the keys it
+uses to :meth:`Provider.remember_secret` (:meth:`Provider.api_key` does for the keys it reads).
 """
 
 from __future__ import annotations
 
 import email.utils
+import functools
 import os
 import re
 import time
@@ -16,7 +24,14 @@ from typing import Mapping
 from ..errors import AuthError, ProviderError
 from ..types import ChatRequest, ChatResponse
 
-__all__ = ["Provider", "retry_after_from_headers", "parse_duration", "DEFAULT_KEY_ENV"]
+__all__ = ["Provider", "retry_after_from_headers", "parse_duration", "DEFAULT_KEY_ENV", "REDACTED",
+           "MIN_SECRET_CHARS"]
+
+#: what a key's value is replaced with in error messages
+REDACTED = "[redacted]"
+#: values shorter than this are not treated as secrets: replacing "sim" or "EMPTY" (the keys of
+#: local servers that check none) would mangle messages, and they protect nothing
+MIN_SECRET_CHARS = 8
 
 #: the env var a provider reads its key from when the spec names none
 DEFAULT_KEY_ENV = {
@@ -31,6 +46,22 @@ DEFAULT_KEY_ENV = {
 }
 
 
+def _redacting(method):
+    """``method`` (a provider's ``start`` or ``generate``) with the keys taken out of every
+    ProviderError it raises."""
+
+    @functools.wraps(method)
+    async def wrapper(self: "Provider", *args, **kwargs):
+        try:
+            return await method(self, *args, **kwargs)
+        except ProviderError as err:
+            self.redact_error(err)
+            raise
+
+    wrapper.__redacts_secrets__ = True  # type: ignore[attr-defined]
+    return wrapper
+
+
 class Provider(ABC):
     """Base class.  Subclasses set ``kind`` and implement :meth:`generate`."""
 
@@ -38,10 +69,57 @@ class Provider(ABC):
     #: the run's content-addressed image store (judgekit.blobs.BlobStore), set by the engine
     blobs = None
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in ("start", "generate"):
+            method = cls.__dict__.get(name)
+            if method is not None and not getattr(method, "__redacts_secrets__", False):
+                setattr(cls, name, _redacting(method))
+
     def __init__(self, alias: str, spec) -> None:  # spec: judgekit.config.ModelSpec
         self.alias = alias
         self.spec = spec
         self.kind = spec.provider  # "openai" and "azure" share a class but not a key env var
+        self._secrets: set[str] = set()
+
+    # -- secrets -----------------------------------------------------------------------------
+    def remember_secret(self, value: str | None) -> None:
+        """Treat ``value`` (a key this provider sends) as a secret to redact from its errors."""
+        if value and len(value) >= MIN_SECRET_CHARS:
+            self.__dict__.setdefault("_secrets", set()).add(value)
+
+    def secrets(self) -> list[str]:
+        """The values to redact: the keys remembered and the value of the spec's key env var,
+        longest first (so a key that contains another is replaced whole)."""
+        found = set(getattr(self, "_secrets", ()))
+        env = self.key_env
+        value = os.environ.get(env) if env else None
+        if value and len(value) >= MIN_SECRET_CHARS:
+            found.add(value)
+        return sorted(found, key=len, reverse=True)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret of this provider replaced by :data:`REDACTED`."""
+        for secret in self.secrets():
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def redact_error(self, err: ProviderError) -> ProviderError:
+        """Take the secrets out of ``err``'s message, in place.  When they were in it, or in the
+        exception it was raised from, the chained exception (the SDK's, holding the raw body)
+        is dropped too, so no traceback can show it."""
+        secrets = self.secrets()
+        if not secrets:
+            return err
+        chained = [c for c in (err.__cause__, err.__context__) if c is not None]
+        leaked = any(s in str(a) for s in secrets for a in (*err.args, *chained))
+        if leaked:
+            err.args = tuple(self.redact(a) if isinstance(a, str) else a for a in err.args)
+            err.__cause__ = None
+            err.__context__ = None
+            err.__suppress_context__ = True
+        return err
 
     @property
     def model(self) -> str:
@@ -66,6 +144,7 @@ class Provider(ABC):
             raise AuthError(
                 f"model '{self.alias}' ({self.kind} {self.model}): the API key env var {env} is not set"
             )
+        self.remember_secret(key)
         return key
 
     async def start(self) -> None:
@@ -79,13 +158,14 @@ class Provider(ABC):
         """Release clients and servers."""
 
     def describe_error(self, err: ProviderError) -> str:
-        """A message for the user that names the alias and, for auth errors, the env var."""
+        """A message for the user that names the alias and, for auth errors, the env var (never
+        the key: the message is redacted again here, whoever raised ``err``)."""
         base = f"model '{self.alias}' ({self.kind} {self.model})"
         if isinstance(err, AuthError):
             env = self.key_env
             hint = f"; check the key in env var {env}" if env else ""
-            return f"{base}: authentication failed{hint}: {err}"
-        return f"{base}: {err}"
+            return self.redact(f"{base}: authentication failed{hint}: {err}")
+        return self.redact(f"{base}: {err}")
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")

@@ -6,9 +6,10 @@ import re
 import time
 from typing import Any
 
-from ..errors import AuthError, BadRequest, NotFound, ProviderError, RateLimited, TransientError
+from ..errors import AuthError, BadRequest, MalformedReply, NotFound, ProviderError, RateLimited, TransientError
 from ..types import ChatRequest, ChatResponse, Message, TextPart, Usage
 from .base import Provider, retry_after_from_headers
+from .replies import reply_text, short_string, token_count
 
 __all__ = ["GeminiProvider", "classify_gemini_error"]
 
@@ -40,10 +41,46 @@ def classify_gemini_error(err: Exception) -> ProviderError:
         if "API_KEY_INVALID" in str(err.details) or "API key not valid" in str(err.message):
             return AuthError(msg, status=code)
         return BadRequest(msg, status=code)
+    if _is_validation_error(err):  # the SDK could not read the reply into its types
+        return MalformedReply(f"malformed response: {str(err)[:300]}")
     name = type(err).__name__.lower()
     if "timeout" in name or "connect" in name or isinstance(err, (OSError, TimeoutError)):
         return TransientError(f"{type(err).__name__}: {err}")
     return TransientError(f"{type(err).__name__}: {err}")
+
+
+def _response(resp: Any, latency: float) -> ChatResponse:
+    """The SDK's GenerateContentResponse as a ChatResponse, with the same checks as an OpenAI
+    reply (:mod:`judgekit.providers.replies`): no text is EmptyReply, impossible usage is
+    MalformedReply."""
+    finish = ""
+    candidates = resp.candidates or []
+    if candidates:
+        fr = candidates[0].finish_reason
+        finish = short_string((getattr(fr, "value", None) or str(fr or "")).lower(), "finish_reason", strict=True)
+    parts = (getattr(candidates[0].content, "parts", None) or []) if candidates else []
+    # the answer is the text parts that are not thoughts (what ``resp.text`` joins, without its
+    # warnings about other parts)
+    content = [p.text for p in parts if isinstance(p.text, str) and not p.thought]
+    blocked = getattr(getattr(resp, "prompt_feedback", None), "block_reason", None)
+    refusal = f"prompt blocked: {getattr(blocked, 'value', blocked)}" if blocked else None
+    if not content and finish and finish not in ("stop", "max_tokens", "finish_reason_unspecified"):
+        refusal = refusal or f"finish_reason {finish}"
+    text = reply_text(content, refusal, finish_reason=finish)
+    meta = resp.usage_metadata
+    usage = Usage(token_count(getattr(meta, "prompt_token_count", None), "prompt_token_count"),
+                  token_count(getattr(meta, "candidates_token_count", None), "candidates_token_count"))
+    return ChatResponse(text=text, usage=usage, finish_reason=finish, latency_s=latency,
+                        request_id=short_string(getattr(resp, "response_id", None), "response_id", strict=False))
+
+
+def _is_validation_error(err: Exception) -> bool:
+    """Whether ``err`` says the SDK could not read the reply (not JSON, or fields of the wrong type)."""
+    import json
+
+    from pydantic import ValidationError
+
+    return isinstance(err, (ValidationError, json.JSONDecodeError))
 
 
 class GeminiProvider(Provider):
@@ -104,28 +141,11 @@ class GeminiProvider(Provider):
             resp = await self._client.aio.models.generate_content(
                 model=self.spec.model, contents=contents, config=config
             )
+            latency = time.perf_counter() - t0
+            # read inside the error handling: an odd reply fails this call, never the run
+            return _response(resp, latency)
         except Exception as e:
             raise classify_gemini_error(e) from e
-        latency = time.perf_counter() - t0
-        meta = resp.usage_metadata
-        finish = ""
-        if resp.candidates:
-            fr = resp.candidates[0].finish_reason
-            finish = (getattr(fr, "value", None) or str(fr or "")).lower()
-        try:
-            text = resp.text or ""
-        except Exception:  # blocked candidates raise on .text in some SDK versions
-            text = ""
-        return ChatResponse(
-            text=text,
-            usage=Usage(
-                (meta.prompt_token_count or 0) if meta else 0,
-                (meta.candidates_token_count or 0) if meta else 0,
-            ),
-            finish_reason=finish,
-            latency_s=latency,
-            request_id=getattr(resp, "response_id", None) or "",
-        )
 
     async def close(self) -> None:
         if self._client is not None:

@@ -13,8 +13,9 @@ has no seed) and records ``"seed_sent": false``.  The response's text is JSON wi
 
 and the PNG is in the engine's blob store (``provider.blobs``).  A url reply is fetched with
 httpx.  A reply whose bytes are not an image is a :class:`~judgekit.errors.TransientError` (so
-retried).  Usage is the response's (0/0 when it has none, as for dall-e models, which are priced
-with the spec's ``price = {per_request_usd = ...}``).  :meth:`expected_output_tokens` is the
+retried); one whose usage is impossible (negative, not a number, past any real call) a
+:class:`~judgekit.errors.MalformedReply`.  Usage is the response's (0/0 when it has none, as for
+dall-e models, which are priced with the spec's ``price = {per_request_usd = ...}``).  :meth:`expected_output_tokens` is the
 estimate's per-image output tokens (:func:`judgekit.cost.images.generation_output_tokens`).
 """
 
@@ -32,12 +33,24 @@ from ..blobs import sniff_mime
 from ..errors import BadRequest, TransientError
 from ..types import ChatRequest, ChatResponse, ImagePart, Usage
 from .openai import _RATE_HEADERS, OpenAIProvider, classify_openai_error
+from .replies import short_string, token_count, usage_of
 from .sim import SimulatorLink, UsesSimulator
 
 __all__ = ["OpenAIImageProvider", "SimImageProvider", "prompt_of"]
 
 # simulator settings that change the images it draws (faults, limits and latency do not)
 _IMAGE_RESPONSE_FIELDS = ("seed",)
+
+
+def _image_usage(u: Any) -> Usage:
+    """Token usage of an Images API reply (0/0 when it has none); impossible figures are
+    MalformedReply, as for chat replies (:mod:`judgekit.providers.replies`)."""
+    if u is None:
+        return Usage(0, 0)
+    if isinstance(u, dict):
+        return usage_of(u, "input_tokens", "output_tokens")
+    return Usage(token_count(getattr(u, "input_tokens", None), "input_tokens"),
+                 token_count(getattr(u, "output_tokens", None), "output_tokens"))
 
 
 def prompt_of(request: ChatRequest) -> str:
@@ -105,12 +118,19 @@ class OpenAIImageProvider(OpenAIProvider):
         try:
             raw = await self._client.images.with_raw_response.generate(**kwargs)
             resp = raw.parse()
+            # everything read from the reply is read here: an odd reply fails this call only
+            if not resp.data:
+                raise TransientError("the image API returned no image")
+            item = resp.data[0]
+            data = await self._image_bytes(item)
+            revised = getattr(item, "revised_prompt", None)
+            revised = revised if isinstance(revised, str) else None
+            usage = _image_usage(resp.usage)
+            headers = raw.headers
+            request_id = short_string(headers.get("x-request-id"), "x-request-id", strict=False)
+            rate = {h: headers[h] for h in _RATE_HEADERS if h in headers} or None
         except Exception as e:  # classified below; nothing escapes unclassified
             raise classify_openai_error(e) from e
-        if not resp.data:
-            raise TransientError("the image API returned no image")
-        item = resp.data[0]
-        data = await self._image_bytes(item)
         mime = sniff_mime(data)
         if mime is None:
             raise TransientError(f"the image API returned {len(data)} bytes that are not an image "
@@ -124,25 +144,21 @@ class OpenAIImageProvider(OpenAIProvider):
             "seed_sent": self.sends_seed,
             "size": s.size,
             "quality": s.quality,
-            "revised_prompt": getattr(item, "revised_prompt", None),
+            "revised_prompt": revised,
             "model": self.spec.model,
         }
-        u = resp.usage
-        usage = Usage(int(getattr(u, "input_tokens", 0) or 0), int(getattr(u, "output_tokens", 0) or 0)) \
-            if u is not None else Usage(0, 0)
-        headers = raw.headers
-        rate = {h: headers[h] for h in _RATE_HEADERS if h in headers} or None
         return ChatResponse(json.dumps(record, ensure_ascii=False, sort_keys=True), usage, finish_reason="stop",
-                            latency_s=latency, request_id=headers.get("x-request-id") or "", rate_headers=rate)
+                            latency_s=latency, request_id=request_id, rate_headers=rate)
 
     async def _image_bytes(self, item: Any) -> bytes:
-        if getattr(item, "b64_json", None):
+        b64 = getattr(item, "b64_json", None)
+        if b64:
             try:
-                return base64.b64decode(item.b64_json, validate=True)
-            except (binascii.Error, ValueError) as e:
+                return base64.b64decode(b64, validate=True)
+            except (binascii.Error, ValueError, TypeError) as e:
                 raise TransientError(f"the image API returned malformed base64: {e}") from None
         url = getattr(item, "url", None)
-        if not url:
+        if not url or not isinstance(url, str):
             raise TransientError("the image API returned neither b64_json nor url")
         import httpx
 

@@ -46,6 +46,7 @@ from ..local import Backend, Batcher, LocalItemError, SubprocessBackend
 from ..local.presets import PRESETS, Preset
 from ..local.process import DEFAULT_MODULE, WORKER_PACKAGE
 from ..types import ChatRequest, ChatResponse, ImagePart, TextPart, Usage
+from .replies import reply_text, short_string, token_count
 from .base import Provider
 
 __all__ = ["LocalProvider", "acquire_runtime", "release_runtime", "running_runtimes", "worker_command",
@@ -266,9 +267,12 @@ class LocalProvider(Provider):
             raise self._error(e) from None
         latency = time.perf_counter() - t0
         if task == "chat":
-            return ChatResponse(str(out.get("text", "")),
-                                Usage(int(out.get("input_tokens") or 0), int(out.get("output_tokens") or 0)),
-                                finish_reason=str(out.get("finish_reason") or "stop"), latency_s=latency)
+            # the same rule as every chat provider (replies.py): no text is EmptyReply, not an answer
+            finish = short_string(out.get("finish_reason"), "finish_reason", strict=False) or "stop"
+            return ChatResponse(reply_text(out.get("text"), finish_reason=finish),
+                                Usage(token_count(out.get("input_tokens"), "input_tokens"),
+                                      token_count(out.get("output_tokens"), "output_tokens")),
+                                finish_reason=finish, latency_s=latency)
         if task == "text_to_image":
             record = {"image": out.get("image"), "seed": inputs["seed"],
                       **{k: params.get(k) for k in ("steps", "guidance", "width", "height")},

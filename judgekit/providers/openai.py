@@ -11,9 +11,10 @@ import time
 from functools import lru_cache
 from typing import Any
 
-from ..errors import AuthError, BadRequest, NotFound, ProviderError, RateLimited, TransientError
-from ..types import ChatRequest, ChatResponse, ImagePart, Message, TextPart, Usage
+from ..errors import AuthError, BadRequest, MalformedReply, NotFound, ProviderError, RateLimited, TransientError
+from ..types import ChatRequest, ChatResponse, ImagePart, Message, TextPart
 from .base import Provider, retry_after_from_headers
+from .replies import chat_completion_response
 
 __all__ = ["OpenAIProvider", "to_openai_messages", "classify_openai_error"]
 
@@ -98,7 +99,7 @@ def classify_openai_error(err: Exception) -> ProviderError:
             return TransientError(msg, status=status, retry_after=retry_after_from_headers(headers))
         return BadRequest(msg, status=status)
     if isinstance(err, openai.APIResponseValidationError):
-        return TransientError(f"malformed response: {err}")
+        return MalformedReply(f"malformed response: {err}")
     return TransientError(f"{type(err).__name__}: {err}")
 
 
@@ -129,6 +130,7 @@ class OpenAIProvider(Provider):
         from openai import DefaultAioHttpClient
 
         key = self._api_key or self.api_key(required=self._base_url is None or self.spec.api_key_env is not None)
+        self.remember_secret(key)
         common = dict(max_retries=0, timeout=self.spec.limits.timeout_s, http_client=DefaultAioHttpClient())
         if self.spec.provider == "azure":
             self._client = openai.AsyncAzureOpenAI(
@@ -164,27 +166,17 @@ class OpenAIProvider(Provider):
             # transform of the parameters and pydantic construction of the reply, a third of
             # its per-call CPU (shared/reference/performance.md).  The body is built above.
             raw = await self._client.post("/chat/completions", body=kwargs, cast_to=_raw_response_type())
-            data = raw.json()
+            latency = time.perf_counter() - t0
+            # everything read from the reply is read here, inside the error handling: an odd
+            # reply is a classified failure of this call (replies.py), never a crash of the run
+            try:
+                data = raw.json()
+            except ValueError:
+                raise MalformedReply(f"chat completion is not JSON ({raw.headers.get('content-type', '?')}): "
+                                     f"{raw.text[:200]!r}") from None
+            return chat_completion_response(data, raw.headers, latency, _RATE_HEADERS)
         except Exception as e:  # classified below; nothing escapes unclassified
             raise classify_openai_error(e) from e
-        latency = time.perf_counter() - t0
-        try:
-            choice = data["choices"][0]
-            text = choice["message"].get("content") or ""
-            finish = choice.get("finish_reason") or ""
-        except (KeyError, IndexError, TypeError, AttributeError):
-            raise TransientError(f"malformed chat completion: {str(data)[:200]}") from None
-        u = data.get("usage") or {}
-        headers = raw.headers
-        rate = {h: headers[h] for h in _RATE_HEADERS if h in headers} or None
-        return ChatResponse(
-            text=text,
-            usage=Usage(int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0)),
-            finish_reason=finish,
-            latency_s=latency,
-            request_id=headers.get("x-request-id") or data.get("id") or "",
-            rate_headers=rate,
-        )
 
     async def close(self) -> None:
         if self._client is not None:

@@ -122,6 +122,7 @@ class SimImageSearchProvider(UsesSimulator, RetrievalProvider):
         from ..retrieval.brave import BraveImageSearch
 
         await self.link.connect()  # search lives at the server's root, not under /v1
+        self.remember_secret(self.link.key)
         return BraveImageSearch(api_key=self.link.key, base_url=self.link.root_url,
                                 timeout_s=self.spec.limits.timeout_s, source=self.kind)
 
