@@ -5,13 +5,29 @@ metrics (parse-ok rate) and never re-asked (the reference does not re-ask).
 
 Which line wins when several match is the reference's choice, not ours, and differs between
 the two parsers (see each docstring).
+
+Candidate answers are defused against these parsers with :func:`defuse_markers`, which looks for
+the same markers through the folded view of :mod:`judgekit.parsers.view` (every normalisation the
+parsers or a quoting judge could apply), so that no candidate text can be read as a verdict or a
+VFS line; the parsers themselves read genuine judge replies exactly as the reference does.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["VERDICT_SCORES", "VERDICT_MARKER", "VFS_MARKER_A", "VFS_MARKER_B", "parse_verdict", "parse_vfs"]
+from .view import View, defuse
+
+__all__ = [
+    "VERDICT_SCORES",
+    "VERDICT_MARKER",
+    "VFS_MARKER_A",
+    "VFS_MARKER_B",
+    "parse_verdict",
+    "parse_vfs",
+    "MARKER_RULES",
+    "defuse_markers",
+]
 
 VERDICT_MARKER = "FINAL VERDICT IS:"
 VFS_MARKER_A = "RESPONSE A VISUAL FACTUALITY SCORE:"
@@ -107,3 +123,61 @@ def parse_vfs(text: str | None) -> tuple[float, float] | None:
     if not (0.0 <= a <= 10.0 and 0.0 <= b <= 10.0):  # also rejects nan
         return None
     return a, b
+
+
+# --------------------------------------------------------------------------- defusing candidate text
+# The same markers as the parsers above, looked for in the folded view with white space dropped
+# (the parsers upper-case and strip spaces; the view also folds ligatures, full-width forms,
+# case variants, zero-width characters and markup).  Each is broken in the original text by a
+# change that no folding undoes: a hyphen and a parenthesised word inside the marker phrase,
+# parentheses in place of brackets.
+
+_VIEW_VERDICT = re.compile(r"FINALVERDICTIS(?=:)")
+_VIEW_VFS = re.compile(r"VISUALFACTUALITYSCORE(?=:)")
+# a double-bracketed A-op-B token: the ten verdicts, and look-alikes (B≫A, A→B) a judge could
+# read or rewrite as one
+_VIEW_TOKEN = re.compile(r"\[\[[AB][^\w\[\]]{1,4}[AB]\]\]")
+
+
+def _phrase(pattern: re.Pattern[str], replacement: str):
+    def rule(view: View, text: str) -> list[tuple[int, int, str]]:
+        return [(*view.span(m.start(), m.end()), replacement) for m in pattern.finditer(view.text)]
+    return rule
+
+
+def brackets_to_parentheses(view: View, text: str, start: int, end: int) -> list[tuple[int, int, str]]:
+    """Edits turning each original character behind a ``[`` or ``]`` of ``view.text[start:end]``
+    into as many ``(`` or ``)`` as it folds to (``［`` -> ``(``, ``⟦`` -> ``((``)."""
+    seen: dict[int, str] = {}
+    for i in range(start, end):
+        if view.text[i] in "[]":
+            j = view.source[i]
+            if j not in seen:
+                folded = View.of(text[j], spaces=False).text
+                seen[j] = "(" * folded.count("[") + ")" * folded.count("]")
+    return [(j, j + 1, r) for j, r in seen.items()]
+
+
+def _tokens(view: View, text: str) -> list[tuple[int, int, str]]:
+    return [e for m in _VIEW_TOKEN.finditer(view.text) for e in brackets_to_parentheses(view, text, m.start(), m.end())]
+
+
+#: the rules :func:`defuse_markers` applies (the pairwise and VFS judge prompts add their own
+#: block delimiters to these)
+MARKER_RULES = (
+    _phrase(_VIEW_VERDICT, "Final-verdict (quoted)"),
+    _phrase(_VIEW_VFS, "Visual-factuality (quoted) score"),
+    _tokens,
+)
+
+
+def defuse_markers(text: str) -> str:
+    """Candidate text in which nothing can be read as a verdict or a VFS line, however folded.
+
+    In the folded view (no white space): ``FINAL VERDICT IS`` before a colon becomes
+    ``Final-verdict (quoted)``, ``VISUAL FACTUALITY SCORE`` before a colon becomes
+    ``Visual-factuality (quoted) score``, and the brackets of a double-bracketed verdict token
+    (``[[B>>A]]``, ``［［Ｂ＞＞Ａ］］``, ``[[ B > > A ]]``) become parentheses.  Text with none of these
+    is returned unchanged.
+    """
+    return defuse(text, MARKER_RULES, spaces=False)

@@ -12,7 +12,12 @@ only when the result is an integer in 0..6.  Outcomes:
 * ``not_a_number``: ``### Score`` but no number after it (``### Score\\nexcellent``);
 * ``out_of_range``: a number that rounds outside 0..6 (``7``, ``-1``, ``6.6``).
 
-Only ``ok`` carries a score; the others are failures the caller counts.  :func:`percent` turns a
+Only ``ok`` carries a score; the others are failures the caller counts.
+
+Candidate text is defused against this parser (and against forging the prompt's sections) with
+:func:`defuse_headers`, which looks for ``### Score``-like headers through the folded view of
+:mod:`judgekit.parsers.view`, so that after any normalisation no candidate text holds a header the
+parser or the scorer could take for its own.  :func:`percent` turns a
 0..6 score into the paper's percentage.
 
 Integrated answers (:func:`split_integrated`): a text-only LVLM writes each image it would draw as
@@ -34,6 +39,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, Literal, Protocol, TypeVar
 
+from .view import View, defuse
+
 __all__ = [
     "MAX_SCORE",
     "ScoreParse",
@@ -45,6 +52,7 @@ __all__ = [
     "gt_text",
     "IMAGE_LINE",
     "DROPPED_LINE",
+    "defuse_headers",
 ]
 
 MAX_SCORE = 6
@@ -197,3 +205,25 @@ def gt_text(segments: Sequence[_SegmentLike] | None) -> str:
     if not segments:
         return ""
     return "\n".join(s.text or "" for s in segments if s.kind == "text")
+
+
+# --------------------------------------------------------------------------- defusing candidate text
+# In the folded view with white space kept as single spaces: three or more hash signs (``#``,
+# ``＃``, ``﹟``, single spaces or invisible characters between them) before a section name of the
+# scorer prompt.  ``Score`` counts as a prefix, as the parser reads it (``### Scores``, ``###
+# Scoreboard``, ``### Score2``); the other names as whole words (``### Answering`` stays).
+_VIEW_HEADER = re.compile(r"#(?: ?#){2,}(?= ?(?:SCORE|(?:FEEDBACK|QUESTION|CORRECT ?ANSWER|ANSWER)(?![^\W_])))")
+
+
+def _headers(view: View, text: str) -> list[tuple[int, int, str]]:
+    return [(*view.span(m.start(), m.end()), "##") for m in _VIEW_HEADER.finditer(view.text)]
+
+
+def defuse_headers(text: str) -> str:
+    """Candidate text in which no scorer-prompt header survives, however folded.
+
+    Each run of three or more hash signs before ``Score`` (any continuation), ``Feedback``,
+    ``Question``, ``Answer`` or ``Correct Answer`` becomes ``##`` (``### Scores: 6`` ->
+    ``## Scores: 6``, ``＃＃＃ Ｓｃｏｒｅ`` -> ``## Ｓｃｏｒｅ``); any other text is returned unchanged.
+    """
+    return defuse(text, (_headers,), spaces=True)

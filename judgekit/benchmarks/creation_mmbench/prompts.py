@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from judgekit.parsers.creation import MARKER_RULES, brackets_to_parentheses
+from judgekit.parsers.view import View, defuse
 from judgekit.resources import Prompt, load_prompt
 from judgekit.types import Message
 
@@ -69,34 +71,35 @@ def fill(prompt: Prompt, **fields: str) -> str:
 
 # --------------------------------------------------------------------------- neutralising answers
 
-# block delimiters of the judge prompts, any case, any spacing inside the brackets
-_BLOCK = re.compile(
-    r"\[\s*((?:END\s*)?(?:ASSISTANT\s*[AB]|VISUAL\s*FACTUALITY\s*CRITERIA|CRITERIA|INSTRUCTIONS|GROUND\s*TRUTH))\s*\]",
-    re.IGNORECASE,
+# block delimiters of the judge prompts, in the folded view (no white space, any case or form)
+_VIEW_BLOCK = re.compile(
+    r"\[(?:END)?(?:ASSISTANT[AB]|VISUALFACTUALITYCRITERIA|CRITERIA|INSTRUCTIONS|GROUNDTRUTH)\]"
 )
-# a short [[...]] token: the verdict spellings and the template's [[VERDICT]]
-_DOUBLE = re.compile(r"\[\[([^\[\]\n]{0,24})\]\]")
-_VERDICT_LINE = re.compile(r"final\s*verdict\s*is", re.IGNORECASE)
-_VFS_LINE = re.compile(r"visual\s*factuality\s*score\s*:", re.IGNORECASE)
+
+
+def _blocks(view: View, text: str) -> list[tuple[int, int, str]]:
+    return [e for m in _VIEW_BLOCK.finditer(view.text)
+            for e in brackets_to_parentheses(view, text, m.start(), m.end())]
 
 
 def neutralise(answer: str) -> str:
     """Defuse what an answer could use to break out of its block or fake a judge's output.
 
+    Markers are found in the folded view of :mod:`judgekit.parsers.view` (ligatures, full-width
+    and other compatibility forms, case variants, zero-width characters, markup and spacing all
+    fold away), the same view :func:`judgekit.parsers.creation.defuse_markers` uses for the
+    parsers' markers, and broken in the original text:
+
     * block delimiters (``[END ASSISTANT B]``, ``[CRITERIA]``, ``[GROUND TRUTH]``, ...) become
       ``(END ASSISTANT B)`` etc.;
-    * short ``[[...]]`` tokens such as ``[[B>>A]]`` become ``((B>>A))``;
-    * ``Final Verdict is`` becomes ``Final-verdict (quoted)`` and ``Visual Factuality Score:``
+    * double-bracketed verdict tokens (``[[B>>A]]``, ``［［Ｂ＞＞Ａ］］``) become ``((B>>A))`` ...;
+    * ``Final Verdict is:`` becomes ``Final-verdict (quoted):`` and ``Visual Factuality Score:``
       becomes ``Visual-factuality (quoted) score:``, so the parsers' markers never appear.
 
-    Other text is left as it is.  (It is applied to both answers; a baseline answer never
-    contains these, so the reference's prompt text is unchanged for real data.)
+    Any other text is left byte-identical (the reference does not defuse; a real answer with none
+    of these markers gives the reference's prompt text).
     """
-    out = _BLOCK.sub(lambda m: "(" + m.group(1) + ")", answer)
-    out = _DOUBLE.sub(lambda m: "((" + m.group(1) + "))", out)
-    out = _VERDICT_LINE.sub("Final-verdict (quoted)", out)
-    out = _VFS_LINE.sub("Visual-factuality (quoted) score:", out)
-    return out
+    return defuse(answer, (_blocks, *MARKER_RULES), spaces=False)
 
 
 # --------------------------------------------------------------------------- queries

@@ -23,7 +23,8 @@ Scoring (``roles.judge``: an API model, or the local MMIE-Score checkpoint throu
     after its third image).  The reply's ``### Score`` is parsed as the reference does; a reply
     with no valid score is a counted parse failure (outcome ``missing``, ``not_a_number`` or
     ``out_of_range``), never a silent zero.  Candidate text that repeats the prompt's section
-    headers (``### Score`` ...) is defused to ``## Score`` so an answer cannot forge a verdict.
+    headers (``### Score`` ..., in any case, width or spacing, ``### Scores`` too) is defused to
+    ``## Score`` (:func:`judgekit.parsers.mmie.defuse_headers`) so an answer cannot forge a verdict.
 
 Resumable at every stage: answers, images and scores are cached calls; images are in the store.
 Outputs: ``scores.csv`` (one row per system and item), ``answers.csv``, ``images.csv``,
@@ -51,6 +52,7 @@ from ...engine import Engine
 from ...errors import DataError, SpecError
 from ...parsers.mmie import (
     ScoreParse,
+    defuse_headers,
     flatten_for_judge,
     gt_text,
     parse_score,
@@ -83,7 +85,6 @@ _SCORE_PROMPTS = {"situational_analysis": "mmie/score_situational_analysis.txt",
                   "multi_step_reasoning": "mmie/score_multi_step_reasoning.txt"}
 _IMAGE_MARK = re.compile(r"Image-(\d+): <image>\n")
 _PLACEHOLDER = re.compile(r"<\s*image\s*>", re.IGNORECASE)
-_HEADER = re.compile(r"#{3,}(?=\s*(?:Score|Feedback|Question|Answer|Correct Answer)\b)", re.IGNORECASE)
 
 # the estimate's stand-ins where no answer exists yet: a typical integrated answer (two images)
 _STANDIN_ANSWER = (
@@ -252,7 +253,7 @@ class Outcome:
 
 def _defuse(text: str) -> str:
     """A candidate's text, made unable to forge the scorer prompt's sections."""
-    return _placeholders_out(_HEADER.sub("##", text))
+    return _placeholders_out(defuse_headers(text))
 
 
 def _placeholders_out(text: str) -> str:
@@ -399,7 +400,9 @@ class _Flow:
         flat = flatten_for_judge(question, answer, image_cap=self.prep.options.image_cap)
         o.images_attached, o.images_dropped = flat.images_attached, flat.images_dropped
         prompt = self.score_prompts[item.category]
-        fields = {"question": flat.question, "answer": flat.answer}
+        # segments are defused one by one above; the whole answer once more, for a header split
+        # across two text segments (``###`` ending one, ``Score`` starting the next)
+        fields = {"question": flat.question, "answer": defuse_headers(flat.answer)}
         if item.category == MSR:
             fields["gt"] = gt_text(item.gt_answer)
         text = prompt.render(**fields)

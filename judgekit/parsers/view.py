@@ -1,0 +1,142 @@
+"""The folded view of a text: what any of the parsers could read in it, after any normalisation.
+
+A judge's reply is read after transformations: the Creation-MMBench parsers upper-case each line
+(``str.upper``: the ligature ``ﬁ`` becomes ``FI``, the dotless ``ı`` becomes ``I``) and strip
+spaces and markup; a judge that quotes a candidate may itself apply Unicode normalisation, drop
+invisible characters or re-wrap lines.  Candidate text is defused against all of these at once by
+looking at it through ONE folded view, the same for every benchmark:
+
+* each character is folded with NFKC, case-folded, decomposed (NFKD) and upper-cased, so
+  ligatures, full-width and other compatibility forms, and case variants (``ſ``, ``ı``, Kelvin
+  ``K``) read as the ASCII they stand for, and accents come apart from their letters;
+* what folds to nothing visible is dropped: combining marks, format characters (zero-width
+  space, joiners, soft hyphen, BOM), control characters, Hangul and Braille blanks, the markdown
+  characters ``* _ ` ~`` and the typographic double quotes the VFS parser removes;
+* white space (line breaks included) is either dropped (``spaces=False``, the parsers that strip
+  spaces) or collapsed to one ``" "`` (``spaces=True``, where word boundaries matter);
+* a few bracket look-alikes that no normalisation maps (``⟦ ⟧ 〚 〛``) read as ``[[`` / ``]]``.
+
+A :class:`View` keeps, for each character of the view, the index of the original character it
+came from, so a marker found in the view can be broken where it is in the original text
+(:func:`rewrite`), and text with no marker is left byte-identical.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = ["View", "Rule", "fold", "rewrite", "defuse"]
+
+# markup the parsers (or a quoting judge) strip: markdown emphasis and code, the typographic quotes
+_MARKUP = frozenset("*_`~\u201c\u201d")
+# letters that render as nothing
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+# bracket look-alikes that NFKC leaves alone
+_CONFUSABLE = {"\u27e6": "[[", "\u27e7": "]]", "\u301a": "[[", "\u301b": "]]"}
+_DROPPED_CATEGORIES = frozenset({"Mn", "Me", "Cf", "Cc", "Cs", "Co", "Cn"})
+
+
+def _invisible(ch: str) -> bool:
+    return ch in _MARKUP or ch in _BLANK_LETTERS or unicodedata.category(ch) in _DROPPED_CATEGORIES
+
+
+@lru_cache(maxsize=8192)
+def fold(ch: str) -> str:
+    """One character as the view sees it: folded, upper-case, invisible parts dropped.
+
+    White space folds to ``" "`` (one per character); :class:`View` drops or collapses it.
+    """
+    if ch.isspace():
+        return " "
+    if ch in _CONFUSABLE:
+        return _CONFUSABLE[ch]
+    s = unicodedata.normalize("NFKC", ch).casefold()
+    s = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", s).upper())
+    return "".join(" " if c.isspace() else c for c in s if c.isspace() or not _invisible(c))
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """A text's folded view (see the module docstring) and where each of its characters came from."""
+
+    text: str
+    """The folded text."""
+    source: tuple[int, ...]
+    """``source[i]``: the index in the original text of the character that gave ``text[i]``."""
+
+    @classmethod
+    def of(cls, original: str, *, spaces: bool) -> View:
+        """The view of ``original``; ``spaces``: keep white space as single ``" "`` (else drop it)."""
+        out: list[str] = []
+        src: list[int] = []
+        for i, ch in enumerate(original):
+            for c in fold(ch):
+                if c == " ":
+                    if not spaces or (out and out[-1] == " ") or not out:
+                        continue
+                out.append(c)
+                src.append(i)
+        if out and out[-1] == " ":
+            out.pop()
+            src.pop()
+        return cls("".join(out), tuple(src))
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The original span ``[a, b)`` that the view's ``[start, end)`` came from (whole characters)."""
+        return self.source[start], self.source[end - 1] + 1
+
+    def at_or_after(self, index: int) -> int:
+        """The first view position whose character comes from original ``index`` or later."""
+        lo, hi = 0, len(self.source)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.source[mid] < index:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+
+def rewrite(original: str, edits: Iterable[tuple[int, int, str]]) -> str:
+    """``original`` with each ``(start, end, replacement)`` applied; the spans must not overlap."""
+    out: list[str] = []
+    pos = 0
+    for start, end, replacement in sorted(edits):
+        if start < pos:
+            raise ValueError(f"overlapping edits at {start}")
+        out.append(original[pos:start])
+        out.append(replacement)
+        pos = end
+    out.append(original[pos:])
+    return "".join(out)
+
+
+#: a rule finds markers in a view and says how to break each one: ``(start, end, replacement)``
+#: edits on the original text
+Rule = Callable[[View, str], list[tuple[int, int, str]]]
+
+_MAX_ROUNDS = 16
+
+
+def defuse(text: str, rules: Sequence[Rule], *, spaces: bool) -> str:
+    """``text`` with every marker the ``rules`` find in its view broken, until none is left.
+
+    Each round folds the text, collects every rule's edits (an edit overlapping an earlier one
+    waits for the next round) and applies them; text in which no rule finds anything is returned
+    unchanged (the same object).  Raises RuntimeError if markers keep appearing (a rule whose
+    replacement rebuilds a marker: a bug).
+    """
+    for _ in range(_MAX_ROUNDS):
+        view = View.of(text, spaces=spaces)
+        edits = sorted(e for rule in rules for e in rule(view, text))
+        if not edits:
+            return text
+        kept: list[tuple[int, int, str]] = []
+        for e in edits:
+            if not kept or e[0] >= kept[-1][1]:
+                kept.append(e)
+        text = rewrite(text, kept)
+    raise RuntimeError(f"defusing did not settle after {_MAX_ROUNDS} rounds")
