@@ -26,7 +26,7 @@ from .config import RunSpec
 from .cost.estimate import Estimate, EstimateBuilder, line_time_s, price_lookup_for
 from .cost.tokens import count_request
 from .engine import Engine, RunStats, RunStopped
-from .errors import SpecError
+from .errors import AuthError, SpecError
 from .report.files import write_results
 
 __all__ = ["RunOptions", "RunOutcome", "UI", "run_spec", "estimate_spec", "default_cache_path", "blob_dir_for", "EXIT"]
@@ -161,11 +161,31 @@ async def _estimate(bench, prepared, engine: Engine) -> Estimate:
     return est
 
 
+async def _plan_only_providers(engine: Engine, aliases: list[str]) -> None:
+    """The providers an estimate needs: made, not started, so no key is read, no client made, no
+    simulator or local worker launched.  Their cache identity is known without starting, except an
+    image folder's (a fingerprint of its index, built locally) and Brave's (its endpoint)."""
+    from .providers import create_provider
+    from .providers.retrieval import BraveProvider, ImageFolderProvider
+    from .retrieval.brave import BraveImageSearch
+
+    for alias in aliases:
+        spec = engine.models[alias]
+        prov = create_provider(alias, spec)
+        prov.blobs = engine.blobs
+        if isinstance(prov, ImageFolderProvider):
+            await prov.start()
+        elif isinstance(prov, BraveProvider):  # the identity is the endpoint; the key plays no part
+            prov.retriever = BraveImageSearch(api_key=None, base_url=spec.base_url, source=prov.kind)
+        engine.providers[alias] = prov
+
+
 class _Session:
     """Spec + cache + engine, opened and closed together."""
 
-    def __init__(self, spec: RunSpec, opts: RunOptions, run_id: str) -> None:
+    def __init__(self, spec: RunSpec, opts: RunOptions, run_id: str, *, offline: bool = False) -> None:
         self.spec, self.opts, self.run_id = spec, opts, run_id
+        self.offline = offline  # estimate only: providers are made but not started (no key, no server)
         self.cache_path = opts.cache_path or default_cache_path()
         self.cache: CacheStore | None = None
         self.engine: Engine | None = None
@@ -177,7 +197,15 @@ class _Session:
         self.engine = Engine(self.spec.models, self.cache, max_cost_usd=max_cost,
                              blobs=BlobStore(blob_dir_for(self.cache_path)))
         try:
-            await self.engine.start(_aliases(self.spec))
+            if self.offline:
+                await _plan_only_providers(self.engine, _aliases(self.spec))
+            else:
+                await self.engine.start(_aliases(self.spec))
+        except RunStopped as e:  # a missing key or unknown model at start: the spec's fault
+            await self.__aexit__(None, None, None)
+            cause = e.__context__  # a key never sent (not set) is said plainly, without "authentication failed"
+            missing_key = isinstance(cause, AuthError) and cause.status is None
+            raise SpecError(str(cause) if missing_key else str(e)) from None
         except BaseException:
             await self.__aexit__(None, None, None)
             raise
@@ -251,7 +279,7 @@ async def estimate_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -
     ui = ui or _NullUI()
     bench, options = _benchmark(spec)
     prepared = bench.prepare(spec, options, opts.limit)
-    async with _Session(spec, opts, "estimate-" + uuid.uuid4().hex[:8]) as s:
+    async with _Session(spec, opts, "estimate-" + uuid.uuid4().hex[:8], offline=True) as s:
         est = await _estimate(bench, prepared, s.engine)
     ui.show_estimate(est, _cached_note(est))
     return RunOutcome(EXIT["ok"], estimate=est)
