@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import duckdb
 
 from judgekit.cache import schema
-from judgekit.cache._rows import CacheCounters, buffered_response, row_response
+from judgekit.cache._rows import CacheCounters, buffered_response, is_answer, row_line, row_response
 from judgekit.types import ChatResponse
 
 if TYPE_CHECKING:
@@ -61,6 +61,12 @@ _LOOKUP_KEYS = f"SELECT key FROM ({_MATCH})"
 #: ``key = ANY($1)`` scans ``text`` for the whole table (~70 ms per 60k rows, whatever the
 #: number of keys); this form costs ~2 ms for 1 key and ~30 ms for 5,000.
 _LOOKUP_ROWS = f"SELECT {_READ_COLS} FROM responses WHERE rowid IN (SELECT rid FROM ({_MATCH}))"
+
+
+#: errors DuckDB raises for a row it cannot take (a value of the wrong type or range, a NULL
+#: where none is allowed); any other error (I/O, a closed file) is not the row's fault
+_ROW_ERRORS = (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.ConstraintException,
+               duckdb.OutOfRangeException, TypeError, ValueError, OverflowError)
 
 
 # ---------------------------------------------------------------------- commands
@@ -237,15 +243,44 @@ class StoreWorker:
         cmd.deliver(None, exc)
 
     def _replay_wal(self) -> None:
-        """Commit the responses a killed process left in its log segments (thread only)."""
-        segments, values = self._wal.replay_rows()
+        """Commit the responses a killed process left in its log segments (thread only).
+
+        Every line that can be taken is; the others (and any row the file still refuses) are
+        set aside in ``<file>.wal-rejected`` with their reason, counted in
+        ``counters.wal_rejected`` and named in one warning, and the segments are removed."""
+        segments, values, rejected = self._wal.replay_rows()
         if not segments:
             return
+        taken = 0
         for i in range(0, len(values), self.batch_rows):
             chunk = values[i:i + self.batch_rows]
-            self._insert([list(col) for col in zip(*chunk)], [], _REPLACE_RESPONSES)
-        self.counters.wal_replayed += len(values)
+            refused = self._insert_rows(chunk, _REPLACE_RESPONSES)
+            taken += len(chunk) - len(refused)
+            rejected.extend((row_line(row), reason) for row, reason in refused)
+        self.counters.wal_replayed += taken
+        if rejected:
+            where = self._wal.set_aside(rejected)
+            self.counters.wal_rejected += len(rejected)
+            log.warning("cache %s: %d line(s) of its write-ahead log could not be replayed (first: %s); "
+                        "%d response(s) replayed, the others kept in %s", self.path, len(rejected),
+                        rejected[0][1], taken, where)
         self._wal.remove(segments)
+
+    def _insert_rows(self, rows: list[tuple[Any, ...]], sql: str) -> list[tuple[tuple[Any, ...], str]]:
+        """Insert response ``rows`` in one transaction; if DuckDB refuses one of them, insert them
+        one by one and return those it refuses with its reason (other errors raise)."""
+        try:
+            self._insert([list(col) for col in zip(*rows)], [], sql)
+            return []
+        except _ROW_ERRORS:
+            pass  # find which rows, below
+        refused: list[tuple[tuple[Any, ...], str]] = []
+        for row in rows:
+            try:
+                self._insert([[v] for v in row], [], sql)
+            except _ROW_ERRORS as exc:
+                refused.append((row, f"refused by DuckDB: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"))
+        return refused
 
     def _fail_queued(self, exc: BaseException) -> None:
         while True:
@@ -287,7 +322,8 @@ class StoreWorker:
                         found[r[0]] = None  # type: ignore[assignment]
                 else:
                     for r in rows:
-                        found[r[0]] = row_response(r)
+                        if is_answer(r[1]):  # an empty answer an older judgekit cached: a miss
+                            found[r[0]] = row_response(r)
         except Exception as e:
             exc = e
         # a key asked by two merged requests gets two objects: ChatResponse is mutable
@@ -322,6 +358,20 @@ class StoreWorker:
                 pass
             raise
 
+    def _insert_refusing(self, chunk: list[tuple[Any, ...]], failures: list[tuple[Any, ...]]) -> int:
+        """Write ``chunk`` row by row and ``failures`` after, setting aside (counted, warned, kept
+        in ``<file>.wal-rejected``) the rows DuckDB refuses.  ``put`` checks rows first, so this
+        runs only for a row the check let through."""
+        refused = self._insert_rows(chunk, _REPLACE_RESPONSES) if chunk else []
+        if failures:
+            self._insert(None, failures, _INSERT_ATTEMPTS)
+        if refused:
+            where = self._wal.set_aside([(row_line(row), reason) for row, reason in refused])
+            self.counters.rows_rejected += len(refused)
+            log.warning("cache %s: %d response(s) refused by the file (first: %s); kept in %s",
+                        self.path, len(refused), refused[0][1], where)
+        return len(refused)
+
     def _write_buffer(self) -> None:
         """Write every buffered row (thread only).
 
@@ -350,13 +400,19 @@ class StoreWorker:
                 fails = failures if i == 0 else []
                 cols = [list(col) for col in zip(*chunk)] if chunk else None
                 t0 = time.perf_counter()
+                refused = 0
                 try:
                     self._insert(cols, fails, _INSERT_RESPONSES)
                 except duckdb.ConstraintException:  # some keys are stored already: replace
-                    self._insert(cols, fails, _REPLACE_RESPONSES)
+                    try:
+                        self._insert(cols, fails, _REPLACE_RESPONSES)
+                    except _ROW_ERRORS:  # a row the file refuses: never let it block the rest
+                        refused = self._insert_refusing(chunk, fails)
+                except _ROW_ERRORS:
+                    refused = self._insert_refusing(chunk, fails)
                 dt = time.perf_counter() - t0
                 done = i + len(chunk)
-                c.rows_written += len(chunk)
+                c.rows_written += len(chunk) - refused
                 c.failures_written += len(fails)
                 if dt > c.max_flush_seconds:
                     c.max_flush_seconds = dt

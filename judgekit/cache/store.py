@@ -51,8 +51,8 @@ import duckdb
 
 from judgekit.cache import schema
 from judgekit.cache._rows import (CacheCounters, RequestMeta, buffered_response, failure_row,
-                                  response_row)
-from judgekit.cache._worker import WAKE, Call, Close, Deliver, Get, StoreWorker
+                                  response_row, response_row_problem, row_line)
+from judgekit.cache._worker import WAKE, Call, Close, Deliver, Get, StoreWorker, log
 from judgekit.cache.wal import WriteAheadLog
 from judgekit.types import ChatResponse
 
@@ -231,10 +231,18 @@ class CacheStore(StoreWorker):
     def put(self, key: str, request_meta: RequestMeta, response: ChatResponse) -> None:
         """Buffer ``response`` under ``key``; written by the thread at the next flush.
 
-        Returns at once.  A later ``put`` of the same key replaces the earlier one.
+        Returns at once.  A later ``put`` of the same key replaces the earlier one.  A response
+        the file could not hold or that is no answer (text that is not a non-blank string,
+        token counts outside INTEGER, ...: :func:`~judgekit.cache._rows.response_row_problem`)
+        is not cached: it is counted in ``counters.rows_rejected``, warned about and kept in
+        ``<file>.wal-rejected``.
         """
         self._check_writable()
         row = response_row(key, request_meta, response, self.run_id)
+        problem = response_row_problem(row)
+        if problem is not None:  # never logged or buffered: it could make the file unopenable
+            self._refuse(row, problem)
+            return
         line = WriteAheadLog.encode(row)
         with self._lock:
             self._pending[key] = row
@@ -243,6 +251,12 @@ class CacheStore(StoreWorker):
         if n >= self.batch_rows and not self._wake_sent:
             self._wake_sent = True
             self._q.put(WAKE)
+
+    def _refuse(self, row: tuple[Any, ...], problem: str) -> None:
+        """Count, warn about and set aside (``<file>.wal-rejected``) a response ``put`` refuses."""
+        self.counters.rows_rejected += 1
+        where = self._wal.set_aside([(row_line(row), problem)])
+        log.warning("cache %s: response %s not cached: %s (kept in %s)", self.path, row[0], problem, where)
 
     def record_failure(self, key: str, meta: RequestMeta, error_kind: str, status: int | None,
                        message: str) -> None:

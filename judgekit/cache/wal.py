@@ -7,18 +7,30 @@ segment of the log at once (one JSON line per response, in
 last few.  Segments are files next to the cache file named ``<file>.wal.<pid>.<n>``.  The
 store's thread starts a new segment at every flush and deletes the earlier ones once their
 rows are committed; opening the cache replays the segments a killed process left behind.
+
+Replay keeps every line it can take and sets aside the others (not JSON, the wrong number of
+values, a value of the wrong type or out of its column's range: see
+:func:`judgekit.cache._rows.response_row_problem`) in ``<file>.wal-rejected``, one JSON object
+per line with the reason and the line as it was, so what a server sent can never make the cache
+unopenable and nothing is lost.  The store also sets aside there any response it refuses to put.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import os
 import threading
 from typing import Any
 
-from judgekit.cache import schema
+from judgekit.cache._rows import response_row_problem
 
-__all__ = ["WriteAheadLog"]
+__all__ = ["WriteAheadLog", "rejected_path"]
+
+
+def rejected_path(db_path: str) -> str:
+    """Where the lines and rows the cache could not take are kept: ``<file>.wal-rejected``."""
+    return os.path.abspath(db_path) + ".wal-rejected"
 
 
 class WriteAheadLog:
@@ -89,22 +101,60 @@ class WriteAheadLog:
             except FileNotFoundError:
                 pass
 
-    def replay_rows(self) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """The segments left on disk and the response rows they hold, the last put of a key
-        winning; lines cut short by a kill are skipped.  Delete them with :meth:`remove`
-        once the rows are committed."""
+    def replay_rows(self) -> tuple[list[str], list[tuple[Any, ...]], list[tuple[str, str]]]:
+        """The segments left on disk, the response rows they hold (the last good put of a key
+        winning) and the lines set aside, as ``(line, reason)``.  A last line cut short by a kill
+        (no newline, not JSON) is skipped.  Delete the segments with :meth:`remove` once the
+        rows are committed and the rejected lines kept (:meth:`set_aside`)."""
         segments = self.segments()
         rows: dict[str, tuple[Any, ...]] = {}
+        rejected: list[tuple[str, str]] = []
         for path in segments:
             with open(path, "rb") as f:
-                for raw in f:
-                    try:
-                        row = tuple(json.loads(raw))
-                    except ValueError:  # a line cut short by the kill
-                        continue
-                    if len(row) == len(schema.RESPONSE_COLUMNS):
-                        rows[row[0]] = row
-        return segments, list(rows.values())
+                data = f.read()
+            lines = data.split(b"\n")
+            tail = lines.pop()  # what follows the last newline: b"" or a line cut short
+            for raw in lines:
+                if raw.strip():
+                    self._take(raw, rows, rejected)
+            if tail.strip():
+                try:
+                    json.loads(tail)
+                except ValueError:  # a line cut short by the kill: never a complete put
+                    continue
+                self._take(tail, rows, rejected)
+        return segments, list(rows.values()), rejected
+
+    @staticmethod
+    def _take(raw: bytes, rows: dict[str, tuple[Any, ...]], rejected: list[tuple[str, str]]) -> None:
+        text = raw.decode("utf-8", "backslashreplace")
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError):
+            rejected.append((text, "not JSON"))
+            return
+        problem = response_row_problem(value)
+        if problem:
+            rejected.append((text, problem))
+            return
+        row = tuple(value)
+        rows[row[0]] = row
+
+    def set_aside(self, entries: list[tuple[str, str]]) -> str:
+        """Append ``(line, reason)`` entries to ``<file>.wal-rejected`` (flushed and synced:
+        the log they came from is deleted next); returns its path."""
+        path = rejected_path(self._db_path)
+        now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        out = b"".join(
+            (json.dumps({"at": now, "reason": reason, "line": line}, ensure_ascii=True) + "\n").encode("ascii")
+            for line, reason in entries)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, out)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return path
 
     @staticmethod
     def remove(segments: list[str]) -> None:
