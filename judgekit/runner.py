@@ -152,7 +152,8 @@ async def _estimate(bench, prepared, engine: Engine) -> Estimate:
         # original, whose encoding is cached) is still to make: only exact requests count as cached
         cached_now = (pc.exact and key in cached) or duplicate
         builder.add_call(pc.stage, req.model, prov.kind, prov.model, toks, bound,
-                         cached_now, means[mk] if means[mk] is not None else pc.expected_output_tokens)
+                         cached_now, means[mk] if means[mk] is not None else pc.expected_output_tokens,
+                         pc.chance)
     est = builder.finish(price_lookup_for({a: s.price for a, s in engine.models.items()}))
     for line in est.lines:  # how long: measured latencies of earlier calls, and the RPM limits
         lim = engine.models[line.alias].limits

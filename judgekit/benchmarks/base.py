@@ -4,7 +4,10 @@ A benchmark module exposes:
 
 - ``Options``: a pydantic model of its ``[options]`` table (unknown keys are errors);
 - ``prepare(spec, options, limit) -> Prepared``: load and check the data (DataError on bad rows);
-- ``plan(prepared, engine) -> list[PlannedCall]``: every call the run will make, for the estimate;
+- ``plan(prepared, engine) -> list[PlannedCall]``: every call the run can make, for the estimate:
+  adaptive flows (turns that stop at the first right guess, review rounds that stop early,
+  re-asks) are planned along their longest path, so no stage of a run makes more calls than
+  planned, each call with the ``chance`` that the run makes it;
 - ``async run(prepared, engine) -> BenchmarkResult``: make the calls and score them;
 - ``stages``: the stage names, in order, for progress and estimates.
 """
@@ -41,6 +44,10 @@ class PlannedCall:
     #: the most output tokens the call can take when ``request.params.max_tokens`` does not say
     #: (an image generation's image tokens); None: ``max_tokens``, else the estimate's default
     max_output_tokens: int | None = None
+    #: how likely the run is to make this call (1: every run does; less for a call an early
+    #: stop may skip).  The estimate's bound counts the call whatever its chance; its expected
+    #: figure weights it by the chance
+    chance: float = 1.0
 
 
 @dataclass

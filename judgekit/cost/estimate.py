@@ -1,14 +1,19 @@
 """The pre-run cost estimate: per (stage, model alias) lines, summed from planned calls.
 
-The planner enumerates every call a run would make and feeds each to
-:meth:`EstimateBuilder.add_call`, saying whether the cache already answers it; :meth:`~EstimateBuilder.finish`
-prices the calls still to make.  Two figures per line:
+The planner enumerates every call a run could make and feeds each to
+:meth:`EstimateBuilder.add_call`, saying whether the cache already answers it and how likely the
+run is to make it; :meth:`~EstimateBuilder.finish` prices the calls still to make.  Two figures per
+line, for calls and for dollars:
 
-* **max**: every call to make writes its full ``max_tokens`` (:data:`DEFAULT_MAX_OUTPUT_TOKENS`
-  when unset), an upper bound for a budget check;
-* **expected**: output per call is the mean output of the line's cached calls when there are
-  any (basis ``"cached"``), else the planner's per-call guess (``"guess"``), else the max
-  (``"max"``, so expected equals the bound); never more than a call's ``max_tokens``.
+* **bound** (``calls_to_make``, ``cost_max_usd``): every planned call is made (every dynamic
+  turn, every refine round, every re-ask: the longest path an adaptive flow can take), each
+  writing its full ``max_tokens`` (:data:`DEFAULT_MAX_OUTPUT_TOKENS` when unset).  No stage of a
+  run pays more calls than its bound; a budget check (``--max-cost``) compares with this figure;
+* **expected** (``calls_expected``, ``cost_expected_usd``): each call weighted by its ``chance``
+  (1 for a call every run makes; less for a turn or round an early stop may skip, as the planner
+  assumes), with output per call the mean output of the line's cached calls when there are any
+  (basis ``"cached"``), else the planner's per-call guess (``"guess"``), else the max (``"max"``);
+  never more than a call's ``max_tokens``.
 
 Each call is priced on its own token counts, so threshold-tiered prices (more per token above
 200k input tokens) apply only to the calls that cross them.  A line whose price is unknown has
@@ -66,8 +71,10 @@ class LineEstimate:
     alias: str
     provider: str
     model: str
+    #: every call the run can make on this line (cached ones included): the bound
     calls_total: int
     calls_cached: int
+    #: the most calls still to make (every adaptive turn and round made): no run pays more
     calls_to_make: int
     input_tokens: int
     input_exact: bool
@@ -80,6 +87,9 @@ class LineEstimate:
     cost_expected_usd: float | None
     price_known: bool
     output_basis: OutputBasis = "max"
+    #: calls still to make, each weighted by its chance (at most ``calls_to_make``; equal to it
+    #: when no call on the line may be skipped by an early stop)
+    calls_expected: float = 0.0
     #: wall time the calls to make take at this model's limits, in seconds (see
     #: :func:`line_time_s`); None when neither a measured latency nor a requests/min limit bounds it
     time_s: float | None = None
@@ -103,7 +113,18 @@ class Estimate:
 
     @property
     def calls_to_make(self) -> int:
+        """The most calls still to make (the bound)."""
         return sum(line.calls_to_make for line in self.lines)
+
+    @property
+    def calls_expected(self) -> float:
+        """Calls still to make, weighted by their chance."""
+        return sum(line.calls_expected for line in self.lines)
+
+    @property
+    def adaptive(self) -> bool:
+        """True when some call may be skipped (expected below the bound)."""
+        return any(line.calls_expected < line.calls_to_make for line in self.lines)
 
     @property
     def total_time_s(self) -> float | None:
@@ -157,6 +178,7 @@ class Estimate:
                     "cost_expected_usd": self.total_expected_usd,
                     "price_known": self.complete,
                     "output_basis": "",
+                    "calls_expected": self.calls_expected,
                     "time_s": self.total_time_s,
                 }
             )
@@ -175,8 +197,9 @@ class _Line:
         self.cached = 0
         self.cached_out_sum = 0.0
         self.cached_out_n = 0
-        # calls to make, grouped: (input tokens, max output tokens, guessed output or None) -> n
-        self.calls: Counter[tuple[int, int, float | None]] = Counter()
+        # calls to make, grouped: (input tokens, max output tokens, guessed output or None) ->
+        # [n, sum of the calls' chances]
+        self.calls: dict[tuple[int, int, float | None], list[float]] = {}
         self.exact = True
 
 
@@ -197,12 +220,17 @@ class EstimateBuilder:
         max_tokens: int | None,
         cached: bool,
         expected_output_tokens: float | None,
+        chance: float = 1.0,
     ) -> None:
         """Count one planned call.
 
         For a ``cached`` call, ``expected_output_tokens`` is the output tokens its cached answer
         used (None if not recorded); for a call to make it is the planner's guess (None: none).
+        ``chance``: how likely the run is to make the call (in [0, 1]; 1: every run makes it).  The
+        bound counts the call whatever its chance.
         """
+        if not 0.0 <= chance <= 1.0:
+            raise ValueError(f"chance of a call must be in [0, 1], not {chance!r}")
         key = (stage, alias)
         line = self._lines.get(key)
         if line is None:
@@ -220,7 +248,9 @@ class EstimateBuilder:
                 line.cached_out_n += 1
             return
         bound = DEFAULT_MAX_OUTPUT_TOKENS if max_tokens is None else max_tokens
-        line.calls[(request_tokens.input, bound, expected_output_tokens)] += 1
+        group = line.calls.setdefault((request_tokens.input, bound, expected_output_tokens), [0, 0.0])
+        group[0] += 1
+        group[1] += chance
         if not request_tokens.exact:
             line.exact = False
 
@@ -242,16 +272,18 @@ def _price_line(stage: str, alias: str, line: _Line, lookup: PriceLookup) -> Lin
         basis, mean = "max", None
 
     to_make = input_tokens = out_max = 0
-    out_expected = 0.0
+    out_expected = calls_expected = 0.0
     cost_max: float | None = 0.0
     cost_expected: float | None = 0.0
-    for (n_in, bound, guess), n in line.calls.items():
+    for (n_in, bound, guess), (count, weight) in line.calls.items():
+        n = int(count)
         per_call = mean if basis == "cached" else guess
         expected = bound if per_call is None else min(float(per_call), float(bound))
         to_make += n
+        calls_expected += weight
         input_tokens += n * n_in
         out_max += n * bound
-        out_expected += n * expected
+        out_expected += weight * expected
         if cost_max is None or cost_expected is None:
             continue
         c_max = lookup(alias, provider, model, n_in, bound)
@@ -260,7 +292,7 @@ def _price_line(stage: str, alias: str, line: _Line, lookup: PriceLookup) -> Lin
             cost_max = cost_expected = None
         else:
             cost_max += n * c_max
-            cost_expected += n * c_exp
+            cost_expected += weight * c_exp
 
     price_known = cost_max is not None if to_make else lookup(alias, provider, model, 0, 0) is not None
     return LineEstimate(
@@ -279,6 +311,7 @@ def _price_line(stage: str, alias: str, line: _Line, lookup: PriceLookup) -> Lin
         cost_expected_usd=cost_expected,
         price_known=price_known,
         output_basis=basis,
+        calls_expected=min(calls_expected, float(to_make)),
     )
 
 

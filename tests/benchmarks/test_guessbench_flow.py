@@ -36,6 +36,12 @@ class Script:
     def image(self, retrieved):
         return PNG if retrieved.status == "ok" else None
 
+    def decide(self, kind, stopped):
+        pass
+
+    def loop_done(self):
+        pass
+
 
 def cfg(**kw):
     params = {a: GenParams(temperature=0, max_tokens=1000, seed=42) for a in ("cand", "judge")}

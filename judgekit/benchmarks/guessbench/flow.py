@@ -4,7 +4,11 @@ The same code plans and runs.  It talks to a *caller*: when running, :class:`Run
 each call through the engine; when estimating, :class:`PlanCaller` answers from the cache where
 it can and otherwise records the call and hands back a stand-in reply that is never right, never
 "$Well done!$" and always retrieves an image, so the plan follows the longest path from there
-(every dynamic turn, every refine round) and marks those calls inexact.
+(every dynamic turn, every refine round) and marks those calls inexact.  Each stand-in reply is a
+different text, as real replies are, so every reply the run would extract is extracted in the
+plan too (one shared stand-in text was extracted once per flow: the estimate counted half the
+extractions).  The longest path is the estimate's bound; its expected figure weights each call
+past an early-stop point by the chance of going on (:class:`StopTally`).
 
 A turn (static: ``3.png`` + Hint_3; dynamic turn t: ``t.png`` + Hint_t):
 
@@ -39,7 +43,7 @@ from ..base import PlannedCall
 from .data import GuessSet
 
 __all__ = ["APPROACHES", "TASKS", "FlowConfig", "TurnRecord", "SetOutcome", "Aborted", "RunCaller", "PlanCaller",
-           "run_set", "stage_names", "max_calls"]
+           "StopTally", "PRIOR_STOP", "run_set", "stage_names", "max_calls"]
 
 APPROACHES = ("cot", "no_cot", "one_shot", "self_consistency", "self_refine", "image_retrieval",
               "image_only", "hint_only")
@@ -126,6 +130,13 @@ class Caller(Protocol):
 
     def image(self, retrieved: Retrieved) -> ImagePart | None: ...
 
+    def decide(self, kind: str, stopped: bool) -> None:
+        """The flow passed an early-stop point of ``kind`` (``"turn"``: a dynamic turn's guess was
+        judged; ``"round"``: a review round replied) and stopped there or went on."""
+
+    def loop_done(self) -> None:
+        """The review loop of a turn ended: what follows does not depend on its stop points."""
+
 
 class RunCaller:
     """Makes the calls through the engine."""
@@ -144,6 +155,40 @@ class RunCaller:
     def image(self, retrieved: Retrieved) -> ImagePart | None:
         return _stored_image(self.engine, retrieved)
 
+    def decide(self, kind: str, stopped: bool) -> None:
+        pass
+
+    def loop_done(self) -> None:
+        pass
+
+
+#: the chance that a flow stops at an early-stop point, assumed where the cache has no real replies
+#: to count (:class:`StopTally`): a dynamic turn's guess is right ("turn": GuessBench is hard; the
+#: paper's best static accuracy is 57.8 %, most models are far lower), a review round says
+#: "$Well done!$" ("round")
+PRIOR_STOP = {"turn": 0.3, "round": 0.5}
+#: how many observations the prior counts as (the tally's rate moves from the prior to the
+#: observed rate as real stop decisions accumulate)
+_PRIOR_WEIGHT = 4.0
+
+
+class StopTally:
+    """How often real (cached) replies stopped flows at each early-stop point, per (model,
+    approach, kind), shared by the plan's flows; :meth:`rate` is the chance of a stop that the
+    expected figure assumes where the reply deciding it is a stand-in."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, str, str], list[int]] = {}
+
+    def add(self, alias: str, approach: str, kind: str, stopped: bool) -> None:
+        c = self.counts.setdefault((alias, approach, kind), [0, 0])
+        c[0] += int(stopped)
+        c[1] += 1
+
+    def rate(self, alias: str, approach: str, kind: str) -> float:
+        stops, n = self.counts.get((alias, approach, kind), (0, 0))
+        return (stops + PRIOR_STOP[kind] * _PRIOR_WEIGHT) / (n + _PRIOR_WEIGHT)
+
 
 #: stand-in replies for calls not made yet (the estimate); sized like typical replies
 _STANDIN_GUESS = (
@@ -155,14 +200,25 @@ _STANDIN_EXTRACT = "Answer: stand-in guess"
 
 
 class PlanCaller:
-    """Follows the cache; records each call not cached and answers it with a stand-in."""
+    """Follows the cache; records each call not cached and answers it with a stand-in.
 
-    def __init__(self, engine: Engine, placeholder: ImagePart) -> None:
+    Every call of the longest path is planned (the bound).  Past an early-stop point decided by a
+    stand-in reply, the flow goes on as if it did not stop, and the calls from there are tagged
+    with the stop points passed; :meth:`weigh` then sets each call's chance from ``tally``'s
+    rates.  A stop point decided by real (cached) replies is certain and is counted in ``tally``.
+    """
+
+    def __init__(self, engine: Engine, placeholder: ImagePart, *, alias: str = "", approach: str = "",
+                 tally: StopTally | None = None) -> None:
         self.engine = engine
         self.placeholder = placeholder
+        self.alias, self.approach = alias, approach
+        self.tally = tally if tally is not None else StopTally()
         self.counts: dict[str, int] = {}
         self.planned: list[PlannedCall] = []
         self.inexact = False
+        self._passed: list[str] = []  # stand-in-decided stop points passed so far
+        self._passed_at: list[tuple[str, ...]] = []  # per planned call
 
     async def call(self, req: ChatRequest) -> CallResult:
         self.counts[req.stage] = self.counts.get(req.stage, 0) + 1
@@ -170,16 +226,41 @@ class PlanCaller:
         kind = _kind_of(req.stage)
         self.planned.append(PlannedCall(req.stage, req, exact=not self.inexact,
                                         expected_output_tokens={"extract": 12.0, "retrieve": 0.0}.get(kind)))
+        self._passed_at.append(tuple(self._passed))
         if hit is not None:
             return CallResult(req, hit, key=key)
         self.inexact = True  # everything after this depends on a reply we do not have
+        n = len(self.planned)  # each stand-in differs, as real replies do (so each is extracted)
         if kind == "retrieve":
             text = Retrieved(status="ok", query=req.messages[-1].text(), sha256=self.placeholder.sha256,
                              mime=self.placeholder.mime, url=None, page_url=None, title=None,
                              source="estimate", error=None).to_json()
+        elif kind == "extract":
+            text = _STANDIN_EXTRACT
         else:
-            text = _STANDIN_EXTRACT if kind == "extract" else _STANDIN_GUESS
+            text = f"{_STANDIN_GUESS} ({n})"
         return CallResult(req, ChatResponse(text), key=key)
+
+    def decide(self, kind: str, stopped: bool) -> None:
+        if self.inexact:  # decided by a stand-in, which never stops: the run may stop here
+            self._passed.append(kind)
+        else:
+            self.tally.add(self.alias, self.approach, kind, stopped)
+
+    def loop_done(self) -> None:
+        # the turn's final extraction and later turns are made whether the loop stopped early
+        self._passed = [k for k in self._passed if k != "round"]
+
+    def weigh(self) -> list[PlannedCall]:
+        """The planned calls, each with its chance: the product over the stop points it lies
+        past of the chance of going on (call after every flow of the plan has been followed, so
+        the tally holds every real decision)."""
+        for pc, passed in zip(self.planned, self._passed_at):
+            chance = 1.0
+            for kind in passed:
+                chance *= 1.0 - self.tally.rate(self.alias, self.approach, kind)
+            pc.chance = chance
+        return self.planned
 
     def image(self, retrieved: Retrieved) -> ImagePart | None:
         if retrieved.source != "estimate":  # a cached retrieval: its real image, as the run sends it
@@ -269,7 +350,7 @@ class _Turns:
             r = await self.caller.call(self._req(self.e_stage, msg, prompt.hash, alias=self.cfg.extractor))
             if not r.ok:
                 raise _Failed(f"extraction: {r.error}")
-            hit = self._extracted[reply] = parse_extraction(r.text)
+            hit = self._extracted[reply] = parse_extraction(r.text, response=reply)
         rec.extractions.append({"reply": index, "outcome": hit.outcome, "guess": hit.guess, "raw": hit.raw})
         return hit
 
@@ -315,6 +396,7 @@ class _Turns:
             rec.replies.append(reply)
             if self.approach in ("self_refine", "image_retrieval"):
                 reply = await self._refine(base, phash, reply, rec)
+                self.caller.loop_done()
             rec.final_reply = reply
             ext = await self.extract(reply, rec, rec.replies.index(reply))
             rec.guess, rec.extraction_outcome = ext.guess, ext.outcome
@@ -344,7 +426,10 @@ class _Turns:
             if not r.ok:
                 raise _Failed(f"{self.approach} round {rnd}: {r.error}")
             rec.replies.append(r.text)
-            if is_well_done(r.text):
+            done = is_well_done(r.text)
+            if rnd < self.cfg.rounds:  # (after the last round nothing more is asked either way)
+                self.caller.decide("round", done)
+            if done:
                 rec.stop = "well_done"
                 return reply
             reply = r.text
@@ -369,6 +454,8 @@ async def run_set(cfg: FlowConfig, alias: str, approach: str, task: str, gs: Gue
         for turn in (1, 2, 3):
             rec = await t.turn(turn, False, previous)
             out.turns.append(rec)
+            if turn < 3:
+                caller.decide("turn", bool(rec.correct))
             if rec.correct:
                 break
             previous = rec.guess if rec.guess is not None else _NO_GUESS

@@ -27,7 +27,7 @@ from ...metrics.guessbench import accuracy_rows, autobencher
 from ...types import GenParams
 from ..base import BenchmarkResult, PlannedCall, require_candidates
 from .data import GuessSet, load_set, load_sets
-from .flow import (APPROACHES, Aborted, FlowConfig, PlanCaller, RunCaller, SetOutcome, max_calls,
+from .flow import (APPROACHES, Aborted, FlowConfig, PlanCaller, RunCaller, SetOutcome, StopTally, max_calls,
                    run_set, stage_names)
 
 __all__ = ["Options", "Prepared", "prepare", "plan", "run", "stages"]
@@ -132,22 +132,26 @@ def _config(prep: Prepared) -> FlowConfig:
 
 # -- estimate ------------------------------------------------------------------------------------
 async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
-    """Every call, following cached replies where they exist and the longest path where not."""
+    """Every call, following cached replies where they exist and the longest path where not (every
+    dynamic turn, every review round: the bound); a call past an early stop that a stand-in
+    decided has the chance of going on that the flows' real replies show, else the prior
+    (:class:`~judgekit.benchmarks.guessbench.flow.StopTally`)."""
     cfg = _config(prep)
+    tally = StopTally()
 
-    async def one(alias: str, approach: str, task: str, gs: GuessSet) -> list[PlannedCall]:
-        caller = PlanCaller(engine, placeholder=gs.images[2])
+    async def one(alias: str, approach: str, task: str, gs: GuessSet) -> PlanCaller:
+        caller = PlanCaller(engine, placeholder=gs.images[2], alias=alias, approach=approach, tally=tally)
         await run_set(cfg, alias, approach, task, gs, caller)
-        return caller.planned
+        return caller
 
     sem = asyncio.Semaphore(FLOW_WINDOW)
 
-    async def windowed(*args) -> list[PlannedCall]:
+    async def windowed(*args) -> PlanCaller:
         async with sem:
             return await one(*args)
 
-    per = await asyncio.gather(*(windowed(a, ap, t, gs) for a, ap, t in prep.flows for gs in prep.sets))
-    return [pc for calls in per for pc in calls]
+    callers = await asyncio.gather(*(windowed(a, ap, t, gs) for a, ap, t in prep.flows for gs in prep.sets))
+    return [pc for caller in callers for pc in caller.weigh()]
 
 
 # -- run -----------------------------------------------------------------------------------------
