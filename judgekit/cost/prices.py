@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ._names import base_name, undated, unprefixed
 
-__all__ = ["PriceOverride", "price_usd", "has_price", "FREE_PROVIDERS", "GENAI_PROVIDER_IDS"]
+__all__ = ["PriceOverride", "price_usd", "has_price", "context_window", "FREE_PROVIDERS", "GENAI_PROVIDER_IDS"]
 
 #: providers whose calls cost nothing
 FREE_PROVIDERS = frozenset({"sim", "local", "sim_image_search", "image_folder", "sim_image"})
@@ -88,6 +88,15 @@ def has_price(provider: str, model: str, override: PriceOverride | None = None) 
     return price_usd(provider, model, 0, 0, override) is not None
 
 
+def context_window(provider: str, model: str) -> int | None:
+    """The model's context window in tokens (input and output together) from ``genai-prices``,
+    or None when the database does not know the model or its window.  The cost cap uses it to
+    bound the output of a call that sets no ``max_tokens``."""
+    found = _find(provider.strip().lower(), model)
+    window = getattr(found[1], "context_window", None) if found is not None else None
+    return int(window) if isinstance(window, int) and window > 0 else None
+
+
 def _free(input_tokens: int, output_tokens: int) -> float:
     return 0.0
 
@@ -97,16 +106,23 @@ def _lookup(provider: str, model: str) -> Rate | None:
     provider = provider.strip().lower()
     if provider in FREE_PROVIDERS:
         return _free
+    found = _find(provider, model)
+    return None if found is None else _rate_for(*found)
+
+
+@lru_cache(maxsize=256)
+def _find(provider: str, model: str) -> tuple[Any, Any] | None:
+    """``genai-prices``' (provider, model) records for a lower-cased judgekit provider id and a
+    model name, or None."""
     snapshot = _snapshot()
     # as written (a fine-tune has its own price), then its base model, then undated
     names = dict.fromkeys((unprefixed(model), base_name(model), undated(model)))
     for provider_id in GENAI_PROVIDER_IDS.get(provider, (provider,)):
         for name in names:
             try:
-                found_provider, found_model = snapshot.find_provider_model(name, None, provider_id, None)
+                return snapshot.find_provider_model(name, None, provider_id, None)
             except LookupError:
                 continue
-            return _rate_for(found_provider, found_model)
     return None
 
 

@@ -4,9 +4,12 @@ Per call:
 1. compute the cache key and look it up (micro-batched, off the event loop) BEFORE any limiter
    slot is taken, so cached calls never wait behind paid ones;
 2. when stopping (Ctrl-C, budget reached, a fatal error), calls not yet launched are not made;
-3. take the bucket's slot and rate budget, make one attempt; on a retryable error retry with
-   the policy of :mod:`judgekit.engine.retry`, releasing the slot while waiting;
-4. store the response (buffered, written in bulk by the cache's thread) or record the failure.
+3. take the bucket's slot and rate budget and, under a cost cap, reserve the call's worst-case
+   cost (:mod:`judgekit.engine.budget`) in the same step, with no await between the check and
+   the launch; make one attempt; on a retryable error retry with the policy of
+   :mod:`judgekit.engine.retry`, releasing the slot (and the reservation) while waiting;
+4. charge the real cost, store the response (buffered, written in bulk by the cache's thread)
+   or record the failure.
 
 Failures are values (:class:`CallResult` with ``error_kind``); only errors that make the whole run
 pointless (bad key, unknown model) raise :class:`RunStopped`.
@@ -26,6 +29,7 @@ from ..cost.prices import price_usd
 from ..errors import FATAL_ERRORS, ProviderError, RateLimited
 from ..providers import Provider, create_provider
 from ..types import ChatRequest, ChatResponse
+from .budget import BILLED_FAILURES, CallPricing, CostCap, cap_text, sane_usage, usd
 from .limits import Bucket, BucketState
 from .retry import RetryWait, is_retryable
 from .stats import RunStats
@@ -40,6 +44,15 @@ _PAID_KEPT = 4096
 
 class _NotLaunched(Exception):
     """Internal: the call was still waiting for a slot when the run began stopping."""
+
+
+@dataclass(slots=True)
+class _Reservation:
+    """What one paid call holds against the cost cap while an attempt is out."""
+
+    amount: float  # USD: the input tokens + the most output, at the model's price
+    input_tokens: int
+    output_tokens: int  # the output bound
 
 
 class RunStopped(Exception):
@@ -73,6 +86,8 @@ class Engine:
         self.blobs = blobs  # judgekit.blobs.BlobStore: images providers fetch or make, by sha256
         self.stats = stats or RunStats()
         self.max_cost_usd = max_cost_usd
+        self.cap = CostCap(max_cost_usd) if max_cost_usd is not None else None
+        self._pricing: dict[str, CallPricing] = {}  # alias -> how its calls are priced (under a cap)
         self.retry_wait = retry_wait or RetryWait()
         self.providers: dict[str, Provider] = {}
         self.buckets: dict[str, Bucket] = {}
@@ -102,6 +117,13 @@ class Engine:
             # first lookups load price data and tokenizers (~0.1-0.5 s): do it now, not mid-run on
             # the event loop where it would stall every call in flight
             await asyncio.to_thread(price_usd, prov.kind, prov.model, 1, 1, spec.price)
+            if self.cap is not None:
+                pricing = self._pricing[alias] = await asyncio.to_thread(
+                    CallPricing.of, prov.kind, prov.model, spec.price, _image_output(prov))
+                if not pricing.free:
+                    from ..cost.tokens import count_text
+
+                    await asyncio.to_thread(count_text, prov.model, "warm up")
             if spec.limits.tokens_per_minute:
                 from ..cost.tokens import count_text
 
@@ -131,6 +153,8 @@ class Engine:
         """Stop launching calls (in-flight calls finish).  The first reason given wins."""
         if self.stop_reason is None:
             self.stop_reason = reason
+        if self.cap is not None:
+            self.cap.wake()  # calls waiting for room under the cap give up
 
     @property
     def stopping(self) -> bool:
@@ -200,19 +224,25 @@ class Engine:
         prov = self.providers[req.model]
         bucket = self._bucket_of[req.model]
         tokens = 0
-        if bucket.counts_tokens:
+        hold: _Reservation | None = None
+        pricing = self._pricing.get(req.model) if self.cap is not None else None
+        if bucket.counts_tokens or (pricing is not None and not pricing.free):
             from ..cost.tokens import count_request
 
-            tokens = count_request(prov.kind, prov.model, req.messages, req.params).input + (req.params.max_tokens or 0)
+            counted = count_request(prov.kind, prov.model, req.messages, req.params)
+            if bucket.counts_tokens:
+                tokens = counted.input + (req.params.max_tokens or 0)
+            if pricing is not None and not pricing.free:
+                hold = self._worst_case(pricing, req, counted.input, counted.exact)
         if stage.first_call is None:
             stage.first_call = time.monotonic()
         meta = RequestMeta(prov.kind, prov.model, prov.identity, req.stage, req.item_id, req.prompt_hash)
         try:
             try:
-                resp = await self._attempt(prov, bucket, req, tokens)
+                resp = await self._attempt(prov, bucket, req, tokens, hold)
             except ProviderError as first:
                 try:
-                    resp = await self._retry(first, prov, bucket, req, tokens, key, meta)
+                    resp = await self._retry(first, prov, bucket, req, tokens, key, meta, hold)
                 except ProviderError as e:
                     stage.failures += 1
                     stage.done += 1
@@ -220,27 +250,106 @@ class Engine:
         except _NotLaunched as e:
             return CallResult(req, None, NOT_RUN, str(e), key)
         u = resp.usage
-        resp.cost_usd = price_usd(prov.kind, prov.model, u.input_tokens, u.output_tokens, prov.spec.price) or 0.0
         bucket.on_success(reserved_tokens=tokens, used_tokens=u.input_tokens + u.output_tokens, remaining=resp.rate_headers)
         self.cache.put(key, meta, resp)
         stage.calls += 1
         stage.done += 1
         stage.input_tokens += u.input_tokens
         stage.output_tokens += u.output_tokens
-        stage.cost_usd += resp.cost_usd
-        if self.max_cost_usd is not None and self.stats.spent_usd >= self.max_cost_usd:
-            self.stop(f"spending reached --max-cost ${self.max_cost_usd:.2f}")
         return CallResult(req, resp, key=key)
 
-    async def _attempt(self, prov: Provider, bucket: Bucket, req: ChatRequest, tokens: int) -> ChatResponse:
+    def _worst_case(self, pricing: CallPricing, req: ChatRequest, input_tokens: int, exact: bool) -> _Reservation:
+        """The reservation a call of ``req`` needs under the cap (see :mod:`.budget`)."""
+        i = pricing.reserve_input(input_tokens, exact)
+        o = pricing.output_bound(i, req.params.max_tokens)
+        cost = pricing.cost(i, o)
+        if cost is None:  # refused at start (runner); an engine driven directly gets this
+            return _Reservation(float("inf"), i, o)
+        return _Reservation(cost, i, o)
+
+    async def _attempt(self, prov: Provider, bucket: Bucket, req: ChatRequest, tokens: int,
+                       hold: _Reservation | None = None) -> ChatResponse:
         await bucket.acquire(tokens)
-        if self.stop_reason is not None:  # the run began stopping while this call waited its turn
-            bucket.release()
-            raise _NotLaunched(self.stop_reason)
         try:
-            return await prov.generate(req)
+            if self.stop_reason is not None:  # the run began stopping while this call waited its turn
+                raise _NotLaunched(self.stop_reason)
+            if hold is not None:
+                await self._reserve(prov, req, hold)
+        except BaseException:
+            bucket.release()
+            raise
+        # from the reservation to the launch nothing awaits: no other call can take the room
+        try:
+            resp = await prov.generate(req)
+        except ProviderError as e:
+            if hold is not None:
+                self._settle_failed(req, hold, e)
+            raise
+        except BaseException:
+            if hold is not None:
+                self.cap.settle(hold.amount, 0.0)
+            raise
         finally:
             bucket.release()
+        self._charge(prov, req, resp, hold)
+        return resp
+
+    async def _reserve(self, prov: Provider, req: ChatRequest, hold: _Reservation) -> None:
+        """Reserve ``hold`` under the cap, waiting while other reservations may settle; when it
+        cannot fit with nothing else outstanding, stop the run (raises _NotLaunched)."""
+        cap = self.cap
+        while not cap.try_reserve(hold.amount):
+            if cap.outstanding == 0:
+                self.stop(self._cap_message(prov, req, hold))
+                raise _NotLaunched(self.stop_reason)
+            await cap.wait()
+            if self.stop_reason is not None:
+                raise _NotLaunched(self.stop_reason)
+
+    def _cap_message(self, prov: Provider, req: ChatRequest, hold: _Reservation) -> str:
+        cap = self.cap
+        if hold.amount == float("inf"):
+            return (f"--max-cost {cap_text(cap.limit)}: model '{req.model}' ({prov.kind} {prov.model}) has no "
+                    "known price; set one in the spec (price = {input_per_mtok = ..., output_per_mtok = ...})")
+        return (f"the next call of '{req.model}' may cost up to {usd(hold.amount)} ({hold.input_tokens:,} input + "
+                f"{hold.output_tokens:,} output tokens at most), more than is left under --max-cost "
+                f"{cap_text(cap.limit)} ({usd(cap.spent)} spent)")
+
+    def _settle_failed(self, req: ChatRequest, hold: _Reservation, err: ProviderError) -> None:
+        """A failed attempt gives its reservation back, except one the server answered with an
+        unreadable reply (it most likely billed it): that is charged the reservation."""
+        if err.kind in BILLED_FAILURES:
+            self.cap.settle(hold.amount, hold.amount)
+            self.stats.stage(req.stage).cost_usd += hold.amount
+        else:
+            self.cap.settle(hold.amount, 0.0)
+
+    def _charge(self, prov: Provider, req: ChatRequest, resp: ChatResponse, hold: _Reservation | None) -> None:
+        """Price a reply, settle its reservation, add its cost to the stage (no await: the cap's
+        sums and the stage's stay in step).  Usage is sanity-checked: negative counts are raised
+        to 0 and, under a cap, the call is charged its reservation (its true cost is unknown); a
+        reply longer than the request allowed is charged as claimed and counted."""
+        stage = self.stats.stage(req.stage)
+        usage, broken = sane_usage(resp.usage)
+        if broken:
+            resp.usage = usage
+            stage.usage_anomalies += 1
+        # more output than the request allowed (an image generator's max_tokens bounds nothing)
+        allowed = hold.output_tokens if hold is not None else (
+            None if hasattr(prov, "expected_output_tokens") else req.params.max_tokens)
+        if allowed is not None and usage.output_tokens > allowed:
+            stage.usage_anomalies += 1
+        cost = price_usd(prov.kind, prov.model, usage.input_tokens, usage.output_tokens, prov.spec.price) or 0.0
+        if hold is not None:
+            if broken:
+                cost = max(cost, hold.amount)
+            if cost > hold.amount:
+                stage.over_reservation += 1
+            self.cap.settle(hold.amount, cost)
+        elif self.cap is not None:
+            self.cap.charge(cost)
+        resp.cost_usd = cost
+        stage.cost_usd += cost
 
     def _note_failure(self, err: ProviderError, prov: Provider, bucket: Bucket, req: ChatRequest, key: str, meta: RequestMeta) -> None:
         """Book-keeping for one failed attempt; raises RunStopped for fatal errors."""
@@ -258,7 +367,7 @@ class Engine:
             bucket.on_failure(str(err))
 
     async def _retry(self, first: ProviderError, prov: Provider, bucket: Bucket, req: ChatRequest,
-                     tokens: int, key: str, meta: RequestMeta) -> ChatResponse:
+                     tokens: int, key: str, meta: RequestMeta, hold: _Reservation | None = None) -> ChatResponse:
         stage = self.stats.stage(req.stage)
         self._note_failure(first, prov, bucket, req, key, meta)
         if not first.retryable:
@@ -283,8 +392,15 @@ class Engine:
                 if self.fatal:
                     raise RunStopped(self.fatal)
                 try:
-                    return await self._attempt(prov, bucket, req, tokens)
+                    return await self._attempt(prov, bucket, req, tokens, hold)
                 except ProviderError as e:
                     self._note_failure(e, prov, bucket, req, key, meta)  # RunStopped if fatal
                     raise
         raise first  # unreachable: reraise=True re-raises the last error
+
+
+def _image_output(prov: Provider) -> int | None:
+    """An image generator's output tokens per image (its own figure), or None."""
+    fn = getattr(prov, "expected_output_tokens", None)
+    n = fn() if callable(fn) else None
+    return None if n is None else int(n)

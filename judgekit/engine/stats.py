@@ -23,6 +23,10 @@ class StageStats:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    #: replies whose usage was impossible: negative counts, or more output than the request allowed
+    usage_anomalies: int = 0
+    #: replies that cost more than the worst case reserved for them under the cost cap
+    over_reservation: int = 0
     estimate_usd: float | None = None
     started: float = field(default_factory=time.monotonic)
     first_call: float | None = None
@@ -73,3 +77,11 @@ class RunStats:
     @property
     def failures(self) -> int:
         return sum(s.failures for s in self.stages.values())
+
+    @property
+    def usage_anomalies(self) -> int:
+        return sum(s.usage_anomalies for s in self.stages.values())
+
+    @property
+    def over_reservation(self) -> int:
+        return sum(s.over_reservation for s in self.stages.values())

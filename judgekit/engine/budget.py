@@ -1,0 +1,191 @@
+"""The hard cost cap: a call is launched only when its worst case still fits under the cap.
+
+Before a paid call goes out, the engine reserves its worst-case cost: the input tokens the
+request is known to hold plus the most output it may produce, at the model's price
+(:class:`CallPricing`).  A call whose reservation would take ``spent + reserved`` past the cap
+is not launched.  When the reply arrives the reservation is released and the real cost charged
+(:meth:`CostCap.settle`), so what is spent never passes the cap unless a server bills more than
+its request allowed (charged as claimed, and counted).
+
+The most output a call may produce, first match wins:
+
+1. an image generator's output for one image at its size and quality (the gpt-image-1 table of
+   :func:`judgekit.cost.images.generation_output_tokens`; ``max_tokens`` does not bound it);
+2. the request's ``max_tokens``;
+3. the model's context window less the input (``genai-prices``), since no reply is longer;
+4. :data:`DEFAULT_OUTPUT_BOUND`.
+
+A count of input tokens made with a stand-in tokenizer (``exact=False``, Gemini, open models)
+is raised by :data:`INEXACT_INPUT_MARGIN`, so an approximate count does not make a reservation
+too small.  Usage from a server is sanity-checked (:func:`sane_usage`): a negative count is a
+broken reply whose cost is unknown, so it is charged its reservation, never less than 0.
+
+Waiting: when a call does not fit while other reservations are outstanding, it waits for one of
+them to settle (real costs are usually far below the worst case) and checks again.  When it does
+not fit with nothing else outstanding, nothing more can ever fit in order, and the run stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections import deque
+from dataclasses import dataclass
+
+from ..cost.prices import PriceOverride, context_window, price_usd
+from ..types import Usage
+
+__all__ = ["CostCap", "CallPricing", "sane_usage", "usd", "cap_text", "cap_arg", "DEFAULT_OUTPUT_BOUND", "INEXACT_INPUT_MARGIN",
+           "BILLED_FAILURES"]
+
+#: the output bound of a call with no max_tokens whose model's context window is unknown: the
+#: largest max output of common chat models (GPT-4.1 writes at most 32,768 tokens, GPT-4o
+#: 16,384).  Set ``max_tokens`` for a bound that is yours; a longer reply is charged as claimed.
+DEFAULT_OUTPUT_BOUND = 32_768
+#: input counted with a stand-in tokenizer is reserved at this multiple (counts are usually within
+#: a few per cent, 25 % leaves room for odd texts)
+INEXACT_INPUT_MARGIN = 1.25
+#: failure kinds of an attempt the server answered (200) with a reply that could not be read: it
+#: most likely billed the tokens, so under a cap the attempt is charged its reservation
+BILLED_FAILURES = frozenset({"malformed_reply", "empty_reply"})
+
+
+def usd(v: float) -> str:
+    """Dollars with enough digits to read a small amount: two significant digits or four decimals,
+    two decimals at least (``$0.0001``, ``$0.000012``, ``$0.0713``, ``$0.50``, ``$5.00``,
+    ``$1,234.57``); a non-zero amount never reads ``$0.00``."""
+    if v == 0 or not math.isfinite(v) or abs(v) >= 1:
+        return f"${v:,.2f}"
+    digits = max(4, 1 - math.floor(math.log10(abs(v))))
+    return "$" + _trim(f"{v:.{digits}f}")
+
+
+def cap_text(v: float) -> str:
+    """A cap exactly as given (``$0.0001``, ``$0.00012345``, ``$5.00``): the shortest decimal that
+    reads back as ``v``, with two decimals at least, never in exponent form."""
+    from decimal import Decimal
+
+    if not math.isfinite(v):
+        return f"${v}"
+    whole, _, frac = _trim(format(Decimal(repr(float(v))), "f")).partition(".")
+    return f"${int(whole):,}.{frac}"
+
+
+def cap_arg(v: float) -> str:
+    """A cap as a ``--max-cost`` argument that reads back as exactly ``v`` (``0.0001``, ``5``)."""
+    from decimal import Decimal
+
+    text = format(Decimal(repr(float(v))), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _trim(text: str) -> str:
+    """Trailing zeros off a decimal fraction, keeping two decimals."""
+    whole, _, frac = text.partition(".")
+    frac = frac.rstrip("0").ljust(2, "0")
+    return f"{whole}.{frac}"
+
+
+def sane_usage(usage: Usage) -> tuple[Usage, bool]:
+    """``usage`` with negative counts raised to 0, and whether any was negative (the reply's true
+    cost is then unknown)."""
+    i, o = usage.input_tokens, usage.output_tokens
+    if i >= 0 and o >= 0:
+        return usage, False
+    return Usage(max(0, i), max(0, o)), True
+
+
+@dataclass(frozen=True, slots=True)
+class CallPricing:
+    """How one model alias's calls are priced and bounded under a cap."""
+
+    provider: str  # the provider's kind, as prices know it
+    model: str
+    override: PriceOverride | None
+    free: bool  # priced at 0 whatever the tokens (simulator, local models): no reservation
+    known: bool  # a price is known (the spec's, or genai-prices')
+    image_output: int | None  # an image generator's output tokens per image, when priced by token
+    context: int | None  # context window, when genai-prices knows it
+
+    @classmethod
+    def of(cls, provider: str, model: str, override: PriceOverride | None,
+           image_output: int | None = None) -> "CallPricing":
+        big = price_usd(provider, model, 1_000_000, 1_000_000, override)
+        return cls(provider, model, override, free=big == 0.0, known=big is not None,
+                   image_output=image_output, context=context_window(provider, model))
+
+    def output_bound(self, input_tokens: int, max_tokens: int | None) -> int:
+        """The most output tokens one call may be billed for (see the module docstring)."""
+        if self.image_output is not None:
+            return self.image_output
+        if max_tokens is not None:
+            return max_tokens
+        if self.context is not None:
+            return max(0, self.context - input_tokens)
+        return DEFAULT_OUTPUT_BOUND
+
+    def reserve_input(self, input_tokens: int, exact: bool) -> int:
+        return input_tokens if exact else math.ceil(input_tokens * INEXACT_INPUT_MARGIN)
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float | None:
+        return price_usd(self.provider, self.model, input_tokens, output_tokens, self.override)
+
+
+class CostCap:
+    """``spent + reserved <= limit``, kept on the event loop (every method but :meth:`wait` is
+    synchronous, so a check and the launch that follows it cannot interleave with other calls)."""
+
+    __slots__ = ("limit", "spent", "reserved", "outstanding", "_waiters")
+
+    def __init__(self, limit: float) -> None:
+        if not limit >= 0:  # also refuses NaN
+            raise ValueError(f"a cost cap must be a number >= 0, got {limit!r}")
+        self.limit = float(limit)
+        self.spent = 0.0
+        self.reserved = 0.0
+        self.outstanding = 0  # reservations not settled yet
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    @property
+    def left(self) -> float:
+        return self.limit - self.spent - self.reserved
+
+    def try_reserve(self, amount: float) -> bool:
+        """Reserve ``amount`` if ``spent + reserved + amount`` stays within the cap."""
+        if not amount >= 0:
+            raise ValueError(f"a reservation must be >= 0, got {amount!r}")
+        if self.spent + self.reserved + amount > self.limit:
+            return False
+        self.reserved += amount
+        self.outstanding += 1
+        return True
+
+    def settle(self, reserved: float, charge: float) -> None:
+        """End a reservation of ``reserved``, charging ``charge`` (0 for an attempt not billed)."""
+        self.outstanding -= 1
+        # the sum of floats drifts; with nothing outstanding the exact value is 0
+        self.reserved = self.reserved - reserved if self.outstanding > 0 else 0.0
+        if self.reserved < 0:
+            self.reserved = 0.0
+        self.spent += max(0.0, charge)
+        self.wake()
+
+    def charge(self, amount: float) -> None:
+        """Add a cost that had no reservation (never below 0)."""
+        self.spent += max(0.0, amount)
+
+    async def wait(self) -> None:
+        """Until a reservation settles (or :meth:`wake` is called)."""
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(fut)
+        try:
+            await fut
+        finally:
+            if not fut.done():
+                fut.cancel()
+
+    def wake(self) -> None:
+        while self._waiters:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)
