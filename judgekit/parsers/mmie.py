@@ -52,6 +52,7 @@ __all__ = [
     "gt_text",
     "IMAGE_LINE",
     "DROPPED_LINE",
+    "HEADER_RULES",
     "defuse_headers",
 ]
 
@@ -219,6 +220,10 @@ def _headers(view: View, text: str) -> list[tuple[int, int, str]]:
     return [(*view.span(m.start(), m.end()), "##") for m in _VIEW_HEADER.finditer(view.text)]
 
 
+#: the rules :func:`defuse_headers` applies to the folded view (white space kept as single spaces)
+HEADER_RULES = (_headers,)
+
+
 def defuse_headers(text: str) -> str:
     """Candidate text in which no scorer-prompt header survives, however folded.
 
@@ -226,4 +231,4 @@ def defuse_headers(text: str) -> str:
     ``Question``, ``Answer`` or ``Correct Answer`` becomes ``##`` (``### Scores: 6`` ->
     ``## Scores: 6``, ``＃＃＃ Ｓｃｏｒｅ`` -> ``## Ｓｃｏｒｅ``); any other text is returned unchanged.
     """
-    return defuse(text, (_headers,), spaces=True)
+    return defuse(text, HEADER_RULES, spaces=True)
