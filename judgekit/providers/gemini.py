@@ -42,7 +42,7 @@ def classify_gemini_error(err: Exception) -> ProviderError:
             return AuthError(msg, status=code)
         return BadRequest(msg, status=code)
     if _is_validation_error(err):  # the SDK could not read the reply into its types
-        return MalformedReply(f"malformed response: {str(err)[:300]}")
+        return MalformedReply(f"malformed response: {' '.join(str(err).split())[:300]}")
     name = type(err).__name__.lower()
     if "timeout" in name or "connect" in name or isinstance(err, (OSError, TimeoutError)):
         return TransientError(f"{type(err).__name__}: {err}")

@@ -65,6 +65,8 @@ def _part_text(part: Any, refusals: list[str]) -> str:
     if not isinstance(part, dict):
         raise MalformedReply(f"reply content part is not text or an object: {_snippet(part)}")
     kind = part.get("type")
+    if kind is not None and not isinstance(kind, str):
+        raise MalformedReply(f"reply content part has a type that is not a string: {_snippet(part)}")
     if kind == "refusal" and isinstance(part.get("refusal"), str):
         refusals.append(part["refusal"])
         return ""
