@@ -18,6 +18,20 @@ Extraction (:func:`parse_extraction`).  The extractor judge is told to reply
   ``"no_answer"``.  An ``Answer:`` line wins over a ``No Answering`` elsewhere.
 * Anything else (empty reply, free text) is ``"unparsed"``.  Neither ``no_answer`` nor
   ``unparsed`` carries a guess, and neither is ever correct; the caller counts them apart.
+* Quoted candidate text (given the candidate's ``response``): an extractor may quote the response
+  it read, and the response may itself hold ``Answer: ...`` or ``No Answering``.  A marker of the
+  reply is *quoted* when the reply, from the marker on, reproduces the response's text (compared
+  in the folded view of :mod:`judgekit.parsers.view`, white space collapsed, so re-wrapping, case,
+  width and zero-width characters make no difference) up to a word end, covering the marker and,
+  for ``Answer:``, at least one letter or digit of the guess, and either the rest of the marker's
+  line or up to punctuation the extractor closes an inline quote with (``says 'Answer: ring'.``).  When the reply has a marker of its
+  own (not quoted), only those are read.  Otherwise a quoted marker is read only when it opens the
+  reply (nothing but punctuation before it) or closes it (nothing of the extractor's own after
+  its quote): an extractor that answers by repeating the response's own ``Answer: cat`` line.  A
+  quoted marker with the extractor's own words before and after it is the extractor citing the
+  response, not answering, and is not read.  So a reply that introduces a quote of the response
+  and then says ``No Answering``, or nothing conclusive, never reads as the response's planted
+  answer.  Without ``response`` the rules above apply unchanged.
 
 Matching (:func:`is_correct`), exactly the reference: the gold answer loses one trailing period
 (:func:`normalize_gold`), then ``gold.lower().replace(" ", "") in guess.lower().replace(" ", "")``.
@@ -32,9 +46,12 @@ Self-consistency (:func:`vote`): majority over normalised guesses, ties broken b
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from .view import View
 
 __all__ = [
     "Extraction",
@@ -87,20 +104,122 @@ def _clean_guess(text: str) -> str:
     return text
 
 
-def parse_extraction(text: str | None) -> Extraction:
-    """Read the extractor judge's reply (rules in the module docstring).  None reads as ``""``."""
-    raw = text or ""
-    matches = list(_ANSWER.finditer(raw))
-    if matches:
-        rest = raw[matches[-1].end():]
+def _read(raw: str, answers: list[re.Match[str]], no_answering: bool) -> Extraction:
+    if answers:
+        rest = raw[answers[-1].end():]
         line = rest.split("\n", 1)[0]
         guess = _clean_guess(line).lower()
         if not guess or _NO_ANSWERING.fullmatch(guess):
             return Extraction("no_answer", None, raw)
         return Extraction("answer", guess, raw)
-    if _NO_ANSWERING.search(raw):
+    if no_answering:
         return Extraction("no_answer", None, raw)
     return Extraction("unparsed", None, raw)
+
+
+def parse_extraction(text: str | None, response: str | None = None) -> Extraction:
+    """Read the extractor judge's reply (rules in the module docstring).  None reads as ``""``.
+
+    ``response``: the candidate's text the extractor was given; markers of the reply that only
+    quote it are set aside as the module docstring says.
+    """
+    raw = text or ""
+    answers = list(_ANSWER.finditer(raw))
+    refusals = list(_NO_ANSWERING.finditer(raw))
+    if not response or not (answers or refusals):
+        return _read(raw, answers, bool(refusals))
+    quotes = _Quotes(raw, response)
+    own_answers = [m for m in answers if quotes.end_of(m, needs_guess=True) is None]
+    own_refusals = [m for m in refusals if quotes.end_of(m, needs_guess=False) is None]
+    if own_answers or own_refusals:
+        return _read(raw, own_answers, bool(own_refusals))
+    # every marker is quoted: read those that open or close the reply
+    kept_answers = [m for m in answers if quotes.opens_or_closes(m, needs_guess=True)]
+    kept_refusals = [m for m in refusals if quotes.opens_or_closes(m, needs_guess=False)]
+    return _read(raw, kept_answers, bool(kept_refusals))
+
+
+class _Quotes:
+    """Where an extractor's reply reproduces the candidate's response (folded views compared)."""
+
+    def __init__(self, reply: str, response: str) -> None:
+        self.raw = reply
+        self.reply = View.of(reply, spaces=True)
+        self.response = View.of(response, spaces=True).text
+
+    def end_of(self, m: re.Match[str], *, needs_guess: bool) -> int | None:
+        """The view index where the quote starting at marker ``m`` ends, or None if ``m`` is not quoted.
+
+        The quote is the longest run of the reply from the marker on that occurs in the response
+        (``full``).  It counts when it ends at a word end in both texts and either closes with
+        punctuation in the reply (an inline quote: ``'Answer: ring'.``) or covers the rest of the
+        marker's line; failing that, cut back to the last word end that still covers the rest of
+        the line.  It must cover the marker and, with ``needs_guess``, a letter or digit after it.
+        So the judge's own ``Answer: no answer`` is not a quote of a response's ``Answer: No
+        Answering``: they part mid-word, inside the line.
+        """
+        raw_line_end = self.raw.find("\n", m.end())
+        s, resp = self.reply.text, self.response
+        start = self.reply.at_or_after(m.start())
+        marker_end = self.reply.at_or_after(m.end())
+        line_end = self.reply.at_or_after(len(self.raw) if raw_line_end < 0 else raw_line_end)
+        lo, hi = 0, len(s) - start  # the longest prefix of s[start:] found in resp (monotone)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if s[start:start + mid] in resp:
+                lo = mid
+            else:
+                hi = mid - 1
+        full = start + lo
+
+        def covers(end: int) -> bool:
+            return end >= marker_end and (not needs_guess or any(c.isalnum() for c in s[marker_end:end]))
+
+        def word_end(end: int) -> bool:
+            mid_word = end < len(s) and s[end - 1].isalnum() and s[end].isalnum()
+            return not mid_word and _at_word_end(s[start:end], resp)
+
+        def rest_of_line(end: int) -> bool:
+            return not any(c.isalnum() for c in s[end:line_end])
+
+        if covers(full) and word_end(full) and (rest_of_line(full) or self._punctuation_after(full)):
+            return full
+        for end in range(full - 1, marker_end - 1, -1):
+            if not rest_of_line(end):
+                break
+            if covers(end) and word_end(end):
+                return end
+        return None
+
+    def _punctuation_after(self, end: int) -> bool:
+        """Whether the reply has punctuation (a closing quote, a full stop) right after view index ``end - 1``."""
+        src = self.reply.source
+        stop = src[end] + 1 if end < len(src) else len(self.raw)
+        return any(unicodedata.category(c).startswith("P") for c in self.raw[src[end - 1] + 1:stop])
+
+    def opens_or_closes(self, m: re.Match[str], *, needs_guess: bool) -> bool:
+        """Whether the quote holding ``m`` opens the reply (no letter or digit before the marker) or
+        closes it (no letter or digit of the extractor's own after the quote)."""
+        end = self.end_of(m, needs_guess=needs_guess)
+        assert end is not None
+        text = self.reply.text
+        start = self.reply.at_or_after(m.start())
+        return not any(c.isalnum() for c in text[:start]) or not any(c.isalnum() for c in text[end:])
+
+
+def _at_word_end(piece: str, text: str) -> bool:
+    """Whether ``piece`` occurs in ``text`` somewhere it does not stop in the middle of a word."""
+    if not piece:
+        return False
+    if not piece[-1].isalnum():
+        return piece in text
+    i = text.find(piece)
+    while i >= 0:
+        after = i + len(piece)
+        if after == len(text) or not text[after].isalnum():
+            return True
+        i = text.find(piece, i + 1)
+    return False
 
 
 def normalize_gold(answer: str) -> str:
