@@ -20,7 +20,11 @@ A spec looks like::
     candidates = ["my-vlm"]
     judge = "judge"
 
-Unknown keys and wrong types are :class:`~judgekit.errors.SpecError` naming the key.
+Unknown keys, wrong types and values out of range are a :class:`~judgekit.errors.SpecError`
+naming the file and the key, on one line.  Types are strict: a bool is ``true``/``false`` (not
+``0`` or ``"yes"``), an integer is an integer (not ``2.0``), a number is a number (an integer is
+fine where a float is expected; not ``"0.5"``, not inf or nan).  ``--set`` overrides go through
+the same checks.  Benchmarks' ``[options]`` models use :data:`STRICT_CONFIG` too.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from .resources import runners_dir, samples_dir
 from .types import GenParams
 
 __all__ = [
+    "STRICT_CONFIG",
     "Limits",
     "LocalSettings",
     "ImageGenSettings",
@@ -49,11 +54,17 @@ __all__ = [
     "resolve_spec_path",
     "list_runners",
     "apply_override",
+    "validation_problems",
 ]
+
+#: the pydantic settings of every spec record (and of every benchmark's ``[options]``): unknown
+#: keys are errors, types are strict (an int is accepted for a float, nothing else is coerced),
+#: inf and nan are refused, and a validated record cannot be changed
+STRICT_CONFIG = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT_CONFIG
 
 
 class Limits(_Strict):
@@ -70,10 +81,10 @@ class Limits(_Strict):
 class ModelParams(_Strict):
     """Generation parameters (all part of the cache key)."""
 
-    temperature: float | None = None
-    max_tokens: int | None = Field(None, ge=1)
-    top_p: float | None = None
-    seed: int | None = None
+    temperature: float | None = Field(None, ge=0, le=2, description="sampling temperature, 0..2")
+    max_tokens: int | None = Field(None, ge=1, description="the most output tokens of a call")
+    top_p: float | None = Field(None, gt=0, le=1, description="nucleus sampling mass, in (0, 1]")
+    seed: int | None = Field(None, ge=0, lt=2**63, description="sampling seed (where the API takes one)")
     image_detail: Literal["low", "high", "auto"] | None = None
 
     def gen_params(self) -> GenParams:
@@ -370,15 +381,35 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
     node[parts[-1]] = _parse_value(raw.strip())
 
 
-def _format_errors(path: Path, err: ValidationError) -> str:
-    lines = []
+def _shown(value: Any) -> str:
+    """A value as the user wrote it, cut short: ``'yes'``, ``7``, ``true``."""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, dict):
+        text = "a table"
+    else:
+        text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def validation_problems(err: ValidationError, prefix: str = "") -> list[str]:
+    """One ``key.path: what is wrong (got VALUE)`` per problem, ``prefix`` before each key."""
+    out = []
     for e in err.errors():
-        loc = ".".join(str(x) for x in e["loc"]) or "(top level)"
-        msg = e["msg"]
+        loc = prefix + ".".join(str(x) for x in e["loc"]) or "(top level)"
         if e["type"] == "extra_forbidden":
-            msg = "unknown key"
-        lines.append(f"  {loc}: {msg}")
-    return f"{path}: invalid run spec\n" + "\n".join(lines)
+            out.append(f"{loc}: unknown key")
+            continue
+        msg = e["msg"].removeprefix("Value error, ")
+        # a missing key has no value to show; a check of a whole table (a dict) names no one value
+        shown = e["type"] != "missing" and not isinstance(e.get("input"), dict)
+        got = f" (got {_shown(e.get('input'))})" if shown else ""
+        out.append(f"{loc}: {msg}{got}")
+    return out
+
+
+def _format_errors(path: Path, err: ValidationError) -> str:
+    return f"{path}: invalid run spec: " + "; ".join(validation_problems(err))
 
 
 def load_spec(spec_or_name: str, overrides: list[str] | tuple[str, ...] = ()) -> RunSpec:

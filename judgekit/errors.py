@@ -5,6 +5,7 @@ The tree::
     JudgekitError
     ├── SpecError            a run spec or override is invalid (names the file and key)  -> exit 2
     ├── DataError            an input file is malformed (names the file, row and column) -> exit 2
+    ├── UsageError           a command's argument is invalid (names it and what is allowed) -> exit 2
     ├── CacheLockedError     another process holds the cache file
     ├── CacheSchemaError     the cache file is newer than this judgekit, or not a cache
     └── ProviderError        a call failed; the subclass says how the engine treats it
@@ -25,6 +26,7 @@ __all__ = [
     "JudgekitError",
     "SpecError",
     "DataError",
+    "UsageError",
     "CacheLockedError",
     "CacheSchemaError",
     "ProviderError",
@@ -58,6 +60,10 @@ class DataError(JudgekitError):
             where += f", column '{column}'"
         super().__init__(f"{where}: {message}")
         self.path, self.row, self.column = path, row, column
+
+
+class UsageError(JudgekitError, ValueError):
+    """A command's argument is invalid (an unknown table, a prune with no filter)."""
 
 
 class CacheLockedError(JudgekitError):

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from .benchmarks.base import BenchmarkResult, load_benchmark
 from .blobs import BlobStore
 from .cache.store import CacheStore
-from .config import RunSpec
+from .config import RunSpec, validation_problems
 from .cost.estimate import Estimate, EstimateBuilder, line_time_s, price_lookup_for
 from .cost.tokens import count_request
 from .engine import Engine, RunStats, RunStopped
@@ -120,9 +120,8 @@ def _benchmark(spec: RunSpec):
     try:
         options = bench.Options.model_validate(spec.options)
     except ValidationError as e:
-        lines = [f"  options.{'.'.join(str(x) for x in err['loc'])}: "
-                 f"{'unknown key' if err['type'] == 'extra_forbidden' else err['msg']}" for err in e.errors()]
-        raise SpecError(f"{spec.source_path}: invalid options for {spec.benchmark}\n" + "\n".join(lines)) from None
+        problems = "; ".join(validation_problems(e, prefix="options."))
+        raise SpecError(f"{spec.source_path}: invalid options for {spec.benchmark}: {problems}") from None
     return bench, options
 
 

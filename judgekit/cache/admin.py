@@ -10,6 +10,7 @@ functions never create a cache).
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import os
 from contextlib import contextmanager
 from typing import Any, Iterator, Literal
@@ -17,6 +18,7 @@ from typing import Any, Iterator, Literal
 import duckdb
 
 from judgekit.cache import schema
+from judgekit.errors import UsageError
 
 __all__ = ["stats", "export", "prune", "ExportFormat"]
 
@@ -34,6 +36,8 @@ def _open(path: str | os.PathLike[str]) -> Iterator[duckdb.DuckDBPyConnection]:
     where = os.fspath(path)
     if not os.path.exists(where):
         raise FileNotFoundError(f"no cache file at {where}")
+    if os.path.isdir(where):
+        raise UsageError(f"{where} is a folder, not a cache file (pass --cache PATH of a .duckdb file)")
     con = schema.open_database(where)
     try:
         yield con
@@ -112,18 +116,25 @@ def export(
     """Write ``table`` of the cache at ``path`` to ``out_path`` as jsonl, csv or parquet.
 
     ``table`` is any table of the file (``responses``, ``attempts``, ``runs``,
-    ``result_<name>``).  Returns the number of rows written.
+    ``result_<name>``).  Returns the number of rows written.  An unknown table or format, or an
+    output path that cannot be written, is a :class:`~judgekit.errors.UsageError`.
     """
     if fmt not in _COPY_OPTIONS:
-        raise ValueError(f"export format must be one of {sorted(_COPY_OPTIONS)}, not {fmt!r}")
+        raise UsageError(f"export format must be one of {', '.join(sorted(_COPY_OPTIONS))}, not {fmt!r}")
     out = os.fspath(out_path)
+    if os.path.isdir(out):
+        raise UsageError(f"{out} is a folder; give the path of the file to write")
     with _open(path) as con:
-        tables = _tables(con)
+        tables = [t for t in _tables(con) if t != "schema_version"]
         if table not in tables:
-            raise ValueError(f"no table {table!r} in {os.fspath(path)}; tables: {tables}")
+            raise UsageError(f"no table {table!r} in {os.fspath(path)}; valid tables: {', '.join(tables)}")
         ident = '"' + table.replace('"', '""') + '"'
         target = "'" + out.replace("'", "''") + "'"
-        con.execute(f"COPY (SELECT * FROM {ident}) TO {target} ({_COPY_OPTIONS[fmt]})")
+        try:
+            con.execute(f"COPY (SELECT * FROM {ident}) TO {target} ({_COPY_OPTIONS[fmt]})")
+        except duckdb.IOException as e:
+            first = (str(e).strip().splitlines() or ["cannot write"])[0]
+            raise UsageError(f"{out}: cannot write the export ({first})") from None
         r = con.execute(f"SELECT count(*) FROM {ident}").fetchone()
     return int(r[0]) if r else 0
 
@@ -142,15 +153,21 @@ def prune(
     With ``failures=False`` rows go from ``responses`` and at least one filter is required (so
     a bare prune cannot wipe the cache); with ``failures=True`` they go from ``attempts``, and
     no filter means every recorded failure.  ``older_than_days`` compares ``created_at``
-    (UTC).  ``dry_run`` counts the rows without deleting them.
+    (UTC); it must be a finite number >= 0.  ``dry_run`` counts the rows without deleting them.
+    A prune of responses with no filter, or a bad age, is a :class:`~judgekit.errors.UsageError`.
     """
     table = "attempts" if failures else "responses"
     where: list[str] = []
     args: list[Any] = []
     if older_than_days is not None:
-        cutoff = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None) - _dt.timedelta(
-            days=float(older_than_days)
-        )
+        days = float(older_than_days)
+        if not math.isfinite(days) or days < 0:
+            raise UsageError(f"--older-than-days must be a number of days >= 0, not {older_than_days}")
+        now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
+        try:
+            cutoff = now - _dt.timedelta(days=days)
+        except OverflowError:  # before year 1: nothing is that old
+            cutoff = _dt.datetime.min
         args.append(cutoff)
         where.append(f"created_at < ${len(args)}")
     if model is not None:
@@ -160,7 +177,8 @@ def prune(
         args.append(stage)
         where.append(f"stage = ${len(args)}")
     if not where and not failures:
-        raise ValueError("prune needs older_than_days, model or stage (or failures=True)")
+        raise UsageError("prune needs a filter: --older-than-days N, --model NAME or --stage NAME "
+                         "(or --failures to prune the failure records); it never empties the whole cache")
     cond = " WHERE " + " AND ".join(where) if where else ""
     with _open(path) as con:
         r = con.execute(f"SELECT count(*) FROM {table}{cond}", args).fetchone()

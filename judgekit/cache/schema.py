@@ -244,7 +244,8 @@ def open_database(
     except duckdb.Error as exc:
         if _is_lock_error(exc):
             raise locked_error(where, exc) from exc
-        raise
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise CacheSchemaError(f"{where}: cannot be opened as a cache ({first}); pass a different --cache PATH") from None
     try:
         if read_only:
             v = schema_version(con)

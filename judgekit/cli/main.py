@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import CacheLockedError, CacheSchemaError, DataError, JudgekitError, SpecError
+from ..errors import CacheLockedError, CacheSchemaError, DataError, JudgekitError, SpecError, UsageError
 
 __all__ = ["main", "cli"]
 
@@ -41,14 +41,29 @@ def _errors(f):
     def wrapper(*args, **kwargs):
         try:
             return f(*args, **kwargs)
-        except (SpecError, DataError, CacheLockedError, CacheSchemaError) as e:
-            click.echo(f"error: {e}", err=True)
+        except (SpecError, DataError, UsageError, CacheLockedError, CacheSchemaError) as e:
+            click.echo(f"error: {_one_line(str(e))}", err=True)
             sys.exit(2)
         except JudgekitError as e:
-            click.echo(f"error: {e}", err=True)
+            click.echo(f"error: {_one_line(str(e))}", err=True)
             sys.exit(1)
 
     return wrapper
+
+
+def _one_line(message: str) -> str:
+    """A message as one line: its lines joined with '; ' (a user error is one line)."""
+    parts = [p.strip() for p in message.splitlines() if p.strip()]
+    return "; ".join(parts) if parts else message.strip()
+
+
+def _folder_for(path: Path, option: str) -> None:
+    """Make the folder ``path`` (and its parents) now, so an unusable --cache or --out is a
+    one-line error before anything runs rather than a traceback after the calls were paid."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"{option} {path}: cannot make this folder ({e.strerror or e})") from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -67,10 +82,12 @@ def run(spec_or_name, cache_path, limit, max_cost, overrides, out_dir, yes):
     """Run a spec (a TOML file, or the name of a shipped runner).  Re-running resumes: finished
     calls come from the cache, failed ones are retried."""
     from ..config import load_spec
-    from ..runner import RunOptions, run_spec
+    from ..runner import RunOptions, default_cache_path, run_spec
     from .ui import ConsoleUI
 
     spec = load_spec(spec_or_name, overrides)
+    _folder_for((cache_path or default_cache_path()).parent, "--cache")
+    _folder_for(out_dir or Path("judgekit-out") / spec.name, "--out")
     ui = ConsoleUI()
     resume = "judgekit run " + shlex.join([spec_or_name, *sum((["--set", o] for o in overrides), [])]
                                           + (["--cache", str(cache_path)] if cache_path else [])
@@ -92,10 +109,11 @@ def run(spec_or_name, cache_path, limit, max_cost, overrides, out_dir, yes):
 def estimate(spec_or_name, cache_path, limit, max_cost, overrides):
     """Estimate calls, tokens and dollars per stage and model, without making any call."""
     from ..config import load_spec
-    from ..runner import RunOptions, estimate_spec
+    from ..runner import RunOptions, default_cache_path, estimate_spec
     from .ui import ConsoleUI
 
     spec = load_spec(spec_or_name, overrides)
+    _folder_for((cache_path or default_cache_path()).parent, "--cache")
     asyncio.run(estimate_spec(spec, RunOptions(cache_path=cache_path, limit=limit, max_cost_usd=max_cost), ConsoleUI()))
 
 

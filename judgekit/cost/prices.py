@@ -52,7 +52,7 @@ GENAI_PROVIDER_IDS: dict[str, tuple[str, ...]] = {
 class PriceOverride(BaseModel):
     """A model's price, set in the run spec; it wins over the price database."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)  # as config.STRICT_CONFIG
 
     input_per_mtok: float = Field(0.0, ge=0, description="USD per million input tokens")
     output_per_mtok: float = Field(0.0, ge=0, description="USD per million output tokens")

@@ -20,8 +20,9 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
+from ...config import STRICT_CONFIG
 from ...engine import NOT_RUN, CallResult, Engine
 from ...metrics.alignment import consistency, mae
 from ...metrics.pairwise import summarize
@@ -43,7 +44,7 @@ FLOW_WINDOW = 512
 class Options(BaseModel):
     """``[options]`` of a Creation-MMBench spec."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT_CONFIG  # unknown keys, loose types, inf and nan are spec errors
 
     pairwise: bool = True
     vfs: bool = True

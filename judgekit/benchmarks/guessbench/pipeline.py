@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
+from ...config import STRICT_CONFIG
 from ...engine import Engine
 from ...errors import DataError, SpecError
 from ...metrics.guessbench import accuracy_rows, autobencher
@@ -44,7 +45,7 @@ Approach = Literal["cot", "no_cot", "one_shot", "self_consistency", "self_refine
 class Options(BaseModel):
     """``[options]`` of a GuessBench spec."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT_CONFIG  # unknown keys, loose types, inf and nan are spec errors
 
     tasks: list[Literal["static", "dynamic"]] = Field(default_factory=lambda: ["static", "dynamic"], min_length=1)
     approaches: list[Approach] = Field(default_factory=lambda: ["cot"], min_length=1,
@@ -52,7 +53,7 @@ class Options(BaseModel):
                                                    "self_consistency, self_refine, image_retrieval, image_only, "
                                                    "hint_only")
     sc_samples: int = Field(3, ge=2, description="self-consistency samples per turn")
-    sc_temperature: float | None = Field(None, description="self-consistency sampling temperature; None = the "
+    sc_temperature: float | None = Field(None, ge=0, le=2, description="self-consistency sampling temperature; None = the "
                                                            "provider's default, as the paper")
     sc_tie_break: Literal["first", "last"] = Field("first", description="a vote tie goes to the guess seen first "
                                                                         "(authors' code) or last (paper's text)")

@@ -35,9 +35,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from ...blobs import BlobMissing
+from ...config import STRICT_CONFIG
 from ...engine import Engine
 from ...errors import SpecError
 from ...parsers.mmgenbench import Caption, clean_caption
@@ -71,7 +72,7 @@ _STANDIN_CAPTION = (
 class Options(BaseModel):
     """``[options]`` of an MMGenBench spec."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT_CONFIG  # unknown keys, loose types, inf and nan are spec errors
 
     labels: str | None = Field(None, description="a label-index JSON (pattern -> image indices); default: "
                                                   "labels.json beside the images, if there is one")

@@ -45,9 +45,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from ...blobs import BlobMissing
+from ...config import STRICT_CONFIG
 from ...engine import Engine
 from ...errors import DataError, SpecError
 from ...parsers.mmie import (
@@ -102,7 +103,7 @@ _STANDIN_SCORE = "### Feedback\nA stand-in feedback of typical length for the es
 class Options(BaseModel):
     """``[options]`` of an MMIE spec."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = STRICT_CONFIG  # unknown keys, loose types, inf and nan are spec errors
 
     images_dir: str | None = Field(None, description="the folder image paths are relative to (default: the data "
                                                      "file's folder)")
