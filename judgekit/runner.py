@@ -28,6 +28,7 @@ from .cost.tokens import count_request
 from .engine import Engine, RunStats, RunStopped
 from .errors import AuthError, SpecError
 from .report.files import write_results
+from .run_cap import RunCap, check_prices, choose_cap, run_record
 
 __all__ = ["RunOptions", "RunOutcome", "UI", "run_spec", "estimate_spec", "default_cache_path", "blob_dir_for", "EXIT"]
 
@@ -68,6 +69,7 @@ class RunOutcome:
     failed_items: list[str] = field(default_factory=list)
     served_by_simulator: int | None = None
     files: list[Path] = field(default_factory=list)  # what the run wrote to out_dir
+    max_cost_usd: float | None = None  # the cap the run ran under (--max-cost, kept, or the spec's)
 
 
 class UI(Protocol):
@@ -183,8 +185,11 @@ async def _plan_only_providers(engine: Engine, aliases: list[str]) -> None:
 class _Session:
     """Spec + cache + engine, opened and closed together."""
 
-    def __init__(self, spec: RunSpec, opts: RunOptions, run_id: str, *, offline: bool = False) -> None:
+    def __init__(self, spec: RunSpec, opts: RunOptions, run_id: str, *, offline: bool = False,
+                 out_dir: Path | None = None) -> None:
         self.spec, self.opts, self.run_id = spec, opts, run_id
+        self.out_dir = out_dir  # a run's results folder: an earlier run into it may have left its cap
+        self.cap = RunCap(None, "none")
         self.offline = offline  # estimate only: providers are made but not started (no key, no server)
         self.cache_path = opts.cache_path or default_cache_path()
         self.cache: CacheStore | None = None
@@ -193,8 +198,14 @@ class _Session:
     async def __aenter__(self) -> "_Session":
         self.cache_path.parent.mkdir(parents=True, exist_ok=True)
         self.cache = await CacheStore.open(self.cache_path, run_id=self.run_id)
-        max_cost = self.opts.max_cost_usd if self.opts.max_cost_usd is not None else self.spec.max_cost_usd
-        self.engine = Engine(self.spec.models, self.cache, max_cost_usd=max_cost,
+        try:
+            self.cap = await choose_cap(self.cache, self.spec, self.out_dir, self.opts.max_cost_usd)
+            if not self.offline:  # a cap cannot hold over a model of unknown price: refuse now
+                check_prices(self.spec, _aliases(self.spec), self.cap)
+        except BaseException:
+            await self.__aexit__(None, None, None)
+            raise
+        self.engine = Engine(self.spec.models, self.cache, max_cost_usd=self.cap.usd,
                              blobs=BlobStore(blob_dir_for(self.cache_path)))
         try:
             if self.offline:
@@ -325,9 +336,14 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
     prepared = bench.prepare(spec, options, opts.limit)
     run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
     out_dir = opts.out_dir or Path("judgekit-out") / spec.name
-    async with _Session(spec, opts, run_id) as s:
+    async with _Session(spec, opts, run_id, out_dir=out_dir) as s:
         engine, cache = s.engine, s.cache
         holder["engine"] = engine
+        if s.cap.source == "earlier run" and s.cap.usd is not None:
+            from .engine.budget import cap_text
+
+            ui.note(f"cost cap: --max-cost {cap_text(s.cap.usd)}, kept from the earlier run into {out_dir} "
+                    "(pass --max-cost to change it)")
         est = await _estimate(bench, prepared, engine)
         for line in est.lines:
             st = engine.stats.stage(line.stage)
@@ -341,8 +357,9 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
                 msg = f"the estimate (${expected:.2f}) is above --max-cost ${budget:.2f}"
                 if not (opts.interactive and ui.confirm(f"{msg}. Run anyway (it stops launching calls at the cap)?")):
                     return RunOutcome(EXIT["failed"] if opts.interactive else EXIT["bad_input"],
-                                      f"{msg}; not started (pass --yes to run up to the cap)", estimate=est)
-        cache.run_started(run_id, spec.name, spec.model_dump_json())
+                                      f"{msg}; not started (pass --yes to run up to the cap)", estimate=est,
+                                      max_cost_usd=budget)
+        cache.run_started(run_id, spec.name, run_record(spec, out_dir, s.cap, opts.limit))
         # Everything built so far (modules, SDK clients, the loaded data with its images) lives for
         # the whole run: move it out of the garbage collector's sight.  Without this a full
         # collection scans it all and stalls the event loop for ~120 ms every few seconds.
@@ -366,7 +383,8 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
             holder.pop("calls", None)
             gc.unfreeze()  # let everything be collected again (DuckDB objects must die before exit)
         served = _served(engine)
-        outcome = RunOutcome(code, message, out_dir, estimate=est, stats=engine.stats, served_by_simulator=served)
+        outcome = RunOutcome(code, message, out_dir, estimate=est, stats=engine.stats, served_by_simulator=served,
+                             max_cost_usd=budget)
         if result is not None:
             if engine.stop_reason and result.not_run:
                 status, code = "stopped", EXIT["failed"]
@@ -389,7 +407,8 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
         record = outcome.summary or {"message": message}
         record = dict(record, status=status, paid_calls=engine.stats.paid_calls,
                       cache_hits=engine.stats.cache_hits,
-                      failures=engine.stats.failures, cost_usd=engine.stats.spent_usd)
+                      failures=engine.stats.failures, cost_usd=engine.stats.spent_usd, max_cost_usd=budget,
+                      usage_anomalies=engine.stats.usage_anomalies, over_reservation=engine.stats.over_reservation)
         cache.run_finished(run_id, status, json.dumps(record, default=str))
     ui.show_results(outcome)
     return outcome

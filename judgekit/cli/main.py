@@ -26,7 +26,9 @@ def _spec_options(f):
                      help="DuckDB cache file [default: $JUDGEKIT_CACHE or judgekit-out/cache.duckdb]"),
         click.option("--limit", type=click.IntRange(min=1), default=None, help="only the first N items"),
         click.option("--max-cost", "max_cost", type=click.FloatRange(min=0), default=None,
-                     help="USD cap: ask (or refuse) above it; stop launching calls when spending reaches it"),
+                     help="USD cap on what the run spends: ask (or refuse) when the estimate's bound is above "
+                          "it; launch no call whose worst case (input + max output at the model's "
+                          "price) would pass it. Later runs into the same --out keep it"),
         click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
                      help="override a spec value, e.g. --set models.judge.limits.max_concurrency=8"),
     ]):
@@ -89,18 +91,29 @@ def run(spec_or_name, cache_path, limit, max_cost, overrides, out_dir, yes):
     _folder_for((cache_path or default_cache_path()).parent, "--cache")
     _folder_for(out_dir or Path("judgekit-out") / spec.name, "--out")
     ui = ConsoleUI()
-    resume = "judgekit run " + shlex.join([spec_or_name, *sum((["--set", o] for o in overrides), [])]
-                                          + (["--cache", str(cache_path)] if cache_path else [])
-                                          + (["--out", str(out_dir)] if out_dir else [])
-                                          + (["--limit", str(limit)] if limit else []))
     opts = RunOptions(out_dir=out_dir, cache_path=cache_path, limit=limit, max_cost_usd=max_cost, yes=yes,
                       interactive=sys.stdin.isatty() and sys.stdout.isatty(), handle_signals=True)
     outcome = asyncio.run(run_spec(spec, opts, ui))
     if outcome.message:
         click.echo(outcome.message, err=outcome.exit_code != 0)
     if outcome.exit_code in (1, 130):
-        click.echo(f"resume with: {resume}", err=True)
+        click.echo(f"resume with: {_resume_command(spec_or_name, overrides, cache_path, out_dir, limit, yes, outcome)}",
+                   err=True)
     sys.exit(outcome.exit_code)
+
+
+def _resume_command(spec_or_name, overrides, cache_path, out_dir, limit, yes, outcome) -> str:
+    """The command that resumes a run as it was started: the same spec, overrides, cache, results
+    folder and limit, and the cap it ran under (given, kept from an earlier run or the spec's)."""
+    from ..engine.budget import cap_arg
+
+    cap = outcome.max_cost_usd
+    return "judgekit run " + shlex.join([spec_or_name, *sum((["--set", o] for o in overrides), [])]
+                                        + (["--cache", str(cache_path)] if cache_path else [])
+                                        + (["--out", str(out_dir)] if out_dir else [])
+                                        + (["--limit", str(limit)] if limit else [])
+                                        + (["--max-cost", cap_arg(cap)] if cap is not None else [])
+                                        + (["--yes"] if yes else []))
 
 
 @cli.command()

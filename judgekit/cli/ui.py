@@ -14,6 +14,8 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 
+from ..engine.budget import cap_text
+
 __all__ = ["ConsoleUI", "fmt_usd"]
 
 
@@ -82,7 +84,7 @@ class ConsoleUI:
 
     def render(self, engine):
         t = Table(title=f"judgekit  spent {fmt_usd(engine.stats.spent_usd)}"
-                        + (f" of max {fmt_usd(engine.max_cost_usd)}" if engine.max_cost_usd is not None else ""),
+                        + (f" of max {cap_text(engine.max_cost_usd)}" if engine.max_cost_usd is not None else ""),
                   title_justify="left")
         for col in ("stage", "done/total", "calls/s", "cache hits", "retries", "429s", "failures", "tokens in/out",
                     "spent", "estimate", "ETA"):
@@ -118,6 +120,8 @@ class ConsoleUI:
                         f"429s {st.rate_limited}, failed {st.failures})")
         waiting = [f"{s.name}: {s.reason}" for s in engine.bucket_states() if s.reason]
         line = f"[{time.strftime('%H:%M:%S')}] " + "; ".join(bits) + f"; spent {fmt_usd(engine.stats.spent_usd)}"
+        if engine.max_cost_usd is not None:
+            line += f" of max {cap_text(engine.max_cost_usd)}"
         if waiting:
             line += " | waiting: " + "; ".join(waiting)
         local = local_status_lines(engine)
