@@ -154,13 +154,17 @@ ODD: dict[str, Callable[[dict], Any]] = {
 class OddProxy(_Site):
     """Forwards chat completions to ``upstream`` (an OpenAI-compatible ``.../v1`` URL); while
     ``odd`` is true, a request whose body hash falls in the first ``rate`` of the range gets the
-    odd reply ``ODD[name]`` (the name also from the hash).
+    odd reply ``ODD[name]`` (the name also from the hash, among ``kinds``; ``salt`` changes the
+    draw).
 
     ``served`` maps each request body's hash to what the proxy sent last: ``"ok"`` or the odd
     reply's name.  ``key`` is the key echoed by the ``key_echo`` reply."""
 
-    def __init__(self, upstream: str, *, key: str, rate: float = 0.2) -> None:
+    def __init__(self, upstream: str, *, key: str, rate: float = 0.2, salt: str = "",
+                 kinds: tuple[str, ...] | None = None) -> None:
         super().__init__()
+        self.salt = salt.encode()
+        self.kinds = sorted(kinds or ODD)
         self.upstream = upstream.rstrip("/")
         self.key = key
         self.rate = rate
@@ -178,14 +182,13 @@ class OddProxy(_Site):
         h = int(digest[:12], 16)
         if not self.odd or (h % 1000) >= self.rate * 1000:
             return None
-        names = sorted(ODD)
-        return names[(h // 1000) % len(names)]
+        return self.kinds[(h // 1000) % len(self.kinds)]
 
     async def respond(self, request: web.Request, body: bytes) -> web.StreamResponse:
         if self._session is None:
             self._session = aiohttp.ClientSession()
         digest = hashlib.sha256(body).hexdigest()
-        name = self.pick(digest)
+        name = self.pick(hashlib.sha256(self.salt + body).hexdigest())
         tail = request.path.split("/v1", 1)[-1]
         async with self._session.post(self.upstream + tail, data=body,
                                       headers={"Content-Type": "application/json",
