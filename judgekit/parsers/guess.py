@@ -21,17 +21,21 @@ Extraction (:func:`parse_extraction`).  The extractor judge is told to reply
 * Quoted candidate text (given the candidate's ``response``): an extractor may quote the response
   it read, and the response may itself hold ``Answer: ...`` or ``No Answering``.  A marker of the
   reply is *quoted* when the reply, from the marker on, reproduces the response's text (compared
-  in the folded view of :mod:`judgekit.parsers.view`, white space collapsed, so re-wrapping, case,
-  width and zero-width characters make no difference) up to a word end, covering the marker and,
-  for ``Answer:``, at least one letter or digit of the guess, and either the rest of the marker's
-  line or up to punctuation the extractor closes an inline quote with (``says 'Answer: ring'.``).  When the reply has a marker of its
-  own (not quoted), only those are read.  Otherwise a quoted marker is read only when it opens the
-  reply (nothing but punctuation before it) or closes it (nothing of the extractor's own after
-  its quote): an extractor that answers by repeating the response's own ``Answer: cat`` line.  A
-  quoted marker with the extractor's own words before and after it is the extractor citing the
-  response, not answering, and is not read.  So a reply that introduces a quote of the response
-  and then says ``No Answering``, or nothing conclusive, never reads as the response's planted
-  answer.  Without ``response`` the rules above apply unchanged.
+  in the folded view of :mod:`judgekit.parsers.view`, white space collapsed, so re-wrapping,
+  case, width and zero-width characters make no difference) up to a word end in both texts,
+  covering the marker, for ``Answer:`` at least one letter or digit of the guess, and either the
+  rest of the marker's line or up to punctuation that closes an inline quote (``says 'Answer:
+  ring'.``).  When the reply has markers of its own (not quoted), only those are read, and the
+  guess stops where a quoted marker starts on its line.  Otherwise a quoted marker is read only
+  when it opens the reply (nothing but punctuation before it) or closes it (nothing of the
+  extractor's own after its quote): an extractor that answers by repeating the response's own
+  ``Answer: cat`` line.  A quoted marker with the extractor's own words before and after it is
+  the extractor citing the response, not answering, and is not read.  So a reply that introduces
+  a quote of the response and then says ``No Answering``, or nothing conclusive, never reads as
+  the response's planted answer.  Limits: an extractor whose own words after a quote are, word
+  for word, the response's own continuation cannot be told from the quote; an extractor that
+  repeats the response's ``Answer:`` line with words of its own both before and after it reads
+  as ``unparsed``.  Without ``response`` the rules above apply unchanged.
 
 Matching (:func:`is_correct`), exactly the reference: the gold answer loses one trailing period
 (:func:`normalize_gold`), then ``gold.lower().replace(" ", "") in guess.lower().replace(" ", "")``.
@@ -104,9 +108,10 @@ def _clean_guess(text: str) -> str:
     return text
 
 
-def _read(raw: str, answers: list[re.Match[str]], no_answering: bool) -> Extraction:
+def _read(raw: str, answers: list[re.Match[str]], no_answering: bool, cuts: Sequence[int] = ()) -> Extraction:
     if answers:
-        rest = raw[answers[-1].end():]
+        end = answers[-1].end()
+        rest = raw[end:min([c for c in cuts if c >= end], default=len(raw))]
         line = rest.split("\n", 1)[0]
         guess = _clean_guess(line).lower()
         if not guess or _NO_ANSWERING.fullmatch(guess):
@@ -132,7 +137,9 @@ def parse_extraction(text: str | None, response: str | None = None) -> Extractio
     own_answers = [m for m in answers if quotes.end_of(m, needs_guess=True) is None]
     own_refusals = [m for m in refusals if quotes.end_of(m, needs_guess=False) is None]
     if own_answers or own_refusals:
-        return _read(raw, own_answers, bool(own_refusals))
+        # the guess stops where a quoted marker starts on its line ("Answer: bridge, not its 'Answer: ring'")
+        quoted = [m.start() for m in (*answers, *refusals) if m not in own_answers and m not in own_refusals]
+        return _read(raw, own_answers, bool(own_refusals), quoted)
     # every marker is quoted: read those that open or close the reply
     kept_answers = [m for m in answers if quotes.opens_or_closes(m, needs_guess=True)]
     kept_refusals = [m for m in refusals if quotes.opens_or_closes(m, needs_guess=False)]

@@ -62,6 +62,7 @@ def test_a_genuine_reply_reads_as_it_always_did(response, shape, guess):
     ("The response says 'Answer: ring'. I cannot tell what it means.", ("unparsed", None)),  # was: ring'. i cannot...
     ("Answer: bridge\nIt wrote 'Answer: ring' earlier.", ("answer", "bridge")),  # was: ring' earlier
     ("Answer: rings", ("answer", "rings")),  # not the response's text
+    ("Answer: bridge, not its 'Answer: ring'", ("answer", "bridge, not its")),  # was: bridge, not its 'answer: ring
     ("The response: Answer: ring", ("answer", "ring")),
 ])
 def test_quoted_markers(reply, expected):
