@@ -155,6 +155,10 @@ async def _estimate(bench, prepared, engine: Engine) -> Estimate:
         builder.add_call(pc.stage, req.model, prov.kind, prov.model, toks, bound,
                          cached_now, means[mk] if means[mk] is not None else pc.expected_output_tokens,
                          pc.chance)
+        if pc.more_at_most:  # calls the plan could not follow (counted in the bound only)
+            builder.add_call(pc.stage, req.model, prov.kind, prov.model, type(toks)(toks.input, False), bound,
+                             False, means[mk] if means[mk] is not None else pc.expected_output_tokens,
+                             0.0, pc.more_at_most)
     est = builder.finish(price_lookup_for({a: s.price for a, s in engine.models.items()}))
     for line in est.lines:  # how long: measured latencies of earlier calls, and the RPM limits
         lim = engine.models[line.alias].limits

@@ -48,6 +48,10 @@ class PlannedCall:
     #: stop may skip).  The estimate's bound counts the call whatever its chance; its expected
     #: figure weights it by the chance
     chance: float = 1.0
+    #: up to this many more calls like this one may be made, beyond what the plan could follow
+    #: (an answer not written yet may ask for more images than its stand-in): counted in the
+    #: bound, not in the expected figure
+    more_at_most: int = 0
 
 
 @dataclass

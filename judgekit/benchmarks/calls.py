@@ -37,18 +37,19 @@ class FlowCaller:
         self.planned: list[PlannedCall] = []
 
     async def call(self, req: ChatRequest, *, exact: bool = True, expected: float | None = None,
-                   max_out: int | None = None) -> tuple[CallResult, bool]:
+                   max_out: int | None = None, more_at_most: int = 0) -> tuple[CallResult, bool]:
         """The result, and whether it is real (False: the plan's stand-in for a call not made yet).
 
         ``exact``: False when the request was built from stand-ins; ``expected`` / ``max_out``: the
-        output tokens the estimate assumes / at most (see :class:`PlannedCall`)."""
+        output tokens the estimate assumes / at most; ``more_at_most``: calls like this one the
+        run may make beyond the plan's (see :class:`PlannedCall`)."""
         if not self.planning:
             r = await self.engine.call(req)
             if r.error_kind == NOT_RUN:
                 raise Aborted(r.error or "not run")
             return r, True
         key, hit = await self.engine.lookup(req)
-        self.planned.append(PlannedCall(req.stage, req, exact, expected, max_out))
+        self.planned.append(PlannedCall(req.stage, req, exact, expected, max_out, more_at_most=more_at_most))
         if hit is not None and exact:  # a stand-in request may match another call's reply: not its own
             return CallResult(req, hit, key=key), True
         return CallResult(req, ChatResponse(""), key=key), False

@@ -45,20 +45,25 @@ class ConsoleUI:
     # -- estimate ---------------------------------------------------------------------------
     def show_estimate(self, estimate, cached_note: str) -> None:
         t = Table(title="Estimate before any call", title_justify="left")
-        for col in ("stage", "model", "calls", "cached", "to make", "input tok", "output tok (max)",
-                    "output tok (exp.)", "cost max", "cost exp.", "time"):
+        for col in ("stage", "model", "calls", "cached", "to make (exp./bound)", "input tok", "output tok (max)",
+                    "output tok (exp.)", "cost bound", "cost exp.", "time"):
             t.add_column(col, justify="left" if col in ("stage", "model") else "right")
         for ln in estimate.lines:
             exp_out = "-" if ln.output_tokens_expected is None else f"{ln.output_tokens_expected:,.0f}"
             t.add_row(ln.stage, f"{ln.alias} ({ln.model})", f"{ln.calls_total:,}", f"{ln.calls_cached:,}",
-                      f"{ln.calls_to_make:,}", f"{ln.input_tokens:,}" + ("" if ln.input_exact else "~"),
+                      _fmt_calls(ln.calls_expected, ln.calls_to_make),
+                      f"{ln.input_tokens:,}" + ("" if ln.input_exact else "~"),
                       f"{ln.output_tokens_max:,}", exp_out, fmt_usd(ln.cost_max_usd),
                       fmt_usd(ln.cost_expected_usd), _fmt_time(ln.time_s))
         self.console.print(t)
         self.console.print(
             f"total: {fmt_usd(estimate.total_expected_usd)} expected, {fmt_usd(estimate.total_max_usd)} at most "
-            f"(max_tokens); {cached_note}. '~' = counted with a stand-in for answers not written yet."
+            f"(the bound: every call to make, every adaptive turn and round, each writing max_tokens; --max-cost "
+            f"is checked against it); {cached_note}. '~' = counted with a stand-in for answers not written yet."
         )
+        if estimate.adaptive:
+            self.console.print(f"calls: {estimate.calls_expected:,.0f} expected, {estimate.calls_to_make:,} at most "
+                               f"(turns, rounds and re-asks that stop early are weighted by their chance)")
         total_time = estimate.total_time_s
         untimed = estimate.untimed
         if total_time is not None or untimed:
@@ -236,6 +241,13 @@ class _Progress:
         if self._live is not None:
             self._live.__exit__(None, None, None)
         return False
+
+
+def _fmt_calls(expected: float, bound: int) -> str:
+    """``expected / bound`` calls to make, or one figure when every call is certain."""
+    if expected >= bound:
+        return f"{bound:,}"
+    return f"{expected:,.0f} / {bound:,}"
 
 
 def _fmt_time(seconds: float | None) -> str:

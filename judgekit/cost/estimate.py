@@ -221,16 +221,21 @@ class EstimateBuilder:
         cached: bool,
         expected_output_tokens: float | None,
         chance: float = 1.0,
+        copies: int = 1,
     ) -> None:
         """Count one planned call.
 
         For a ``cached`` call, ``expected_output_tokens`` is the output tokens its cached answer
         used (None if not recorded); for a call to make it is the planner's guess (None: none).
         ``chance``: how likely the run is to make the call (in [0, 1]; 1: every run makes it).  The
-        bound counts the call whatever its chance.
+        bound counts the call whatever its chance.  ``copies``: count that many such calls.
         """
         if not 0.0 <= chance <= 1.0:
             raise ValueError(f"chance of a call must be in [0, 1], not {chance!r}")
+        if copies < 0:
+            raise ValueError(f"copies must be at least 0, not {copies!r}")
+        if copies == 0:
+            return
         key = (stage, alias)
         line = self._lines.get(key)
         if line is None:
@@ -240,17 +245,17 @@ class EstimateBuilder:
             raise ValueError(
                 f"alias '{alias}' in stage '{stage}' was {line.provider} {line.model}, now {provider} {model}"
             )
-        line.total += 1
+        line.total += copies
         if cached:
-            line.cached += 1
+            line.cached += copies
             if expected_output_tokens is not None:
-                line.cached_out_sum += expected_output_tokens
-                line.cached_out_n += 1
+                line.cached_out_sum += copies * expected_output_tokens
+                line.cached_out_n += copies
             return
         bound = DEFAULT_MAX_OUTPUT_TOKENS if max_tokens is None else max_tokens
         group = line.calls.setdefault((request_tokens.input, bound, expected_output_tokens), [0, 0.0])
-        group[0] += 1
-        group[1] += chance
+        group[0] += copies
+        group[1] += copies * chance
         if not request_tokens.exact:
             line.exact = False
 

@@ -2,7 +2,8 @@
 
 A runner that names a paid API model, an API key or a large local checkpoint gets, in its place,
 the built-in simulator or a tiny local model of the same kind (chat, retrieval, text-to-image,
-image encoding, InternVL-style chat), keeping the model's generation parameters and limits; the
+image encoding, InternVL-style chat), keeping the model's generation parameters (not its rate
+limits, which change how fast, never which calls); the
 benchmark, its ``[options]`` and its roles are the runner's own, unchanged.  A data path that is not
 on this machine (the released Creation-MMBench TSV, GuessBench's full data) becomes the shipped
 sample of the same format.  Simulated latency is set to 0 and local models run on the CPU, so a
@@ -44,14 +45,12 @@ def _offline_model(alias: str, m: dict[str, Any], judges: set[str]) -> tuple[dic
     if provider in _CHAT_APIS:
         model = "sim-judge" if alias in judges else "sim-vlm-strong"
         new = {"provider": "sim", "model": model, "sim": dict(_SIM)}
-        for key in ("params", "limits", "price"):
+        for key in ("params", "price"):
             if key in m:
                 new[key] = m[key]
         return new, f"{alias}: {provider} {m.get('model')} -> sim {model}"
     if provider == "brave":
         new = {"provider": "sim_image_search", "model": "images", "sim": dict(_SIM)}
-        if "limits" in m:
-            new["limits"] = m["limits"]
         return new, f"{alias}: brave -> sim_image_search"
     if provider == "openai_image":
         new = {k: v for k, v in m.items() if k not in ("base_url", "api_key_env", "api_version")}
@@ -77,7 +76,7 @@ def _offline_model(alias: str, m: dict[str, Any], judges: set[str]) -> tuple[dic
                 tiny = "tiny:internvl" if local.get("chat_api") == "internvl" else "tiny:vlm"
                 if "dtype" in local:
                     local["dtype"] = "fp32"  # the CPU
-            changed = f"{alias}: local {model or local.get('preset')} -> {tiny}"
+            changed = f"{alias}: local {model or 'preset ' + str(m['local'].get('preset'))} -> {tiny}"
             model = tiny
         m["model"], m["local"] = model, local
         return m, changed

@@ -141,6 +141,25 @@ class _Builder:
         return out
 
 
+def _reask_request(kind: str, req: ChatRequest, reply: str) -> ChatRequest:
+    """The re-ask after judge reply ``reply`` to ``req`` did not parse: the conversation goes on
+    with the judge's own reply, then a request for the final line (asking the same thing again
+    would get the same reply from a temperature-0 judge)."""
+    follow = load_prompt(f"creation_mmbench/reask_{kind}.txt")
+    messages = (*req.messages, Message("assistant", (TextPart(reply),)), Message.user(follow.text))
+    return ChatRequest(req.model, messages, req.params, stage=req.stage, item_id=req.item_id,
+                       prompt_hash=f"{req.prompt_hash}+{follow.hash}", attempt_tag="reask1")
+
+
+#: the chance a judge reply does not parse, so ``reask_on_parse_failure`` asks again, assumed for a
+#: reply not cached yet (the bound counts a re-ask for every judgment)
+REASK_CHANCE = 0.05
+
+#: the estimate's stand-in for a judge reply not written yet (its length: a typical judgment)
+_STANDIN_JUDGMENT = ("A stand-in judgment of typical length for the estimate: both responses are read against "
+                     "the criteria, their strengths and weaknesses are weighed, and a verdict follows.")
+
+
 # -- estimate ------------------------------------------------------------------------------------
 async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
     """Every call of the run.  Requests that depend on an answer not cached yet are built with a
@@ -174,7 +193,20 @@ async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
             judge_exact = exact and answer is not None
             for kind, _order, jreq in b.judge_requests(item, answer if answer is not None else item.reference_answer):
                 out.append(PlannedCall(kind, jreq, exact=judge_exact))
+                if prep.options.reask_on_parse_failure:
+                    out.extend(await _planned_reask(kind, jreq, judge_exact))
         return out
+
+    async def _planned_reask(kind: str, jreq: ChatRequest, exact: bool) -> list[PlannedCall]:
+        # a cached reply that parses needs no re-ask; one that does not gets one for sure; a reply
+        # not written yet may need one (counted in the bound, REASK_CHANCE in the expected figure)
+        reply = await cached_text(jreq) if exact else None
+        if reply is not None:
+            parsed = parse_verdict(reply) if kind == "pairwise" else parse_vfs(reply)
+            if parsed is not None:
+                return []
+            return [PlannedCall(kind, _reask_request(kind, jreq, reply))]
+        return [PlannedCall(kind, _reask_request(kind, jreq, _STANDIN_JUDGMENT), exact=False, chance=REASK_CHANCE)]
 
     per_item = await asyncio.gather(*(for_item(item) for item in prep.items))
     return [pc for calls in per_item for pc in calls]
@@ -249,13 +281,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
         r = await engine.call(req)
         j = _judgment(kind, order, r, alias, item)
         if r.ok and not j["ok"] and o.reask_on_parse_failure and not engine.stopping:
-            # continue the conversation: the judge's own reply, then a request for the final line
-            # (asking the same thing again would get the same reply from a temperature-0 judge)
-            follow = load_prompt(f"creation_mmbench/reask_{kind}.txt")
-            messages = (*req.messages, Message("assistant", (TextPart(r.text),)), Message.user(follow.text))
-            req2 = ChatRequest(req.model, messages, req.params, stage=req.stage, item_id=req.item_id,
-                               prompt_hash=f"{req.prompt_hash}+{follow.hash}", attempt_tag="reask1")
-            r2 = await engine.call(req2)
+            r2 = await engine.call(_reask_request(kind, req, r.text))
             j2 = _judgment(kind, order, r2, alias, item, reasked=True)
             if j2["ok"] or r2.error_kind != NOT_RUN:
                 j = j2

@@ -350,7 +350,10 @@ class _Flow:
         pieces = split_integrated(text)
         descriptions = [d for kind, d in pieces if kind == "image"]
         o.images = [GeneratedImage(d, self.seed_of(o.item, n)) for n, d in enumerate(descriptions)]
-        drawn = await asyncio.gather(*(self._draw(o, system.generator, g, exact) for g in o.images))
+        # the estimate: an answer not written yet may hold more images than its stand-in
+        more = 0 if exact else max(0, _most_images(self.params[system.candidate]) - len(o.images))
+        drawn = await asyncio.gather(*(self._draw(o, system.generator, g, exact, more if n == 0 else 0)
+                                       for n, g in enumerate(o.images)))
         bad = next((g for g in o.images if g.error), None)
         if bad is not None:
             o.error, o.stage = f"image {o.images.index(bad) + 1} of {len(o.images)}: {bad.error}", GENERATE
@@ -367,12 +370,12 @@ class _Flow:
         o.answer = tuple(segments)
         await self._score(o, exact=exact and not standin)
 
-    async def _draw(self, o: Outcome, gen: str, g: GeneratedImage, exact: bool) -> Segment | None:
+    async def _draw(self, o: Outcome, gen: str, g: GeneratedImage, exact: bool, more: int = 0) -> Segment | None:
         expected = self.expected_image_tokens.get(gen)
         req = ChatRequest(gen, (Message.user(g.description),), params=GenParams(seed=g.seed), stage=GENERATE,
                           item_id=f"{o.system}/{o.item.id}")
         r, real = await self.caller.call(req, exact=exact, expected=expected,
-                                         max_out=None if expected is None else int(expected))
+                                         max_out=None if expected is None else int(expected), more_at_most=more)
         if not real:
             return None
         if not r.ok:
@@ -421,6 +424,16 @@ class _Flow:
             return
         o.judge_reply = r.text
         o.parse = parse_score(r.text)
+
+
+def _most_images(params: GenParams) -> int:
+    """The most ``<image>...</image>`` descriptions an answer can hold: each takes at least three
+    output tokens (the two tags and a word), within the LVLM's ``max_tokens`` (the estimate's
+    default output bound when unset).  The estimate's bound for an answer not written yet."""
+    from ...cost.estimate import DEFAULT_MAX_OUTPUT_TOKENS
+
+    limit = params.max_tokens if params.max_tokens is not None else DEFAULT_MAX_OUTPUT_TOKENS
+    return -(-limit // 3)
 
 
 def _standin_segment(item: MMIEItem) -> Segment:
