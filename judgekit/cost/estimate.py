@@ -79,8 +79,8 @@ class LineEstimate:
     input_tokens: int
     input_exact: bool
     output_tokens_max: int
-    #: expected output tokens of the calls to make; None when neither cached calls nor guesses
-    #: give an expectation (then the expected cost uses the max)
+    #: expected output tokens of the calls to make (each call weighted by its chance); None when
+    #: neither cached calls nor guesses give an expectation (then the expected cost uses the max)
     output_tokens_expected: float | None
     #: None when the price is unknown (0.0 when there is nothing to make)
     cost_max_usd: float | None
