@@ -22,14 +22,13 @@ MSE (3.300) and MAE (1.444) are in points of the 0..6 scale.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from judgekit.errors import DataError
-from judgekit.tables import read_rows
+from judgekit.tables import read_json, read_rows
 
 __all__ = [
     "CATEGORY_KEYS",
@@ -231,12 +230,7 @@ def load_human_scores(path: str | Path) -> dict[str, float]:
         first_row[key] = row
 
     if p.suffix.lower() == ".json":
-        try:
-            data = json.loads(p.read_text(encoding="utf-8-sig"))
-        except OSError as e:
-            raise DataError(str(p), f"cannot read: {e.strerror or e}") from None
-        except json.JSONDecodeError as e:
-            raise DataError(str(p), f"bad JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
+        data = read_json(p)  # unreadable, not UTF-8 or bad JSON: a DataError naming the file
         if isinstance(data, Mapping):
             for i, (k, v) in enumerate(data.items(), start=1):
                 put(i, k, v)

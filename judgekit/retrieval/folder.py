@@ -11,7 +11,8 @@ label whose first file sorts first) and its first file, by name, is returned.  B
 ``min_similarity`` the answer is ``no_result``.  The index is built at ``start()``;
 ``identity`` holds the folder's path and a fingerprint of the index (names, labels, sizes,
 modification times), so adding, removing, editing or relabelling a file changes the cache key
-of every retrieval from the folder.
+of every retrieval from the folder.  A file that is a symlink leading out of the folder, or a
+symlink loop, is refused (the rule of :mod:`judgekit.datapaths`, shared by every loader).
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..blobs import sniff_mime
-from ..errors import BadRequest, SpecError
+from ..datapaths import PathRefused, resolve_inside
+from ..errors import BadRequest, DataError, SpecError
+from ..tables import read_json
 from .base import MAX_IMAGE_BYTES, MAX_RESULTS_TRIED, Retrieved, Retriever
 
 __all__ = ["ImageFolderRetriever", "similarity", "normalise_label", "label_from_name",
@@ -145,11 +148,17 @@ class ImageFolderRetriever(Retriever):
             raise SpecError(f"image folder {root}: does not exist")
         if not root.is_dir():
             raise SpecError(f"image folder {root}: is not a folder")
-        files = sorted(
-            (p for p in root.iterdir()
-             if p.suffix.lower() in IMAGE_SUFFIXES and not p.name.startswith(".") and p.is_file()),
-            key=lambda p: p.name,
-        )
+        try:
+            listed = [p for p in root.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES and not p.name.startswith(".")]
+        except OSError as e:
+            raise SpecError(f"image folder {root}: cannot list it ({e.strerror or e})") from None
+        for p in [*listed, root / LABELS_FILE]:  # nothing is read from outside the folder
+            try:
+                if p.is_symlink():
+                    resolve_inside(root, p, folder="image folder")
+            except PathRefused as e:
+                raise SpecError(f"image folder {root}: {e}") from None
+        files = sorted((p for p in listed if p.is_file()), key=lambda p: p.name)
         if not files:
             raise SpecError(f"image folder {root}: no images ({', '.join(sorted(IMAGE_SUFFIXES))})")
         given = self._read_labels(root, {p.name for p in files})
@@ -178,9 +187,9 @@ class ImageFolderRetriever(Retriever):
         if not path.exists():
             return {}
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise SpecError(f"{path}: cannot read labels: {e}") from None
+            data = read_json(path)
+        except DataError as e:
+            raise SpecError(f"cannot read the labels: {e}") from None
         if not isinstance(data, dict):
             raise SpecError(f"{path}: expected an object {{\"file name\": \"label\", ...}}")
         out: dict[str, str] = {}

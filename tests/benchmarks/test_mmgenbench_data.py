@@ -70,7 +70,7 @@ def test_label_index_naming_no_image_is_an_error(folder):
 
 
 @pytest.mark.parametrize("bad, msg", [("[1, 2]", "expected an object"), ('{"A": 3}', "expected a list"),
-                                      ('{"A": ["x"]}', "not an image index"), ("{", "not valid JSON")])
+                                      ('{"A": ["x"]}', "not an image index"), ("{", "bad JSON at line 1")])
 def test_bad_label_files(tmp_path, bad, msg):
     p = tmp_path / "labels.json"
     p.write_text(bad)

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from judgekit.errors import DataError
-from judgekit.tables import read_rows
+from judgekit.tables import not_utf8, read_rows
 from judgekit.types import ImagePart
 
 from .tasks import UNCATEGORIZED, resolve_category
@@ -370,46 +370,55 @@ def read_human_rating_table(
         fh = p.open("r", encoding="utf-8-sig", newline="")
     except OSError as e:
         raise DataError(str(p), f"cannot open: {e.strerror or e}") from None
+    try:
+        with fh:
+            return _rating_table(p, fh, rating_columns)
+    except UnicodeDecodeError:
+        raise not_utf8(p) from None
+    except OSError as e:  # a folder fails on the first read
+        raise DataError(str(p), f"cannot read: {e.strerror or e}") from None
+
+
+def _rating_table(p: Path, fh, rating_columns: tuple[str, ...] | None) -> dict[tuple[str, str], dict[str, float]]:
     out: dict[tuple[str, str], dict[str, float]] = {}
-    with fh:
-        reader = csv.DictReader(fh)
-        header = [h.strip() for h in (reader.fieldnames or [])]
-        reader.fieldnames = header
-        if "index" not in header:
-            raise DataError(str(p), f"missing required column 'index' (columns: {header})", column="index")
-        if rating_columns is None:
-            cols = tuple(h for h in header if h not in ("index", "model") and _RATER_COLUMN.match(h))
-        else:
-            missing = [c for c in rating_columns if c not in header]
-            if missing:
-                raise DataError(str(p), f"missing rating column {missing[0]!r}", column=missing[0])
-            cols = tuple(rating_columns)
-        if not cols:
-            raise DataError(str(p), f"no rating columns (expected human_1, human_2, ...; columns: {header})")
-        try:
-            for n, row in enumerate(reader, start=1):
-                idx = (row.get("index") or "").strip()
-                if not idx:
-                    raise DataError(str(p), "empty index", row=n, column="index")
-                model = (row.get("model") or "").strip()
-                key = (model, idx)
-                if key in out:
-                    raise DataError(str(p), f"duplicate (model, index) {key}", row=_where(n, idx), column="index")
-                ratings: dict[str, float] = {}
-                for c in cols:
-                    cell = (row.get(c) or "").strip()
-                    if not cell:
-                        continue
-                    try:
-                        v = float(cell)
-                    except ValueError:
-                        raise DataError(str(p), f"rating {cell!r} is not a number", row=_where(n, idx), column=c) from None
-                    if not -2.0 <= v <= 2.0:
-                        raise DataError(str(p), f"rating {v} outside -2..+2", row=_where(n, idx), column=c)
-                    ratings[c] = v
-                out[key] = ratings
-        except csv.Error as e:
-            raise DataError(str(p), f"malformed CSV: {e}", row=reader.line_num) from None
+    reader = csv.DictReader(fh)
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    reader.fieldnames = header
+    if "index" not in header:
+        raise DataError(str(p), f"missing required column 'index' (columns: {header})", column="index")
+    if rating_columns is None:
+        cols = tuple(h for h in header if h not in ("index", "model") and _RATER_COLUMN.match(h))
+    else:
+        missing = [c for c in rating_columns if c not in header]
+        if missing:
+            raise DataError(str(p), f"missing rating column {missing[0]!r}", column=missing[0])
+        cols = tuple(rating_columns)
+    if not cols:
+        raise DataError(str(p), f"no rating columns (expected human_1, human_2, ...; columns: {header})")
+    try:
+        for n, row in enumerate(reader, start=1):
+            idx = (row.get("index") or "").strip()
+            if not idx:
+                raise DataError(str(p), "empty index", row=n, column="index")
+            model = (row.get("model") or "").strip()
+            key = (model, idx)
+            if key in out:
+                raise DataError(str(p), f"duplicate (model, index) {key}", row=_where(n, idx), column="index")
+            ratings: dict[str, float] = {}
+            for c in cols:
+                cell = (row.get(c) or "").strip()
+                if not cell:
+                    continue
+                try:
+                    v = float(cell)
+                except ValueError:
+                    raise DataError(str(p), f"rating {cell!r} is not a number", row=_where(n, idx), column=c) from None
+                if not -2.0 <= v <= 2.0:
+                    raise DataError(str(p), f"rating {v} outside -2..+2", row=_where(n, idx), column=c)
+                ratings[c] = v
+            out[key] = ratings
+    except csv.Error as e:
+        raise DataError(str(p), f"malformed CSV: {e}", row=reader.line_num) from None
     return out
 
 

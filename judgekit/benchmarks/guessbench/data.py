@@ -20,6 +20,10 @@ lines line letters up with blanks by their spaces.  Images are passed on as thei
 read from the bytes, not the file name; each is checked with Pillow first (a PNG's chunks and
 CRCs, which catches truncated and damaged files; any other type is decoded).
 
+Nothing is read from outside the data folder (for :func:`load_set` alone, the set's folder): a
+set folder or file that is a symlink leading out of it, or a symlink loop, is refused with the
+message every loader gives (:mod:`judgekit.datapaths`).
+
 Anything missing or malformed raises :class:`~judgekit.errors.DataError` naming the file and the
 set, e.g. ``.../17/Hint_2.txt: set 17: missing Hint_2.txt``.
 """
@@ -33,6 +37,7 @@ from pathlib import Path
 from typing import Collection
 
 from judgekit.blobs import sniff_mime
+from judgekit.datapaths import PathRefused, resolve_inside
 from judgekit.errors import DataError
 from judgekit.types import ImagePart
 
@@ -94,9 +99,23 @@ def set_folders(root: Path, *, skip: Collection[str] = DEFAULT_SKIP) -> list[Pat
         raise DataError(str(root), "no such folder (expected the GuessBench data folder: 1/, 2/, ...)")
     if not root.is_dir():
         raise DataError(str(root), "not a folder (expected the GuessBench data folder: 1/, 2/, ...)")
-    folders = [p for p in root.iterdir()
-               if not p.name.startswith(".") and p.name not in skip and p.is_dir()]
+    base = root.resolve()
+    try:
+        entries = [p for p in root.iterdir() if not p.name.startswith(".") and p.name not in skip]
+    except OSError as e:
+        raise DataError(str(root), f"cannot list the folder: {e.strerror or e}") from None
+    for p in entries:  # a set folder (or file) that is a symlink leading out, or a loop, is refused
+        if p.is_symlink():
+            _inside(base, p, p.name)
+    folders = [p for p in entries if p.is_dir()]
     return sorted(folders, key=lambda p: _sort_key(p.name))
+
+
+def _inside(base: Path, path: Path, set_id: str) -> Path:
+    try:
+        return resolve_inside(base, path)
+    except PathRefused as e:
+        raise DataError(str(path), f"set {set_id}: {e}") from None
 
 
 def load_sets(root: Path, limit: int | None = None, *,
@@ -114,16 +133,20 @@ def load_sets(root: Path, limit: int | None = None, *,
                                    + ", ".join((*IMAGE_FILES, *HINT_FILES, ANSWER_FILE)) + ")")
     if limit is not None:
         folders = folders[:limit]
-    return [load_set(f) for f in folders]
+    base = Path(root).resolve()
+    return [load_set(f, root=base) for f in folders]
 
 
-def load_set(folder: Path) -> GuessSet:
-    """Load one build set folder; raises DataError naming the set and the file at fault."""
+def load_set(folder: Path, *, root: Path | None = None) -> GuessSet:
+    """Load one build set folder; raises DataError naming the set and the file at fault.  No
+    file is read from outside ``root`` (default: the set's own folder)."""
     folder = Path(folder)
     set_id = folder.name
     if not folder.is_dir():
         raise DataError(str(folder), f"set {set_id}: no such folder")
+    base = Path(root).resolve() if root is not None else folder.resolve()
     for name in (*IMAGE_FILES, *HINT_FILES, ANSWER_FILE):  # report the first missing file before reading
+        _inside(base, folder / name, set_id)
         if not (folder / name).is_file():
             raise DataError(str(folder / name), f"set {set_id}: missing {name}")
     answer = _read_text(folder, ANSWER_FILE).strip()

@@ -6,7 +6,9 @@ Folder
     read), or a folder holding ``images/`` and, optionally, ``labels.json`` (the shipped sample's
     layout).  An item's id is its file stem.  Its *index* (what the label-index JSON refers to) is
     the stem as an integer when every stem is one (``0.png``, ``17.jpg``; the released layout),
-    else its position in name order.
+    else its position in name order.  Nothing is read from outside the folder: an image (or
+    ``images/``, or ``labels.json``) that is a symlink leading out of it, or a symlink loop, is an
+    error naming the file (the rule of :mod:`judgekit.datapaths`, shared by every loader).
 Label index
     MMGenBench-Test's label file: ``{"Artistic": [0, 5, ...], "Color": [...], ...}``, pattern name
     -> indices of the images showing it; an image may be in several patterns, or in none.  An
@@ -29,13 +31,13 @@ from __future__ import annotations
 import base64
 import binascii
 import io
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...datapaths import PathRefused, resolve_inside, shown_path
 from ...errors import DataError
-from ...tables import read_rows
+from ...tables import read_json, read_rows
 from ...types import ImagePart
 from ..creation_mmbench.data import _raise_field_limit, image_mime
 
@@ -105,8 +107,21 @@ def load_data(path: str | Path, *, labels: str | Path | None = None, limit: int 
 def load_folder(folder: str | Path, *, labels: str | Path | None = None, limit: int | None = None,
                 skip_unreadable: bool = False) -> LoadedSet:
     root = Path(folder)
+    base = root.resolve()  # nothing is read from outside it (judgekit.datapaths)
     images_dir = root / "images" if (root / "images").is_dir() else root
-    files = sorted((f for f in images_dir.iterdir() if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES),
+    try:
+        resolve_inside(base, images_dir)
+        listed = [f for f in images_dir.iterdir() if f.suffix.lower() in IMAGE_SUFFIXES]
+    except PathRefused as e:
+        raise DataError(str(images_dir), str(e)) from None
+    except OSError as e:
+        raise DataError(str(images_dir), f"cannot list the folder: {e.strerror or e}") from None
+    for f in listed:  # a symlink out of the data folder, or a loop, is refused before anything is read
+        try:
+            resolve_inside(base, f)
+        except PathRefused as e:
+            raise DataError(str(f), str(e)) from None
+    files = sorted((f for f in listed if f.is_file()),
                    key=lambda f: (_numeric(f.stem) is None, _numeric(f.stem) or 0, f.name))
     if not files:
         raise DataError(str(images_dir), f"no images ({', '.join(IMAGE_SUFFIXES)}) in this folder")
@@ -124,6 +139,11 @@ def load_folder(folder: str | Path, *, labels: str | Path | None = None, limit: 
                                         f"are the same image index")
             seen[idx] = f.name
     label_file = Path(labels) if labels is not None else (root / "labels.json" if (root / "labels.json").exists() else None)
+    if labels is None and label_file is not None:  # the folder's own labels.json stays inside it too
+        try:
+            resolve_inside(base, label_file)
+        except PathRefused as e:
+            raise DataError(str(label_file), str(e)) from None
     by_index: dict[int, list[str]] = {}
     if label_file is not None:
         by_index = load_label_index(label_file, known=set(indices))
@@ -155,12 +175,7 @@ def load_label_index(path: str | Path, *, known: set[int] | None = None) -> dict
     """A label-index JSON as index -> patterns (in the file's order).  With ``known``, an index
     that is not among them is an error."""
     p = Path(path)
-    try:
-        raw = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise DataError(str(p), f"cannot read: {e.strerror or e}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise DataError(str(p), f"not valid JSON: {e}") from None
+    raw = read_json(p)  # unreadable, not UTF-8 or bad JSON: a DataError naming the file
     if not isinstance(raw, dict):
         raise DataError(str(p), "expected an object mapping pattern name -> list of image indices")
     out: dict[int, list[str]] = {}
@@ -195,7 +210,7 @@ def load_tsv(path: str | Path, *, limit: int | None = None, skip_unreadable: boo
     for n, cells in rows:
         idx = cells[pos["index"]].strip()
         if _numeric(idx) is None:
-            raise DataError(p, f"index {idx!r} is not an integer", row=n, column="index")
+            raise DataError(p, f"index {shown_path(idx)} is not an integer", row=n, column="index")
         if idx in index_of:
             raise DataError(p, f"index {idx} appears twice (first on row {index_of[idx]})", row=n, column="index")
         index_of[idx] = n
@@ -236,8 +251,8 @@ def load_tsv(path: str | Path, *, limit: int | None = None, skip_unreadable: boo
 
 # -- helpers ---------------------------------------------------------------------------------------
 def _numeric(s: str) -> int | None:
-    s = s.strip()
-    return int(s) if s.isdigit() and s.isascii() else None
+    s = s.strip()  # (at most 18 digits: a longer one is no index, and int() refuses > 4300 digits)
+    return int(s) if s.isdigit() and s.isascii() and len(s) <= 18 else None
 
 
 def _first_duplicate(values: list[str]) -> str | None:

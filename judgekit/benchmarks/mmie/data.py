@@ -29,8 +29,9 @@ segment, as the reference scorer reads a string answer.  Ids are strings (an int
 its decimal string).
 
 Images are paths relative to ``images_dir`` (default: the data file's folder).  A path that is
-absolute, has a ``..`` component, or resolves (through symlinks) outside ``images_dir`` is
-rejected; so is a missing file.  Every image is read once when the file is loaded: its type is
+absolute, has a ``..`` component, a NUL byte or an over-long name, is a symlink loop or resolves
+(through symlinks) outside ``images_dir`` is rejected (the rules of :mod:`judgekit.datapaths`,
+shared by every loader); so is a missing file.  Every image is read once when the file is loaded: its type is
 sniffed from the bytes, it is checked with Pillow (PNG: every chunk's CRC; other types: the
 header) and hashed; the bytes themselves are not kept (:meth:`Segment.image_part` reads them
 again and checks the hash).  An image that does not decode raises too, unless
@@ -58,11 +59,13 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path
 from typing import Any, Literal
 
 from judgekit.blobs import sniff_mime
+from judgekit.datapaths import PathRefused, resolve_ref, shown_path
 from judgekit.errors import DataError
+from judgekit.tables import loads_json, not_utf8
 from judgekit.types import ImagePart
 
 __all__ = [
@@ -280,16 +283,13 @@ def _read_rows(path: Path) -> list[tuple[int, int | None, Any]]:
         raise DataError(str(path), f"cannot read: {e.strerror or e}") from None
     try:
         text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise DataError(str(path), f"not UTF-8 (byte {e.start})") from None
+    except UnicodeDecodeError:
+        raise not_utf8(path) from None
     stripped = text.lstrip()
     if not stripped:
         raise DataError(str(path), "empty file (expected a JSON list or JSONL rows)")
     if stripped[0] == "[":
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise DataError(str(path), f"bad JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
+        value = loads_json(text, path)
         if not isinstance(value, list):  # pragma: no cover - a '[' document is a list
             raise DataError(str(path), "expected a JSON list of rows")
         return [(i, None, v) for i, v in enumerate(value, start=1)]
@@ -304,6 +304,9 @@ def _read_rows(path: Path) -> list[tuple[int, int | None, Any]]:
         except json.JSONDecodeError as e:
             raise DataError(str(path), f"bad JSON (JSONL) at column {e.colno}: {e.msg}",
                             row=f"{len(rows) + 1} (line {lineno})") from None
+        except (ValueError, RecursionError) as e:  # nested too deeply, or an integer too long to read
+            why = "nested too deeply to read" if isinstance(e, RecursionError) else str(e)
+            raise DataError(str(path), f"bad JSON (JSONL): {why}", row=f"{len(rows) + 1} (line {lineno})") from None
         rows.append((len(rows) + 1, lineno, value))
     return rows
 
@@ -334,19 +337,14 @@ class _Reader:
     def image(self, ref: Any, ctx: _Ctx, column: str) -> Segment:
         if not isinstance(ref, str):
             raise ctx.error(f"image must be a path string or null, not {type(ref).__name__}", column)
-        if not ref.strip():
-            raise ctx.error("image path is empty", column)
-        if PurePosixPath(ref).is_absolute() or PureWindowsPath(ref).is_absolute() \
-                or PureWindowsPath(ref).drive or ref.startswith(("/", "\\")):
-            raise ctx.error(f"image path {ref!r} is absolute; it must be relative to the images "
-                            f"folder {self.root}", column)
-        if ".." in re.split(r"[\\/]", ref):
-            raise ctx.error(f"image path {ref!r} escapes the images folder {self.root} ('..')", column)
-        resolved = (self.root / ref).resolve()
-        if not resolved.is_relative_to(self.root):
-            raise ctx.error(f"image path {ref!r} resolves outside the images folder {self.root} "
-                            f"(to {resolved})", column)
-        if not resolved.is_file():
+        try:
+            resolved = resolve_ref(self.root, ref, folder="images folder")
+            found = resolved.is_file()
+        except PathRefused as e:
+            raise ctx.error(f"image path {e}", column) from None
+        except OSError as e:
+            raise ctx.error(f"image path {shown_path(ref)}: {e.strerror or e}", column) from None
+        if not found:
             raise ctx.error(f"image file not found: {resolved}", column)
         info = self._images.get(resolved)
         if info is None:
