@@ -3,6 +3,8 @@
 Uses the official SDK's ``AsyncOpenAI`` with its aiohttp transport (``DefaultAioHttpClient``),
 which costs ~40 % less CPU per call than the default httpx transport and holds up at high
 concurrency (shared/reference/performance.md).  The SDK's own retries are off: the engine retries.
+The reply is read by :func:`judgekit.providers.replies.chat_completion_response` inside the call's
+error handling: a reply with no text is an EmptyReply, one of the wrong shape a MalformedReply.
 """
 
 from __future__ import annotations
