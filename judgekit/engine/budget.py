@@ -15,9 +15,14 @@ The most output a call may produce, first match wins:
 3. the model's context window less the input (``genai-prices``), since no reply is longer;
 4. :data:`DEFAULT_OUTPUT_BOUND`.
 
-A count of input tokens made with a stand-in tokenizer (``exact=False``, Gemini, open models)
-is raised by :data:`INEXACT_INPUT_MARGIN`, so an approximate count does not make a reservation
-too small.  Usage from a server is sanity-checked (:func:`sane_usage`): a negative count is a
+Input tokens, two steps (a BPE count of a long prompt costs about a millisecond, on the event
+loop, for every paid call): first :func:`input_upper_bound`, the UTF-8 bytes of the text (a
+byte-level BPE token covers at least one byte) plus the images' tokens and the chat framing,
+which costs microseconds and is never below the real count; only when that reservation does not
+fit is the text counted (:func:`judgekit.cost.tokens.count_request`) and the call reserved at the
+count, so a run near its cap loses nothing to the cheap bound.  A count made with a stand-in
+tokenizer (``exact=False``: Gemini, open models) is raised by :data:`INEXACT_INPUT_MARGIN`, and
+never above the byte bound.  Usage from a server is sanity-checked (:func:`sane_usage`): a negative count is a
 broken reply whose cost is unknown, so it is charged its reservation, never less than 0.
 
 Waiting: when a call does not fit while other reservations are outstanding, it waits for one of
@@ -32,10 +37,12 @@ import math
 from collections import deque
 from dataclasses import dataclass
 
+from ..cost.images import image_tokens
 from ..cost.prices import PriceOverride, context_window, price_usd
-from ..types import Usage
+from ..cost.tokens import CHAT_REPLY_PRIMER_TOKENS, CHAT_TOKENS_PER_MESSAGE, UNKNOWN_IMAGE_SIZE
+from ..types import ChatRequest, TextPart, Usage
 
-__all__ = ["CostCap", "CallPricing", "sane_usage", "usd", "cap_text", "cap_arg", "DEFAULT_OUTPUT_BOUND", "INEXACT_INPUT_MARGIN",
+__all__ = ["CostCap", "CallPricing", "sane_usage", "input_upper_bound", "usd", "cap_text", "cap_arg", "DEFAULT_OUTPUT_BOUND", "INEXACT_INPUT_MARGIN",
            "BILLED_FAILURES"]
 
 #: the output bound of a call with no max_tokens whose model's context window is unknown: the
@@ -95,6 +102,25 @@ def sane_usage(usage: Usage) -> tuple[Usage, bool]:
     return Usage(max(0, i), max(0, o)), True
 
 
+def input_upper_bound(provider: str, model: str, request: ChatRequest) -> int:
+    """Input tokens ``request`` cannot exceed: UTF-8 bytes of its text, its images' tokens (an
+    image of unknown size at :data:`~judgekit.cost.tokens.UNKNOWN_IMAGE_SIZE`) and OpenAI's chat
+    framing.  Microseconds: ``len`` of an ASCII string is its byte count."""
+    total = CHAT_REPLY_PRIMER_TOKENS
+    detail = request.params.image_detail
+    for message in request.messages:
+        total += CHAT_TOKENS_PER_MESSAGE
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                text = part.text
+                total += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+            elif part.width > 0 and part.height > 0:
+                total += image_tokens(provider, model, part.width, part.height, detail)
+            else:
+                total += image_tokens(provider, model, *UNKNOWN_IMAGE_SIZE, detail)
+    return total
+
+
 @dataclass(frozen=True, slots=True)
 class CallPricing:
     """How one model alias's calls are priced and bounded under a cap."""
@@ -124,8 +150,10 @@ class CallPricing:
             return max(0, self.context - input_tokens)
         return DEFAULT_OUTPUT_BOUND
 
-    def reserve_input(self, input_tokens: int, exact: bool) -> int:
-        return input_tokens if exact else math.ceil(input_tokens * INEXACT_INPUT_MARGIN)
+    def reserve_input(self, input_tokens: int, exact: bool, bound: int | None = None) -> int:
+        """Input tokens to reserve for a count (raised when approximate, never above ``bound``)."""
+        n = input_tokens if exact else math.ceil(input_tokens * INEXACT_INPUT_MARGIN)
+        return n if bound is None else min(n, bound)
 
     def cost(self, input_tokens: int, output_tokens: int) -> float | None:
         return price_usd(self.provider, self.model, input_tokens, output_tokens, self.override)

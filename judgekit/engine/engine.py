@@ -29,7 +29,7 @@ from ..cost.prices import price_usd
 from ..errors import FATAL_ERRORS, ProviderError, RateLimited
 from ..providers import Provider, create_provider
 from ..types import ChatRequest, ChatResponse
-from .budget import BILLED_FAILURES, CallPricing, CostCap, cap_text, sane_usage, usd
+from .budget import BILLED_FAILURES, CallPricing, CostCap, cap_text, input_upper_bound, sane_usage, usd
 from .limits import Bucket, BucketState
 from .retry import RetryWait, is_retryable
 from .stats import RunStats
@@ -53,6 +53,8 @@ class _Reservation:
     amount: float  # USD: the input tokens + the most output, at the model's price
     input_tokens: int
     output_tokens: int  # the output bound
+    pricing: CallPricing
+    counted: bool  # input_tokens is a tokenizer count (else the cheap byte bound)
 
 
 class RunStopped(Exception):
@@ -226,14 +228,19 @@ class Engine:
         tokens = 0
         hold: _Reservation | None = None
         pricing = self._pricing.get(req.model) if self.cap is not None else None
-        if bucket.counts_tokens or (pricing is not None and not pricing.free):
+        counted = None
+        if bucket.counts_tokens:
             from ..cost.tokens import count_request
 
             counted = count_request(prov.kind, prov.model, req.messages, req.params)
-            if bucket.counts_tokens:
-                tokens = counted.input + (req.params.max_tokens or 0)
-            if pricing is not None and not pricing.free:
-                hold = self._worst_case(pricing, req, counted.input, counted.exact)
+            tokens = counted.input + (req.params.max_tokens or 0)
+        if pricing is not None and not pricing.free:
+            # the cheap bound first; the tokenizer only if that does not fit (see _reserve)
+            bound = input_upper_bound(prov.kind, prov.model, req)
+            if counted is None:
+                hold = self._worst_case(pricing, req, bound, False)
+            else:
+                hold = self._worst_case(pricing, req, pricing.reserve_input(counted.input, counted.exact, bound), True)
         if stage.first_call is None:
             stage.first_call = time.monotonic()
         meta = RequestMeta(prov.kind, prov.model, prov.identity, req.stage, req.item_id, req.prompt_hash)
@@ -258,14 +265,23 @@ class Engine:
         stage.output_tokens += u.output_tokens
         return CallResult(req, resp, key=key)
 
-    def _worst_case(self, pricing: CallPricing, req: ChatRequest, input_tokens: int, exact: bool) -> _Reservation:
-        """The reservation a call of ``req`` needs under the cap (see :mod:`.budget`)."""
-        i = pricing.reserve_input(input_tokens, exact)
-        o = pricing.output_bound(i, req.params.max_tokens)
-        cost = pricing.cost(i, o)
+    def _worst_case(self, pricing: CallPricing, req: ChatRequest, input_tokens: int, counted: bool) -> _Reservation:
+        """The reservation a call of ``req`` needs under the cap for ``input_tokens`` (see
+        :mod:`.budget`)."""
+        o = pricing.output_bound(input_tokens, req.params.max_tokens)
+        cost = pricing.cost(input_tokens, o)
         if cost is None:  # refused at start (runner); an engine driven directly gets this
-            return _Reservation(float("inf"), i, o)
-        return _Reservation(cost, i, o)
+            cost = float("inf")
+        return _Reservation(cost, input_tokens, o, pricing, counted)
+
+    def _count_into(self, prov: Provider, req: ChatRequest, hold: _Reservation) -> None:
+        """Replace ``hold``'s byte bound by a tokenizer count (never above the bound)."""
+        from ..cost.tokens import count_request
+
+        n = count_request(prov.kind, prov.model, req.messages, req.params)
+        exact = self._worst_case(hold.pricing, req, hold.pricing.reserve_input(n.input, n.exact, hold.input_tokens), True)
+        hold.amount, hold.input_tokens, hold.output_tokens, hold.counted = (
+            exact.amount, exact.input_tokens, exact.output_tokens, True)
 
     async def _attempt(self, prov: Provider, bucket: Bucket, req: ChatRequest, tokens: int,
                        hold: _Reservation | None = None) -> ChatResponse:
@@ -299,6 +315,9 @@ class Engine:
         cannot fit with nothing else outstanding, stop the run (raises _NotLaunched)."""
         cap = self.cap
         while not cap.try_reserve(hold.amount):
+            if not hold.counted:  # the cheap bound did not fit: count the text, and try again
+                self._count_into(prov, req, hold)
+                continue
             if cap.outstanding == 0:
                 self.stop(self._cap_message(prov, req, hold))
                 raise _NotLaunched(self.stop_reason)

@@ -14,6 +14,7 @@ from judgekit.cost.images import generation_output_tokens
 from judgekit.cost.prices import price_usd
 from judgekit.cost.tokens import count_request
 from judgekit.engine import NOT_RUN, Engine
+from judgekit.engine.budget import input_upper_bound
 from judgekit.engine.retry import RetryWait
 from judgekit.sim import SimConfig, SimServer
 from judgekit.types import ChatRequest, ChatResponse, GenParams, Message, Usage
@@ -40,10 +41,13 @@ def req(i, max_tokens=64):
                        stage="candidate", item_id=str(i))
 
 
-def worst_case(request, spec) -> float:
-    """What the engine reserves for ``request``: its counted input + max_tokens, at the price."""
+def worst_case(request, spec, *, counted=True) -> float:
+    """What the engine reserves for ``request``: its input (counted by the tokenizer, or the cheap
+    byte bound it tries first) + max_tokens, at the price."""
+    bound = input_upper_bound("openai", spec.model, request)
     n = count_request("openai", spec.model, request.messages, request.params)
-    i = n.input if n.exact else -(-n.input * 5 // 4)
+    i = min(bound, n.input if n.exact else -(-n.input * 5 // 4)) if counted else bound
+    assert n.input <= bound
     return price_usd("openai", spec.model, i, request.params.max_tokens, spec.price)
 
 
@@ -164,7 +168,9 @@ async def test_the_engine_checks_usage_itself(cache):
         prov.generate = negative
         r = await engine.call(req(1))
         assert r.ok and r.response.usage == Usage(0, 0)
-        assert r.response.cost_usd == pytest.approx(worst_case(req(1), spec)) and r.response.cost_usd > 0
+        # charged the reservation: the cheap byte bound fitted under the cap, so no count was made
+        assert r.response.cost_usd == pytest.approx(worst_case(req(1), spec, counted=False))
+        assert r.response.cost_usd > worst_case(req(1), spec) > 0
         assert engine.stats.usage_anomalies == 1
         await engine.close()
 
