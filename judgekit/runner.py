@@ -356,9 +356,14 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
         ui.show_estimate(est, _cached_note(est))
         budget = engine.max_cost_usd
         if budget is not None:
-            expected = est.total_expected_usd if est.total_expected_usd is not None else est.total_max_usd
-            if expected is not None and expected > budget and not opts.yes:
-                msg = f"the estimate (${expected:.2f}) is above --max-cost ${budget:.2f}"
+            # the bound (every adaptive turn and round made, every call writing max_tokens) is what
+            # is checked: the expected cost may be passed by an unlucky run
+            bound, expected = est.total_max_usd, est.total_expected_usd
+            if bound > budget and not opts.yes:
+                from .engine.budget import cap_text, usd
+
+                exp = "unknown" if expected is None else usd(expected)
+                msg = f"the estimate's bound ({usd(bound)}; {exp} expected) is above --max-cost {cap_text(budget)}"
                 if not (opts.interactive and ui.confirm(f"{msg}. Run anyway (it stops launching calls at the cap)?")):
                     return RunOutcome(EXIT["failed"] if opts.interactive else EXIT["bad_input"],
                                       f"{msg}; not started (pass --yes to run up to the cap)", estimate=est,
