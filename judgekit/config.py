@@ -207,6 +207,20 @@ class ModelSpec(_Strict):
     image: ImageGenSettings | None = Field(None, description="providers 'openai_image' and 'sim_image': size, "
                                                              "quality and extra request fields")
 
+    @field_validator("sim")
+    @classmethod
+    def _sim_settings(cls, v: dict[str, Any]) -> dict[str, Any]:
+        # checked now, as strictly as the rest of the spec, not when the simulator starts mid-run
+        from .sim.config import SimConfig
+
+        if "url" in v and not isinstance(v["url"], str):
+            raise ValueError(f"url: the URL of a running simulator, a string (got {_shown(v['url'])})")
+        try:
+            SimConfig.model_validate({k: x for k, x in v.items() if k != "url"}, strict=True)
+        except ValidationError as e:
+            raise ValueError("; ".join(validation_problems(e))) from None
+        return v
+
     @model_validator(mode="before")
     @classmethod
     def _model_from_preset(cls, data: Any) -> Any:
@@ -412,6 +426,21 @@ def _format_errors(path: Path, err: ValidationError) -> str:
     return f"{path}: invalid run spec: " + "; ".join(validation_problems(err))
 
 
+def _no_nul(path: Path, node: Any, key: str = "") -> None:
+    """A NUL character in any key or string of the spec is an error (no path or name holds one)."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            where = f"{key}.{k}" if key else str(k)
+            if "\0" in str(k):
+                raise SpecError(f"{path}: {where!r}: a key with a NUL character")
+            _no_nul(path, v, where)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            _no_nul(path, v, f"{key}[{i}]")
+    elif isinstance(node, str) and "\0" in node:
+        raise SpecError(f"{path}: {key}: a NUL character in {_shown(node)}")
+
+
 def load_spec(spec_or_name: str, overrides: list[str] | tuple[str, ...] = ()) -> RunSpec:
     """Read, override and validate a spec.  Raises SpecError naming the file and key."""
     path = resolve_spec_path(spec_or_name)
@@ -419,8 +448,10 @@ def load_spec(spec_or_name: str, overrides: list[str] | tuple[str, ...] = ()) ->
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{path}: not valid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise SpecError(f"{path}: not UTF-8 (byte {e.start}); TOML files are UTF-8") from None
     except OSError as e:
-        raise SpecError(f"{path}: cannot read: {e}") from None
+        raise SpecError(f"{path}: cannot read: {e.strerror or e}") from None
     for o in overrides:
         apply_override(data, o)
         # a path typed on the command line is relative to where the user is, not to the spec
@@ -428,6 +459,7 @@ def load_spec(spec_or_name: str, overrides: list[str] | tuple[str, ...] = ()) ->
             given = data["data"]
             if not given.startswith("samples:") and not Path(os.path.expanduser(given)).is_absolute():
                 data["data"] = str(Path.cwd() / given)
+    _no_nul(path, data)
     data["source_path"] = str(path.resolve())
     try:
         return RunSpec.model_validate(data)

@@ -6,7 +6,9 @@ Exit codes: 0 done, 1 failed items remain (listed), 2 bad spec or input, 130 int
 from __future__ import annotations
 
 import asyncio
+import errno
 import functools
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -68,7 +70,31 @@ def _folder_for(path: Path, option: str) -> None:
         raise UsageError(f"{option} {path}: cannot make this folder ({e.strerror or e})") from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _OneLineErrors(click.Group):
+    """click's own usage errors (an unknown option, a value out of range, a missing argument)
+    as one line, exit 2, like every other user error (click prints usage, a hint and the error)."""
+
+    def main(self, *args, standalone_mode: bool = True, **kwargs):
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        except click.ClickException as e:
+            where = f"{e.ctx.command_path}: " if getattr(e, "ctx", None) is not None else ""
+            hint = " (see --help)" if isinstance(e, click.UsageError) else ""
+            click.echo(f"error: {where}{_one_line(e.format_message())}{hint}", err=True)
+            sys.exit(e.exit_code)
+        except click.Abort:
+            click.echo("aborted", err=True)
+            sys.exit(1)
+        except OSError as e:  # output piped into `head`: stop quietly, as click does
+            if e.errno != errno.EPIPE:
+                raise
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (the Python docs' recipe)
+            sys.exit(1)
+
+
+@click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="judgekit")
 def cli() -> None:
     """judgekit: fast, resumable, cost-bounded judge-heavy evaluations of multimodal models."""
