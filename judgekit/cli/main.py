@@ -178,7 +178,7 @@ def sim() -> None:
 
 @sim.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8765, show_default=True, type=int)
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--latency-ms", default=0.0, show_default=True, type=float)
 @click.option("--latency-jitter-ms", default=0.0, show_default=True, type=float)
@@ -188,19 +188,28 @@ def sim() -> None:
 @click.option("--hang-rate", default=0.0, type=float, help="share of requests that hang")
 @click.option("--garbage-rate", default=0.0, type=float, help="share of judge replies that cannot be parsed")
 @click.option("--api-key", "api_keys", multiple=True, help="accept only these keys (repeatable)")
+@_errors
 def serve(host, port, seed, latency_ms, latency_jitter_ms, rpm, tpm, error_rate, hang_rate, garbage_rate, api_keys):
     """Serve the simulator until Ctrl-C.  Point any OpenAI client at http://HOST:PORT/v1."""
+    from pydantic import ValidationError
+
+    from ..config import validation_problems
     from ..sim import SimConfig
     from ..sim.server import serve_forever
 
-    config = SimConfig(seed=seed, latency_ms=latency_ms, latency_jitter_ms=latency_jitter_ms, rpm=rpm, tpm=tpm,
-                       error_rate=error_rate, hang_rate=hang_rate, garbage_rate=garbage_rate,
-                       api_keys=list(api_keys) or None)
+    try:
+        config = SimConfig(seed=seed, latency_ms=latency_ms, latency_jitter_ms=latency_jitter_ms, rpm=rpm, tpm=tpm,
+                           error_rate=error_rate, hang_rate=hang_rate, garbage_rate=garbage_rate,
+                           api_keys=list(api_keys) or None)
+    except ValidationError as e:
+        raise UsageError("; ".join(f"--{p.replace('_', '-')}" for p in validation_problems(e))) from None
     click.echo(f"judgekit simulator on http://{host}:{port}/v1 (stats: /sim/stats); Ctrl-C stops it")
     try:
         serve_forever(config, host, port)
     except KeyboardInterrupt:
         pass
+    except OSError as e:  # the address: unknown host, port taken or not allowed
+        raise UsageError(f"cannot serve on {host}:{port}: {e.strerror or e}") from None
 
 
 @cli.group()
@@ -227,10 +236,13 @@ def hints(answer, seed, out_dir):
         click.echo(f"--- Hint_{i}.txt")
         click.echo(text)
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        for i, text in enumerate(texts, 1):
-            (out_dir / f"Hint_{i}.txt").write_text(text + "\n", encoding="utf-8")
-        (out_dir / "Answer.txt").write_text(answer.strip() + "\n", encoding="utf-8")
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            for i, text in enumerate(texts, 1):
+                (out_dir / f"Hint_{i}.txt").write_text(text + "\n", encoding="utf-8")
+            (out_dir / "Answer.txt").write_text(answer.strip() + "\n", encoding="utf-8")
+        except OSError as e:
+            raise UsageError(f"--out {out_dir}: cannot write the set there ({e.strerror or e})") from None
         click.echo(f"wrote {out_dir}/Hint_1.txt .. Hint_3.txt and Answer.txt (add 1.png, 2.png, 3.png)")
 
 

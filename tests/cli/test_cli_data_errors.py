@@ -93,3 +93,10 @@ def test_mmgenbench_image_linked_out(tmp_path):
     assert_user_error(invoke("estimate", "mmgenbench", "--limit", "1", "--set", f"data={d}",
                              "--cache", tmp_path / "c.duckdb"),
                       str(d / "images" / "999.png"), "resolves outside the data folder")
+
+
+def test_guessbench_earlier_benchmarks_is_read_before_any_call(tmp_path):
+    bad = tmp_path / "earlier.csv"
+    bad.write_bytes(b"model,mmlu\nsim-strong,0.7\nsim-weak,\xff\n")
+    assert_user_error(invoke("estimate", "guessbench", "--set", f"options.earlier_benchmarks={bad}",
+                             "--cache", tmp_path / "c.duckdb"), str(bad), "not UTF-8: line 3")

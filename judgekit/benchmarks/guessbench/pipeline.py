@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field, model_validator
 from ...config import STRICT_CONFIG
 from ...engine import Engine
 from ...errors import DataError, SpecError
-from ...metrics.guessbench import accuracy_rows, autobencher
+from ...metrics.guessbench import accuracy_rows, autobencher, read_earlier_accuracies
 from ...types import GenParams
 from ..base import BenchmarkResult, PlannedCall, require_candidates
 from .data import GuessSet, load_set, load_sets
@@ -106,6 +106,8 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
         earlier = spec.resolve_path(options.earlier_benchmarks)
         if not earlier.exists():
             raise DataError(str(earlier), "no such file (options.earlier_benchmarks)")
+        # read now, so a bad file stops the run before any call rather than after all of them
+        read_earlier_accuracies(earlier, list(spec.roles.candidates))
     flows = [(alias, approach, task) for alias in spec.roles.candidates for approach in options.approaches
              for task in options.tasks]
     return Prepared(spec, options, sets, example, earlier, flows)
