@@ -7,9 +7,28 @@ subprocess (:class:`judgekit.sim.process.SimProcess` serialises it with ``model_
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated, Literal
 
-__all__ = ["SimConfig", "DEFAULT_QUALITY"]
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = ["SimConfig", "DEFAULT_QUALITY", "ReplyFault", "QuotaKind", "REPLY_FAULTS", "QUOTA_KINDS"]
+
+ReplyFault = Literal[
+    "content_filter", "refusal", "reasoning_exhausted", "empty",
+    "prompt_blocked_safety", "prompt_blocked_other", "prompt_blocked_prohibited",
+    "finish_safety", "finish_recitation", "finish_prohibited", "thinking_exhausted",
+]
+"""A reply in one of the real APIs' "no answer" shapes (see ``SimConfig.reply_faults``)."""
+REPLY_FAULTS: tuple[str, ...] = ReplyFault.__args__  # type: ignore[attr-defined]
+
+QuotaKind = Literal[
+    "insufficient_quota", "credit_balance_exhausted", "organization_spend_limit_exceeded",
+    "project_spend_limit_exceeded", "organization_usage_limit_exceeded", "free_tier_daily", "daily",
+]
+"""Why a model's quota is gone (see ``SimConfig.quota_exhausted_models``)."""
+QUOTA_KINDS: tuple[str, ...] = QuotaKind.__args__  # type: ignore[attr-defined]
+
+_Share = Annotated[float, Field(ge=0, le=1)]
 
 #: quality of a model that ``SimConfig.model_quality`` does not name
 DEFAULT_QUALITY = 0.5
@@ -22,6 +41,30 @@ class SimConfig(BaseModel):
     drawn per attempt of a request: the draw depends on the seed, the request's content hash
     and how many times that same request was seen before, so a run is reproducible yet a
     retry of a failed request can succeed.
+
+    Real-API shapes
+    ---------------
+    The simulator answers in the shapes the real OpenAI, Azure OpenAI and Gemini APIs use,
+    including the ones a client most easily gets wrong.  On by default (they are what the real
+    APIs do, and no judgekit runner depends on the old behaviour): a bad Gemini key is a 400
+    ``INVALID_ARGUMENT`` with ``ErrorInfo.reason = API_KEY_INVALID``; a Gemini 429 carries no
+    ``Retry-After`` header, only a ``QuotaFailure`` naming the per-minute metric and a
+    ``RetryInfo`` (``gemini_retry_after``); o-series and gpt-5 model names reject
+    ``max_tokens``, ``temperature`` other than 1 and ``top_p`` (``model_param_rules``);
+    OpenAI usage carries ``prompt_tokens_details`` and ``completion_tokens_details``; the
+    Azure path ``/openai/deployments/{name}/chat/completions?api-version=...`` is served
+    (``azure_deployments``); bodies up to ``max_body_mb`` are read.  Off until a test turns
+    them on:
+
+    - quota: ``quota_exhausted_models``, ``quota_free_requests``, ``quota_retry_delay_s``
+    - rate-limit headers: ``openai_retry_after``, ``reset_header_scale``,
+      ``reset_requests_s``, ``reset_tokens_s``, ``should_retry_false``
+    - replies with no answer: ``reply_faults`` (rates), ``reply_fault_models`` (per model)
+    - usage details: ``reasoning_tokens``, ``cached_prompt_share`` (per model)
+
+    What each one imitates is cited in its field's docstring; every outcome is counted in
+    :class:`~judgekit.sim.core.SimStats` (``quota_exhausted``, ``served_by_fault``,
+    ``unsupported_params``, ``served_by_api``).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -81,6 +124,120 @@ class SimConfig(BaseModel):
     search_broken_image_rate: float = Field(0.0, ge=0, le=1)
     """Share of image search queries whose first result's image (and thumbnail) URL answers 404;
     the other results' images work.  Chosen by a hash of the seed and the query."""
+
+    # ---------------------------------------------------------------- real-API shapes
+
+    quota_exhausted_models: dict[str, QuotaKind] = Field(default_factory=dict)
+    """Per model, why its quota is gone: every request for it (after ``quota_free_requests``
+    served ones) is a 429 that no retry cures.  OpenAI shape (the "Error codes" guide,
+    developers.openai.com/api/docs/guides/error-codes): ``{"error": {"message", "type":
+    "insufficient_quota", "param": null, "code"}}`` with ``code`` = the kind
+    (``insufficient_quota``: "You exceeded your current quota, please check your plan and
+    billing details. ..."; ``credit_balance_exhausted``: "Your organization has no prepaid
+    credits remaining."; ``organization_spend_limit_exceeded`` / ``project_spend_limit_exceeded``:
+    "Your organization/project reached its enforced spend limit."; ``organization_usage_limit_exceeded``),
+    no ``Retry-After``.  The Gemini kinds map to ``insufficient_quota`` there.  Gemini shape (as
+    captured in google-gemini/gemini-cli#8437 and langgenius/dify#19838): 429
+    ``RESOURCE_EXHAUSTED`` whose ``details`` hold a ``google.rpc.QuotaFailure`` naming a per-day
+    metric (``free_tier_daily``: quotaId ``GenerateRequestsPerDayPerProjectPerModel-FreeTier``;
+    ``daily`` and every OpenAI kind: ``GenerateRequestsPerDayPerProjectPerModel``), a
+    ``google.rpc.Help`` link and a ``google.rpc.RetryInfo`` of ``quota_retry_delay_s`` (the real
+    API still says "retry in 37s" for a quota that resets at midnight)."""
+
+    quota_free_requests: int = Field(0, ge=0)
+    """Requests of a model in ``quota_exhausted_models`` served normally before its quota runs
+    out (counted per model since start or reset); also the ``quotaValue`` of Gemini's error."""
+
+    quota_retry_delay_s: float = Field(37.0, gt=0)
+    """The ``RetryInfo.retryDelay`` of a Gemini quota error (tens of seconds, as the real API)."""
+
+    gemini_free_tier: bool = True
+    """Gemini rate-limit errors name the free-tier metrics (``generate_content_free_tier_requests``,
+    quotaId ``...-FreeTier``); False: the paid-tier names."""
+
+    gemini_retry_after: bool = False
+    """Send ``Retry-After`` / ``retry-after-ms`` on Gemini 429s too.  The real Gemini API sends
+    neither, only ``RetryInfo.retryDelay`` in the body; True restores the simulator's old,
+    unreal behaviour."""
+
+    openai_retry_after: bool = True
+    """OpenAI (and Azure) rate-limit 429s carry ``Retry-After`` and ``retry-after-ms``.  False:
+    only the ``x-ratelimit-*`` headers, as the OpenAI rate-limit guide allows ("If a
+    ``Retry-After`` header is present ..."; openai-python then falls back to its own backoff)."""
+
+    reset_header_scale: float = Field(1.0, gt=0)
+    """Multiplies the ``x-ratelimit-reset-requests`` / ``-tokens`` values.  They mean "time until
+    the limit is fully reset" (OpenAI's rate-limit guide shows ``6m0s``; per-day limits give
+    hours), not "when the next request fits", so a real reset header can be far longer than the
+    ``Retry-After`` of the same reply; e.g. 360 turns a 1 s refill into ``6m0s``."""
+
+    reset_requests_s: float | None = Field(None, ge=0)
+    """If set, every ``x-ratelimit-reset-requests`` says this many seconds (e.g. 3723 ->
+    ``1h2m3s``), overriding the bucket and ``reset_header_scale``."""
+
+    reset_tokens_s: float | None = Field(None, ge=0)
+    """Same as ``reset_requests_s`` for ``x-ratelimit-reset-tokens``."""
+
+    should_retry_false: list[Literal["rate_limit", "server_error", "quota"]] = Field(default_factory=list)
+    """Error outcomes answered with ``x-should-retry: false`` (an OpenAI header that
+    openai-python's ``_should_retry`` obeys before looking at the status)."""
+
+    reply_faults: dict[ReplyFault, _Share] = Field(default_factory=dict)
+    """Share of chat replies (200s) that carry no answer, per outcome; the shares sum to at most
+    1.  Drawn per request hash (the same request always gets the same outcome, as a real filter
+    or refusal would), except ``empty``, drawn per attempt (a retry can get an answer).
+    OpenAI shapes (openai-python ``ChatCompletion`` types): ``content_filter`` (content null,
+    ``finish_reason: "content_filter"``; on Azure with ``content_filter_results`` marking the
+    filtered category), ``refusal`` (content null, ``message.refusal`` set, ``stop``),
+    ``reasoning_exhausted`` (content ``""``, ``length``, every completion token a
+    ``completion_tokens_details.reasoning_tokens``), ``empty`` (content null, ``stop``).
+    Gemini shapes (python-genai ``GenerateContentResponse``): ``prompt_blocked_safety`` /
+    ``_other`` / ``_prohibited`` (no ``candidates``, ``promptFeedback.blockReason`` SAFETY /
+    OTHER / PROHIBITED_CONTENT), ``finish_safety`` / ``finish_recitation`` /
+    ``finish_prohibited`` (a candidate with that ``finishReason`` and no text part),
+    ``thinking_exhausted`` (``MAX_TOKENS``, no parts, ``thoughtsTokenCount`` = the budget:
+    python-genai#811), ``empty`` (``STOP``, no parts).  Across APIs: ``content_filter`` <->
+    ``finish_safety`` and ``reasoning_exhausted`` <-> ``thinking_exhausted`` are the same
+    outcome; the others are answered normally by the API that has no such shape."""
+
+    reply_fault_models: dict[str, ReplyFault] = Field(default_factory=dict)
+    """Per model, an outcome every chat reply of that model gets (overrides ``reply_faults``)."""
+
+    reasoning_tokens: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
+    """Per model, hidden reasoning/thinking tokens each reply spends before its text.  They come
+    out of the output budget first (``max_completion_tokens`` / ``maxOutputTokens``): a budget
+    not above them gives ``reasoning_exhausted`` / ``thinking_exhausted``.  OpenAI reports them in
+    ``completion_tokens_details.reasoning_tokens`` *inside* ``completion_tokens``; Gemini in
+    ``usageMetadata.thoughtsTokenCount``, *outside* ``candidatesTokenCount`` but inside
+    ``totalTokenCount`` (billed as output)."""
+
+    cached_prompt_share: dict[str, _Share] = Field(default_factory=dict)
+    """Per model, the share of prompt tokens reported as served from the prompt cache:
+    OpenAI ``prompt_tokens_details.cached_tokens``, Gemini ``cachedContentTokenCount`` (both
+    part of the prompt count)."""
+
+    model_param_rules: bool = True
+    """Answer parameters the way the real API does for the model's family: o1 / o3 / o4-mini /
+    gpt-5 names (after Azure's deployment mapping) reject ``max_tokens`` (400
+    ``unsupported_parameter``: "Use 'max_completion_tokens' instead."), ``temperature`` other
+    than 1 (400 ``unsupported_value``) and ``top_p`` (400 ``unsupported_parameter``), and accept
+    ``max_completion_tokens`` and ``reasoning_effort``; gpt-4o / gpt-4.1 / gpt-3.5 names reject
+    ``reasoning_effort``.  Other names (judgekit's ``sim-*`` runners) accept everything."""
+
+    azure_deployments: dict[str, str] = Field(default_factory=dict)
+    """Azure OpenAI deployments: name -> the model it serves.  Empty: any deployment serves a
+    model of its own name; else an unknown name is Azure's 404 ``DeploymentNotFound``."""
+
+    max_body_mb: float = Field(64.0, gt=0)
+    """Largest request body read (aiohttp's default of 1 MiB refused bodies the real APIs take:
+    OpenAI allows 50 MB of images per request, Gemini 20 MB inline)."""
+
+    @model_validator(mode="after")
+    def _faults_sum_to_one_at_most(self) -> "SimConfig":
+        total = sum(self.reply_faults.values())
+        if total > 1 + 1e-9:
+            raise ValueError(f"reply_faults shares sum to {total:g}, more than 1")
+        return self
 
     def quality_of(self, model: str) -> float:
         """The configured quality of ``model``, clamped to [0, 1]."""

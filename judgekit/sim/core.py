@@ -1,11 +1,15 @@
 """The simulator's request pipeline, shared by every API it serves: :class:`_Core` and its counters.
 
-The pipeline of a request (:meth:`_Core.run`): count it, check the key (401), parse the body
-(400), check the model (404), charge the rate limits (429), count the attempt of this request
-hash, draw the faults, sleep (latency or hang), maybe answer 500/502/503, else build the reply:
-a chat completion (:meth:`_Core.handle`, :func:`judgekit.sim.replies.make_reply`) or generated
-images (:mod:`judgekit.sim.images`), counted in the same counters.  The wire formats live in
-:mod:`judgekit.sim.protocol`, the routes in :mod:`judgekit.sim.server`.
+The pipeline of a request (:meth:`_Core.run`): count it, check the key (401; Gemini: 400
+``API_KEY_INVALID``), parse the body and apply the model family's parameter rules (400), check
+the model (404), refuse a model whose quota is spent (429 ``insufficient_quota`` & co.), charge
+the rate limits (429), count the attempt of this request hash, draw the faults, sleep (latency
+or hang), maybe answer 500/502/503, else build the reply: a chat completion
+(:meth:`_Core.handle`, :func:`judgekit.sim.replies.make_reply`, shaped by
+:mod:`judgekit.sim.api_replies`, maybe as a filtered, refused, blocked or empty reply) or
+generated images (:mod:`judgekit.sim.images`), counted in the same counters.  The wire formats
+live in :mod:`judgekit.sim.protocol`, the real APIs' error shapes in
+:mod:`judgekit.sim.api_errors`, the routes in :mod:`judgekit.sim.server`.
 """
 
 from __future__ import annotations
@@ -20,8 +24,10 @@ from typing import Any
 
 from aiohttp import web
 
+from judgekit.sim.api_errors import auth_error, check_openai_params, quota_error, rate_limit_error
+from judgekit.sim.api_replies import chat_payload, fault_for
 from judgekit.sim.config import SimConfig
-from judgekit.sim.limits import RateDecision, RateLimiter
+from judgekit.sim.limits import RateDecision, RateLimiter, format_duration
 from judgekit.sim.protocol import (
     _GEMINI,
     _JSON,
@@ -30,7 +36,6 @@ from judgekit.sim.protocol import (
     _parse_gemini,
     _parse_openai,
     _SimRequest,
-    completion_payload,
     error_response,
 )
 from judgekit.sim.replies import make_reply
@@ -56,6 +61,13 @@ class SimStats:
     ``retrieval_check``, and ``image`` for image generations).
     Garbage replies are served *and* counted in ``garbage``; a hanging request counts in
     ``hangs`` when it starts hanging and in ``served`` if it is answered.
+
+    Real-API outcomes: ``served_by_fault`` counts the 200 replies that carry no answer, by
+    outcome (``content_filter``, ``refusal``, ``prompt_blocked_safety``... see
+    ``SimConfig.reply_faults``; they are in ``served`` too); ``quota_exhausted`` the 429s of a
+    spent quota (not in ``rate_limited``); ``unsupported_params`` the 400s of a parameter the
+    model's family rejects, by parameter (in ``bad_requests`` too); ``served_by_api`` the 200s
+    by API (``openai``, ``azure``, ``gemini``).
     """
 
     requests: int = 0
@@ -69,6 +81,10 @@ class SimStats:
     auth_failures: int = 0
     not_found: int = 0
     bad_requests: int = 0
+    quota_exhausted: int = 0
+    served_by_fault: dict[str, int] = field(default_factory=dict)
+    unsupported_params: dict[str, int] = field(default_factory=dict)
+    served_by_api: dict[str, int] = field(default_factory=dict)
 
     def snapshot(self) -> dict[str, Any]:
         """A JSON-ready copy of the counters."""
@@ -84,15 +100,22 @@ class SimStats:
             "auth_failures": self.auth_failures,
             "not_found": self.not_found,
             "bad_requests": self.bad_requests,
+            "quota_exhausted": self.quota_exhausted,
+            "served_by_fault": dict(self.served_by_fault),
+            "unsupported_params": dict(self.unsupported_params),
+            "served_by_api": dict(self.served_by_api),
         }
 
     def reset(self) -> None:
         """Zero every counter."""
         self.requests = self.served = self.rate_limited = self.errors_injected = 0
         self.hangs = self.garbage = self.auth_failures = self.not_found = 0
-        self.bad_requests = 0
+        self.bad_requests = self.quota_exhausted = 0
         self.served_by_model = {}
         self.served_by_kind = {}
+        self.served_by_fault = {}
+        self.unsupported_params = {}
+        self.served_by_api = {}
 
 
 # ----------------------------------------------------------------------------------------
@@ -121,6 +144,8 @@ class Served:
     body: bytes
     kind: str
     garbage: bool = False
+    fault: str | None = None
+    """The no-answer outcome this 200 carries (``SimConfig.reply_faults``), if any."""
 
 
 class _Core:
@@ -139,11 +164,13 @@ class _Core:
             or config.latency_ms or config.latency_jitter_ms
         )
         self._counter = 0
+        self.quota_used: dict[str, int] = {}
 
     def reset(self) -> None:
         self.stats.reset()
         self.attempts.clear()
         self.limiter.reset()
+        self.quota_used.clear()
 
     def _next_id(self) -> str:
         self._counter += 1
@@ -163,25 +190,77 @@ class _Core:
         return key is not None and key in self.keys
 
     async def handle(self, api: str, request: web.Request, model_from_path: str = "") -> web.Response:
-        """A chat completion (OpenAI ``chat.completions`` or Gemini ``generateContent``)."""
+        """A chat completion (OpenAI or Azure ``chat.completions``, Gemini ``generateContent``).
+
+        For Azure, ``model_from_path`` is the model the deployment serves: it replaces the body's
+        ``model``."""
+        rules = self.config.model_param_rules
         if api == _GEMINI:
             parse: Callable[[Any], Any] = lambda body: _parse_gemini(body, model_from_path, self.seed_bytes)
         else:
-            parse = lambda body: _parse_openai(body, self.seed_bytes)
+            def parse(body: Any) -> _SimRequest:
+                if model_from_path and isinstance(body, dict):
+                    body = {**body, "model": model_from_path}
+                sreq = _parse_openai(body, self.seed_bytes)
+                if rules:
+                    check_openai_params(body, sreq.model)
+                return sreq
         return await self.run(api, request, parse, lambda sreq, adm: self._chat_reply(api, sreq, adm))
 
     async def _chat_reply(self, api: str, sreq: _SimRequest, adm: Admitted) -> Served:
+        cfg = self.config
+        model = sreq.model
+        reasoning = cfg.reasoning_tokens.get(model, 0)
+        fault = fault_for(cfg, api, model, sreq.digest, adm.attempt)
+        budget = sreq.max_tokens
+        text_budget = budget
+        if reasoning and budget is not None:  # reasoning spends the output budget first
+            if budget <= reasoning:
+                fault = fault or ("thinking_exhausted" if api == _GEMINI else "reasoning_exhausted")
+            else:
+                text_budget = budget - reasoning
         reply = make_reply(
             sreq.text,
             sreq.digest,
-            quality=self.config.quality_of(sreq.model),
-            max_tokens=sreq.max_tokens,
+            quality=cfg.quality_of(model),
+            max_tokens=text_budget,
             garbage=adm.garbage,
             images=sreq.images_meta,
             last_user_text=sreq.last_user_text,
         )
-        payload = completion_payload(api, sreq.model, reply, sreq.prompt_tokens, sreq.digest, adm.request_id)
-        return Served(_dumps(payload), reply.kind, reply.garbage)
+        payload = chat_payload(
+            api, model, reply,
+            fault=fault,
+            prompt_tokens=sreq.prompt_tokens,
+            reasoning_tokens=reasoning,
+            cached_tokens=int(sreq.prompt_tokens * cfg.cached_prompt_share.get(model, 0.0)),
+            budget=budget if budget is not None else (reasoning or 4096),
+            digest=sreq.digest,
+            request_id=adm.request_id,
+        )
+        return Served(_dumps(payload), reply.kind, reply.garbage and fault is None, fault)
+
+    def _reset_headers(self, headers: dict[str, str], decision: RateDecision) -> dict[str, str]:
+        """``headers`` with the ``x-ratelimit-reset-*`` values scaled or replaced as configured."""
+        cfg = self.config
+        if cfg.reset_header_scale == 1 and cfg.reset_requests_s is None and cfg.reset_tokens_s is None:
+            return headers
+        out = dict(headers)
+        for kind, fixed in (("requests", cfg.reset_requests_s), ("tokens", cfg.reset_tokens_s)):
+            name = f"x-ratelimit-reset-{kind}"
+            if name not in out:
+                continue
+            if fixed is not None:
+                out[name] = format_duration(fixed)
+            else:
+                out[name] = format_duration(decision.reset_s.get(kind, 0.0) * cfg.reset_header_scale)
+        return out
+
+    def _limit_headers(self, api: str, decision: RateDecision) -> dict[str, str]:
+        """The rate-limit headers a reply of ``api`` carries (none on Gemini, as the real API)."""
+        if api == _GEMINI and not self.config.gemini_retry_after:
+            return {}
+        return self._reset_headers(decision.headers, decision) if decision.headers else {}
 
     async def run(
         self,
@@ -202,12 +281,7 @@ class _Core:
         cfg = self.config
         if not self._key_ok(request):
             st.auth_failures += 1
-            msg = (
-                "API key not valid. Please pass a valid API key."
-                if api == _GEMINI
-                else "Incorrect API key provided. You can find your API key in the simulator config."
-            )
-            return self._error(api, 401, msg, code="invalid_api_key", request_id=self._next_id())
+            return auth_error(api, self._next_id())
         try:
             raw = await request.read()
             try:
@@ -217,7 +291,9 @@ class _Core:
             sreq = parse(body)
         except _BadRequest as e:
             st.bad_requests += 1
-            return self._error(api, 400, str(e), request_id=self._next_id())
+            if e.param is not None:
+                st.unsupported_params[e.param] = st.unsupported_params.get(e.param, 0) + 1
+            return self._error(api, 400, str(e), param=e.param, code=e.code, request_id=self._next_id())
         model = sreq.model
         if self.models is not None and model not in self.models:
             st.not_found += 1
@@ -228,24 +304,38 @@ class _Core:
                 code="model_not_found",
                 request_id=self._next_id(),
             )
+        no_retry = cfg.should_retry_false
+        quota = cfg.quota_exhausted_models.get(model)
+        if quota is not None and self.quota_used.get(model, 0) >= cfg.quota_free_requests:
+            st.quota_exhausted += 1
+            return quota_error(
+                api, quota, model,
+                limit=cfg.quota_free_requests,
+                retry_s=cfg.quota_retry_delay_s,
+                headers={"x-should-retry": "false"} if "quota" in no_retry else None,
+                request_id=self._next_id(),
+            )
         decision: RateDecision = self.limiter.check(model, sreq.rate_tokens)
+        limit_headers = self._limit_headers(api, decision)
         if not decision.allowed:
             st.rate_limited += 1
             wait = decision.retry_after_s
-            h = dict(decision.headers)
-            h["Retry-After"] = str(max(1, math.ceil(wait)))
-            h["retry-after-ms"] = str(max(1, math.ceil(wait * 1000)))
             kind = decision.limited_by or "requests"
-            limit = cfg.rpm if kind == "requests" else cfg.tpm
-            return self._error(
-                api,
-                429,
-                f"Rate limit reached for {model} on {kind} per min (RPM/TPM): Limit {limit}. "
-                f"Please try again in {h['retry-after-ms']}ms.",
-                etype=kind,
-                code="rate_limit_exceeded",
+            h = dict(limit_headers)
+            if cfg.gemini_retry_after if api == _GEMINI else cfg.openai_retry_after:
+                h["Retry-After"] = str(max(1, math.ceil(wait)))
+                h["retry-after-ms"] = str(max(1, math.ceil(wait * 1000)))
+            if "rate_limit" in no_retry:
+                h["x-should-retry"] = "false"
+            remaining = decision.headers.get(f"x-ratelimit-remaining-{kind}", "0")
+            return rate_limit_error(
+                api, model, kind,
+                limit=(cfg.rpm if kind == "requests" else cfg.tpm) or 0,
+                remaining=int(remaining),
+                requested=1 if kind == "requests" else sreq.rate_tokens,
+                wait_s=wait,
+                free_tier=cfg.gemini_free_tier,
                 headers=h,
-                retry_after_s=wait,
                 request_id=self._next_id(),
             )
         digest = sreq.digest
@@ -270,20 +360,28 @@ class _Core:
             if u_err < cfg.error_rate:
                 st.errors_injected += 1
                 status = _ERROR_STATUSES[min(2, int(u_err / cfg.error_rate * 3))]
+                h = dict(limit_headers)
+                if "server_error" in no_retry:
+                    h["x-should-retry"] = "false"
                 return self._error(
                     api,
                     status,
                     "The server had an error while processing your request (simulated).",
                     etype="server_error",
-                    headers=decision.headers,
+                    headers=h,
                     request_id=request_id,
                 )
         served = await answer(sreq, Admitted(digest, attempt, request_id, garbage))
         st.served += 1
         st.served_by_model[model] = st.served_by_model.get(model, 0) + 1
         st.served_by_kind[served.kind] = st.served_by_kind.get(served.kind, 0) + 1
+        st.served_by_api[api] = st.served_by_api.get(api, 0) + 1
+        if served.fault is not None:
+            st.served_by_fault[served.fault] = st.served_by_fault.get(served.fault, 0) + 1
         if served.garbage:
             st.garbage += 1
-        headers = decision.headers.copy() if decision.headers else {}
+        if quota is not None:
+            self.quota_used[model] = self.quota_used.get(model, 0) + 1
+        headers = dict(limit_headers)
         headers["x-request-id"] = request_id
         return web.Response(body=served.body, content_type=_JSON, headers=headers)

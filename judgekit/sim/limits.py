@@ -90,13 +90,15 @@ class RateDecision:
     """What the limiter says about one request.
 
     ``retry_after_s`` is 0 when admitted; ``limited_by`` is ``"requests"`` or ``"tokens"``
-    when refused.  ``headers`` carries the ``x-ratelimit-*`` set (empty when no limit is set).
+    when refused.  ``headers`` carries the ``x-ratelimit-*`` set (empty when no limit is set),
+    ``reset_s`` the seconds until each configured bucket (``requests``, ``tokens``) is full.
     """
 
     allowed: bool
     retry_after_s: float = 0.0
     limited_by: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    reset_s: dict[str, float] = field(default_factory=dict)
 
 
 _ALLOWED_NO_LIMITS = RateDecision(True)
@@ -155,9 +157,18 @@ class RateLimiter:
                 req_b.charge(1)
             if tok_b is not None:
                 tok_b.charge(tokens)
-            return RateDecision(True, headers=self._headers(req_b, tok_b))
+            return RateDecision(True, headers=self._headers(req_b, tok_b), reset_s=self._resets(req_b, tok_b))
         limited_by = "requests" if wait_r >= wait_t else "tokens"
-        return RateDecision(False, wait, limited_by, self._headers(req_b, tok_b))
+        return RateDecision(False, wait, limited_by, self._headers(req_b, tok_b), self._resets(req_b, tok_b))
+
+    @staticmethod
+    def _resets(req_b: TokenBucket | None, tok_b: TokenBucket | None) -> dict[str, float]:
+        r: dict[str, float] = {}
+        if req_b is not None:
+            r["requests"] = req_b.reset_in()
+        if tok_b is not None:
+            r["tokens"] = tok_b.reset_in()
+        return r
 
     @staticmethod
     def _headers(req_b: TokenBucket | None, tok_b: TokenBucket | None) -> dict[str, str]:

@@ -3,8 +3,8 @@
 Both APIs' request bodies are parsed into one internal shape, :class:`_SimRequest` (model,
 prompt text, image count, max tokens and the request hash, plus the PNG text labels of each
 image and the text of the last user message, which GuessBench replies read);
-:func:`completion_payload` and :func:`error_response` shape a reply or an error the way the
-calling API does.
+:func:`error_response` shapes an error the way the calling API does (replies:
+:mod:`judgekit.sim.api_replies`; the real APIs' special errors: :mod:`judgekit.sim.api_errors`).
 
 Image labels: a base64 image that starts with the PNG signature has its ``tEXt`` chunks read
 (:func:`~judgekit.benchmarks.guessbench.sample.read_png_text`) from a decoded prefix of
@@ -25,16 +25,14 @@ import binascii
 import hashlib
 import json
 import math
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
 from judgekit.pngtext import read_png_text
-from judgekit.sim.replies import Reply
 
-__all__ = ["estimate_prompt_tokens", "completion_payload", "error_response"]
+__all__ = ["estimate_prompt_tokens", "error_response"]
 
 _TOKENS_PER_IMAGE = 85
 _GOOGLE_STATUS = {
@@ -49,6 +47,7 @@ _GOOGLE_STATUS = {
 _JSON = "application/json"
 _OPENAI = "openai"
 _GEMINI = "gemini"
+_AZURE = "azure"  # OpenAI's wire format on Azure's paths, with Azure's gateway errors
 
 
 def estimate_prompt_tokens(chars: int, images: int) -> int:
@@ -66,7 +65,13 @@ def _dumps(obj: Any) -> bytes:
 
 
 class _BadRequest(Exception):
-    """The body is not a valid request; the message goes back in a 400."""
+    """The body is not a valid request; the message goes back in a 400 (with OpenAI's ``param``
+    and ``code`` when given)."""
+
+    def __init__(self, message: str, *, param: str | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
+        self.code = code
 
 
 _PNG_B64 = "iVBORw0KGgo"  # base64 of the 8-byte PNG signature
@@ -105,6 +110,8 @@ class _SimRequest:
     """One dict of PNG text labels per image, in order (empty for unlabelled images)."""
     last_user_text: str = ""
     """The text of the last user message (its text parts joined by newlines)."""
+    body: Any = None
+    """The parsed JSON body (OpenAI requests), for the parameter rules of the model's family."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -147,6 +154,8 @@ def _parse_openai(body: Any, seed_bytes: bytes) -> _SimRequest:
         model.encode(),
         _gen_key(max_tokens, body.get("temperature"), body.get("top_p"), body.get("seed")),
     ]
+    if body.get("reasoning_effort") is not None:  # only when set: older requests keep their hash
+        chunks.append(b"effort:" + str(body["reasoning_effort"]).encode())
     texts: list[str] = []
     images = 0
     metas: list[dict[str, str]] = []
@@ -194,7 +203,7 @@ def _parse_openai(body: Any, seed_bytes: bytes) -> _SimRequest:
             raise _BadRequest("message 'content' must be a string or an array of parts")
     text = "\n".join(texts)
     digest = hashlib.sha256(b"\x1d".join(chunks)).digest()
-    return _SimRequest(model, text, images, max_tokens, digest, tuple(metas), last_user)
+    return _SimRequest(model, text, images, max_tokens, digest, tuple(metas), last_user, body)
 
 
 def _gemini_parts(parts: Any, chunks: list[bytes], texts: list[str], metas: list[dict[str, str]]) -> int:
@@ -282,13 +291,14 @@ def error_response(
     *,
     etype: str = "invalid_request_error",
     code: str | None = None,
+    param: str | None = None,
     headers: dict[str, str] | None = None,
     retry_after_s: float | None = None,
     request_id: str = "",
 ) -> web.Response:
-    """An error in the calling API's shape: OpenAI's ``{"error": {message, type, param,
-    code}}`` or Google's ``{"error": {code, message, status}}`` (with a ``RetryInfo`` detail
-    when ``retry_after_s`` is given); ``request_id`` goes in ``x-request-id``."""
+    """An error in the calling API's shape: OpenAI's (and Azure's) ``{"error": {message, type,
+    param, code}}`` or Google's ``{"error": {code, message, status}}`` (with a ``RetryInfo``
+    detail when ``retry_after_s`` is given); ``request_id`` goes in ``x-request-id``."""
     if api == _GEMINI:
         err: dict[str, Any] = {
             "code": status,
@@ -302,49 +312,8 @@ def error_response(
             }]
         body = _dumps({"error": err})
     else:
-        body = _dumps({"error": {"message": message, "type": etype, "param": None, "code": code}})
+        body = _dumps({"error": {"message": message, "type": etype, "param": param, "code": code}})
     h = dict(headers) if headers else {}
     if request_id:
         h["x-request-id"] = request_id
     return web.Response(body=body, status=status, content_type=_JSON, headers=h)
-
-
-def completion_payload(
-    api: str, model: str, reply: Reply, prompt_tokens: int, digest: bytes, request_id: str
-) -> dict[str, Any]:
-    """A successful completion in the calling API's shape: a Gemini ``generateContent``
-    response or an OpenAI ``chat.completion``, usage included."""
-    completion_tokens = reply.completion_tokens
-    if api == _GEMINI:
-        return {
-            "candidates": [{
-                "content": {"parts": [{"text": reply.text}], "role": "model"},
-                "finishReason": "MAX_TOKENS" if reply.finish_reason == "length" else "STOP",
-                "index": 0,
-            }],
-            "usageMetadata": {
-                "promptTokenCount": prompt_tokens,
-                "candidatesTokenCount": completion_tokens,
-                "totalTokenCount": prompt_tokens + completion_tokens,
-            },
-            "modelVersion": model,
-            "responseId": request_id,
-        }
-    return {
-        "id": f"chatcmpl-{digest[:12].hex()}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [{
-            "index": 0,
-            "message": {"role": "assistant", "content": reply.text, "refusal": None},
-            "logprobs": None,
-            "finish_reason": reply.finish_reason,
-        }],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
-        "system_fingerprint": "fp_judgekit_sim",
-    }

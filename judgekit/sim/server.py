@@ -7,6 +7,10 @@ Endpoints
     ``image_url`` parts.
 ``GET /v1/models`` and ``GET /v1/models/{model}``
     OpenAI model listing / retrieval.
+``POST /openai/deployments/{deployment}/chat/completions?api-version=...``
+    Azure OpenAI chat completions: the ``api-key`` header (or a bearer token) carries the key,
+    ``SimConfig.azure_deployments`` maps the deployment to the model it serves; Azure's gateway
+    errors (401, 404 ``DeploymentNotFound``, 429) in Azure's shape, the rest in OpenAI's.
 ``POST /v1beta/models/{model}:generateContent`` (also under ``/v1/``)
     Gemini ``generateContent`` in the REST JSON shape (``contents`` / ``parts`` with ``text``
     and ``inlineData``, ``systemInstruction``, ``generationConfig``).  google-genai 3.x
@@ -47,7 +51,8 @@ from aiohttp import web
 
 from judgekit.sim.config import SimConfig
 from judgekit.sim.core import SimStats, _Core
-from judgekit.sim.protocol import _GEMINI, _JSON, _OPENAI, _dumps, estimate_prompt_tokens
+from judgekit.sim.api_errors import auth_error, deployment_not_found
+from judgekit.sim.protocol import _AZURE, _GEMINI, _JSON, _OPENAI, _dumps, estimate_prompt_tokens
 from judgekit.sim.images import ImageGenSim
 from judgekit.sim.search import ImageSearchSim
 
@@ -88,7 +93,7 @@ def _snapshot(core: _Core, search: ImageSearchSim, images: ImageGenSim) -> dict[
 def build_app(config: SimConfig | None = None) -> web.Application:
     """The aiohttp application of a simulator (state, counters and limits included)."""
     core = _Core(config or SimConfig())
-    app = web.Application()
+    app = web.Application(client_max_size=int(core.config.max_body_mb * 1024 * 1024))
     app[_CORE_KEY] = core
     search = ImageSearchSim(core)
     app[_SEARCH_KEY] = search
@@ -106,6 +111,24 @@ def build_app(config: SimConfig | None = None) -> web.Application:
                 _GEMINI, 404, f"method '{method or spec}' is not supported by the simulator"
             )
         return await core.handle(_GEMINI, request, model)
+
+    async def azure_chat(request: web.Request) -> web.Response:
+        deployment = request.match_info["deployment"]
+        deployments = core.config.azure_deployments
+        if not core._key_ok(request):  # Azure's gateway checks the key before anything else
+            core.stats.requests += 1
+            core.stats.auth_failures += 1
+            return auth_error(_AZURE, core._next_id())
+        if "api-version" not in request.query:
+            core.stats.requests += 1
+            core.stats.not_found += 1
+            return web.Response(body=_dumps({"error": {"code": "404", "message": "Resource not found"}}),
+                                status=404, content_type=_JSON)
+        if deployments and deployment not in deployments:
+            core.stats.requests += 1
+            core.stats.not_found += 1
+            return deployment_not_found(core._next_id())
+        return await core.handle(_AZURE, request, deployments.get(deployment, deployment))
 
     def _model_obj(name: str) -> dict[str, Any]:
         return {"id": name, "object": "model", "created": 0, "owned_by": "judgekit-sim"}
@@ -144,6 +167,7 @@ def build_app(config: SimConfig | None = None) -> web.Application:
 
     app.router.add_post("/v1/chat/completions", chat)
     app.router.add_post("/chat/completions", chat)
+    app.router.add_post("/openai/deployments/{deployment}/chat/completions", azure_chat)
     app.router.add_get("/v1/models", list_models)
     app.router.add_get("/v1/models/{model}", get_model)
     app.router.add_post("/v1beta/models/{spec}", gemini)

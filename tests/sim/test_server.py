@@ -430,7 +430,10 @@ async def test_gemini_errors_google_shape(sim_factory):
     s = await sim_factory(api_keys=["k"], rpm=60, models=["gemini-ok"])
     with pytest.raises(genai_errors.ClientError) as ei:
         await gclient(s, key="bad").aio.models.generate_content(model="gemini-ok", contents="hi")
-    assert ei.value.code == 401 and ei.value.status == "UNAUTHENTICATED"
+    # the real Gemini API answers a bad key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID
+    assert ei.value.code == 400 and ei.value.status == "INVALID_ARGUMENT"
+    info = ei.value.details["error"]["details"][0]
+    assert info["@type"].endswith("google.rpc.ErrorInfo") and info["reason"] == "API_KEY_INVALID"
     with pytest.raises(genai_errors.ClientError) as ei:
         await gclient(s).aio.models.generate_content(model="gemini-nope", contents="hi")
     assert ei.value.code == 404 and ei.value.status == "NOT_FOUND"
@@ -439,8 +442,10 @@ async def test_gemini_errors_google_shape(sim_factory):
     with pytest.raises(genai_errors.ClientError) as ei:
         await g.aio.models.generate_content(model="gemini-ok", contents="hi again")
     assert ei.value.code == 429 and ei.value.status == "RESOURCE_EXHAUSTED"
-    details = ei.value.details["error"]["details"]
-    assert details[0]["retryDelay"] == "1s"
+    assert "retry-after" not in ei.value.response.headers  # Gemini sends only RetryInfo
+    details = {d["@type"].rsplit(".", 1)[-1]: d for d in ei.value.details["error"]["details"]}
+    assert details["RetryInfo"]["retryDelay"] == "1s"
+    assert details["QuotaFailure"]["violations"][0]["quotaId"].startswith("GenerateRequestsPerMinute")
 
 
 async def test_same_request_both_apis_same_reply(sim_factory):
