@@ -172,8 +172,13 @@ class ConsoleUI:
             self.console.print(f"paid calls {st.paid_calls:,}, cache hits "
                                f"{st.cache_hits:,}, failures {st.failures:,}, "
                                f"spent {fmt_usd(st.spent_usd)}"
+                               + (f" of max {cap_text(outcome.max_cost_usd)}" if outcome.max_cost_usd is not None else "")
                                + (f", simulator served {outcome.served_by_simulator:,}"
                                   if outcome.served_by_simulator is not None else ""))
+            if st.usage_anomalies or st.over_reservation:
+                self.console.print(f"[yellow]{st.usage_anomalies:,} replies reported impossible usage (negative, or "
+                                   f"more output than the request allowed); {st.over_reservation:,} cost more than "
+                                   "the worst case reserved for them[/yellow]")
         if outcome.failed_items:
             self.console.print(f"[red]{len(outcome.failed_items)} failed:[/red]")
             for f in outcome.failed_items[:50]:

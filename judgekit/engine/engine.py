@@ -87,7 +87,6 @@ class Engine:
         self.cache = cache
         self.blobs = blobs  # judgekit.blobs.BlobStore: images providers fetch or make, by sha256
         self.stats = stats or RunStats()
-        self.max_cost_usd = max_cost_usd
         self.cap = CostCap(max_cost_usd) if max_cost_usd is not None else None
         self._pricing: dict[str, CallPricing] = {}  # alias -> how its calls are priced (under a cap)
         self.retry_wait = retry_wait or RetryWait()
@@ -150,6 +149,11 @@ class Engine:
             except Exception:
                 pass
         self.providers.clear()
+
+    @property
+    def max_cost_usd(self) -> float | None:
+        """The run's cost cap in USD, or None."""
+        return self.cap.limit if self.cap is not None else None
 
     def stop(self, reason: str) -> None:
         """Stop launching calls (in-flight calls finish).  The first reason given wins."""

@@ -58,6 +58,7 @@ def capped_run(tmp_path, sim):
     # before: the judge's slots launched calls before any cost was known: 713x the cap spent
     assert r.exit_code == 1, r.output
     assert "more than is left under --max-cost $0.0001 ($0.00 spent)" in r.stderr
+    assert "spent $0.0000 of max $0.0001" in r.stdout
     assert judge_rows(cache) == 0
     [(status, spec_json, summary)] = records(cache)
     assert status == "stopped" and summary["cost_usd"] == 0 and summary["max_cost_usd"] == 0.0001
