@@ -3,6 +3,28 @@
 Deterministic replies shaped like the benchmark's (free-text answers, pairwise verdicts,
 visual factuality scores), server-side rate limits and injected faults.  See
 :mod:`judgekit.sim.server` for the endpoints and :class:`SimConfig` for the knobs.
+
+Real-API shapes (details and sources in :class:`SimConfig`'s docstring and fields):
+
+==============================  ==========================================================
+default                          Gemini bad key: 400 ``API_KEY_INVALID``; Gemini 429: no
+                                 ``Retry-After``, ``QuotaFailure`` + ``RetryInfo`` only;
+                                 o1/o3/o4-mini/gpt-5 reject ``max_tokens``, ``temperature``
+                                 != 1, ``top_p``; OpenAI usage details; Azure deployments
+                                 path; bodies up to 64 MiB
+``quota_exhausted_models``       429 ``insufficient_quota`` / ``credit_balance_exhausted`` /
+                                 ``*_spend_limit_exceeded``; Gemini per-day ``QuotaFailure``
+``openai_retry_after``           False: OpenAI 429s with ``x-ratelimit-*`` only
+``reset_header_scale``,          long ``x-ratelimit-reset-*`` values (``6m0s``, ``1h2m3s``)
+``reset_requests_s/_tokens_s``
+``should_retry_false``           ``x-should-retry: false`` on rate limits, 5xx or quota
+``reply_faults``,                ``content_filter``, ``refusal``, ``reasoning_exhausted``,
+``reply_fault_models``           ``empty``; Gemini ``prompt_blocked_*``, ``finish_*``,
+                                 ``thinking_exhausted``
+``reasoning_tokens``,            ``reasoning_tokens`` / ``thoughtsTokenCount``,
+``cached_prompt_share``          ``cached_tokens`` / ``cachedContentTokenCount``
+``azure_deployments``            deployment -> model (prices, rules and replies follow it)
+==============================  ==========================================================
 """
 
 from judgekit.sim.config import SimConfig
