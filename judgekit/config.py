@@ -55,6 +55,7 @@ __all__ = [
     "list_runners",
     "apply_override",
     "validation_problems",
+    "check_simulator_settings",
 ]
 
 #: the pydantic settings of every spec record (and of every benchmark's ``[options]``): unknown
@@ -206,20 +207,6 @@ class ModelSpec(_Strict):
     local: LocalSettings | None = Field(None, description="provider 'local': the task and how the worker runs it")
     image: ImageGenSettings | None = Field(None, description="providers 'openai_image' and 'sim_image': size, "
                                                              "quality and extra request fields")
-
-    @field_validator("sim")
-    @classmethod
-    def _sim_settings(cls, v: dict[str, Any]) -> dict[str, Any]:
-        # checked now, as strictly as the rest of the spec, not when the simulator starts mid-run
-        from .sim.config import SimConfig
-
-        if "url" in v and not isinstance(v["url"], str):
-            raise ValueError(f"url: the URL of a running simulator, a string (got {_shown(v['url'])})")
-        try:
-            SimConfig.model_validate({k: x for k, x in v.items() if k != "url"}, strict=True)
-        except ValidationError as e:
-            raise ValueError("; ".join(validation_problems(e))) from None
-        return v
 
     @model_validator(mode="before")
     @classmethod
@@ -424,6 +411,29 @@ def validation_problems(err: ValidationError, prefix: str = "") -> list[str]:
 
 def _format_errors(path: Path, err: ValidationError) -> str:
     return f"{path}: invalid run spec: " + "; ".join(validation_problems(err))
+
+
+def check_simulator_settings(spec: RunSpec) -> None:
+    """Every ``models.X.sim`` table checked as strictly as the rest of the spec (SpecError naming
+    the file and key).  Called when a run or estimate begins, not by :func:`load_spec`: the
+    simulator's package takes about a second to import, and a spec is loaded before Ctrl-C is
+    handled."""
+    problems = []
+    for alias, m in spec.models.items():
+        if not m.sim:
+            continue
+        from .sim.config import SimConfig
+
+        where = f"models.{alias}.sim"
+        url = m.sim.get("url")
+        if url is not None and not isinstance(url, str):
+            problems.append(f"{where}.url: the URL of a running simulator, a string (got {_shown(url)})")
+        try:
+            SimConfig.model_validate({k: x for k, x in m.sim.items() if k != "url"}, strict=True)
+        except ValidationError as e:
+            problems.extend(validation_problems(e, prefix=where + "."))
+    if problems:
+        raise SpecError(f"{spec.source_path}: invalid run spec: " + "; ".join(problems))
 
 
 def _no_nul(path: Path, node: Any, key: str = "") -> None:

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from .benchmarks.base import BenchmarkResult, load_benchmark
 from .blobs import BlobStore
 from .cache.store import CacheStore
-from .config import RunSpec, validation_problems
+from .config import RunSpec, check_simulator_settings, validation_problems
 from .cost.estimate import Estimate, EstimateBuilder, line_time_s, price_lookup_for
 from .cost.tokens import count_request
 from .engine import Engine, RunStats, RunStopped
@@ -115,6 +115,7 @@ def _aliases(spec: RunSpec) -> list[str]:
 
 
 def _benchmark(spec: RunSpec):
+    check_simulator_settings(spec)
     try:
         bench = load_benchmark(spec.benchmark)
     except KeyError as e:
