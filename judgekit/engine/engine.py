@@ -8,11 +8,14 @@ Per call:
    cost (:mod:`judgekit.engine.budget`) in the same step, with no await between the check and
    the launch; make one attempt; on a retryable error retry with the policy of
    :mod:`judgekit.engine.retry`, releasing the slot (and the reservation) while waiting;
+   every wait (a retry's backoff, a bucket's pause, a rate wait, room under the cap) ends at
+   once when the run stops, and the call is then not made (``NOT_RUN``), so a run stopped by a
+   fatal error (bad key, spent quota) or the cap ends within seconds however many calls wait;
 4. charge the real cost, store the response (buffered, written in bulk by the cache's thread)
    or record the failure.
 
 Failures are values (:class:`CallResult` with ``error_kind``); only errors that make the whole run
-pointless (bad key, unknown model) raise :class:`RunStopped`.
+pointless (bad key, unknown model, spent quota: ``errors.FATAL_ERRORS``) raise :class:`RunStopped`.
 """
 
 from __future__ import annotations
@@ -30,8 +33,8 @@ from ..errors import FATAL_ERRORS, ProviderError, RateLimited
 from ..providers import Provider, create_provider
 from ..types import ChatRequest, ChatResponse
 from .budget import BILLED_FAILURES, CallPricing, CostCap, cap_text, input_upper_bound, sane_usage, usd
-from .limits import Bucket, BucketState
-from .retry import RetryWait, is_retryable
+from .limits import Bucket, BucketState, sleep_unless
+from .retry import RetryWait, is_retryable, wait_reason
 from .stats import RunStats
 
 __all__ = ["Engine", "CallResult", "RunStopped", "NOT_RUN"]
@@ -94,6 +97,7 @@ class Engine:
         self.buckets: dict[str, Bucket] = {}
         self._bucket_of: dict[str, Bucket] = {}
         self.stop_reason: str | None = None
+        self._stopped = asyncio.Event()  # set by stop(): every wait of the engine and its buckets ends
         self._inflight: dict[str, asyncio.Future[CallResult]] = {}
         # the latest responses paid for, by key: a call whose cache lookup began before a twin
         # finished (and so missed its row) finds it here.  Bounded: the race lasts a lookup.
@@ -139,6 +143,8 @@ class Engine:
                     requests_per_minute=lim.requests_per_minute,
                     tokens_per_minute=lim.tokens_per_minute,
                     max_consecutive_failures=lim.max_consecutive_failures,
+                    max_pause_s=self.retry_wait.max_server_wait,
+                    stop_event=self._stopped,
                 )
             self._bucket_of[alias] = bucket
 
@@ -159,6 +165,7 @@ class Engine:
         """Stop launching calls (in-flight calls finish).  The first reason given wins."""
         if self.stop_reason is None:
             self.stop_reason = reason
+        self._stopped.set()  # calls sleeping in a backoff, a pause or a rate wait wake now
         if self.cap is not None:
             self.cap.wake()  # calls waiting for room under the cap give up
 
@@ -385,9 +392,23 @@ class Engine:
             raise RunStopped(msg)
         if isinstance(err, RateLimited):
             stage.rate_limited += 1
-            bucket.on_rate_limited(err.retry_after)
+            bucket.on_rate_limited(err.retry_after, wait_reason(err))
         elif err.retryable:
             bucket.on_failure(str(err))
+
+    async def _backoff(self, bucket: Bucket, err: BaseException, seconds: float) -> None:
+        """Sleep before a retry, counted on the bucket for the display; raises RunStopped (a fatal
+        error stopped the run) or _NotLaunched (it is stopping otherwise) instead of retrying."""
+        bucket.backing_off += 1
+        bucket.backoff_reason = wait_reason(err)
+        try:
+            await sleep_unless(self._stopped, seconds)
+        finally:
+            bucket.backing_off -= 1
+        if self.fatal:
+            raise RunStopped(self.fatal)
+        if self.stop_reason is not None:
+            raise _NotLaunched(self.stop_reason)
 
     async def _retry(self, first: ProviderError, prov: Provider, bucket: Bucket, req: ChatRequest,
                      tokens: int, key: str, meta: RequestMeta, hold: _Reservation | None = None) -> ChatResponse:
@@ -398,16 +419,21 @@ class Engine:
         max_attempts = prov.spec.limits.max_attempts
         if max_attempts <= 1:
             raise first
-        await asyncio.sleep(self.retry_wait.wait_for(first, 1))
+        await self._backoff(bucket, first, self.retry_wait.wait_for(first, 1))
 
         async def before(_state) -> None:
             stage.retries += 1
 
+        async def sleep(seconds: float) -> None:
+            await self._backoff(bucket, last[0], seconds)
+
+        last: list[BaseException] = [first]
         retrying = AsyncRetrying(
             stop=stop_after_attempt(max_attempts - 1),
             wait=self.retry_wait,
             retry=retry_if_exception(is_retryable),
             before=before,
+            sleep=sleep,
             reraise=True,
         )
         async for attempt in retrying:
@@ -417,6 +443,7 @@ class Engine:
                 try:
                     return await self._attempt(prov, bucket, req, tokens, hold)
                 except ProviderError as e:
+                    last[0] = e
                     self._note_failure(e, prov, bucket, req, key, meta)  # RunStopped if fatal
                     raise
         raise first  # unreachable: reraise=True re-raises the last error

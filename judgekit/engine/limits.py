@@ -9,6 +9,12 @@ concurrency), and cannot be re-timed from a provider's ``Retry-After``.  The rat
 are token buckets that may go into debt: a reservation returns at once with the exact time the
 caller must wait, so each waiting call sleeps once and calls are released in arrival order.
 
+Pauses: a 429 pauses its bucket for what the server asked, a server's ``remaining = 0`` for the
+reset of that limit, a streak of transient failures for 15 s doubling to 300 s; pauses from the
+server's word are bounded by :data:`~judgekit.engine.retry.MAX_SERVER_WAIT_S`.  Every sleep here
+(pause, rate wait) ends early when the run stops (:meth:`Bucket.stop`), so a stopping run never
+sits out a pause.
+
 Burst: OpenAI enforces per-minute limits over shorter windows ("60,000 requests/minute may be
 enforced as 1,000 requests/second"), so a bucket holds one second's worth of its rate.
 """
@@ -20,7 +26,26 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-__all__ = ["RateBucket", "AdaptiveLimit", "Bucket", "BucketState"]
+from .retry import MAX_SERVER_WAIT_S
+
+__all__ = ["RateBucket", "AdaptiveLimit", "Bucket", "BucketState", "sleep_unless"]
+
+
+async def sleep_unless(stop: asyncio.Event | None, seconds: float) -> bool:
+    """Sleep ``seconds``, or less when ``stop`` is set; True when it was (the caller gives up)."""
+    if stop is None:
+        if seconds > 0:
+            await asyncio.sleep(seconds)
+        return False
+    if stop.is_set():
+        return True
+    if seconds <= 0:
+        return False
+    try:
+        await asyncio.wait_for(stop.wait(), seconds)
+    except TimeoutError:
+        return False
+    return True
 
 
 class RateBucket:
@@ -136,7 +161,14 @@ class BucketState:
     waiting_slot: int
     waiting_rate: int
     paused_for_s: float
+    #: why the bucket waits, in words, with the seconds left of a pause
+    #: ("paused 42 s: 429 rate limit (requests/min)"; "3 calls in backoff after HTTP 503"); "" when it does not
     reason: str
+    #: what paused the bucket ("" when it is not paused)
+    pause_reason: str = ""
+    #: calls sleeping before a retry, and the error the latest of them waits after
+    backing_off: int = 0
+    backoff_reason: str = ""
 
 
 @dataclass
@@ -156,6 +188,13 @@ class Bucket:
     consecutive_failures: int = 0
     pauses: int = 0
     waiting_rate: int = 0
+    #: calls of this bucket sleeping before a retry (kept by the engine), and why the latest did
+    backing_off: int = 0
+    backoff_reason: str = ""
+    #: the longest a pause taken on the server's word lasts (429, remaining = 0)
+    max_pause_s: float = MAX_SERVER_WAIT_S
+    #: set when the run stops: every sleep of the bucket ends at once
+    stop_event: asyncio.Event | None = None
 
     def __post_init__(self) -> None:
         self.concurrency = AdaptiveLimit(self.max_concurrency)
@@ -181,26 +220,36 @@ class Bucket:
             if wait > 0:
                 self.waiting_rate += 1
                 try:
-                    await asyncio.sleep(wait)
+                    stopped = await sleep_unless(self.stop_event, wait)
                 finally:
                     self.waiting_rate -= 1
-                await self._wait_pause()
+                if not stopped:
+                    await self._wait_pause()
         except BaseException:
             self.concurrency.release()
             raise
 
     async def _wait_pause(self) -> None:
+        """Until the pause ends (it may be extended meanwhile) or the run stops."""
         while True:
             left = self.paused_until - time.monotonic()
-            if left <= 0:
+            if left <= 0 or await sleep_unless(self.stop_event, left):
                 return
-            await asyncio.sleep(left)
+
+    def stop(self) -> None:
+        """The run is stopping: wake every sleeper (the caller checks the run's state after)."""
+        if self.stop_event is None:
+            self.stop_event = asyncio.Event()
+        self.stop_event.set()
 
     def release(self) -> None:
         self.concurrency.release()
 
     def pause(self, seconds: float, reason: str) -> None:
-        until = time.monotonic() + seconds
+        """No call of the bucket goes out for ``seconds`` (a longer pause already running wins)."""
+        if not seconds > 0:  # also NaN
+            return
+        until = time.monotonic() + min(seconds, 86_400.0)
         if until > self.paused_until:
             self.paused_until = until
             self.pause_reason = reason
@@ -214,19 +263,32 @@ class Bucket:
             self._read_remaining(remaining)
 
     def _read_remaining(self, headers: dict) -> None:
-        """x-ratelimit-remaining-*: when the server says nothing is left, wait for its reset."""
+        """``x-ratelimit-remaining-*`` = 0: the server says nothing is left of that limit, so pause
+        until one request fits: the reset time over the limit when ``x-ratelimit-limit-*`` is
+        given (a reset header is the time until the limit is *fully* reset, ``6m0s`` in OpenAI's
+        guide), else the reset; at most :attr:`max_pause_s` either way."""
         from ..providers.base import parse_duration
 
         for kind in ("requests", "tokens"):
             left = headers.get(f"x-ratelimit-remaining-{kind}")
-            if left is not None and left.strip() in ("0", "0.0"):
-                reset = parse_duration(headers.get(f"x-ratelimit-reset-{kind}", "")) or 1.0
-                self.pause(reset, f"server reports 0 {kind} left; reset in {reset:.1f}s")
+            if left is None or left.strip() not in ("0", "0.0"):
+                continue
+            reset = parse_duration(headers.get(f"x-ratelimit-reset-{kind}", "")) or 1.0
+            try:
+                limit = float(headers.get(f"x-ratelimit-limit-{kind}", ""))
+            except ValueError:
+                limit = 0.0
+            if kind == "requests" and limit >= 1:
+                reset /= limit
+            wait = min(reset, self.max_pause_s)
+            self.pause(wait, f"server reports 0 {kind} left")
 
-    def on_rate_limited(self, retry_after: float | None) -> None:
+    def on_rate_limited(self, retry_after: float | None, why: str = "429 rate limit") -> None:
+        """A 429: cut the concurrency, and pause for what the server asked (1 s when it said
+        nothing), at most :attr:`max_pause_s`."""
         self.concurrency.on_rate_limited()
-        wait = retry_after if retry_after is not None else 1.0
-        self.pause(wait, f"429 rate limited; retry after {wait:.1f}s")
+        wait = retry_after if retry_after is not None and retry_after >= 0 else 1.0
+        self.pause(min(wait, self.max_pause_s), why)
         if self.rpm is not None:
             self.rpm.drain()
 
@@ -236,12 +298,22 @@ class Bucket:
         if self.consecutive_failures >= self.max_consecutive_failures:
             self.pauses += 1
             seconds = min(300.0, 15.0 * 2 ** (self.pauses - 1))
-            self.pause(seconds, f"{self.consecutive_failures} failures in a row ({message[:80]}); paused {seconds:.0f}s")
+            self.pause(seconds, f"{self.consecutive_failures} failures in a row ({message[:80]})")
             self.consecutive_failures = 0
 
     def state(self) -> BucketState:
         c = self.concurrency
         left = max(0.0, self.paused_until - time.monotonic())
+        paused = self.pause_reason if left > 0 else ""
+        if paused:
+            reason = f"paused {_seconds(left)}: {paused}"
+        elif self.waiting_rate:
+            reason = "rate limit (RPM/TPM)"
+        else:
+            reason = ""
+        if self.backing_off:
+            calls = "1 call" if self.backing_off == 1 else f"{self.backing_off} calls"
+            reason = (reason + "; " if reason else "") + f"{calls} in backoff after {self.backoff_reason}"
         return BucketState(
             name=self.name,
             limit=c.limit,
@@ -250,5 +322,18 @@ class Bucket:
             waiting_slot=c.waiting,
             waiting_rate=self.waiting_rate,
             paused_for_s=left,
-            reason=self.pause_reason if left > 0 else ("rate limit (RPM/TPM)" if self.waiting_rate else ""),
+            reason=reason,
+            pause_reason=paused,
+            backing_off=self.backing_off,
+            backoff_reason=self.backoff_reason if self.backing_off else "",
         )
+
+
+def _seconds(s: float) -> str:
+    """A wait for a person: ``0.4 s``, ``42 s``, ``2 min 5 s``."""
+    if s < 1:
+        return f"{s:.1f} s"
+    if s < 60:
+        return f"{s:.0f} s"
+    m, rest = divmod(round(s), 60)
+    return f"{m} min {rest} s" if rest else f"{m} min"

@@ -24,7 +24,7 @@ from typing import Mapping
 from ..errors import AuthError, ProviderError
 from ..types import ChatRequest, ChatResponse
 
-__all__ = ["Provider", "retry_after_from_headers", "parse_duration", "DEFAULT_KEY_ENV", "REDACTED",
+__all__ = ["Provider", "retry_after_from_headers", "parse_duration", "exhausted_limits", "DEFAULT_KEY_ENV", "REDACTED",
            "MIN_SECRET_CHARS"]
 
 #: what a key's value is replaced with in error messages
@@ -169,39 +169,87 @@ class Provider(ABC):
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+#: which limit a 429's message says was hit: OpenAI ("... on requests per min (RPM): Limit 500 ..."
+#: / "on tokens per min (TPM)"), Azure ("exceeded call rate limit" / "token rate limit"), Gemini (the
+#: QuotaFailure's metric: "generate_content_free_tier_requests", "..._input_token_count")
+_LIMIT_IN_MESSAGE = (
+    (re.compile(r"\bon requests per (?:min|day)|\bcall rate limit|_requests\b|generate_requests_per_model"
+                r"|GenerateRequestsPer", re.I), "requests"),
+    (re.compile(r"\bon tokens per (?:min|day)|\btoken rate limit|input_token_count|InputTokensPer", re.I), "tokens"),
+)
+#: OpenAI's 429 message says when the next request fits: "Please try again in 1.5s" / "in 20ms"
+_TRY_AGAIN = re.compile(r"try again in ((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)", re.I)
 
 
 def parse_duration(text: str) -> float | None:
-    """OpenAI's reset durations: ``"6ms"``, ``"1.5s"``, ``"6m0s"``, ``"1h2m3s"`` -> seconds."""
+    """OpenAI's reset durations: ``"6ms"``, ``"1.5s"``, ``"6m0s"``, ``"1h2m3s"`` -> seconds; None
+    when ``text`` holds none.  Never negative, never infinite (a 400-digit number reads as
+    ``float`` max)."""
     total, found = 0.0, False
     for num, unit in _DURATION.findall(text or ""):
         found = True
-        total += float(num) * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}[unit]
-    return total if found else None
-
-
-def retry_after_from_headers(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds to wait, from ``retry-after-ms``, ``Retry-After`` (seconds or an HTTP date), or
-    the ``x-ratelimit-reset-*`` headers, in that order of precedence."""
-    if not headers:
+        total += float(num) * _UNITS[unit]
+    if not found:
         return None
-    get = headers.get
+    return total if total < float("inf") else 1.7976931348623157e308
+
+
+def exhausted_limits(headers: Mapping[str, str] | None, message: str = "") -> set[str]:
+    """Which limits (``"requests"``, ``"tokens"``) a 429 says were hit: named in its message, else
+    those whose ``x-ratelimit-remaining-*`` header is 0.  Empty when nothing says."""
+    found = {kind for pattern, kind in _LIMIT_IN_MESSAGE if pattern.search(message or "")}
+    if found or not headers:
+        return found
+    for kind in ("requests", "tokens"):
+        left = headers.get(f"x-ratelimit-remaining-{kind}")
+        if left is not None and left.strip() in ("0", "0.0"):
+            found.add(kind)
+    return found
+
+
+def retry_after_from_headers(headers: Mapping[str, str] | None, message: str = "") -> float | None:
+    """Seconds the server asks a client to wait before the next request, or None when it says
+    nothing.  First match wins:
+
+    1. ``retry-after-ms``, then ``Retry-After`` (seconds or an HTTP date);
+    2. OpenAI's "Please try again in 1.5s" in the error ``message`` (the time until the next
+       request fits);
+    3. ``x-ratelimit-reset-*`` of the limit that was hit (:func:`exhausted_limits`: the message
+       says "on requests per min" or "on tokens per min", else ``remaining`` = 0).  A reset header
+       is the time until that limit is *fully* reset (OpenAI's guide shows ``6m0s``), so it is
+       never taken from a limit that was not hit; when nothing says which was hit, the shorter
+       reset.
+
+    The value is what the server said, unbounded: the engine bounds every wait
+    (:data:`judgekit.engine.retry.MAX_SERVER_WAIT_S`)."""
+    get = headers.get if headers else (lambda _k: None)
     v = get("retry-after-ms")
     if v:
         try:
-            return max(0.0, float(v) / 1000.0)
+            ms = float(v)
+            if ms == ms:  # not NaN
+                return max(0.0, ms / 1000.0)
         except ValueError:
             pass
     v = get("retry-after")
     if v:
         try:
-            return max(0.0, float(v))
+            s = float(v)
+            if s == s:
+                return max(0.0, s)
         except ValueError:
             try:
                 when = email.utils.parsedate_to_datetime(v).timestamp()
                 return max(0.0, when - time.time())
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 pass
-    resets = [parse_duration(get(h) or "") for h in ("x-ratelimit-reset-requests", "x-ratelimit-reset-tokens")]
-    resets = [r for r in resets if r is not None]
-    return max(resets) if resets else None
+    m = _TRY_AGAIN.search(message or "")
+    if m:
+        return parse_duration(m.group(1))
+    resets = {kind: parse_duration(get(f"x-ratelimit-reset-{kind}") or "") for kind in ("requests", "tokens")}
+    resets = {k: r for k, r in resets.items() if r is not None}
+    if not resets:
+        return None
+    hit = [resets[k] for k in exhausted_limits(headers, message) if k in resets]
+    return max(hit) if hit else min(resets.values())

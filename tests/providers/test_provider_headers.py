@@ -15,7 +15,11 @@ def test_parse_duration():
 def test_retry_after_precedence():
     assert retry_after_from_headers({"retry-after-ms": "250", "retry-after": "3"}) == 0.25
     assert retry_after_from_headers({"retry-after": "3"}) == 3.0
-    assert retry_after_from_headers({"x-ratelimit-reset-requests": "2s", "x-ratelimit-reset-tokens": "500ms"}) == 2.0
+    # reset headers: the limit that was hit, never the other's (nothing says which: the shorter)
+    resets = {"x-ratelimit-reset-requests": "2s", "x-ratelimit-reset-tokens": "500ms"}
+    assert retry_after_from_headers(resets) == 0.5
+    assert retry_after_from_headers({**resets, "x-ratelimit-remaining-requests": "0"}) == 2.0
+    assert retry_after_from_headers({**resets, "x-ratelimit-remaining-tokens": "0"}) == 0.5
     assert retry_after_from_headers({}) is None
     when = email.utils.formatdate(time.time() + 10, usegmt=True)
     assert 8 < retry_after_from_headers({"retry-after": when}) <= 10
