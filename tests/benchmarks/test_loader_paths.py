@@ -178,3 +178,12 @@ def test_mmie_jsonl_the_parser_cannot_take(tmp_path):
     p.write_text('{"id": "SA_1", "n": ' + "9" * 5000 + "}\n")
     with pytest.raises(DataError, match=r"row 1 \(line 1\): bad JSON \(JSONL\): Exceeds the limit"):
         load_items(p)
+
+
+def test_mmgenbench_image_gone_after_loading_is_a_data_error(tmp_path):
+    d = tmp_path / "mg"
+    _png(d / "images" / "0.png")
+    item = load_mmgen(d).items[0]
+    (d / "images" / "0.png").unlink()
+    with pytest.raises(DataError, match=r"0\.png: cannot read the image"):
+        item.image()

@@ -65,8 +65,14 @@ class MMGenItem:
     mime: str = "image/png"
 
     def image(self) -> ImagePart:
-        """The image as a message part (reads the file for folder items)."""
-        data = self.data if self.data is not None else self.path.read_bytes()
+        """The image as a message part (reads the file for folder items; a file that can no
+        longer be read is a DataError naming it)."""
+        if self.data is not None:
+            return ImagePart(data=self.data, mime=self.mime)
+        try:
+            data = self.path.read_bytes()
+        except OSError as e:
+            raise DataError(str(self.path), f"cannot read the image: {e.strerror or e}") from None
         return ImagePart(data=data, mime=self.mime)
 
 
