@@ -100,3 +100,14 @@ def test_guessbench_earlier_benchmarks_is_read_before_any_call(tmp_path):
     bad.write_bytes(b"model,mmlu\nsim-strong,0.7\nsim-weak,\xff\n")
     assert_user_error(invoke("estimate", "guessbench", "--set", f"options.earlier_benchmarks={bad}",
                              "--cache", tmp_path / "c.duckdb"), str(bad), "not UTF-8: line 3")
+
+
+def test_retrieval_image_folder_linked_out(tmp_path):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    shutil.copy(samples_dir() / "guessbench" / "1" / "1.png", lib / "cat.png")
+    os.symlink(samples_dir() / "guessbench" / "2" / "1.png", lib / "dog.png")
+    r = invoke("estimate", "guessbench", "--limit", "1", "--cache", tmp_path / "c.duckdb",
+               "--set", "models.search.provider=image_folder", "--set", f"models.search.path={lib}",
+               "--set", "models.search.sim={}", "--set", "options.approaches=['image_retrieval']")
+    assert_user_error(r, str(lib), "'dog.png'", "resolves outside the image folder")
