@@ -193,8 +193,9 @@ class Bucket:
     backoff_reason: str = ""
     #: the longest a pause taken on the server's word lasts (429, remaining = 0)
     max_pause_s: float = MAX_SERVER_WAIT_S
-    #: set when the run stops: every sleep of the bucket ends at once
-    stop_event: asyncio.Event | None = None
+    #: set when the run stops: every sleep of the bucket ends at once (the engine shares one
+    #: among its buckets; a bucket made without one has its own, set by :meth:`stop`)
+    stop_event: asyncio.Event = field(default_factory=asyncio.Event)
 
     def __post_init__(self) -> None:
         self.concurrency = AdaptiveLimit(self.max_concurrency)
@@ -238,8 +239,6 @@ class Bucket:
 
     def stop(self) -> None:
         """The run is stopping: wake every sleeper (the caller checks the run's state after)."""
-        if self.stop_event is None:
-            self.stop_event = asyncio.Event()
         self.stop_event.set()
 
     def release(self) -> None:
