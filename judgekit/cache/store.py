@@ -151,6 +151,9 @@ class CacheStore(StoreWorker):
         except asyncio.CancelledError:
             store._closed = True
             store._submit(Close(lambda _r, _e: None))  # the thread closes what it opened
+            # and the process waits for it: exiting while the thread is inside DuckDB (opening,
+            # replaying the log) aborts the interpreter ("FATAL: exception not rethrown")
+            t.join()
             raise
         ref = weakref.ref(store)
 

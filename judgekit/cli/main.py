@@ -84,7 +84,10 @@ class _OneLineErrors(click.Group):
             hint = " (see --help)" if isinstance(e, click.UsageError) else ""
             click.echo(f"error: {where}{_one_line(e.format_message())}{hint}", err=True)
             sys.exit(e.exit_code)
-        except click.Abort:
+        except click.Abort as e:
+            if isinstance(e.__context__, KeyboardInterrupt):  # Ctrl-C or SIGTERM (see main)
+                click.echo("interrupted", err=True)
+                sys.exit(130)
             click.echo("aborted", err=True)
             sys.exit(1)
         except OSError as e:  # output piped into `head`: stop quietly, as click does
@@ -308,8 +311,22 @@ def prune(cache_path, older_than_days, model, stage, failures, dry_run):
     click.echo(f"{'would remove' if dry_run else 'removed'} {n} rows")
 
 
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> None:
-    cli()
+    # SIGTERM, like Ctrl-C, ends the command as "interrupted" (130) from the first moment, not
+    # only once a run has installed its own handlers: a signal during imports, spec loading or
+    # the cache's opening must neither kill the process mid-write nor print a traceback
+    import signal
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        cli()
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
 
 
 if __name__ == "__main__":
