@@ -10,8 +10,10 @@ import sys
 import time
 from typing import Any
 
+from rich import box
 from rich.console import Console, Group
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 
 from ..engine.budget import cap_text
@@ -88,24 +90,32 @@ class ConsoleUI:
         return _Progress(self, engine)
 
     def render(self, engine):
-        t = Table(title=f"judgekit  spent {fmt_usd(engine.stats.spent_usd)}"
-                        + (f" of max {cap_text(engine.max_cost_usd)}" if engine.max_cost_usd is not None else ""),
-                  title_justify="left")
-        for col in ("stage", "done/total", "calls/s", "cache hits", "retries", "429s", "failures", "tokens in/out",
-                    "spent", "estimate", "ETA"):
-            t.add_column(col, justify="left" if col == "stage" else "right")
+        """The live view: one row per stage, one per bucket with why it waits.  Below 120
+        columns the stage table keeps only what a person acts on (the rest is in the results),
+        so an 80-column terminal shows every row on one line."""
+        narrow = self.console.width < 120
+        title = (f"judgekit  spent {fmt_usd(engine.stats.spent_usd)}"
+                 + (f" of max {cap_text(engine.max_cost_usd)}" if engine.max_cost_usd is not None else ""))
+        t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD if narrow else box.HEAVY_HEAD)
+        if narrow:
+            cols = ("stage", "done/total", "calls/s", "retry/429/fail", "spent", "ETA")
+        else:
+            cols = ("stage", "done/total", "calls/s", "cache hits", "retries", "429s", "failures", "tokens in/out",
+                    "spent", "estimate", "ETA")
+        for col in cols:
+            t.add_column(col, justify="left" if col == "stage" else "right", no_wrap=True,
+                         overflow="ellipsis" if col == "stage" else "fold")
         for st in engine.stats.stages.values():
-            t.add_row(st.name, f"{st.done:,}/{st.total:,}", f"{st.calls_per_s():.1f}", f"{st.cache_hits:,}",
-                      f"{st.retries:,}", f"{st.rate_limited:,}", f"{st.failures:,}",
-                      f"{st.input_tokens:,}/{st.output_tokens:,}", fmt_usd(st.cost_usd), fmt_usd(st.estimate_usd),
-                      _fmt_eta(st.eta_s()))
-        b = Table(title="buckets", title_justify="left")
-        for col in ("bucket", "in flight", "limit", "waiting", "why"):
-            b.add_column(col)
-        for s in engine.bucket_states():
-            waiting = s.waiting_slot + s.waiting_rate
-            why = s.reason or ("concurrency limit" if s.waiting_slot else "")
-            b.add_row(s.name, str(s.in_flight), f"{s.limit:.0f}/{s.ceiling}", str(waiting), why)
+            if narrow:
+                t.add_row(st.name, f"{st.done:,}/{st.total:,}", f"{st.calls_per_s():.1f}",
+                          f"{st.retries:,}/{st.rate_limited:,}/{st.failures:,}", fmt_usd(st.cost_usd),
+                          _fmt_eta(st.eta_s()))
+            else:
+                t.add_row(st.name, f"{st.done:,}/{st.total:,}", f"{st.calls_per_s():.1f}", f"{st.cache_hits:,}",
+                          f"{st.retries:,}", f"{st.rate_limited:,}", f"{st.failures:,}",
+                          f"{st.input_tokens:,}/{st.output_tokens:,}", fmt_usd(st.cost_usd),
+                          fmt_usd(st.estimate_usd), _fmt_eta(st.eta_s()))
+        b = self._buckets(engine.bucket_states(), narrow)
         parts: list[Any] = [t, b]
         local = local_status_lines(engine)
         if local:
@@ -117,6 +127,32 @@ class ConsoleUI:
         if engine.stop_reason:
             parts.append(f"[yellow]stopping: {engine.stop_reason}[/yellow]")
         return Group(*parts)
+
+    @staticmethod
+    def _buckets(states, narrow: bool):
+        """Per model (bucket): calls in flight against the limit, calls waiting, and why they wait.
+        Narrow: two lines a model, the reason on its own line, so it is never cut into a column."""
+        rows = []
+        for s in states:
+            waiting = s.waiting_slot + s.waiting_rate + s.backing_off
+            why = s.reason or ("concurrency limit" if s.waiting_slot else "")
+            limit = f"{s.limit:.0f}" + ("" if s.limit >= s.ceiling else f" of max {s.ceiling}")
+            rows.append((s.name, s.in_flight, limit, waiting, why))
+        if narrow:
+            b = Table(title="models", title_justify="left", show_header=False, box=None, padding=(0, 1))
+            b.add_column("model", no_wrap=True, overflow="ellipsis")
+            for name, flight, limit, waiting, why in rows:
+                b.add_row(escape(f"{name}: {flight} in flight (limit {limit}), {waiting} waiting"))
+                if why:
+                    b.add_row(f"  [yellow]{escape(why)}[/yellow]")
+            return b
+        b = Table(title="models", title_justify="left")
+        for col in ("model", "in flight", "limit", "waiting", "why (paused: no call goes out; backoff: calls wait to retry)"):
+            text = col == "model" or col.startswith("why")
+            b.add_column(col, no_wrap=not col.startswith("why"), justify="left" if text else "right")
+        for name, flight, limit, waiting, why in rows:
+            b.add_row(escape(name), str(flight), limit, str(waiting), escape(why))
+        return b
 
     def plain_line(self, engine) -> str:
         bits = []

@@ -312,7 +312,8 @@ class Bucket:
             reason = ""
         if self.backing_off:
             calls = "1 call" if self.backing_off == 1 else f"{self.backing_off} calls"
-            reason = (reason + "; " if reason else "") + f"{calls} in backoff after {self.backoff_reason}"
+            after = "" if self.backoff_reason == paused else f" after {self.backoff_reason}"
+            reason = (reason + "; " if reason else "") + f"{calls} in backoff{after}"
         return BucketState(
             name=self.name,
             limit=c.limit,
