@@ -101,13 +101,10 @@ async def test_get_many_10k(store: CacheStore):
     await store.flush()
     assert store.counters.rows_written == 10_000
     q0 = store.counters.queries
-    t = time.perf_counter()
     got = await store.get_many(keys + [f"nope-{i}" for i in range(100)])
-    elapsed = time.perf_counter() - t
     assert len(got) == 10_000
     assert all(got[k].text == f"answer {k}" and got[k].cached for k in keys[::997])
     assert store.counters.queries - q0 <= 3  # chunks of 5,000 keys, not one query per key
-    assert elapsed < 5.0
     assert await store.cached_keys(keys[:10] + ["nope"]) == set(keys[:10])
 
 

@@ -72,11 +72,9 @@ async def test_client_side_rpm_avoids_429s(cache):
         spec = model(server, limits={"max_concurrency": 8, "requests_per_minute": 300})
         engine = Engine({"a": spec}, cache)
         await engine.start()
-        t0 = time.monotonic()
         rs = await asyncio.gather(*(engine.call(req(i)) for i in range(10)))
         assert all(r.ok for r in rs)
         assert engine.stats.stage("candidate").rate_limited == 0
-        assert time.monotonic() - t0 < 3
         await engine.close()
 
 
@@ -113,10 +111,11 @@ async def test_wrong_key_stops_the_run_fast_naming_the_env_var(cache, monkeypatc
     async with SimServer(SimConfig(seed=1, api_keys=["right"])) as server:
         engine = Engine({"a": model(server, api_key_env="JK_TEST_KEY")}, cache)
         await engine.start()
-        t0 = time.monotonic()
         with pytest.raises(RunStopped) as e:
             await asyncio.gather(*(engine.call(req(i)) for i in range(50)))
-        assert time.monotonic() - t0 < 5
+        # stopped at the first refusal: no retries, nothing launched after it (the model's
+        # concurrency, 16 by default, bounds what was already in flight beside it)
+        assert 1 <= server.stats()["auth_failures"] <= 16
         assert "JK_TEST_KEY" in str(e.value) and "'a'" in str(e.value)
         assert engine.stopping
         await engine.close()

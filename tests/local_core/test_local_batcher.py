@@ -221,15 +221,14 @@ async def test_a_crash_is_reported_by_run_batch_and_the_next_batch_restarts(tmp_
 
 
 async def test_close_stops_a_busy_worker(tmp_path):
-    backend = make_backend(tmp_path, FAKE_DELAY_S=30)
+    backend = make_backend(tmp_path, FAKE_DELAY_S=3600)
     batcher = Batcher(backend, batch_size=1, max_wait_ms=0)
     call = asyncio.ensure_future(batcher.submit("embed_image", MODEL, {}, image_inputs(tmp_path, 1)[0]))
     while backend.hello is None or not backend.status()[0].split(": ")[1].startswith(("running", "loading")):
         await asyncio.sleep(0.05)
     pid = backend.hello["pid"]
-    t0 = time.monotonic()
-    await closing(backend, batcher)
-    assert time.monotonic() - t0 < 8
+    # close does not wait for the hour-long batch (a guard, not a measurement)
+    await asyncio.wait_for(closing(backend, batcher), 300)
     with pytest.raises(LocalItemError):
         await call
     with pytest.raises(ProcessLookupError):
