@@ -13,11 +13,18 @@ OpenAI (platform.openai.com/docs/guides/images-vision, "Calculating costs"), two
   the limiting side); tokens = patches x a per-model multiplier (1.62, 2.46, 1.72), rounded up.  ``detail``
   does not change these.
 
-Gemini (ai.google.dev/gemini-api/docs/tokens, "Multimodal tokens"): Gemini 2.x charges 258
-tokens for an image whose sides are both <= 384 px; a larger image is cut into square crop
-units of side ``clamp(min(w, h) / 1.5, 256, 768)`` and each of the ``ceil(w / unit) *
-ceil(h / unit)`` units costs 258.  Gemini 1.x charged a flat 258 per image; Gemini 3 charges by
-``media_resolution``, whose default for images (high) is 1120 tokens per image.
+Gemini, by generation (ai.google.dev/gemini-api/docs/tokens, "Count multimodal tokens", and
+docs/image-understanding, "Technical details"):
+
+* **Gemini 2.x**: an image whose sides are both <= 384 px costs 258 tokens; a larger one is
+  "cropped and scaled as needed into tiles of 768x768 pixels, each counted as 258 tokens":
+  ``258 * ceil(w / 768) * ceil(h / 768)`` (1024 x 1024 -> 4 tiles, 1032; 600 x 400 -> 1 tile).
+* **Gemini 1.5**: the image-understanding guide's older rule: <= 384 px both sides is 258; else
+  square crop units of side ``clamp(min(w, h) / 1.5, 256, 768)``, each resized to 768 x 768 and
+  counted 258 (the tokens guide says a flat 258 "prior to Gemini 2.0"; the crop units are never
+  fewer, so an estimate or a cost-cap reservation is never short).
+* **Gemini 3 and later**: by ``media_resolution``, whose default for images (high) is at most
+  1120 tokens per image, whatever its size (judgekit sends no ``media_resolution``).
 
 The rules are written from the providers' docs as of 2025; an unknown provider gets the OpenAI
 tile rule with the GPT-4o numbers.
@@ -95,7 +102,7 @@ def _rule(provider: str, model: str) -> _Rule:
     if provider.lower() in GEMINI_PROVIDERS or name.startswith("gemini"):
         m = _GEMINI_VERSION.match(name)
         gen = int(m.group(1)) if m else 2
-        return _Gemini(1 if gen < 2 else 3 if gen >= 3 else 2)
+        return _Gemini(1 if gen < 2 else 3 if gen >= 3 else 2)  # a name with no number: 2.x
     for prefix, rule in _OPENAI_RULES:
         if name.startswith(prefix) and name[len(prefix) : len(prefix) + 1] in ("", "-", "."):
             return rule
@@ -149,15 +156,20 @@ _GEMINI_IMAGE = 258
 _GEMINI3_IMAGE = 1120
 
 
+_GEMINI_TILE = 768
+_GEMINI_SMALL = 384
+
+
 def _gemini_tokens(generation: int, w: int, h: int) -> int:
-    if generation == 1:
-        return _GEMINI_IMAGE
+    """Gemini's image tokens by model generation (see the module docstring)."""
     if generation >= 3:
         return _GEMINI3_IMAGE
-    if w <= 384 and h <= 384:
+    if w <= _GEMINI_SMALL and h <= _GEMINI_SMALL:
         return _GEMINI_IMAGE
-    unit = min(max(min(w, h) / 1.5, 256.0), 768.0)
-    return _GEMINI_IMAGE * math.ceil(w / unit) * math.ceil(h / unit)
+    if generation == 1:  # 1.5: crop units of a third less than the short side, 256..768 px
+        unit = min(max(min(w, h) / 1.5, 256.0), float(_GEMINI_TILE))
+        return _GEMINI_IMAGE * math.ceil(w / unit) * math.ceil(h / unit)
+    return _GEMINI_IMAGE * math.ceil(w / _GEMINI_TILE) * math.ceil(h / _GEMINI_TILE)
 
 
 #: output tokens of one generated image: quality -> size -> tokens (gpt-image-1 family)

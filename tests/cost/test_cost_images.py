@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 
 from judgekit.cost.tokens import image_tokens
 
@@ -48,18 +50,42 @@ def test_openai(model: str, size: tuple[int, int], detail: str | None, tokens: i
 @pytest.mark.parametrize(
     "model, size, tokens",
     [
+        # Gemini 2.x (the tokens guide): <= 384 px both sides is 258, else 768 px tiles of 258
         ("gemini-2.0-flash", (384, 384), 258),
         ("gemini-2.0-flash", (100, 50), 258),
-        ("gemini-2.0-flash", (1000, 1000), 4 * 258),  # unit 666.7: 2 x 2
-        ("gemini-2.5-pro", (385, 384), 4 * 258),  # unit clamped up to 256: 2 x 2
-        ("gemini-2.5-flash", (3000, 1000), 10 * 258),  # unit 666.7: 5 x 2
-        ("gemini-2.5-flash", (3000, 3000), 16 * 258),  # unit clamped down to 768: 4 x 4
-        ("gemini-1.5-pro", (3000, 3000), 258),
+        ("gemini-2.5-pro", (385, 384), 258),  # one tile covers it
+        ("gemini-2.5-flash", (600, 400), 258),  # was 6 x 258 by the 1.5 crop units
+        ("gemini-2.0-flash", (768, 768), 258),
+        ("gemini-2.0-flash", (769, 768), 2 * 258),
+        ("gemini-2.0-flash", (1000, 1000), 4 * 258),
+        ("gemini-2.0-flash", (1024, 1024), 4 * 258),
+        ("gemini-2.5-flash", (3000, 1000), 8 * 258),  # 4 x 2 (was 10 x 258)
+        ("gemini-2.5-flash", (3000, 3000), 16 * 258),
+        ("gemini-2.5-flash-lite", (1980, 1380), 6 * 258),
+        # Gemini 1.5 (the image-understanding guide): crop units of min(w, h) / 1.5, 256..768 px
+        ("gemini-1.5-pro", (384, 300), 258),
+        ("gemini-1.5-pro", (600, 400), 6 * 258),  # unit 266.7: 3 x 2
+        ("gemini-1.5-flash", (385, 384), 4 * 258),  # unit clamped up to 256: 2 x 2
+        ("gemini-1.5-pro", (3000, 3000), 16 * 258),  # unit clamped down to 768: 4 x 4
+        # Gemini 3: media_resolution's default for images (high)
         ("gemini-3-pro-preview", (100, 100), 1120),
+        ("gemini-3-pro-preview", (4000, 3000), 1120),
     ],
 )
 def test_gemini(model: str, size: tuple[int, int], tokens: int) -> None:
     assert image_tokens("gemini", model, *size, "low") == tokens
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(w=hs.integers(1, 8000), h=hs.integers(1, 8000), dw=hs.integers(0, 500), dh=hs.integers(0, 500))
+def test_gemini_2_rule_property(w: int, h: int, dw: int, dh: int) -> None:
+    """Every 768 px tile (or part) of each side is 258 tokens, a small image exactly one tile;
+    a larger image never costs less; the 1.5 rule never counts fewer than the 2.x rule."""
+    n = image_tokens("gemini", "gemini-2.5-pro", w, h, None)
+    assert n % 258 == 0 and n >= 258
+    assert n == 258 * -(-w // 768) * -(-h // 768)
+    assert image_tokens("gemini", "gemini-2.5-pro", w + dw, h + dh, None) >= n
+    assert image_tokens("gemini", "gemini-1.5-pro", w, h, None) >= n
 
 
 def test_gemini_model_through_another_provider_uses_gemini_rule() -> None:
