@@ -194,6 +194,9 @@ class ModelSpec(_Strict):
                     "server at base_url), sim_image (the simulator's copy of it)")
     model: str = Field(description="the provider's model name (Azure: the deployment name; local: a hub id or "
                                    "a folder, relative to the spec file)")
+    serves: str | None = Field(None, description="the underlying model when `model` is a name of your own (an Azure "
+                                                 "deployment, a gateway alias): used for prices, token counts, image "
+                                                 "tokens and the parameters the model accepts")
     base_url: str | None = Field(None, description="OpenAI-compatible server URL (vLLM, SGLang, Ollama, gateways)")
     api_key_env: str | None = Field(None, description="env var that holds the key; never the key itself")
     api_version: str | None = Field(None, description="Azure OpenAI API version")
@@ -207,6 +210,11 @@ class ModelSpec(_Strict):
     local: LocalSettings | None = Field(None, description="provider 'local': the task and how the worker runs it")
     image: ImageGenSettings | None = Field(None, description="providers 'openai_image' and 'sim_image': size, "
                                                              "quality and extra request fields")
+
+    @property
+    def base_model(self) -> str:
+        """The model that answers: ``serves`` when set, else ``model``."""
+        return self.serves or self.model
 
     @model_validator(mode="before")
     @classmethod

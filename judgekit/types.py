@@ -131,8 +131,16 @@ class ChatRequest:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Tokens one call was billed for, as the provider reports them."""
+
     input_tokens: int = 0
+    #: everything billed as output: the text, and reasoning / thinking tokens (OpenAI counts
+    #: reasoning inside ``completion_tokens``; Gemini's ``thoughts_token_count`` is added to it)
     output_tokens: int = 0
+    #: the part of ``input_tokens`` served from the provider's prompt cache (billed at its cached rate)
+    cached_input_tokens: int = 0
+    #: the part of ``output_tokens`` spent reasoning or thinking (not in the text)
+    reasoning_tokens: int = 0
 
 
 @dataclass(slots=True)
