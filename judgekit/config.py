@@ -68,13 +68,30 @@ class _Strict(BaseModel):
     model_config = STRICT_CONFIG
 
 
+#: the default request timeout's bounds (Limits.timeout_for), and its value with no max_tokens
+MIN_DEFAULT_TIMEOUT_S, MAX_DEFAULT_TIMEOUT_S, DEFAULT_TIMEOUT_S = 120.0, 600.0, 300.0
+
+
 class Limits(_Strict):
     """Per-bucket limits.  A bucket is one (provider, model, base URL)."""
 
     max_concurrency: int = Field(16, ge=1, description="calls in flight at once (the ceiling the adaptive limit grows back to)")
     requests_per_minute: float | None = Field(None, gt=0, description="RPM; None = unlimited")
     tokens_per_minute: float | None = Field(None, gt=0, description="TPM counted before sending; None = unlimited")
-    timeout_s: float = Field(600.0, gt=0, description="per-request timeout")
+    timeout_s: float | None = Field(None, gt=0, description="per-request timeout in seconds; default: "
+                                    "timeout_for(max_tokens), which cuts a dead connection in about two "
+                                    "minutes and gives long generations time")
+
+    def timeout_for(self, max_tokens: int | None) -> float:
+        """The timeout of one request: ``timeout_s`` when set; else 60 s plus a second per 50 output
+        tokens the request allows (a slow decoder's pace), kept within 120-600 s, and 300 s when the
+        request sets no max_tokens.  Non-streaming replies send nothing until they are complete, so
+        one bound has to cover both a hung connection and the longest legitimate answer."""
+        if self.timeout_s is not None:
+            return self.timeout_s
+        if max_tokens is None:
+            return DEFAULT_TIMEOUT_S
+        return min(MAX_DEFAULT_TIMEOUT_S, max(MIN_DEFAULT_TIMEOUT_S, 60.0 + max_tokens / 50.0))
     max_attempts: int = Field(6, ge=1, description="attempts per call for retryable errors")
     max_consecutive_failures: int = Field(20, ge=1, description="transient failures in a row before the bucket pauses")
 

@@ -98,7 +98,7 @@ class GeminiProvider(Provider):
         from google import genai
         from google.genai import types
 
-        opts: dict[str, Any] = {"timeout": int(self.spec.limits.timeout_s * 1000)}
+        opts: dict[str, Any] = {"timeout": int(self.spec.limits.timeout_for(None) * 1000)}  # each call sets its own
         if self.spec.base_url:
             opts["base_url"] = self.spec.base_url
         try:  # the SDK's own retries off: the engine retries (older SDKs lack the option)
@@ -135,6 +135,7 @@ class GeminiProvider(Provider):
             top_p=p.top_p,
             seed=p.seed,
             system_instruction=system,
+            http_options=types.HttpOptions(timeout=int(self.spec.limits.timeout_for(p.max_tokens) * 1000)),
         )
         t0 = time.perf_counter()
         try:

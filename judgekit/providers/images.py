@@ -163,7 +163,7 @@ class OpenAIImageProvider(OpenAIProvider):
         import httpx
 
         if self._http is None:
-            self._http = httpx.AsyncClient(timeout=self.spec.limits.timeout_s, follow_redirects=True)
+            self._http = httpx.AsyncClient(timeout=self.spec.limits.timeout_for(None), follow_redirects=True)
         try:
             r = await self._http.get(url)
         except httpx.HTTPError as e:

@@ -133,7 +133,8 @@ class OpenAIProvider(Provider):
 
         key = self._api_key or self.api_key(required=self._base_url is None or self.spec.api_key_env is not None)
         self.remember_secret(key)
-        common = dict(max_retries=0, timeout=self.spec.limits.timeout_s, http_client=DefaultAioHttpClient())
+        # the client's timeout is a fallback: each request sets its own (Limits.timeout_for)
+        common = dict(max_retries=0, timeout=self.spec.limits.timeout_for(None), http_client=DefaultAioHttpClient())
         if self.spec.provider == "azure":
             self._client = openai.AsyncAzureOpenAI(
                 azure_endpoint=self._base_url,
@@ -167,7 +168,8 @@ class OpenAIProvider(Provider):
             # routing and error classes as chat.completions.create, without its TypedDict
             # transform of the parameters and pydantic construction of the reply, a third of
             # its per-call CPU (shared/reference/performance.md).  The body is built above.
-            raw = await self._client.post("/chat/completions", body=kwargs, cast_to=_raw_response_type())
+            raw = await self._client.post("/chat/completions", body=kwargs, cast_to=_raw_response_type(),
+                                          options={"timeout": self.spec.limits.timeout_for(p.max_tokens)})
             latency = time.perf_counter() - t0
             # everything read from the reply is read here, inside the error handling: an odd
             # reply is a classified failure of this call (replies.py), never a crash of the run

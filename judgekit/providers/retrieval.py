@@ -100,7 +100,7 @@ class BraveProvider(RetrievalProvider):
         from ..retrieval.brave import BraveImageSearch
 
         return BraveImageSearch(api_key=self.api_key(), base_url=self.spec.base_url,
-                                timeout_s=self.spec.limits.timeout_s, source=self.kind)
+                                timeout_s=self.spec.limits.timeout_s or 60.0, source=self.kind)
 
 
 class SimImageSearchProvider(UsesSimulator, RetrievalProvider):
@@ -124,7 +124,7 @@ class SimImageSearchProvider(UsesSimulator, RetrievalProvider):
         await self.link.connect()  # search lives at the server's root, not under /v1
         self.remember_secret(self.link.key)
         return BraveImageSearch(api_key=self.link.key, base_url=self.link.root_url,
-                                timeout_s=self.spec.limits.timeout_s, source=self.kind)
+                                timeout_s=self.spec.limits.timeout_s or 60.0, source=self.kind)
 
 
 class ImageFolderProvider(RetrievalProvider):
