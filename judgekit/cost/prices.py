@@ -15,6 +15,13 @@ global snapshot (which a started ``UpdatePrices`` anywhere in the process would 
 use a private ``DataSnapshot`` built from the data bundled in the installed wheel, so estimates
 are offline and reproducible for a given ``genai-prices`` version.
 
+**As billed.**  ``input_tokens`` include any cached input tokens (OpenAI's
+``prompt_tokens_details.cached_tokens``, Gemini's ``cached_content_token_count``), which are
+priced at the model's cache-read rate (``cache_read_mtok`` in genai-prices; the input rate where
+the model has none); ``output_tokens`` are everything billed as output, reasoning and thinking
+tokens included (the providers count them in: :class:`judgekit.types.Usage`).  :func:`usage_usd`
+prices a reply's :class:`~judgekit.types.Usage` that way.
+
 **Hot path.**  The first lookup of a (provider, model) resolves the model and its current price
 table (about 0.5 ms) and memoises a rate; later calls cost about a microsecond.  A price table
 made of per-token input/output rates, with or without genai-prices' threshold tiers, is
@@ -33,9 +40,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..types import Usage
 from ._names import base_name, undated, unprefixed
 
-__all__ = ["PriceOverride", "price_usd", "has_price", "context_window", "FREE_PROVIDERS", "GENAI_PROVIDER_IDS"]
+__all__ = ["PriceOverride", "price_usd", "usage_usd", "has_price", "context_window", "FREE_PROVIDERS",
+           "GENAI_PROVIDER_IDS"]
 
 #: providers whose calls cost nothing
 FREE_PROVIDERS = frozenset({"sim", "local", "sim_image_search", "image_folder", "sim_image"})
@@ -57,9 +66,11 @@ class PriceOverride(BaseModel):
     input_per_mtok: float = Field(0.0, ge=0, description="USD per million input tokens")
     output_per_mtok: float = Field(0.0, ge=0, description="USD per million output tokens")
     per_request_usd: float = Field(0.0, ge=0, description="USD per request (search APIs price per query)")
+    cached_input_per_mtok: float | None = Field(
+        None, ge=0, description="USD per million input tokens served from the prompt cache; unset: input_per_mtok")
 
 
-Rate = Callable[[int, int], float]  # (input tokens, output tokens) -> USD
+Rate = Callable[[int, int, int], float]  # (input tokens, output tokens, cached input tokens) -> USD
 
 _rates: dict[tuple[str, str], Rate | None] = {}
 
@@ -70,17 +81,28 @@ def price_usd(
     input_tokens: int,
     output_tokens: int,
     override: PriceOverride | None = None,
+    cached_input_tokens: int = 0,
 ) -> float | None:
-    """USD for one call of ``model`` with these token counts; None when the price is unknown."""
+    """USD for one call of ``model`` with these token counts; None when the price is unknown.
+    ``cached_input_tokens`` are part of ``input_tokens`` (clamped to it), priced at the cached
+    rate (see the module docstring)."""
+    cached = min(max(0, cached_input_tokens), max(0, input_tokens))
     if override is not None:
-        return ((input_tokens * override.input_per_mtok + output_tokens * override.output_per_mtok) / 1e6
-                + override.per_request_usd)
+        cached_rate = override.input_per_mtok if override.cached_input_per_mtok is None else override.cached_input_per_mtok
+        return (((input_tokens - cached) * override.input_per_mtok + cached * cached_rate
+                 + output_tokens * override.output_per_mtok) / 1e6 + override.per_request_usd)
     key = (provider, model)
     try:
         rate = _rates[key]
     except KeyError:
         rate = _rates[key] = _lookup(provider, model)
-    return None if rate is None else rate(input_tokens, output_tokens)
+    return None if rate is None else rate(input_tokens, output_tokens, cached)
+
+
+def usage_usd(provider: str, model: str, usage: Usage, override: PriceOverride | None = None) -> float | None:
+    """USD a reply's usage is billed: input with its cached part at the cached rate, and every
+    output token (reasoning and thinking included: they are in ``usage.output_tokens``)."""
+    return price_usd(provider, model, usage.input_tokens, usage.output_tokens, override, usage.cached_input_tokens)
 
 
 def has_price(provider: str, model: str, override: PriceOverride | None = None) -> bool:
@@ -97,7 +119,7 @@ def context_window(provider: str, model: str) -> int | None:
     return int(window) if isinstance(window, int) and window > 0 else None
 
 
-def _free(input_tokens: int, output_tokens: int) -> float:
+def _free(input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
     return 0.0
 
 
@@ -145,16 +167,18 @@ Tiers = tuple[tuple[int, float], ...]  # (start, USD per Mtok), highest start fi
 
 @dataclass(frozen=True, slots=True)
 class _TokenRate:
-    """Per-token input and output prices with genai-prices' threshold ("cliff") tiers: once a
-    call's input tokens exceed a tier's start, that tier's price applies to all its tokens,
-    output included."""
+    """Per-token input, cached-input and output prices with genai-prices' threshold ("cliff")
+    tiers: once a call's input tokens (cached ones included) exceed a tier's start, that tier's
+    price applies to all its tokens, output included.  No cached price: the input price."""
 
     input_mtok: float
     output_mtok: float
     input_tiers: Tiers = ()
     output_tiers: Tiers = ()
+    cached_mtok: float | None = None
+    cached_tiers: Tiers = ()
 
-    def __call__(self, input_tokens: int, output_tokens: int) -> float:
+    def __call__(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
         rate_in, rate_out = self.input_mtok, self.output_mtok
         for start, price in self.input_tiers:
             if input_tokens > start:
@@ -164,7 +188,16 @@ class _TokenRate:
             if input_tokens > start:
                 rate_out = price
                 break
-        return (input_tokens * rate_in + output_tokens * rate_out) / 1e6
+        if not cached_input_tokens:
+            return (input_tokens * rate_in + output_tokens * rate_out) / 1e6
+        rate_cached = rate_in if self.cached_mtok is None else self.cached_mtok
+        if self.cached_mtok is not None:
+            for start, price in self.cached_tiers:
+                if input_tokens > start:
+                    rate_cached = price
+                    break
+        fresh = input_tokens - cached_input_tokens
+        return (fresh * rate_in + cached_input_tokens * rate_cached + output_tokens * rate_out) / 1e6
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,10 +208,11 @@ class _LibraryRate:
     model: Any
     at: datetime
 
-    def __call__(self, input_tokens: int, output_tokens: int) -> float:
-        from genai_prices import Usage
+    def __call__(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
+        from genai_prices import Usage as PricesUsage
 
-        usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+        usage = PricesUsage(input_tokens=input_tokens, output_tokens=output_tokens,
+                            cache_read_tokens=cached_input_tokens)
         return float(self.model.calc_price(usage, self.provider, genai_request_timestamp=self.at).total_price)
 
 
@@ -195,18 +229,23 @@ def _split(price: Any) -> tuple[float, Tiers]:
 
 def _rate_for(provider: Any, model: Any) -> Rate:
     """A fast :class:`_TokenRate` when it reproduces genai-prices on probe calls (the tier
-    boundaries included), else a :class:`_LibraryRate`.  Prices are those in force now."""
+    boundaries and cached input included), else a :class:`_LibraryRate`.  Prices are those in
+    force now."""
     at = datetime.now(tz=timezone.utc)
     table = model.get_prices(at)
     in_base, in_tiers = _split(table.input_mtok)
     out_base, out_tiers = _split(table.output_mtok)
-    fast = _TokenRate(in_base, out_base, in_tiers, out_tiers)
+    cache_read = getattr(table, "cache_read_mtok", None)
+    cached_base, cached_tiers = _split(cache_read)
+    fast = _TokenRate(in_base, out_base, in_tiers, out_tiers,
+                      None if cache_read is None else cached_base, cached_tiers)
     library = _LibraryRate(provider, model, at)
-    starts = {s for s, _ in in_tiers + out_tiers}
-    probes = [(0, 0), (1, 0), (0, 1), (1234, 567), (2_000_000, 30_000)]
-    probes += [(s + d, 1000) for s in starts for d in (0, 1)]
-    for i, o in probes:
-        expected = library(i, o)
-        if abs(fast(i, o) - expected) > 1e-9 * max(1.0, abs(expected)):
+    starts = {s for s, _ in in_tiers + out_tiers + cached_tiers}
+    probes = [(0, 0, 0), (1, 0, 0), (0, 1, 0), (1234, 567, 0), (1234, 567, 1000), (2_000_000, 30_000, 0),
+              (2_000_000, 30_000, 1_500_000), (10, 0, 10)]
+    probes += [(s + d, 1000, c) for s in starts for d in (0, 1) for c in (0, s // 2)]
+    for i, o, c in probes:
+        expected = library(i, o, c)
+        if abs(fast(i, o, c) - expected) > 1e-9 * max(1.0, abs(expected)):
             return library
     return fast

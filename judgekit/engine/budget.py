@@ -11,7 +11,10 @@ The most output a call may produce, first match wins:
 
 1. an image generator's output for one image at its size and quality (the gpt-image-1 table of
    :func:`judgekit.cost.images.generation_output_tokens`; ``max_tokens`` does not bound it);
-2. the request's ``max_tokens``;
+2. the request's ``max_tokens``, plus a Gemini thinking model's thinking budget (the request's, else
+   the model's largest: :func:`judgekit.cost.reasoning.max_billed_output`; thoughts are billed as
+   output and may come on top of ``max_output_tokens``).  An OpenAI reasoning model's reasoning is
+   inside ``max_completion_tokens``, so ``max_tokens`` bounds it;
 3. the model's context window less the input (``genai-prices``), since no reply is longer;
 4. :data:`DEFAULT_OUTPUT_BOUND`.
 
@@ -25,6 +28,11 @@ tokenizer (``exact=False``: Gemini, open models) is raised by :data:`INEXACT_INP
 never above the byte bound.  Usage from a server is sanity-checked (:func:`sane_usage`): a negative count is a
 broken reply whose cost is unknown, so it is charged its reservation, never less than 0.
 
+Prices are those of the model that answers (``ModelSpec.base_model``: an Azure deployment's
+``serves``), and a reply is charged as billed (:func:`judgekit.cost.prices.usage_usd`): its
+cached input tokens at the cached rate, every output token (reasoning and thoughts included) at
+the output rate.  The reservation prices all input at the full input rate, so it stays a worst case.
+
 Waiting: when a call does not fit while other reservations are outstanding, it waits for one of
 them to settle (real costs are usually far below the worst case) and checks again.  When it does
 not fit with nothing else outstanding, nothing more can ever fit in order, and the run stops.
@@ -35,10 +43,11 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..cost.images import image_tokens
 from ..cost.prices import PriceOverride, context_window, price_usd
+from ..cost.reasoning import thinking_allowance
 from ..cost.tokens import CHAT_REPLY_PRIMER_TOKENS, CHAT_TOKENS_PER_MESSAGE, UNKNOWN_IMAGE_SIZE
 from ..types import ChatRequest, TextPart, Usage
 
@@ -94,12 +103,17 @@ def _trim(text: str) -> str:
 
 
 def sane_usage(usage: Usage) -> tuple[Usage, bool]:
-    """``usage`` with negative counts raised to 0, and whether any was negative (the reply's true
-    cost is then unknown)."""
+    """``usage`` with negative counts raised to 0 (and the cached and reasoning parts kept within
+    the input and output), and whether any count was negative (the reply's true cost is then
+    unknown)."""
     i, o = usage.input_tokens, usage.output_tokens
-    if i >= 0 and o >= 0:
+    c, r = usage.cached_input_tokens, usage.reasoning_tokens
+    if i >= 0 and o >= 0 and 0 <= c <= i and 0 <= r <= o:
         return usage, False
-    return Usage(max(0, i), max(0, o)), True
+    broken = i < 0 or o < 0 or c < 0 or r < 0
+    i, o = max(0, i), max(0, o)
+    return replace(usage, input_tokens=i, output_tokens=o, cached_input_tokens=min(max(0, c), i),
+                   reasoning_tokens=min(max(0, r), o)), broken
 
 
 def input_upper_bound(provider: str, model: str, request: ChatRequest) -> int:
@@ -140,12 +154,13 @@ class CallPricing:
         return cls(provider, model, override, free=big == 0.0, known=big is not None,
                    image_output=image_output, context=context_window(provider, model))
 
-    def output_bound(self, input_tokens: int, max_tokens: int | None) -> int:
-        """The most output tokens one call may be billed for (see the module docstring)."""
+    def output_bound(self, input_tokens: int, max_tokens: int | None, params=None) -> int:
+        """The most output tokens one call may be billed for (see the module docstring);
+        ``params``: the request's :class:`~judgekit.types.GenParams` (a thinking budget)."""
         if self.image_output is not None:
             return self.image_output
         if max_tokens is not None:
-            return max_tokens
+            return max_tokens + thinking_allowance(self.provider, self.model, params)
         if self.context is not None:
             return max(0, self.context - input_tokens)
         return DEFAULT_OUTPUT_BOUND

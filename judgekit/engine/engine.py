@@ -28,7 +28,8 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from ..cache.keys import cache_key
 from ..cache.store import RequestMeta
-from ..cost.prices import price_usd
+from ..cost.prices import price_usd, usage_usd
+from ..cost.reasoning import max_billed_output
 from ..errors import FATAL_ERRORS, ProviderError, RateLimited
 from ..providers import Provider, create_provider
 from ..types import ChatRequest, ChatResponse
@@ -121,18 +122,18 @@ class Engine:
             self.providers[alias] = prov
             # first lookups load price data and tokenizers (~0.1-0.5 s): do it now, not mid-run on
             # the event loop where it would stall every call in flight
-            await asyncio.to_thread(price_usd, prov.kind, prov.model, 1, 1, spec.price)
+            await asyncio.to_thread(price_usd, prov.kind, _billed(prov), 1, 1, spec.price)
             if self.cap is not None:
                 pricing = self._pricing[alias] = await asyncio.to_thread(
-                    CallPricing.of, prov.kind, prov.model, spec.price, _image_output(prov))
+                    CallPricing.of, prov.kind, _billed(prov), spec.price, _image_output(prov))
                 if not pricing.free:
                     from ..cost.tokens import count_text
 
-                    await asyncio.to_thread(count_text, prov.model, "warm up")
+                    await asyncio.to_thread(count_text, _billed(prov), "warm up")
             if spec.limits.tokens_per_minute:
                 from ..cost.tokens import count_text
 
-                await asyncio.to_thread(count_text, prov.model, "warm up")
+                await asyncio.to_thread(count_text, _billed(prov), "warm up")
             name = f"{spec.provider}:{spec.model}@{prov.identity}"
             bucket = self.buckets.get(name)
             if bucket is None:
@@ -243,11 +244,11 @@ class Engine:
         if bucket.counts_tokens:
             from ..cost.tokens import count_request
 
-            counted = count_request(prov.kind, prov.model, req.messages, req.params)
+            counted = count_request(prov.kind, _billed(prov), req.messages, req.params)
             tokens = counted.input + (req.params.max_tokens or 0)
         if pricing is not None and not pricing.free:
             # the cheap bound first; the tokenizer only if that does not fit (see _reserve)
-            bound = input_upper_bound(prov.kind, prov.model, req)
+            bound = input_upper_bound(prov.kind, _billed(prov), req)
             if counted is None:
                 hold = self._worst_case(pricing, req, bound, False)
             else:
@@ -279,7 +280,7 @@ class Engine:
     def _worst_case(self, pricing: CallPricing, req: ChatRequest, input_tokens: int, counted: bool) -> _Reservation:
         """The reservation a call of ``req`` needs under the cap for ``input_tokens`` (see
         :mod:`.budget`)."""
-        o = pricing.output_bound(input_tokens, req.params.max_tokens)
+        o = pricing.output_bound(input_tokens, req.params.max_tokens, req.params)
         cost = pricing.cost(input_tokens, o)
         if cost is None:  # refused at start (runner); an engine driven directly gets this
             cost = float("inf")
@@ -289,7 +290,7 @@ class Engine:
         """Replace ``hold``'s byte bound by a tokenizer count (never above the bound)."""
         from ..cost.tokens import count_request
 
-        n = count_request(prov.kind, prov.model, req.messages, req.params)
+        n = count_request(prov.kind, _billed(prov), req.messages, req.params)
         exact = self._worst_case(hold.pricing, req, hold.pricing.reserve_input(n.input, n.exact, hold.input_tokens), True)
         hold.amount, hold.input_tokens, hold.output_tokens, hold.counted = (
             exact.amount, exact.input_tokens, exact.output_tokens, True)
@@ -361,15 +362,18 @@ class Engine:
         reply longer than the request allowed is charged as claimed and counted."""
         stage = self.stats.stage(req.stage)
         usage, broken = sane_usage(resp.usage)
-        if broken:
+        if usage != resp.usage:  # negative counts, or a cached / reasoning part larger than its whole
             resp.usage = usage
             stage.usage_anomalies += 1
-        # more output than the request allowed (an image generator's max_tokens bounds nothing)
+        # more output than the request allowed (an image generator's max_tokens bounds nothing; a
+        # Gemini thinking model may add its thoughts)
         allowed = hold.output_tokens if hold is not None else (
-            None if hasattr(prov, "expected_output_tokens") else req.params.max_tokens)
+            None if hasattr(prov, "expected_output_tokens")
+            else max_billed_output(prov.kind, _billed(prov), req.params.max_tokens, req.params))
         if allowed is not None and usage.output_tokens > allowed:
             stage.usage_anomalies += 1
-        cost = price_usd(prov.kind, prov.model, usage.input_tokens, usage.output_tokens, prov.spec.price) or 0.0
+        # as billed: cached input at the cached rate, reasoning and thoughts as output
+        cost = usage_usd(prov.kind, _billed(prov), usage, prov.spec.price) or 0.0
         if hold is not None:
             if broken:
                 cost = max(cost, hold.amount)
@@ -447,6 +451,12 @@ class Engine:
                     self._note_failure(e, prov, bucket, req, key, meta)  # RunStopped if fatal
                     raise
         raise first  # unreachable: reraise=True re-raises the last error
+
+
+def _billed(prov: Provider) -> str:
+    """The model whose prices and token rules apply: the one an Azure deployment or an alias
+    serves (``ModelSpec.base_model``), else the model named."""
+    return getattr(prov.spec, "base_model", None) or prov.model
 
 
 def _image_output(prov: Provider) -> int | None:

@@ -14,8 +14,8 @@ EXPECTED = {
     },
     "judgekit.cost.images": {"image_tokens", "GEMINI_PROVIDERS", "generation_output_tokens",
                              "GENERATION_OUTPUT_TOKENS"},
-    "judgekit.cost.prices": {"PriceOverride", "price_usd", "has_price", "context_window", "FREE_PROVIDERS",
-                             "GENAI_PROVIDER_IDS"},
+    "judgekit.cost.prices": {"PriceOverride", "price_usd", "usage_usd", "has_price", "context_window",
+                             "FREE_PROVIDERS", "GENAI_PROVIDER_IDS"},
     "judgekit.cost.estimate": {
         "DEFAULT_MAX_OUTPUT_TOKENS", "OutputBasis", "PriceLookup", "LineEstimate", "Estimate",
         "EstimateBuilder", "price_lookup_for", "line_time_s",
