@@ -104,11 +104,19 @@ class ModelParams(_Strict):
     top_p: float | None = Field(None, gt=0, le=1, description="nucleus sampling mass, in (0, 1]")
     seed: int | None = Field(None, ge=0, lt=2**63, description="sampling seed (where the API takes one)")
     image_detail: Literal["low", "high", "auto"] | None = None
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = Field(
+        None, description="OpenAI o-series and gpt-5: how much the model reasons before it answers (sent as "
+                          "reasoning_effort; other models refuse it)")
+    thinking_budget: int | None = Field(
+        None, ge=0, lt=2**31, description="Gemini 2.5+ thinking models: the most thinking tokens a call spends "
+                                          "(ThinkingConfig.thinking_budget; 0 turns thinking off where the model "
+                                          "allows); thinking is billed as output")
 
     def gen_params(self) -> GenParams:
         """These parameters as the engine's request record."""
         return GenParams(temperature=self.temperature, max_tokens=self.max_tokens, top_p=self.top_p,
-                         seed=self.seed, image_detail=self.image_detail)
+                         seed=self.seed, image_detail=self.image_detail, reasoning_effort=self.reasoning_effort,
+                         thinking_budget=self.thinking_budget)
 
 
 class LocalSettings(_Strict):
@@ -218,6 +226,9 @@ class ModelSpec(_Strict):
     api_key_env: str | None = Field(None, description="env var that holds the key; never the key itself")
     api_version: str | None = Field(None, description="Azure OpenAI API version")
     params: ModelParams = ModelParams()
+    drop_unsupported_params: bool = Field(
+        False, description="leave out the parameters the model's family rejects (temperature other than 1 "
+                           "and top_p for o-series / gpt-5) with a note at start, instead of refusing to run")
     limits: Limits = Limits()
     price: PriceOverride | None = Field(None, description="USD per million tokens, overriding genai-prices")
     sim: dict[str, Any] = Field(default_factory=dict, description="simulator settings (provider = 'sim' or "

@@ -10,12 +10,24 @@ The tree::
     ├── CacheSchemaError     the cache file is newer than this judgekit, or not a cache
     └── ProviderError        a call failed; the subclass says how the engine treats it
         ├── RateLimited      429: retried after ``retry_after`` seconds, concurrency is cut
+        ├── QuotaExhausted   429 out of quota or credit (OpenAI insufficient_quota and billing codes,
+        │                    Gemini per-day / free-tier quota): the whole run stops
         ├── TransientError   5xx, timeouts, connection resets: retried with backoff
         │   ├── MalformedReply   a 200 reply of the wrong shape or types (content 42, usage "lots",
         │   │                    negative or absurd token counts, no choices, not JSON)
         │   └── EmptyReply       a reply with no text (null, "", whitespace only, a refusal with
         │                        no content): never a cached answer
+        ├── NoAnswer         a reply the provider says carries no answer, and would not on a retry:
+        │   │                the call fails, counted by kind, never cached, not retried
+        │   ├── ContentFiltered  OpenAI finish_reason content_filter; Gemini SAFETY, RECITATION,
+        │   │                    PROHIBITED_CONTENT, BLOCKLIST, SPII... with no text
+        │   ├── Refused          OpenAI ``message.refusal`` with no content
+        │   ├── Blocked          Gemini: the prompt was blocked (``promptFeedback.blockReason``)
+        │   └── NoOutputBudget   the output budget went into reasoning or thinking before any text
         ├── BadRequest       400/422: the item fails with the provider's message, no retry
+        │   └── RequestTooLarge  over a provider's documented size limit, refused before sending
+        ├── UnsupportedParameter  the model rejects a parameter the run sets (temperature for o3):
+        │                    every call would fail alike, so the whole run stops
         ├── AuthError        401/403: the whole run stops (names the alias and env var)
         └── NotFound         404 model or deployment: the whole run stops
 """
@@ -31,6 +43,14 @@ __all__ = [
     "CacheSchemaError",
     "ProviderError",
     "RateLimited",
+    "QuotaExhausted",
+    "NoAnswer",
+    "ContentFiltered",
+    "Refused",
+    "Blocked",
+    "NoOutputBudget",
+    "RequestTooLarge",
+    "UnsupportedParameter",
     "TransientError",
     "MalformedReply",
     "EmptyReply",
@@ -74,21 +94,51 @@ class CacheSchemaError(JudgekitError):
     """The cache file cannot be used by this version of judgekit (too new, or not a cache)."""
 
 
+#: the longest excerpt of a reply an error keeps (:attr:`ProviderError.raw`)
+RAW_EXCERPT_CHARS = 1000
+
+
 class ProviderError(JudgekitError):
-    """A provider call failed.  ``kind`` is the stable class name stored in the cache."""
+    """A provider call failed.  ``kind`` is the stable class name stored in the cache.
+
+    ``raw`` is an excerpt of what the server sent (a reply that carries no answer is kept with
+    its failure: :meth:`record_text`); ``usage`` the tokens such a reply says it was billed
+    (a :class:`judgekit.types.Usage`, or None when the server sent no reply)."""
 
     kind = "error"
     retryable = False
 
-    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None):
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None,
+                 raw: str | None = None, usage: object = None):
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after
+        self.raw = raw[:RAW_EXCERPT_CHARS] if isinstance(raw, str) else None
+        self.usage = usage
+
+    def record_text(self) -> str:
+        """The message as the cache's ``attempts`` table keeps it: with the raw reply, if any."""
+        text = str(self)
+        return f"{text} | reply: {self.raw}" if self.raw else text
 
 
 class RateLimited(ProviderError):
     kind = "rate_limited"
     retryable = True
+
+
+class QuotaExhausted(ProviderError):
+    """A 429 that no wait cures: the account is out of quota or credit (OpenAI
+    ``insufficient_quota``, ``credit_balance_exhausted``, ``*_spend_limit_exceeded``...), or a
+    Gemini per-day or free-tier quota is spent.  Stops the run (``reason`` is the provider's code
+    or quota metric, ``resets`` says when a per-day quota comes back, if known)."""
+
+    kind = "quota"
+
+    def __init__(self, message: str, *, reason: str = "", resets: str = "", **kw):
+        super().__init__(message, **kw)
+        self.reason = reason
+        self.resets = resets
 
 
 class TransientError(ProviderError):
@@ -110,8 +160,60 @@ class EmptyReply(TransientError):
     kind = "empty_reply"
 
 
+class NoAnswer(ProviderError):
+    """The provider answered, and said why there is no answer (a filter, a refusal, a blocked
+    prompt, a budget spent on reasoning).  The same request would get the same reply, so it is
+    not retried; it is a counted failure of the call, never a cached answer, and a rerun asks
+    again."""
+
+    kind = "no_answer"
+
+
+class ContentFiltered(NoAnswer):
+    """The provider's content filter withheld the answer (OpenAI/Azure ``content_filter``;
+    Gemini ``SAFETY``, ``RECITATION``, ``PROHIBITED_CONTENT``, ``BLOCKLIST``, ``SPII``...)."""
+
+    kind = "filtered"
+
+
+class Refused(NoAnswer):
+    """The model refused (OpenAI ``message.refusal`` with no content)."""
+
+    kind = "refused"
+
+
+class Blocked(NoAnswer):
+    """The prompt itself was blocked before any answer (Gemini ``promptFeedback.blockReason``)."""
+
+    kind = "blocked"
+
+
+class NoOutputBudget(NoAnswer):
+    """A reasoning or thinking model spent the whole output budget (``max_tokens``) before
+    writing any text (OpenAI ``length`` with empty content; Gemini ``MAX_TOKENS`` with no text).
+    The same request would spend it again: raise ``max_tokens``, or lower ``reasoning_effort`` /
+    ``thinking_budget``."""
+
+    kind = "no_output_budget"
+
+
 class BadRequest(ProviderError):
     kind = "bad_request"
+
+
+class RequestTooLarge(BadRequest):
+    """A request over a provider's documented size limit (OpenAI: 20 MB per image, 50 MB of
+    images per request; Gemini: 20 MB inline), refused before it is sent."""
+
+    kind = "too_large"
+
+
+class UnsupportedParameter(ProviderError):
+    """The model rejects a parameter the run sets (``temperature`` other than 1 or ``top_p`` for
+    an o-series or gpt-5 model).  Every call of the model would fail the same way, so the run
+    stops; the message names the parameter and the fix."""
+
+    kind = "unsupported_param"
 
 
 class AuthError(ProviderError):
@@ -123,4 +225,4 @@ class NotFound(ProviderError):
 
 
 #: errors that stop the whole run rather than one item
-FATAL_ERRORS = (AuthError, NotFound)
+FATAL_ERRORS = (AuthError, NotFound, QuotaExhausted, UnsupportedParameter)

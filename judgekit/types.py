@@ -96,10 +96,15 @@ class GenParams:
     seed: int | None = None
     image_detail: Literal["low", "high", "auto"] | None = None
     extra: tuple[tuple[str, Any], ...] = ()
+    #: OpenAI o-series / gpt-5: how much the model reasons before answering
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    #: Gemini thinking models: the most thinking tokens (0 turns thinking off where allowed)
+    thinking_budget: int | None = None
 
     def key_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {}
-        for name in ("temperature", "max_tokens", "top_p", "seed", "image_detail"):
+        for name in ("temperature", "max_tokens", "top_p", "seed", "image_detail", "reasoning_effort",
+                     "thinking_budget"):
             v = getattr(self, name)
             if v is not None:
                 d[name] = v
@@ -143,9 +148,20 @@ class Usage:
     reasoning_tokens: int = 0
 
 
+#: ``ChatResponse.finish_reason`` of a reply cut at the output limit, whatever the provider
+#: called it (OpenAI ``length``, Gemini ``MAX_TOKENS``)
+TRUNCATED = "length"
+
+
 @dataclass(slots=True)
 class ChatResponse:
-    """The normalised answer of any provider."""
+    """The normalised answer of any provider.
+
+    ``finish_reason`` is normalised across providers: ``"stop"`` for a reply that ended on its
+    own, ``"length"`` (:data:`TRUNCATED`) for one cut at the output limit (OpenAI ``length``,
+    Gemini ``MAX_TOKENS``); others are the provider's own, lower-cased.  A truncated reply with
+    text is an answer (:attr:`truncated` marks it); one with no text is a failure
+    (:class:`judgekit.errors.NoOutputBudget`)."""
 
     text: str
     usage: Usage = field(default_factory=Usage)
@@ -155,6 +171,12 @@ class ChatResponse:
     cached: bool = False
     cost_usd: float = 0.0
     rate_headers: dict[str, str] | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the reply was cut at the output limit (``max_tokens``) before it ended (also
+        for replies cached before Gemini's ``max_tokens`` was normalised)."""
+        return self.finish_reason in (TRUNCATED, "max_tokens")
 
 
 def _image_size(data: bytes) -> tuple[int, int]:
