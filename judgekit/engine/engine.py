@@ -32,7 +32,7 @@ from ..cost.prices import price_usd, usage_usd
 from ..cost.reasoning import max_billed_output
 from ..errors import FATAL_ERRORS, ProviderError, RateLimited
 from ..providers import Provider, create_provider
-from ..types import ChatRequest, ChatResponse
+from ..types import ChatRequest, ChatResponse, Usage
 from .budget import BILLED_FAILURES, CallPricing, CostCap, cap_text, input_upper_bound, sane_usage, usd
 from .limits import Bucket, BucketState, sleep_unless
 from .retry import RetryWait, is_retryable, wait_reason
@@ -310,8 +310,7 @@ class Engine:
         try:
             resp = await prov.generate(req)
         except ProviderError as e:
-            if hold is not None:
-                self._settle_failed(req, hold, e)
+            self._settle_failed(prov, req, hold, e)
             raise
         except BaseException:
             if hold is not None:
@@ -346,14 +345,29 @@ class Engine:
                 f"{hold.output_tokens:,} output tokens at most), more than is left under --max-cost "
                 f"{cap_text(cap.limit)} ({usd(cap.spent)} spent)")
 
-    def _settle_failed(self, req: ChatRequest, hold: _Reservation, err: ProviderError) -> None:
-        """A failed attempt gives its reservation back, except one the server answered with an
-        unreadable reply (it most likely billed it): that is charged the reservation."""
-        if err.kind in BILLED_FAILURES:
-            self.cap.settle(hold.amount, hold.amount)
-            self.stats.stage(req.stage).cost_usd += hold.amount
+    def _settle_failed(self, prov: Provider, req: ChatRequest, hold: _Reservation | None, err: ProviderError) -> None:
+        """A failed attempt is charged what it was billed: the usage of a reply that carried no
+        answer (a filter, a refusal, a budget spent on reasoning: ``err.usage``, priced as
+        billed), else, for a reply that could not be read (it most likely billed), the
+        reservation; else nothing.  The reservation, if any, is released."""
+        usage = getattr(err, "usage", None)
+        usage = usage if isinstance(usage, Usage) else None
+        if usage is not None:
+            usage, broken = sane_usage(usage)
+            cost = usage_usd(prov.kind, _billed(prov), usage, prov.spec.price) or 0.0
+            if broken and hold is not None:
+                cost = max(cost, hold.amount)
+        elif err.kind in BILLED_FAILURES and hold is not None:
+            cost = hold.amount
         else:
-            self.cap.settle(hold.amount, 0.0)
+            cost = 0.0
+        if hold is not None:
+            if cost > hold.amount:
+                self.stats.stage(req.stage).over_reservation += 1
+            self.cap.settle(hold.amount, cost)
+        elif self.cap is not None:
+            self.cap.charge(cost)
+        self.stats.stage(req.stage).cost_usd += cost
 
     def _charge(self, prov: Provider, req: ChatRequest, resp: ChatResponse, hold: _Reservation | None) -> None:
         """Price a reply, settle its reservation, add its cost to the stage (no await: the cap's
