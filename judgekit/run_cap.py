@@ -90,7 +90,8 @@ def check_prices(spec: RunSpec, aliases: list[str], cap: RunCap) -> None:
     genai-prices'; the simulator and local models cost nothing).  Raises a one-line SpecError."""
     if cap.usd is None:
         return
-    unknown = [a for a in aliases if not has_price(spec.models[a].provider, spec.models[a].model, spec.models[a].price)]
+    unknown = [a for a in aliases if not has_price(spec.models[a].provider, spec.models[a].base_model,
+                                                   spec.models[a].price)]
     if not unknown:
         return
     from .engine.budget import cap_text

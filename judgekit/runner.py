@@ -24,6 +24,7 @@ from .blobs import BlobStore
 from .cache.store import CacheStore
 from .config import RunSpec, check_simulator_settings, validation_problems
 from .cost.estimate import Estimate, EstimateBuilder, line_time_s, price_lookup_for
+from .cost.reasoning import max_billed_output, reasons
 from .cost.tokens import count_request
 from .engine import Engine, RunStats, RunStopped
 from .errors import AuthError, SpecError
@@ -146,21 +147,27 @@ async def _estimate(bench, prepared, engine: Engine) -> Estimate:
         mk = (pc.stage, prov.model)
         if mk not in means:
             means[mk] = await engine.cache.output_token_mean(pc.stage, prov.model)
-        toks = count_request(prov.kind, prov.model, req.messages, req.params)
+        billed = prov.spec.base_model  # an Azure deployment: the model it serves (prices, token rules)
+        toks = count_request(prov.kind, billed, req.messages, req.params)
         if not pc.exact:
             toks = type(toks)(toks.input, False)
         bound = pc.max_output_tokens if pc.max_output_tokens is not None else req.params.max_tokens
+        # a Gemini thinking model's thoughts may come on top of max_tokens (cost.reasoning)
+        bound = max_billed_output(prov.kind, billed, bound, req.params)
+        # a reasoning model's output is mostly reasoning: a guess of the text is no expectation
+        guess = None if reasons(prov.kind, billed) else pc.expected_output_tokens
         # a stand-in request that matches a cached call (MMGenBench's stand-in drawing is the
         # original, whose encoding is cached) is still to make: only exact requests count as cached
         cached_now = (pc.exact and key in cached) or duplicate
         builder.add_call(pc.stage, req.model, prov.kind, prov.model, toks, bound,
-                         cached_now, means[mk] if means[mk] is not None else pc.expected_output_tokens,
+                         cached_now, means[mk] if means[mk] is not None else guess,
                          pc.chance)
         if pc.more_at_most:  # calls the plan could not follow (counted in the bound only)
             builder.add_call(pc.stage, req.model, prov.kind, prov.model, type(toks)(toks.input, False), bound,
-                             False, means[mk] if means[mk] is not None else pc.expected_output_tokens,
+                             False, means[mk] if means[mk] is not None else guess,
                              0.0, pc.more_at_most)
-    est = builder.finish(price_lookup_for({a: s.price for a, s in engine.models.items()}))
+    est = builder.finish(price_lookup_for({a: s.price for a, s in engine.models.items()},
+                                          {a: s.base_model for a, s in engine.models.items()}))
     for line in est.lines:  # how long: measured latencies of earlier calls, and the RPM limits
         lim = engine.models[line.alias].limits
         latency = await engine.cache.latency_mean(line.stage, line.model) if line.calls_to_make else None

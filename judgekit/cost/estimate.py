@@ -51,13 +51,16 @@ OutputBasis = Literal["cached", "guess", "max"]
 PriceLookup = Callable[[str, str, str, int, int], float | None]
 
 
-def price_lookup_for(overrides: Mapping[str, PriceOverride | None] | None = None) -> PriceLookup:
+def price_lookup_for(overrides: Mapping[str, PriceOverride | None] | None = None,
+                     billed_models: Mapping[str, str] | None = None) -> PriceLookup:
     """A :data:`PriceLookup` over :func:`~judgekit.cost.prices.price_usd` with the spec's
-    per-alias price overrides (``{alias: ModelSpec.price}``)."""
+    per-alias price overrides (``{alias: ModelSpec.price}``); ``billed_models`` names the model
+    an alias is priced as (``{alias: ModelSpec.base_model}``: an Azure deployment's ``serves``)."""
     table = dict(overrides or {})
+    billed = dict(billed_models or {})
 
     def lookup(alias: str, provider: str, model: str, input_tokens: int, output_tokens: int) -> float | None:
-        return price_usd(provider, model, input_tokens, output_tokens, table.get(alias))
+        return price_usd(provider, billed.get(alias, model), input_tokens, output_tokens, table.get(alias))
 
     return lookup
 
