@@ -21,7 +21,7 @@ import time
 from abc import ABC, abstractmethod
 from typing import Mapping
 
-from ..errors import AuthError, ProviderError
+from ..errors import AuthError, NoAnswer, ProviderError, QuotaExhausted, UnsupportedParameter
 from ..types import ChatRequest, ChatResponse
 
 __all__ = ["Provider", "retry_after_from_headers", "parse_duration", "exhausted_limits", "DEFAULT_KEY_ENV", "REDACTED",
@@ -159,12 +159,26 @@ class Provider(ABC):
 
     def describe_error(self, err: ProviderError) -> str:
         """A message for the user that names the alias and, for auth errors, the env var (never
-        the key: the message is redacted again here, whoever raised ``err``)."""
+        the key: the message is redacted again here, whoever raised ``err``); for a spent quota,
+        the provider's reason and what to do; for a reply with no answer, its kind first (the
+        failed-items list and the progress show it)."""
         base = f"model '{self.alias}' ({self.kind} {self.model})"
         if isinstance(err, AuthError):
             env = self.key_env
             hint = f"; check the key in env var {env}" if env else ""
             return self.redact(f"{base}: authentication failed{hint}: {err}")
+        if isinstance(err, QuotaExhausted):
+            if err.resets:
+                todo = f"the quota resets {err.resets}; or move to a plan or project with a higher quota"
+            else:
+                todo = "check the account's billing, credit and plan (or spend limits) with the provider"
+            reason = f" ({err.reason})" if err.reason else ""
+            return self.redact(f"{base}: out of quota{reason}, no retry can succeed: {todo}; "
+                               f"the provider said: {err}")
+        if isinstance(err, NoAnswer):
+            return self.redact(f"{base}: {err.kind}: {err}")
+        if isinstance(err, UnsupportedParameter) and str(err).startswith(f"model '{self.alias}'"):
+            return self.redact(str(err))  # raised before sending: it names the model already
         return self.redact(f"{base}: {err}")
 
 

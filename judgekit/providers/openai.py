@@ -4,21 +4,36 @@ Uses the official SDK's ``AsyncOpenAI`` with its aiohttp transport (``DefaultAio
 which costs ~40 % less CPU per call than the default httpx transport and holds up at high
 concurrency (shared/reference/performance.md).  The SDK's own retries are off: the engine retries.
 The reply is read by :func:`judgekit.providers.replies.chat_completion_response` inside the call's
-error handling: a reply with no text is an EmptyReply, one of the wrong shape a MalformedReply.
+error handling: a reply with no text is an EmptyReply (or, when the reply says why, a filter, a
+refusal or a budget spent on reasoning: not retried), one of the wrong shape a MalformedReply.
+
+Parameters follow the model family of the model served (:mod:`judgekit.providers.params`):
+``max_completion_tokens`` and ``reasoning_effort`` for o-series and gpt-5.  Requests over the
+OpenAI API's size limits are refused before sending (:mod:`judgekit.providers.sizes`).
+
+Errors (:func:`classify_openai_error`): a 429 with a billing code (``insufficient_quota``,
+``credit_balance_exhausted``, ``*_spend_limit_exceeded``...) is QuotaExhausted and stops the run;
+a 400 ``unsupported_parameter`` / ``unsupported_value`` is UnsupportedParameter, which stops it too;
+``x-should-retry: false`` makes any error final, ``true`` makes a 4xx other than 401/403/404/429
+retryable, as openai-python's own retry logic reads it.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from functools import lru_cache
 from typing import Any
 
-from ..errors import AuthError, BadRequest, MalformedReply, NotFound, ProviderError, RateLimited, TransientError
+from ..errors import (AuthError, BadRequest, MalformedReply, NotFound, ProviderError, QuotaExhausted, RateLimited,
+                      TransientError, UnsupportedParameter)
 from ..types import ChatRequest, ChatResponse, ImagePart, Message, TextPart
 from .base import Provider, retry_after_from_headers
+from .params import openai_params
 from .replies import chat_completion_response
+from .sizes import check_openai_size
 
-__all__ = ["OpenAIProvider", "to_openai_messages", "classify_openai_error"]
+__all__ = ["OpenAIProvider", "to_openai_messages", "classify_openai_error", "is_quota_code"]
 
 _OPENAI_URL = "https://api.openai.com/v1"
 _RATE_HEADERS = (
@@ -72,9 +87,22 @@ def _raw_response_type() -> type:
     return mod.Response
 
 
-def _uses_completion_tokens(model: str) -> bool:
-    m = model.lower().rsplit("/", 1)[-1]
-    return m.startswith(("o1", "o3", "o4", "gpt-5"))
+#: 429 codes that no wait cures: the account has no quota or credit left (the "Error codes" guide
+#: and the codes seen since: credit_balance_exhausted, organization/project spend limits)
+_QUOTA_CODES = frozenset({"insufficient_quota", "credit_balance_exhausted", "billing_hard_limit_reached",
+                          "billing_not_active", "quota_exceeded"})
+_QUOTA_PATTERN = re.compile(r"_(?:spend|usage|billing)_limit_(?:exceeded|reached)$")
+
+
+def is_quota_code(code: Any) -> bool:
+    """Whether an OpenAI error ``code`` (or ``type``) says the account is out of quota or credit."""
+    return isinstance(code, str) and (code in _QUOTA_CODES or bool(_QUOTA_PATTERN.search(code)))
+
+
+def _should_retry(headers: Any) -> bool | None:
+    """``x-should-retry`` as openai-python reads it: True, False, or None when absent."""
+    value = headers.get("x-should-retry") if headers is not None else None
+    return {"true": True, "false": False}.get(str(value).strip().lower()) if value is not None else None
 
 
 def classify_openai_error(err: Exception) -> ProviderError:
@@ -90,19 +118,38 @@ def classify_openai_error(err: Exception) -> ProviderError:
     if isinstance(err, openai.APIStatusError):
         status = err.status_code
         headers = err.response.headers if err.response is not None else None
-        msg = _message(err)
-        if status == 429:
-            return RateLimited(msg, status=status, retry_after=retry_after_from_headers(headers))
-        if status in (401, 403):
-            return AuthError(msg, status=status)
-        if status == 404:
-            return NotFound(msg, status=status)
-        if status in (408, 409) or status >= 500:
-            return TransientError(msg, status=status, retry_after=retry_after_from_headers(headers))
-        return BadRequest(msg, status=status)
+        out = _status_error(err, status, headers, _message(err))
+        should = _should_retry(headers)
+        if should is False and out.retryable:
+            out.retryable = False  # this instance only: the server said a retry would fail too
+            out.args = (f"{out.args[0]} (x-should-retry: false)",)
+        elif should is True and type(out) is BadRequest:
+            out = TransientError(f"{out.args[0]} (x-should-retry: true)", status=status,
+                                 retry_after=retry_after_from_headers(headers))
+        return out
     if isinstance(err, openai.APIResponseValidationError):
         return MalformedReply(f"malformed response: {err}")
     return TransientError(f"{type(err).__name__}: {err}")
+
+
+def _status_error(err: Any, status: int, headers: Any, msg: str) -> ProviderError:
+    code, etype = getattr(err, "code", None), getattr(err, "type", None)
+    if status == 429:
+        if is_quota_code(code) or is_quota_code(etype):
+            return QuotaExhausted(msg, status=status, reason=str(code or etype))
+        return RateLimited(msg, status=status, retry_after=retry_after_from_headers(headers, msg))
+    if status in (401, 403):
+        return AuthError(msg, status=status)
+    if status == 404:
+        return NotFound(msg, status=status)
+    if status in (408, 409) or status >= 500:
+        return TransientError(msg, status=status, retry_after=retry_after_from_headers(headers))
+    if status == 400 and code in ("unsupported_parameter", "unsupported_value"):
+        param = getattr(err, "param", None)
+        return UnsupportedParameter(
+            f"{msg} (parameter {param!r}: set `serves` to the model this name serves, so judgekit sends what it "
+            "accepts, or drop_unsupported_params = true to leave it out)", status=status)
+    return BadRequest(msg, status=status)
 
 
 def _message(err: Any) -> str:
@@ -131,7 +178,9 @@ class OpenAIProvider(Provider):
         import openai
         from openai import DefaultAioHttpClient
 
-        key = self._api_key or self.api_key(required=self._base_url is None or self.spec.api_key_env is not None)
+        # Azure always needs a key (the SDK would raise its own error, a traceback, without one)
+        required = self._base_url is None or self.spec.api_key_env is not None or self.spec.provider == "azure"
+        key = self._api_key or self.api_key(required=required)
         self.remember_secret(key)
         # the client's timeout is a fallback: each request sets its own (Limits.timeout_for)
         common = dict(max_retries=0, timeout=self.spec.limits.timeout_for(None), http_client=DefaultAioHttpClient())
@@ -148,18 +197,13 @@ class OpenAIProvider(Provider):
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
         p = request.params
+        if self._size_limited:
+            check_openai_size(request.messages)
         kwargs: dict[str, Any] = {
             "model": self.spec.model,
             "messages": to_openai_messages(request.messages, p.image_detail),
+            **openai_params(self.alias, self.spec, p),
         }
-        if p.temperature is not None:
-            kwargs["temperature"] = p.temperature
-        if p.max_tokens is not None:
-            kwargs["max_completion_tokens" if _uses_completion_tokens(self.spec.model) else "max_tokens"] = p.max_tokens
-        if p.top_p is not None:
-            kwargs["top_p"] = p.top_p
-        if p.seed is not None:
-            kwargs["seed"] = p.seed
         if p.extra:
             kwargs["extra_body"] = dict(p.extra)
         t0 = time.perf_counter()
@@ -181,6 +225,12 @@ class OpenAIProvider(Provider):
             return chat_completion_response(data, raw.headers, latency, _RATE_HEADERS)
         except Exception as e:  # classified below; nothing escapes unclassified
             raise classify_openai_error(e) from e
+
+    @property
+    def _size_limited(self) -> bool:
+        """Whether the OpenAI API's request sizes apply: OpenAI itself, Azure and the simulator
+        (other compatible servers have limits of their own)."""
+        return self.spec.provider in ("azure", "sim") or (self.spec.provider == "openai" and not self.spec.base_url)
 
     async def close(self) -> None:
         if self._client is not None:

@@ -20,8 +20,10 @@ from .openai import OpenAIProvider
 __all__ = ["SimProvider", "SimulatorLink", "UsesSimulator", "running_simulators", "acquire_simulator", "release_simulator",
            "sim_settings_hash"]
 
-# settings that change what the simulator answers (the rest: latency, limits, faults, do not)
-_RESPONSE_FIELDS = ("seed", "model_quality", "garbage_rate")
+# settings that change what the simulator answers (the rest: latency, limits, errors, do not):
+# the replies with no answer and the usage details are answers of their own
+_RESPONSE_FIELDS = ("seed", "model_quality", "garbage_rate", "reply_faults", "reply_fault_models", "reasoning_tokens",
+                    "cached_prompt_share")
 
 _servers: dict[str, Any] = {}  # config json -> SimProcess
 _refs: dict[str, int] = {}

@@ -6,7 +6,8 @@ import pytest
 from odd_server import OddServer, Reply, completion, gemini_reply
 
 from judgekit.config import ModelSpec
-from judgekit.errors import (AuthError, BadRequest, EmptyReply, MalformedReply, ProviderError, TransientError)
+from judgekit.errors import (AuthError, BadRequest, Blocked, ContentFiltered, EmptyReply, MalformedReply,
+                             NoAnswer, NoOutputBudget, ProviderError, Refused, TransientError)
 from judgekit.providers import create_provider
 from judgekit.providers.base import REDACTED
 from judgekit.types import ChatRequest, GenParams, Message
@@ -51,10 +52,11 @@ async def test_list_content_is_the_joined_text(monkeypatch, content, expected):
     (completion(None), EmptyReply, "content null"),
     (completion(""), EmptyReply, "empty"),
     (completion("   \n\t "), EmptyReply, "whitespace only"),
-    (completion(None, finish="length"), EmptyReply, "'length'"),
+    (completion(None, finish="length"), NoOutputBudget, "'length'"),  # issue 17: not retried
     (completion(message={"role": "assistant", "content": None, "refusal": "I can't help with that."}),
-     EmptyReply, "I can't help with that."),
-    (completion([{"type": "refusal", "refusal": "Not this one."}]), EmptyReply, "Not this one."),
+     Refused, "I can't help with that."),
+    (completion([{"type": "refusal", "refusal": "Not this one."}]), Refused, "Not this one."),
+    (completion(None, finish="content_filter"), ContentFiltered, "content_filter"),
     (completion([{"type": "reasoning", "text": "only thoughts"}]), EmptyReply, "empty"),
     (completion(42), MalformedReply, "neither text nor a list"),
     (completion({"text": "a dict"}), MalformedReply, "neither text nor a list"),
@@ -76,7 +78,10 @@ async def test_odd_replies_are_classified(monkeypatch, body, cls, words):
     async with OddServer(Reply(200, body)) as server:
         _, err = await ask(server, monkeypatch)
     assert type(err) is cls, err
-    assert err.retryable and isinstance(err, TransientError)  # retried, then a counted failure
+    if issubclass(cls, NoAnswer):  # the provider said why there is no answer: asking again would not help
+        assert not err.retryable and err.raw and '"choices"' in err.raw
+    else:
+        assert err.retryable and isinstance(err, TransientError)  # retried, then a counted failure
     assert words in str(err)
 
 
@@ -146,9 +151,9 @@ async def test_gemini_reply_is_read(monkeypatch):
 @pytest.mark.parametrize("body, cls, words", [
     (gemini_reply([]), EmptyReply, "empty"),
     (gemini_reply([{"text": "   "}]), EmptyReply, "whitespace only"),
-    (gemini_reply([], finish="SAFETY"), EmptyReply, "safety"),
-    ({"promptFeedback": {"blockReason": "SAFETY"}, "usageMetadata": {"promptTokenCount": 3}}, EmptyReply,
-     "prompt blocked"),
+    (gemini_reply([], finish="SAFETY"), ContentFiltered, "SAFETY"),
+    ({"promptFeedback": {"blockReason": "SAFETY"}, "usageMetadata": {"promptTokenCount": 3}}, Blocked,
+     "prompt was blocked"),
     (gemini_reply(usage={"promptTokenCount": -3, "candidatesTokenCount": 2}), MalformedReply, "negative"),
     (gemini_reply(usage={"promptTokenCount": 2**40, "candidatesTokenCount": 2}), MalformedReply, "beyond"),
     (gemini_reply(usage={"promptTokenCount": "lots", "candidatesTokenCount": 2}), MalformedReply, "promptTokenCount"),

@@ -63,7 +63,7 @@ SALT = "8"
 
 # what each odd reply must become (the list of parts is a good reply: its text is the answer)
 EXPECTED_KIND = {
-    "null_content": "empty_reply", "blank_content": "empty_reply", "refusal_only": "empty_reply",
+    "null_content": "empty_reply", "blank_content": "empty_reply", "refusal_only": "refused",
     "numeric_content": "malformed_reply", "string_usage": "malformed_reply", "negative_usage": "malformed_reply",
     "huge_usage": "malformed_reply", "no_choices": "malformed_reply", "html_page": "malformed_reply",
     "key_echo": "bad_request",
