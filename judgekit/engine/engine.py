@@ -402,7 +402,7 @@ class Engine:
     def _note_failure(self, err: ProviderError, prov: Provider, bucket: Bucket, req: ChatRequest, key: str, meta: RequestMeta) -> None:
         """Book-keeping for one failed attempt; raises RunStopped for fatal errors."""
         stage = self.stats.stage(req.stage)
-        self.cache.record_failure(key, meta, err.kind, err.status, str(err))
+        self.cache.record_failure(key, meta, err.kind, err.status, err.record_text())  # with an excerpt of a reply that had no answer
         if isinstance(err, FATAL_ERRORS):
             msg = prov.describe_error(err)
             self.fatal = self.fatal or msg
