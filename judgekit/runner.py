@@ -28,6 +28,7 @@ from .cost.reasoning import max_billed_output, reasons
 from .cost.tokens import count_request
 from .engine import Engine, RunStats, RunStopped
 from .errors import AuthError, SpecError
+from .providers.params import check_models
 from .report.files import write_results
 from .run_cap import RunCap, check_prices, choose_cap, run_record
 
@@ -117,6 +118,7 @@ def _aliases(spec: RunSpec) -> list[str]:
 
 def _benchmark(spec: RunSpec):
     check_simulator_settings(spec)
+    check_models(spec.models, _aliases(spec))  # a parameter a model rejects: refused before any call
     try:
         bench = load_benchmark(spec.benchmark)
     except KeyError as e:
@@ -345,6 +347,9 @@ async def run_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> Run
 
 async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, Any], interrupted) -> RunOutcome:
     bench, options = _benchmark(spec)
+    dropped = check_models(spec.models, _aliases(spec))  # parameters drop_unsupported_params leaves out
+    for note in dropped:
+        ui.note(note)
     prepared = bench.prepare(spec, options, opts.limit)
     run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
     out_dir = opts.out_dir or Path("judgekit-out") / spec.name
@@ -413,6 +418,8 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
             summary.update(run_id=run_id, spec=spec.name, status=status, cost_usd=round(engine.stats.spent_usd, 6),
                            paid_calls=engine.stats.paid_calls,
                            cache_hits=engine.stats.cache_hits)
+            if dropped:
+                summary["deviations"] = dropped
             written = write_results(out_dir, summary, result.tables)
             for writer in result.writers:
                 written.append(writer(out_dir))

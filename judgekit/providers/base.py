@@ -112,6 +112,8 @@ class Provider(ABC):
         secrets = self.secrets()
         if not secrets:
             return err
+        if getattr(err, "raw", None):  # the excerpt of a reply is stored with the failure too
+            err.raw = self.redact(err.raw)
         chained = [c for c in (err.__cause__, err.__context__) if c is not None]
         leaked = any(s in str(a) for s in secrets for a in (*err.args, *chained))
         if leaked:

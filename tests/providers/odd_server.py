@@ -24,13 +24,14 @@ class Reply:
     status: int = 200
     body: Any = None  # JSON-able, or bytes/str sent as they are
     content_type: str = "application/json"
+    headers: dict[str, str] | None = None
 
     def response(self) -> web.Response:
         if isinstance(self.body, (bytes, str)):
             data = self.body.encode() if isinstance(self.body, str) else self.body
         else:
             data = json.dumps(self.body).encode()
-        return web.Response(status=self.status, body=data, content_type=self.content_type)
+        return web.Response(status=self.status, body=data, content_type=self.content_type, headers=self.headers)
 
 
 def completion(content: Any = "hello", *, usage: Any = None, finish: Any = "stop", message: dict | None = None,
