@@ -242,3 +242,33 @@ def test_wait_reasons_name_the_cause():
     assert wait_reason(RateLimited("HTTP 429: slow down", status=429)) == "429 rate limit"
     assert wait_reason(TransientError("HTTP 503: busy", status=503)) == "HTTP 503"
     assert wait_reason(TransientError("timeout: Request timed out.")) == "timeout"
+
+
+@pytest.mark.parametrize("api, quota", [("openai", "insufficient_quota"), ("openai", "credit_balance_exhausted"),
+                                        ("gemini", "daily"), ("gemini", "free_tier_daily")])
+async def test_a_spent_quota_stops_the_run_at_once(cache, monkeypatch, api, quota):
+    """A 429 that no wait cures (OpenAI's insufficient_quota and billing codes; Gemini's per-day
+    quota, which still says "retry in 37s") stops the run at its first reply: not retried, and
+    the twenty calls sleeping in a 60 s backoff meanwhile end at once, none sent again."""
+    monkeypatch.setenv("JK_GEMINI_KEY", "sim-gemini-key-123")
+    name = "gemini-2.5-flash" if api == "gemini" else "gpt-4o"
+    cfg = SimConfig(quota_exhausted_models={name: quota}, error_rate=1.0)
+    async with SimServer(cfg) as server:
+        flaky = ModelSpec(provider="openai", model="m1", base_url=server.base_url, limits={"max_concurrency": 32})
+        spent = (ModelSpec(provider="gemini", model=name, base_url=server.root_url, api_key_env="JK_GEMINI_KEY")
+                 if api == "gemini" else ModelSpec(provider="openai", model=name, base_url=server.base_url))
+        engine = Engine({"flaky": flaky, "spent": spent}, cache, retry_wait=RetryWait(initial=60, maximum=60, jitter=0))
+        await engine.start()
+        waiting = [asyncio.ensure_future(engine.call(req(i, "flaky"))) for i in range(20)]
+        b_flaky = engine._bucket_of["flaky"]
+        await until(lambda: b_flaky.backing_off == 20, "every flaky call backs off")
+        sent = server.stats()["requests"]
+        with pytest.raises(RunStopped) as ei:  # (a guard limit: retried as a rate limit it took 5 min)
+            await asyncio.wait_for(engine.call(req(0, "spent")), 30)
+        message = str(ei.value)
+        assert "'spent'" in message and name in message
+        done = await asyncio.wait_for(asyncio.gather(*waiting, return_exceptions=True), 20)
+        assert all(isinstance(r, RunStopped) for r in done)
+        assert server.stats()["requests"] == sent + 1  # the quota reply, not retried; nothing after it
+        assert server.stats()["quota_exhausted"] == 1
+        await engine.close()
