@@ -37,6 +37,7 @@ __all__ = ["OpenAIProvider", "to_openai_messages", "classify_openai_error", "is_
 
 _OPENAI_URL = "https://api.openai.com/v1"
 _RATE_HEADERS = (
+    "x-ratelimit-limit-requests",  # with the reset, how soon one request fits (engine.limits)
     "x-ratelimit-remaining-requests",
     "x-ratelimit-remaining-tokens",
     "x-ratelimit-reset-requests",

@@ -272,3 +272,16 @@ async def test_a_spent_quota_stops_the_run_at_once(cache, monkeypatch, api, quot
         assert server.stats()["requests"] == sent + 1  # the quota reply, not retried; nothing after it
         assert server.stats()["quota_exhausted"] == 1
         await engine.close()
+
+
+def test_remaining_zero_pauses_until_one_request_fits_not_the_full_reset():
+    """A reply saying 0 requests left with a 6m0s reset and a 500/min limit: one request fits again
+    in 360 / 500 s, not 6 minutes; without the limit header, the reset, bounded."""
+    b = Bucket(name="b", max_concurrency=4)
+    b.on_success(remaining={"x-ratelimit-limit-requests": "500", "x-ratelimit-remaining-requests": "0",
+                            "x-ratelimit-reset-requests": "6m0s"})
+    assert 0 < b.state().paused_for_s <= 0.72
+    assert "server reports 0 requests left" in b.state().reason
+    b = Bucket(name="b", max_concurrency=4)
+    b.on_success(remaining={"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "1h2m3s"})
+    assert MAX_SERVER_WAIT_S - 5 < b.state().paused_for_s <= MAX_SERVER_WAIT_S
