@@ -16,6 +16,8 @@ EXPECTED = {
                              "GENERATION_OUTPUT_TOKENS"},
     "judgekit.cost.prices": {"PriceOverride", "price_usd", "usage_usd", "has_price", "context_window",
                              "FREE_PROVIDERS", "GENAI_PROVIDER_IDS"},
+    "judgekit.cost.reasoning": {"is_openai_reasoning", "gemini_thinking_cap", "thinking_budget_of",
+                                "thinking_allowance", "max_billed_output", "reasons", "GEMINI_MAX_OUTPUT"},
     "judgekit.cost.estimate": {
         "DEFAULT_MAX_OUTPUT_TOKENS", "OutputBasis", "PriceLookup", "LineEstimate", "Estimate",
         "EstimateBuilder", "price_lookup_for", "line_time_s",
