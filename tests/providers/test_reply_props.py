@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from judgekit.cache import schema
 from judgekit.cache._rows import RequestMeta, response_row, response_row_problem
-from judgekit.errors import EmptyReply, MalformedReply
+from judgekit.errors import EmptyReply, MalformedReply, NoAnswer
 from judgekit.providers.replies import MAX_CALL_TOKENS, chat_completion_response, reply_text, token_count
 
 PROPS = settings(max_examples=250, deadline=None, derandomize=True, database=None,
@@ -50,7 +50,7 @@ def test_any_reply_is_a_response_or_a_classified_error(content, refusal, usage, 
                                     "finish_reason": finish}], "usage": usage}
     try:
         resp = chat_completion_response(body, {}, 0.1)
-    except (EmptyReply, MalformedReply):
+    except (EmptyReply, MalformedReply, NoAnswer):
         return
     _check(resp)
     # and the cache takes it as it is
@@ -63,7 +63,7 @@ def test_any_reply_is_a_response_or_a_classified_error(content, refusal, usage, 
 def test_any_json_body_is_a_response_or_a_classified_error(body):
     try:
         _check(chat_completion_response(body, {"x-request-id": "r"}, 0.0))
-    except (EmptyReply, MalformedReply):
+    except (EmptyReply, MalformedReply, NoAnswer):
         pass
 
 
@@ -72,7 +72,7 @@ def test_any_json_body_is_a_response_or_a_classified_error(body):
 def test_text_parts_are_joined_and_blank_text_is_empty(content):
     try:
         text = reply_text(content)
-    except EmptyReply:
+    except (EmptyReply, NoAnswer):
         # nothing with a non-space character was in a text part
         if isinstance(content, str):
             assert not content.strip()
