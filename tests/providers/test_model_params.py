@@ -284,3 +284,13 @@ async def test_an_oversized_request_is_refused_before_sending():
         assert s.stats()["requests"] == 0
     assert not e.value.retryable and e.value.kind == "too_large" and not isinstance(e.value, FATAL_ERRORS)
     assert isinstance(e.value, ProviderError)
+
+
+def test_an_o3_judge_through_the_cli_is_one_line_exit_2(tmp_path):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+    from oneline import assert_user_error, invoke
+
+    common = ["quickstart", "--set", "models.judge.model=o3", "--cache", tmp_path / "c.duckdb", "--limit", "1"]
+    for args in (["run", *common, "--out", tmp_path / "o", "--yes"], ["estimate", *common]):
+        assert_user_error(invoke(*args), "models.judge.params.temperature = 0", "o3", "drop_unsupported_params = true")
+    assert not (tmp_path / "c.duckdb").exists()
