@@ -11,16 +11,16 @@ The tree::
     └── ProviderError        a call failed; the subclass says how the engine treats it
         ├── RateLimited      429: retried after ``retry_after`` seconds, concurrency is cut
         ├── QuotaExhausted   429 out of quota or credit (OpenAI insufficient_quota and billing codes,
-        │                    Gemini per-day / free-tier quota): the whole run stops
+        │                    Gemini per-day quota or a quota of 0): the whole run stops
         ├── TransientError   5xx, timeouts, connection resets: retried with backoff
         │   ├── MalformedReply   a 200 reply of the wrong shape or types (content 42, usage "lots",
         │   │                    negative or absurd token counts, no choices, not JSON)
-        │   └── EmptyReply       a reply with no text (null, "", whitespace only, a refusal with
-        │                        no content): never a cached answer
+        │   └── EmptyReply       a reply with no text (null, "", whitespace only) and no stated
+        │                        reason: retried, then counted; never a cached answer
         ├── NoAnswer         a reply the provider says carries no answer, and would not on a retry:
         │   │                the call fails, counted by kind, never cached, not retried
         │   ├── ContentFiltered  OpenAI finish_reason content_filter; Gemini SAFETY, RECITATION,
-        │   │                    PROHIBITED_CONTENT, BLOCKLIST, SPII... with no text
+        │   │                    PROHIBITED_CONTENT, BLOCKLIST, SPII... (any text left is partial)
         │   ├── Refused          OpenAI ``message.refusal`` with no content
         │   ├── Blocked          Gemini: the prompt was blocked (``promptFeedback.blockReason``)
         │   └── NoOutputBudget   the output budget went into reasoning or thinking before any text
@@ -30,6 +30,8 @@ The tree::
         │                    every call would fail alike, so the whole run stops
         ├── AuthError        401/403: the whole run stops (names the alias and env var)
         └── NotFound         404 model or deployment: the whole run stops
+
+``retryable`` is the class's default; a server's ``x-should-retry: false`` makes one instance final.
 """
 
 from __future__ import annotations
