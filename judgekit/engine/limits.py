@@ -263,9 +263,10 @@ class Bucket:
 
     def _read_remaining(self, headers: dict) -> None:
         """``x-ratelimit-remaining-*`` = 0: the server says nothing is left of that limit, so pause
-        until one request fits: the reset time over the limit when ``x-ratelimit-limit-*`` is
-        given (a reset header is the time until the limit is *fully* reset, ``6m0s`` in OpenAI's
-        guide), else the reset; at most :attr:`max_pause_s` either way."""
+        until one request fits: for requests with ``x-ratelimit-limit-requests`` given, the time a
+        per-minute limit takes to give one back (60 s / limit) or the reset if sooner (a reset
+        header is the time until the limit is *fully* reset, ``6m0s`` in OpenAI's guide); else the
+        reset; at most :attr:`max_pause_s` either way."""
         from ..providers.base import parse_duration
 
         for kind in ("requests", "tokens"):
@@ -278,7 +279,9 @@ class Bucket:
             except ValueError:
                 limit = 0.0
             if kind == "requests" and limit >= 1:
-                reset /= limit
+                # a per-minute limit gives one request back every 60 / limit seconds, whatever the
+                # shape of the server's bucket (its reset may be the time to refill a short burst)
+                reset = min(reset, 60.0 / limit)
             wait = min(reset, self.max_pause_s)
             self.pause(wait, f"server reports 0 {kind} left")
 

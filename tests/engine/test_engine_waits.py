@@ -276,7 +276,7 @@ async def test_a_spent_quota_stops_the_run_at_once(cache, monkeypatch, api, quot
 
 def test_remaining_zero_pauses_until_one_request_fits_not_the_full_reset():
     """A reply saying 0 requests left with a 6m0s reset and a 500/min limit: one request fits again
-    in 360 / 500 s, not 6 minutes; without the limit header, the reset, bounded."""
+    in 60 / 500 s (a per-minute limit), not 6 minutes; without the limit header, the reset, bounded."""
     b = Bucket(name="b", max_concurrency=4)
     b.on_success(remaining={"x-ratelimit-limit-requests": "500", "x-ratelimit-remaining-requests": "0",
                             "x-ratelimit-reset-requests": "6m0s"})
