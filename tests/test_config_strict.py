@@ -29,6 +29,7 @@ data = "x"
 [models.a]
 provider = "openai"
 model = "gpt-4o"
+drop_unsupported_params = true  # which parameters a family takes is tests/providers/test_model_params.py's
 
 [models.loc]
 provider = "local"
