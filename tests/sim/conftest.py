@@ -23,3 +23,13 @@ async def sim_factory() -> AsyncIterator[Callable[..., object]]:
     yield make
     for s in started:
         await s.stop()
+
+
+@pytest.fixture(autouse=True)
+async def _close_sdk_clients():
+    """Close the SDK clients a test made through sdk_clients."""
+    from sdk_clients import OPEN
+
+    yield
+    while OPEN:
+        await OPEN.pop().close()

@@ -9,7 +9,6 @@ import re
 
 import openai
 import pytest
-from google import genai
 from google.genai import errors as genai_errors
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
@@ -18,31 +17,7 @@ from judgekit.sim import SimConfig, SimProcess
 from judgekit.sim.api_errors import check_openai_params, is_reasoning_model
 from judgekit.sim.protocol import _BadRequest
 
-_OPEN: list[openai.AsyncOpenAI] = []
-
-
-@pytest.fixture(autouse=True)
-async def _close_clients():
-    yield
-    while _OPEN:
-        await _OPEN.pop().close()
-
-
-def oa(server, key: str = "k", max_retries: int = 0) -> openai.AsyncOpenAI:
-    c = openai.AsyncOpenAI(base_url=server.base_url, api_key=key, max_retries=max_retries)
-    _OPEN.append(c)
-    return c
-
-
-def azure(server, key: str = "k", deployment: str | None = None) -> openai.AsyncAzureOpenAI:
-    c = openai.AsyncAzureOpenAI(azure_endpoint=server.root_url, api_key=key, api_version="2024-10-21",
-                                azure_deployment=deployment, max_retries=0)
-    _OPEN.append(c)
-    return c
-
-
-def gm(server, key: str = "k") -> genai.Client:
-    return genai.Client(api_key=key, http_options=genai.types.HttpOptions(base_url=server.root_url))
+from sdk_clients import azure, gm, oa  # noqa: E402
 
 
 def msgs(text: str = "hi") -> list[dict[str, str]]:

@@ -3,7 +3,6 @@ empty and budget-exhausted replies, and the usage details of reasoning/thinking 
 
 from __future__ import annotations
 
-import openai
 import pytest
 from google import genai
 from hypothesis import given, settings
@@ -14,24 +13,7 @@ from judgekit.sim.api_replies import GEMINI_FAULTS, OPENAI_FAULTS, REFUSAL_TEXT,
 from judgekit.sim.config import REPLY_FAULTS
 from judgekit.sim.protocol import _AZURE, _GEMINI, _OPENAI
 
-_OPEN: list[openai.AsyncOpenAI] = []
-
-
-@pytest.fixture(autouse=True)
-async def _close_clients():
-    yield
-    while _OPEN:
-        await _OPEN.pop().close()
-
-
-def oa(server) -> openai.AsyncOpenAI:
-    c = openai.AsyncOpenAI(base_url=server.base_url, api_key="k", max_retries=0)
-    _OPEN.append(c)
-    return c
-
-
-def gm(server) -> genai.Client:
-    return genai.Client(api_key="k", http_options=genai.types.HttpOptions(base_url=server.root_url))
+from sdk_clients import gm, oa  # noqa: E402
 
 
 def msgs(text: str = "Write about the harbour.") -> list[dict[str, str]]:
