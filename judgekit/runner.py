@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from .benchmarks.base import BenchmarkResult, load_benchmark
+from .benchmarks.deviations import deviations
 from .blobs import BlobStore
 from .cache.store import CacheStore
 from .config import RunSpec, check_simulator_settings, validation_problems
@@ -418,8 +419,10 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
             summary.update(run_id=run_id, spec=spec.name, status=status, cost_usd=round(engine.stats.spent_usd, 6),
                            paid_calls=engine.stats.paid_calls,
                            cache_hits=engine.stats.cache_hits)
-            if dropped:
-                summary["deviations"] = dropped
+            # every choice in force that departs from the authors' code: the options' (injection
+            # guards always, others when set) and the model parameters left out
+            summary["deviations"] = deviations(options) + [{"kind": "dropped parameter", "note": n}
+                                                           for n in dropped]
             written = write_results(out_dir, summary, result.tables)
             for writer in result.writers:
                 written.append(writer(out_dir))

@@ -16,6 +16,7 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
+from ..benchmarks.deviations import deviation_lines
 from ..engine.budget import cap_text
 
 __all__ = ["ConsoleUI", "fmt_usd"]
@@ -194,6 +195,11 @@ class ConsoleUI:
                     self.console.print(t)
             for note in outcome.result.notes:
                 self.console.print(note, markup=False, highlight=False)
+            devs = deviation_lines((outcome.summary or {}).get("deviations") or [])
+            if devs:
+                self.console.print("departures from the authors' code in force:", highlight=False)
+                for line in devs:
+                    self.console.print(f"  {line}", markup=False, highlight=False)
             ab = (outcome.summary or {}).get("autobencher") or {}
             for task_key, m in ab.items():
                 if isinstance(m, dict):
