@@ -69,7 +69,12 @@ import random
 from collections.abc import Mapping, Sequence
 
 from judgekit.benchmarks.guessbench.hints import HintInfo, parse_hint
-from judgekit.pngtext import KIND_KEY, LABEL_KEY, STAGE_KEY
+from judgekit.sim.guess_read import (ASK_MARK, BARE_MAX_WORDS, BUILD_MARK, EXTRACT_MARK, GAME_MARK, NO_COT_MARK, PREV_END,
+                                     RESPONSE_MARK, RETRIEVAL_MARK, SELF_REFINE_MARK, SELF_REFINE_RESPONSE,
+                                     WELL_DONE, between, build_of, pattern, photo_label, previous_guesses,
+                                     read_guess, retrieval_previous, task_view)
+from judgekit.sim.guess_words import (BLOCKS, BUILD_SHAPES, BY_SHAPE, COLOURS, FILLER_BY_LEN, VOCABULARY,
+                                      WORDS_BY_LEN)
 
 __all__ = [
     "KIND_GUESS",
@@ -94,22 +99,6 @@ KIND_SELF_REFINE = "self_refine"
 KIND_RETRIEVAL_CHECK = "retrieval_check"
 GUESS_KINDS: tuple[str, ...] = (KIND_GUESS, KIND_EXTRACT, KIND_SELF_REFINE, KIND_RETRIEVAL_CHECK)
 
-WELL_DONE = "$Well done!$"
-
-# markers of the prompts (prompts/guessbench/*.txt)
-_EXTRACT_MARK = "Identify and extract the model's guessed answer"
-_RESPONSE_MARK = "Language model's response:"
-_SELF_REFINE_MARK = "Please review your answer to check if it aligns with the given hint"
-_SELF_REFINE_RESPONSE = "Here is your response:"
-_RETRIEVAL_MARK = "Please compare the provided Minecraft build with the real image of your guess"
-_RETRIEVAL_PREV = "Previously, your guess was:"
-_RETRIEVAL_PREV_END = " Now, I have searched"
-_GAME_MARK = "Guess the Build"
-_BUILD_MARK = "Minecraft build"
-_NO_COT_MARK = "You must output the final answer directly"
-_PREV_MARK = "Your previous guess is: "
-_PREV_END = ". This guess is incorrect"
-
 #: how much of the concept a build at each stage shows
 _COMPLETENESS = {1: 0.25, 2: 0.6, 3: 1.0}
 _NO_HINT_FACTOR = 0.4
@@ -128,104 +117,6 @@ _RETRIEVAL_OVERCONFIDENT = 0.2
 _RETRIEVAL_FIX = 0.3
 _UNSEEN_KEEP_FITS = 0.7  # no labelled build: "$Well done!$" when the guess fits the hint
 _UNSEEN_KEEP = 0.3  # ... when it does not
-
-_BARE_MAX_WORDS = 6
-
-# ----------------------------------------------------------------------------------------
-# vocabulary
-# ----------------------------------------------------------------------------------------
-
-_VOCAB_TEXT = """
-apple, banana, cherry, grapes, carrot, pumpkin, watermelon, pineapple, strawberry, lemon,
-orange, pear, corn, potato, mushroom, broccoli, cake, cookie, pizza, burger, hot dog, ice cream,
-donut, sandwich, taco, sushi, bread, cheese, egg, pancake, popcorn, candy cane, lollipop, cupcake,
-chocolate, coffee, teapot, glass of milk, cup, bowl, fork, spoon, knife, plate, bottle, honey,
-chair, rocking chair, table, bed, sofa, lamp, clock, television, computer, keyboard, phone,
-camera, radio, piano, guitar, drum, violin, trumpet, bell, candle, mirror, window, door, ladder,
-bucket, umbrella, book, pencil, scissors, backpack, fish tank, bathtub, toilet, fridge, oven,
-washing machine, fireplace, vase, flower pot, picture frame, globe, trophy, crown, ring,
-necklace, glasses, hat, shoe, boot, sock, shirt, dress, tie, glove, sword, shield, bow, arrow,
-axe, hammer, pickaxe, shovel, anvil, cannon, bomb, rocket, magnet, key, lock, anchor, compass,
-telescope, microscope, lantern, torch, house, castle, tower, lighthouse, windmill, barn, igloo,
-pyramid, temple, church, bridge, tent, skyscraper, hospital, school, prison, fountain, well,
-treehouse, statue, car, bus, train, truck, bicycle, motorcycle, boat, ship, submarine, airplane,
-helicopter, hot air balloon, tractor, skateboard, sled, fire truck, ambulance, cat, dog, horse,
-cow, pig, sheep, chicken, duck, rabbit, mouse, bear, panda, lion, tiger, elephant, giraffe,
-zebra, monkey, snake, turtle, frog, fish, shark, whale, dolphin, octopus, crab, spider, bee,
-butterfly, caterpillar, snail, ladybug, owl, penguin, parrot, eagle, bat, dragon, unicorn,
-dinosaur, fox, wolf, deer, kangaroo, camel, hedgehog, squirrel, flamingo, jellyfish, starfish,
-seahorse, tree, palm tree, flower, rose, sunflower, cactus, volcano, mountain, island,
-waterfall, rainbow, cloud, sun, moon, star, lightning, snowflake, tornado, beach, river, cave,
-snowman, scarecrow, robot, ghost, skeleton, zombie, pirate, wizard, witch, knight, king, queen,
-princess, angel, mermaid, alien, ninja, astronaut, clown, cowboy, heart, smile, music note,
-flag, map, treasure chest, gift, balloon, kite, christmas tree, santa claus, easter egg,
-birthday cake, snow globe, chess, dice, puzzle, yo yo, top hat, bow tie, traffic light,
-stop sign, mailbox, bench, swing, slide, sandcastle, campfire, nest, spider web, beehive,
-windmill, water bottle, light bulb, paint brush, treasure map, ice cube, pirate ship, space ship,
-bird house, dog house, cuckoo clock, alarm clock, frying pan, toaster, microwave, sink, shower,
-rocking horse, fish bowl, apple pie, snow angel, water tower, sea shell, candy apple, bee hive,
-armchair, dagger, tomato, rain cloud, fruit bowl, fire hydrant, hour glass, paper plane,
-"""
-
-#: more common nouns, for phrases built word by word to fit a hint (never whole guesses alone)
-_FILLER_TEXT = """
-box bag can jar pot pan mug hut den log rock pond lake hill road wall gate fence roof yard field
-farm mill shed shop stall cart wagon raft canoe yacht kayak plane jet drone sail mast pole post
-sign bulb wire pipe tube hose barrel crate shelf desk stool couch cabinet drawer closet curtain
-carpet pillow blanket basket flask kettle ladle whisk grill stove tap tub brush comb towel soap
-sponge broom rake hoe spade saw drill wrench bolt nail screw gear wheel spring chain rope net
-hook trap cage coin gem pearl medal badge mask helmet armor cape cloak robe gown skirt jeans coat
-vest belt purse wallet watch bracelet earring feather bone skull horn tusk claw paw tail wing
-beak shell fin scale hive burrow seed bean pea nut acorn leaf vine root stem bush hedge moss reed
-fern tulip daisy lily orchid cotton wheat grain rice pasta soup stew salad pie tart jam jelly
-syrup sugar salt pepper garlic onion ginger melon peach plum mango kiwi lime olive peanut walnut
-almond muffin bagel waffle toast cereal yogurt butter cream noodle dumpling crystal diamond
-emerald ruby marble granite beacon turret dome arch column pillar tunnel canal harbor dock pier
-wharf garage cellar attic balcony porch chimney staircase elevator escalator monument museum
-library stadium theater palace cottage cabin mansion chapel shrine pagoda satellite planet comet
-meteor galaxy nebula crater glacier iceberg canyon desert jungle swamp meadow prairie lagoon
-geyser avalanche hurricane blizzard rainstorm sunrise sunset firework bonfire parade carnival
-circus festival concert orchestra headphones microphone speaker projector calculator typewriter
-telephone envelope newspaper magazine notebook calendar bookshelf paintbrush sculpture carousel
-trampoline playground hopscotch giant tiny golden silver wooden stone magic royal happy angry
-sleepy frozen flying broken little great old new big red blue green black white pink
-"""
-
-#: the simulated guesser's concepts, in a fixed order (duplicates removed)
-VOCABULARY: tuple[str, ...] = tuple(dict.fromkeys(
-    w.strip() for w in _VOCAB_TEXT.replace("\n", " ").split(",") if w.strip()
-))
-
-
-def _shape(phrase: str) -> tuple[int, ...]:
-    return tuple(len(w) for w in phrase.split())
-
-
-_BY_SHAPE: dict[tuple[int, ...], tuple[str, ...]] = {}
-for _w in VOCABULARY:
-    _BY_SHAPE[_shape(_w)] = _BY_SHAPE.get(_shape(_w), ()) + (_w,)
-
-
-def _by_len(words: list[str]) -> dict[int, tuple[str, ...]]:
-    out: dict[int, tuple[str, ...]] = {}
-    for w in dict.fromkeys(words):
-        out[len(w)] = out.get(len(w), ()) + (w,)
-    return out
-
-
-#: single words by length, for phrases built slot by slot: of the vocabulary and the filler
-#: list, and of the filler list alone (what a guesser names when no concept comes to mind)
-_WORDS_BY_LEN = _by_len([t for p in VOCABULARY for t in p.split()] + _FILLER_TEXT.split())
-_FILLER_BY_LEN = _by_len(_FILLER_TEXT.split())
-
-_COLOURS = ("red", "orange", "yellow", "lime", "green", "blue", "light blue", "white", "black",
-            "brown", "gray", "pink", "purple", "cyan")
-_BLOCKS = ("wool", "concrete", "terracotta", "oak planks", "stone bricks", "stained glass",
-           "leaves", "quartz", "cobblestone", "sandstone", "spruce logs", "iron blocks", "fences",
-           "stairs", "slabs", "glowstone")
-_SHAPES = ("tall and narrow", "round with a flat base", "long and low to the ground",
-           "roughly symmetrical", "wider at the top than at the bottom", "built around a hollow centre",
-           "compact and boxy", "curved along one side")
 
 
 # ----------------------------------------------------------------------------------------
@@ -282,128 +173,13 @@ def right_probability(quality: float, stage: int, hint: HintInfo | None, label: 
     return min(_MAX_RIGHT, max(0.0, p))
 
 
-def _build(images: Sequence[Mapping[str, str]]) -> tuple[str, int] | None:
-    """(label, stage) of the last image with a stage chunk and a label; None if there is none."""
-    for meta in reversed(images):
-        if STAGE_KEY in meta and meta.get(LABEL_KEY):
-            try:
-                stage = int(meta[STAGE_KEY].strip())
-            except ValueError:
-                stage = 3
-            return meta[LABEL_KEY].strip(), stage
-    return None
-
-
-def _photo_label(images: Sequence[Mapping[str, str]]) -> str | None:
-    for meta in reversed(images):
-        if meta.get(KIND_KEY, "").strip().lower() == "photo" and meta.get(LABEL_KEY):
-            return meta[LABEL_KEY].strip()
-    return None
-
-
-def _previous_guesses(text: str) -> list[str]:
-    """Every X of "Your previous guess is: X. This guess is incorrect" in ``text``."""
-    out: list[str] = []
-    i = text.find(_PREV_MARK)
-    while i >= 0:
-        start = i + len(_PREV_MARK)
-        j = text.find(_PREV_END, start)
-        if j < 0:
-            break
-        out.append(text[start:j].strip())
-        i = text.find(_PREV_MARK, j)
-    return out
-
-
-def _between(text: str, start_mark: str, end_mark: str) -> str | None:
-    j = text.rfind(end_mark)
-    if j < 0:
-        return None
-    i = text.rfind(start_mark, 0, j)
-    if i < 0:
-        return None
-    return text[i + len(start_mark) : j].strip()
-
-
-def _pattern(hint: HintInfo) -> str:
-    """The hint as a compact letter pattern, e.g. ``_______ _ha__``."""
-    words = []
-    for wi, n in enumerate(hint.word_lengths):
-        words.append("".join(hint.revealed.get((wi, li), "_") for li in range(n)))
-    return " ".join(words)
-
-
-# ----------------------------------------------------------------------------------------
-# reading a guess back (the extractor's side)
-# ----------------------------------------------------------------------------------------
-
-#: lower-cased openers of the guess shapes, and whether a leading "a"/"an" is the writer's
-_SHAPES_READ: tuple[tuple[str, bool], ...] = (
-    ("the build represents ", False),
-    ("final guess:", False),
-    ("my best guess is ", False),
-    ("i think this build is ", True),
-    ("my improved guess is ", False),
-    ("answer:", False),
-)
-_STRIP = " \t\r\n*\"'`[]"
-
-
-def _clean(s: str) -> str:
-    prev = None
-    while s != prev:
-        prev = s
-        s = s.strip(_STRIP)
-        if s.endswith("."):
-            s = s[:-1]
-    return s
-
-
-def _is_well_done(s: str) -> bool:
-    return WELL_DONE.lower() in s.lower() or s.strip(" \t\r\n$*\"'`").lower() in ("well done!", "well done")
-
-
-def read_guess(response: str) -> str | None:
-    """The guess in a response written in one of the simulated guesser's shapes, or the whole
-    response when it is one line of at most 6 words; None when there is no guess (including a
-    bare ``$Well done!$``)."""
-    resp = response.strip()
-    if not resp or _is_well_done(resp):
-        return None
-    low = resp.lower()
-    best, best_at, article = -1, -1, False
-    for k, (mark, art) in enumerate(_SHAPES_READ):
-        at = low.rfind(mark)
-        if at > best_at:
-            best, best_at, article = k, at, art
-    if best >= 0:
-        start = best_at + len(_SHAPES_READ[best][0])
-        line = resp[start:].split("\n", 1)[0]
-        cut = line.find(". ")
-        if cut >= 0:
-            line = line[:cut]
-        guess = _clean(line)
-        if article:
-            for a in ("a ", "an "):
-                if guess.lower().startswith(a):
-                    guess = guess[len(a):]
-                    break
-        if guess and guess.lower() != "no answering":
-            return guess
-        return None
-    if "\n" not in resp and len(resp.split()) <= _BARE_MAX_WORDS:
-        guess = _clean(resp)
-        return guess or None
-    return None
-
-
 # ----------------------------------------------------------------------------------------
 # drawing guesses
 # ----------------------------------------------------------------------------------------
 
 
 def _phrase_for(
-    hint: HintInfo, rng: random.Random, words_by_len: dict[int, tuple[str, ...]] = _WORDS_BY_LEN
+    hint: HintInfo, rng: random.Random, words_by_len: dict[int, tuple[str, ...]] = WORDS_BY_LEN
 ) -> str | None:
     """A phrase with the hint's word lengths, each word one of ``words_by_len`` that carries the
     revealed letters (or, failing that, any of the length); None if a length has no word."""
@@ -426,8 +202,8 @@ def _pick(cands: Sequence[str], rng: random.Random, label: str | None, exclude: 
 def _wrong_guess(label: str | None, hint: HintInfo | None, rng: random.Random, exclude: set[str]) -> str:
     """A guess that misses ``label`` (when given) and is not in ``exclude`` (squashed)."""
     if hint is not None:
-        fits = [c for c in _BY_SHAPE.get(hint.word_lengths, ()) if hint.fits(c)]
-        same_shape = _BY_SHAPE.get(hint.word_lengths, ())
+        fits = [c for c in BY_SHAPE.get(hint.word_lengths, ()) if hint.fits(c)]
+        same_shape = BY_SHAPE.get(hint.word_lengths, ())
         got = _pick(fits, rng, label, exclude) or _pick(same_shape, rng, label, exclude)
         if got:
             return got
@@ -457,12 +233,12 @@ def _unseen_guess(hint: HintInfo | None, quality: float, rng: random.Random, exc
     if hint is None:
         return _pick(VOCABULARY, rng, None, exclude) or "mystery object"
     recall = _RECALL_BASE + _RECALL_GAIN * quality
-    fits = [c for c in _BY_SHAPE.get(hint.word_lengths, ()) if hint.fits(c) and rng.random() < recall]
+    fits = [c for c in BY_SHAPE.get(hint.word_lengths, ()) if hint.fits(c) and rng.random() < recall]
     got = _pick(fits, rng, None, exclude)
     if got:
         return got
     for _ in range(4):
-        phrase = _phrase_for(hint, rng, _FILLER_BY_LEN)
+        phrase = _phrase_for(hint, rng, FILLER_BY_LEN)
         if phrase and _squash(phrase) not in exclude:
             return phrase
     return _wrong_guess(None, hint, rng, exclude)
@@ -470,12 +246,11 @@ def _unseen_guess(hint: HintInfo | None, quality: float, rng: random.Random, exc
 
 def _draw_guess(
     quality: float,
-    images: Sequence[Mapping[str, str]],
+    build: tuple[str, int] | None,
     hint: HintInfo | None,
     rng: random.Random,
     exclude: set[str],
 ) -> str:
-    build = _build(images)
     if build is None:
         return _unseen_guess(hint, quality, rng, exclude)
     label, stage = build
@@ -508,7 +283,7 @@ def _final_line(guess: str, rng: random.Random) -> str:
 def _hint_sentence(hint: HintInfo, rng: random.Random) -> str:
     n = len(hint.word_lengths)
     lengths = ", ".join(str(x) for x in hint.word_lengths)
-    pat = _pattern(hint)
+    pat = pattern(hint)
     what = f"a single word of {lengths} letters" if n == 1 else f"{n} words of {lengths} letters"
     s = f"The hint's pattern `{pat}` means the answer is {what}"
     if hint.revealed:
@@ -526,14 +301,14 @@ def _reasoning(
 ) -> list[str]:
     out: list[str] = []
     if images:
-        c1, c2 = rng.sample(_COLOURS, 2)
-        b1, b2 = rng.sample(_BLOCKS, 2)
+        c1, c2 = rng.sample(COLOURS, 2)
+        b1, b2 = rng.sample(BLOCKS, 2)
         out.append(f"The build is made mostly of {c1} {b1}, with {c2} {b2} for the details.")
     else:
         out.append("I cannot see the build, so I have to rely on the hint alone.")
     extra: list[str] = []
     if images:
-        extra.append(f"Its overall shape is {rng.choice(_SHAPES)}.")
+        extra.append(f"Its overall shape is {rng.choice(BUILD_SHAPES)}.")
         if stage == 1:
             extra.append("Only part of it is built so far, so the outline is still unclear.")
         elif stage == 2:
@@ -564,23 +339,24 @@ _NO_GUESS_DIRECT = (
 def _guess_text(
     text: str, last_user: str, images: Sequence[Mapping[str, str]], quality: float, rng: random.Random
 ) -> str:
-    hint = parse_hint(text)
-    previous = _previous_guesses(text)
+    task, example = task_view(text, last_user)
+    hint = parse_hint(task)
+    build = build_of(images, skip_label=example)
+    previous = previous_guesses(text)
     exclude = {_squash(p) for p in previous if p}
-    no_cot = _NO_COT_MARK in last_user
+    no_cot = NO_COT_MARK in last_user
     if rng.random() < _NO_GUESS_RATE:
         if no_cot:
             return rng.choice(_NO_GUESS_DIRECT)
-        c1, b1 = rng.choice(_COLOURS), rng.choice(_BLOCKS)
+        c1, b1 = rng.choice(COLOURS), rng.choice(BLOCKS)
         return f"The build mixes {c1} {b1} with a few other blocks. " + rng.choice(_NO_GUESS_COT)
-    guess = _draw_guess(quality, images, hint, rng, exclude)
+    guess = _draw_guess(quality, build, hint, rng, exclude)
     if rng.random() < 0.15:
         guess = guess[:1].upper() + guess[1:]
     if no_cot:
-        if len(guess.split()) > _BARE_MAX_WORDS:
+        if len(guess.split()) > BARE_MAX_WORDS:
             return f"Answer: {guess}"
         return rng.choice((guess, f"{guess}.", f"Answer: {guess}"))
-    build = _build(images)
     last_prev = previous[-1] if previous and previous[-1].lower() != "no answering" else None
     sentences = _reasoning(images, hint, build[1] if build else None, last_prev, rng)
     return " ".join(sentences) + "\n\n" + _final_line(guess, rng)
@@ -595,13 +371,13 @@ def _new_guess_text(opening: str, guess: str, rng: random.Random) -> str:
 def _self_refine_text(
     text: str, last_user: str, images: Sequence[Mapping[str, str]], quality: float, rng: random.Random
 ) -> str:
-    response = _between(last_user, _SELF_REFINE_RESPONSE, _SELF_REFINE_MARK) or ""
+    response = between(last_user, SELF_REFINE_RESPONSE, SELF_REFINE_MARK) or ""
     prev = read_guess(response)
     hint = parse_hint(text)
-    exclude = {_squash(p) for p in _previous_guesses(text) if p}
+    exclude = {_squash(p) for p in previous_guesses(text) if p}
     if prev:
         exclude.add(_squash(prev))
-    build = _build(images)
+    build = build_of(images)
     u = rng.random()
     if build is None:
         fits = prev is not None and (hint is None or hint.fits(prev))
@@ -621,20 +397,20 @@ def _self_refine_text(
         guess = label
     else:
         guess = _wrong_guess(label, hint, rng, exclude)
-    what = f"`{_pattern(hint)}`" if hint is not None else "the build's shape"
+    what = f"`{pattern(hint)}`" if hint is not None else "the build's shape"
     return _new_guess_text(f"On review, {prev or 'my answer'} does not fit {what} well.", guess, rng)
 
 
 def _retrieval_text(
     text: str, last_user: str, images: Sequence[Mapping[str, str]], quality: float, rng: random.Random
 ) -> str:
-    prev = _between(last_user, _RETRIEVAL_PREV, _RETRIEVAL_PREV_END)
-    photo = _photo_label(images) or prev
+    prev = retrieval_previous(last_user)
+    photo = photo_label(images) or prev
     hint = parse_hint(text)
-    exclude = {_squash(p) for p in _previous_guesses(text) if p}
+    exclude = {_squash(p) for p in previous_guesses(text) if p}
     if prev:
         exclude.add(_squash(prev))
-    build = _build(images)
+    build = build_of(images)
     u = rng.random()
     if build is None:
         if u < 0.5:
@@ -654,7 +430,7 @@ def _retrieval_text(
         guess = label
     else:
         guess = _wrong_guess(label, hint, rng, exclude)
-    c = rng.choice(_COLOURS)
+    c = rng.choice(COLOURS)
     return _new_guess_text(
         f"The real image of {prev or 'my guess'} does not match the build: the {c} parts and the "
         f"proportions are different.", guess, rng)
@@ -672,9 +448,9 @@ _GARBAGE_WITHOUT = (
 
 
 def _extract_text(text: str, rng: random.Random, garbage: bool) -> str:
-    i = text.find(_EXTRACT_MARK)
-    j = text.find(_RESPONSE_MARK, max(i, 0))
-    response = text[j + len(_RESPONSE_MARK):] if j >= 0 else ""
+    i = text.find(EXTRACT_MARK)
+    j = text.find(RESPONSE_MARK, max(i, 0))
+    response = text[j + len(RESPONSE_MARK):] if j >= 0 else ""
     guess = read_guess(response)
     if garbage:
         u = rng.random()
@@ -696,13 +472,13 @@ def _extract_text(text: str, rng: random.Random, garbage: bool) -> str:
 def guess_kind(text: str, last_user_text: str) -> str | None:
     """The GuessBench kind of a request (``extract``, ``self_refine``, ``retrieval_check``,
     ``guess``), or None when it is not a GuessBench request."""
-    if _EXTRACT_MARK in text:
+    if EXTRACT_MARK in text:
         return KIND_EXTRACT
-    if _SELF_REFINE_MARK in last_user_text:
+    if SELF_REFINE_MARK in last_user_text:
         return KIND_SELF_REFINE
-    if _RETRIEVAL_MARK in last_user_text:
+    if RETRIEVAL_MARK in last_user_text:
         return KIND_RETRIEVAL_CHECK
-    if _GAME_MARK in text or (_BUILD_MARK in text and "represents" in text) or _PREV_END in text:
+    if GAME_MARK in text or ASK_MARK in text or (BUILD_MARK in text and "represents" in text) or PREV_END in text:
         return KIND_GUESS
     return None
 

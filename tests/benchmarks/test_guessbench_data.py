@@ -309,7 +309,18 @@ def test_text_bom_crlf_and_whitespace(root):
     (root / "17" / "Hint_3.txt").write_bytes(hint.encode("utf-8"))
     gs = load_set(root / "17")
     assert gs.answer == "Rocking Chair" and gs.letters == 12
-    assert gs.hints == (hint, hint + "\n", hint)  # one trailing newline dropped, inner spaces kept
+    # exactly as the authors' code reads them (Python's text mode): line breaks kept, \r\n read as \n
+    assert gs.hints == (hint + "\n", hint + "\n\n", hint)
+    (root / "17" / "Hint_3.txt").write_bytes(hint.replace("\n", "\r").encode("utf-8"))  # old Mac line breaks
+    assert load_set(root / "17").hints[2] == hint
+
+
+@pytest.mark.parametrize("text", [".", " \u3002\n", "..."])
+def test_an_answer_without_a_letter_is_refused(root, text):
+    # the reference would strip one period and count the empty rest as found in every reply
+    (root / "17" / "Answer.txt").write_text(text, encoding="utf-8")
+    with pytest.raises(DataError, match=r"17/Answer.txt: set 17: Answer.txt has no letter or digit"):
+        load_set(root / "17")
 
 
 def test_numeric_sort_then_names_and_ignored_entries(root):

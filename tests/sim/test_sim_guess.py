@@ -132,6 +132,39 @@ def test_the_build_is_the_last_staged_image():
     assert not any(g and "milk" in g.lower() for g in got)
 
 
+def test_one_shot_reads_the_task_before_the_example():
+    # the reference's layout: the task's build and instruction first, the worked example after
+    milk = generate_hints("Glass of Milk", seed=3)
+    task = load_prompt("guessbench/one_shot_task.txt").render(prompt=INITIAL.render(hint=CHAIR_HINTS[2]))
+    intro = load_prompt("guessbench/one_shot_intro.txt").text
+    shot = [load_prompt("guessbench/one_shot_hint.txt").render(n=str(k), hint=milk[k - 1]) for k in (1, 2, 3)]
+    answer = load_prompt("guessbench/one_shot_answer.txt").render(answer="Glass of Milk")
+    user = "\n".join([task, intro, *shot, answer])
+    images = (build(CHAIR), build("Glass of Milk", 1), build("Glass of Milk", 2), build("Glass of Milk"))
+    got = [read_guess(guess(user, i, images, q=1.0).text) for i in range(200)]
+    p = 0.98 * right_probability(1.0, 3, parse_hint(CHAIR_HINTS[2]), CHAIR)  # the task's build and hint
+    assert abs(sum(is_correct(CHAIR, g) for g in got) / 200 - p) < 0.1
+    assert not any(g and "milk" in g.lower() for g in got)
+    # its wrong guesses fit the task's hint (two words), not the example's (three)
+    wrong = [read_guess(guess(user, i, images, q=0.0).text) for i in range(60)]
+    assert all(g is None or len(g.split()) == 2 for g in wrong)
+
+
+def test_a_previous_guess_inserted_as_the_extractor_reply_is_not_repeated():
+    # the reference inserts the extractor's whole lower-cased reply: "answer: rocking horse"
+    hint = format_hint(CHAIR, frozenset({(0, 3), (0, 5)}))
+    user = REFINE.render(previous_guess="answer: rocking horse", hint=hint)
+    for i in range(60):
+        g = read_guess(guess(user, i, q=0.0).text)
+        assert g is None or g.lower() != "rocking horse"
+
+
+def test_retrieval_check_reads_the_guess_with_the_references_leading_space():
+    # the reference inserts the text after "Answer:" as it is: " armchair"
+    rs = [_check(" armchair", (build(CHAIR), photo("armchair")), i, q=0.0) for i in range(40)]
+    assert any("The real image of armchair does not match" in r.text for r in rs)
+
+
 def test_wrong_guesses_fit_the_hint_and_miss():
     hint = format_hint(CHAIR, frozenset({(0, 3), (0, 5)}))  # ___k_n_ _____: "rocking horse" fits
     info = parse_hint(hint)
@@ -209,7 +242,8 @@ def test_no_cot_reply_is_direct():
     user = NO_COT.render(hint=CHAIR_HINTS[2])
     for i in range(50):
         r = guess(user, i)
-        assert "\n" not in r.text and len(r.text.split()) <= 8
+        # one line: a bare guess, or one of the sentences that commit to nothing
+        assert "\n" not in r.text and (len(r.text.split()) <= 8 or read_guess(r.text) is None)
     assert any(guess(user, i).text.startswith("Answer: ") for i in range(50))
 
 

@@ -14,11 +14,15 @@ are not numbers come after, in string order.  Hidden entries, files and the fold
 ``skip`` (by default ``example`` and ``retrieval``, where the shipped sample keeps its one-shot
 example and its retrieval images) are not sets.
 
-Text files are UTF-8 (a BOM is tolerated, ``\\r\\n`` is read as ``\\n``).  The answer is
-stripped; a hint is kept exactly as written, less one trailing newline, because its symbolic
-lines line letters up with blanks by their spaces.  Images are passed on as their bytes, the type
-read from the bytes, not the file name; each is checked with Pillow first (a PNG's chunks and
-CRCs, which catches truncated and damaged files; any other type is decoded).
+Text files are UTF-8 (a BOM is tolerated; ``\\r\\n`` and ``\\r`` are read as ``\\n``, as Python's
+text mode reads them).  A hint is kept exactly as read, trailing spaces and line breaks included,
+as the authors' code puts it into the prompt (the released files end without a line break).  The
+answer is stripped of surrounding white space (the authors' code matches the file as read, where
+a final line break would make every guess wrong; the released files have none, so no released
+result changes), and must hold a letter or digit (a bare ``.`` loses its period and would match
+every reply).  Images are passed on as their bytes, the type read from the bytes, not the file
+name; each is checked with Pillow first (a PNG's chunks and CRCs, which catches truncated and
+damaged files; any other type is decoded).
 
 Nothing is read from outside the data folder (for :func:`load_set` alone, the set's folder): a
 set folder or file that is a symlink leading out of it, or a symlink loop, is refused with the
@@ -68,7 +72,7 @@ class GuessSet:
     images: tuple[ImagePart, ImagePart, ImagePart]
     """``1.png``, ``2.png``, ``3.png``: the build about 40%, 70% and fully built."""
     hints: tuple[str, str, str]
-    """``Hint_1.txt`` .. ``Hint_3.txt`` as written (less a trailing newline)."""
+    """``Hint_1.txt`` .. ``Hint_3.txt`` exactly as read."""
     folder: Path
     """Where the set was read from."""
 
@@ -152,11 +156,11 @@ def load_set(folder: Path, *, root: Path | None = None) -> GuessSet:
     answer = _read_text(folder, ANSWER_FILE).strip()
     if not answer:
         raise DataError(str(folder / ANSWER_FILE), f"set {set_id}: {ANSWER_FILE} is empty")
+    if not any(c.isalnum() for c in answer):  # "." would match every reply (the gold loses its period)
+        raise DataError(str(folder / ANSWER_FILE), f"set {set_id}: {ANSWER_FILE} has no letter or digit")
     hints = []
     for name in HINT_FILES:
         text = _read_text(folder, name)
-        if text.endswith("\n"):
-            text = text[:-1]
         if not text.strip():
             raise DataError(str(folder / name), f"set {set_id}: {name} is empty")
         hints.append(text)
@@ -175,7 +179,7 @@ def _read_text(folder: Path, name: str) -> str:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise DataError(str(path), f"set {folder.name}: {name} is not UTF-8 (byte {e.start})") from e
-    return text.replace("\r\n", "\n")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _read_image(folder: Path, name: str) -> ImagePart:

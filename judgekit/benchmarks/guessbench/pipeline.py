@@ -5,7 +5,8 @@ The flows themselves (turns, samples, refine rounds, retrieval) are in
 runs the flows concurrently and turns their records into tables:
 
 - ``turns``: one row per turn with every raw reply, every extraction, the vote, the retrievals,
-  the final guess and whether it is right;
+  the extractor's reply the turn was judged on (``extracted``, lower-cased), the guess after its
+  ``Answer:`` and whether the turn is right;
 - ``sets``: one row per (model, approach, task, set) with the (carried-forward) correctness;
 - ``retrievals``: the query -> image mapping of the run (status, sha256 in the image store, URL);
 - ``summary``: Table 2 per (model, approach), with extraction failure counts.
@@ -27,6 +28,7 @@ from ...errors import DataError, SpecError
 from ...metrics.guessbench import accuracy_rows, autobencher, read_earlier_accuracies
 from ...types import GenParams
 from ..base import BenchmarkResult, PlannedCall, require_candidates
+from ..deviations import ours
 from .data import GuessSet, load_set, load_sets
 from .flow import (APPROACHES, Aborted, FlowConfig, PlanCaller, RunCaller, SetOutcome, StopTally, max_calls,
                    run_set, stage_names)
@@ -43,7 +45,11 @@ Approach = Literal["cot", "no_cot", "one_shot", "self_consistency", "self_refine
 
 
 class Options(BaseModel):
-    """``[options]`` of a GuessBench spec."""
+    """``[options]`` of a GuessBench spec.
+
+    Every default is what the authors' evaluation code does; an option declared with
+    :func:`~judgekit.benchmarks.deviations.ours` departs from it when set (listed in
+    ``summary.json`` under ``deviations``)."""
 
     model_config = STRICT_CONFIG  # unknown keys, loose types, inf and nan are spec errors
 
@@ -52,17 +58,35 @@ class Options(BaseModel):
                                        description="cot (default, with chain of thought), no_cot, one_shot, "
                                                    "self_consistency, self_refine, image_retrieval, image_only, "
                                                    "hint_only")
-    sc_samples: int = Field(3, ge=2, description="self-consistency samples per turn")
-    sc_temperature: float | None = Field(None, ge=0, le=2, description="self-consistency sampling temperature; None = the "
-                                                           "provider's default, as the paper")
-    sc_tie_break: Literal["first", "last"] = Field("first", description="a vote tie goes to the guess seen first "
-                                                                        "(authors' code) or last (paper's text)")
-    refine_rounds: int = Field(2, ge=1, description="self-refine / image-retrieval review rounds after the guess "
-                                                    "(paper: 2; authors' code: 3)")
+    match: Literal["reply", "answer"] = ours(
+        "reply", reference="looks for the gold answer in the whole lower-cased extractor reply",
+        description="answer: only in the guess after the extractor's last 'Answer:' (markers that only quote the "
+                    "guesser's response set aside)")
+    vote: Literal["reply", "answer"] = ours(
+        "reply", reference="self-consistency votes on the whole lower-cased extractor replies",
+        description="answer: vote on the extracted guesses (white space collapsed; no guess is no vote)")
+    previous_guess: Literal["reply", "answer"] = ours(
+        "reply", reference="inserts the previous turn's whole lower-cased extractor reply ('answer: cat')",
+        description="answer: insert the extracted guess ('cat'; 'No Answering' when there is none)")
+    sc_samples: int = ours(3, reference="3 self-consistency samples", ge=2,
+                           description="self-consistency samples per turn")
+    sc_temperature: float | None = ours(None, reference="sends no temperature with the samples (provider default)",
+                                        ge=0, le=2, description="self-consistency sampling temperature")
+    sc_seed: bool = ours(False, reference="sends no seed with the samples",
+                         description="send the model's seed (or 0) + i with sample i, so samples are reproducible "
+                                     "(and differ on a server whose reply is a function of the request)")
+    sc_tie_break: Literal["first", "last"] = ours(
+        "first", reference="a vote tie goes to the reply seen first (max over a Counter)",
+        description="last: to the one seen last (the paper's text)")
+    refine_rounds: int = ours(3, reference="3 review rounds (the paper says 2)", ge=1,
+                              description="self-refine / image-retrieval review rounds after the guess")
+    stop_signal: Literal["exact", "lenient"] = ours(
+        "exact", reference="stops on a reply containing '$Well done!$' exactly, unless it quotes the prompt's sentence",
+        description="lenient: also any case, and a reply that is only 'Well done!' (with or without $, ** or quotes)")
+    retrieval_source: str = ours("Google Images", reference="the retrieval prompt says 'from Google Images'",
+                                 description="where the retrieval prompt says the image comes from")
     one_shot_example: str = Field("samples:guessbench/example", description="a build-set folder (real layout) "
                                                                             "used as the worked example")
-    retrieval_source: str = Field("Google Images", description="where the retrieval prompt says the image "
-                                                               "comes from (the paper's wording by default)")
     earlier_benchmarks: str | None = Field(None, description="CSV model,<bench>,... of the candidates' accuracies "
                                                              "on earlier benchmarks, for AutoBencher novelty")
     autobencher_approach: str = Field("cot", description="the approach whose accuracies feed AutoBencher")
@@ -127,9 +151,14 @@ def _config(prep: Prepared) -> FlowConfig:
         example=prep.example,
         sc_samples=o.sc_samples,
         sc_temperature=o.sc_temperature,
+        sc_seed=o.sc_seed,
         sc_tie_break=o.sc_tie_break,
         rounds=o.refine_rounds,
         retrieval_source=o.retrieval_source,
+        match=o.match,
+        vote=o.vote,
+        previous_guess=o.previous_guess,
+        stop_signal=o.stop_signal,
     )
 
 
@@ -219,8 +248,8 @@ def _result(prep: Prepared, outcomes: dict[tuple[str, str, str, str], SetOutcome
             for rec in out.turns:
                 if rec.extraction_outcome in counts:
                     counts[rec.extraction_outcome] += 1
-                turns.append({**key, "turn": rec.turn, "answer": gs.answer, "guess": rec.guess,
-                              "correct": rec.correct, "extraction": rec.extraction_outcome, "stop": rec.stop,
+                turns.append({**key, "turn": rec.turn, "answer": gs.answer, "extracted": rec.extracted,
+                              "guess": rec.guess, "correct": rec.correct, "extraction": rec.extraction_outcome, "stop": rec.stop,
                               "votes": json.dumps(rec.votes) if rec.votes is not None else None,
                               "vote_tied": rec.vote_tied, "replies": json.dumps(rec.replies),
                               "extractions": json.dumps(rec.extractions), "final_reply": rec.final_reply,

@@ -84,9 +84,10 @@ def set_seed_tag(set_id: str) -> str:
 def _write_set(folder: Path, answer: str, hints: tuple[str, str, str], seed_tag: str) -> None:
     for name, data in zip(IMAGE_FILES, build_images(answer, seed_tag)):
         _write(folder / name, data)
+    # no final line break, as the released files: the authors' code puts a hint into the prompt as read
     for name, hint in zip(HINT_FILES, hints):
-        _write(folder / name, (hint + "\n").encode("utf-8"))
-    _write(folder / ANSWER_FILE, (answer + "\n").encode("utf-8"))
+        _write(folder / name, hint.encode("utf-8"))
+    _write(folder / ANSWER_FILE, answer.encode("utf-8"))
 
 
 def write_sample(out_dir: str | Path) -> Path:
