@@ -150,3 +150,89 @@ def test_two_names_for_one_index_is_an_error(tmp_path):
     (tmp_path / "01.png").write_bytes(png((0, 0, 200)))
     with pytest.raises(DataError, match=r"index 1 again"):
         load_folder(tmp_path)
+
+
+# -- the released layout: MMGenBench-Test.tsv + MMGenBench-Test-label-index.json, MMGenBench-Domain.tsv --
+@pytest.fixture
+def released(tmp_path):
+    d = tmp_path / "MMGenBench-data"
+    d.mkdir()
+    write_tsv(d / "MMGenBench-Test.tsv", [(str(i), b64(png((40 * i, 0, 0)))) for i in range(4)],
+              header=("index", "image"))
+    (d / "MMGenBench-Test-label-index.json").write_text(json.dumps({"Artistic": [0, 3], "Count": ["1", 3],
+                                                                    "Text": []}))
+    (d / "MMGenBench-Test-label-count.json").write_text(json.dumps({"Artistic": 2, "Count": 2, "Text": 0}))
+    write_tsv(d / "MMGenBench-Domain.tsv", [(str(i), b64(jpeg())) for i in range(3)], header=("index", "image"))
+    return d
+
+
+def test_released_test_tsv_reads_the_label_index_beside_it(released):
+    s = load_data(released / "MMGenBench-Test.tsv")
+    assert s.labels == str(released / "MMGenBench-Test-label-index.json")
+    assert [(it.item_id, it.index, it.patterns) for it in s.items] == [
+        ("0", 0, ("Artistic",)), ("1", 1, ("Count",)), ("2", 2, ()), ("3", 3, ("Artistic", "Count"))]
+    assert s.patterns == {"Artistic": ["0", "3"], "Count": ["1", "3"]}
+    assert s.items[0].source.endswith("MMGenBench-Test.tsv, row 1")
+    # a limit loads fewer rows; the label index is still checked against all of them
+    assert [it.item_id for it in load_data(released / "MMGenBench-Test.tsv", limit=2).items] == ["0", "1"]
+
+
+def test_released_domain_tsv_has_no_labels(released):
+    s = load_data(released / "MMGenBench-Domain.tsv")
+    assert s.labels is None and [it.item_id for it in s.items] == ["0", "1", "2"]
+    assert s.patterns == {} and s.items[0].mime == "image/jpeg"
+
+
+def test_a_label_index_given_for_a_tsv_wins_over_its_column_and_the_one_beside_it(released, tmp_path):
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"Motion": [2]}))
+    s = load_data(released / "MMGenBench-Test.tsv", labels=other)
+    assert s.patterns == {"Motion": ["2"]} and s.labels == str(other)
+    p = write_tsv(tmp_path / "with_column.tsv", [("0", b64(png()), "Color"), ("1", b64(png()), "Text")])
+    assert load_data(p).patterns == {"Color": ["0"], "Text": ["1"]}  # no label index: the column
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps({"Motion": [1]}))
+    assert load_data(p, labels=one).patterns == {"Motion": ["1"]}  # a label index: the column is not read
+
+
+def test_released_label_index_errors_name_the_file_and_pattern(released):
+    labels = released / "MMGenBench-Test-label-index.json"
+    labels.write_text(json.dumps({"Artistic": [0], "Count": [7]}))
+    with pytest.raises(DataError, match=r"MMGenBench-Test-label-index.json.*'Count'.*index 7 names no image of "
+                                        r"MMGenBench-Test.tsv"):
+        load_data(released / "MMGenBench-Test.tsv", limit=1)
+    labels.write_text('{"Artistic": [0, "x"]}')
+    with pytest.raises(DataError, match=r"label-index.json.*'Artistic'.*'x' is not an image index"):
+        load_data(released / "MMGenBench-Test.tsv")
+
+
+def test_released_tsv_bad_rows_name_file_row_and_field(released):
+    p = released / "MMGenBench-Test.tsv"
+    good = p.read_text().splitlines()
+    p.write_text("\n".join(good[:3] + ["3"] + good[4:]) + "\n")
+    with pytest.raises(DataError, match=r"MMGenBench-Test.tsv.*row 3.*1 fields, header has 2"):
+        load_data(p)
+    p.write_text("\n".join(good[:2] + ["1\t" + b64(b"GIF89a but not really")] + good[3:]) + "\n")
+    with pytest.raises(DataError, match=r"MMGenBench-Test.tsv.*row 2, column 'image': unreadable image"):
+        load_data(p)
+    p.write_text("\n".join(good[:2] + ["007\t" + good[1].split("\t")[1], "7\t" + good[1].split("\t")[1]]) + "\n")
+    with pytest.raises(DataError, match=r"row 3, column 'index': index 7 appears twice \(first on row 2\)"):
+        load_tsv(p)
+
+
+def test_the_release_folder_itself_points_at_its_tsvs(released):
+    with pytest.raises(DataError, match=r"no images .* it holds MMGenBench-Domain.tsv, MMGenBench-Test.tsv: set "
+                                        r"data to one of them"):
+        load_data(released)
+
+
+def test_a_label_index_beside_a_tsv_that_links_out_is_refused(released, tmp_path):
+    import os
+
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text(json.dumps({"A": [0]}))
+    labels = released / "MMGenBench-Test-label-index.json"
+    labels.unlink()
+    os.symlink(outside, labels)
+    with pytest.raises(DataError, match="MMGenBench-Test-label-index.json"):
+        load_data(released / "MMGenBench-Test.tsv")

@@ -18,6 +18,7 @@ from run_helpers import read_csv, stage_rows  # noqa: E402
 from judgekit.blobs import BlobStore
 from judgekit.config import load_spec
 from judgekit.local import read_vector
+from judgekit.parsers.mmgenbench import reference_caption
 from judgekit.runner import RunOptions, blob_dir_for, estimate_spec, run_spec
 
 if not all(importlib.util.find_spec(m) for m in ("judgekit_local", "torch", "diffusers", "transformers")):
@@ -79,9 +80,15 @@ async def test_all_stages_metrics_report_and_resume(tmp_path):
         assert float(g["sim"]) == pytest.approx(float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)), abs=1e-12)
         assert blobs.has(g["image_sha256"])
     caps = read_csv(out / "captions.csv")
-    assert all(len(c["caption"].split()) <= 70 for c in caps)
+    assert all(len(c["caption"].split(" ")) <= 70 for c in caps)  # the reference's cut: pieces of split(' ')
     assert all(c["raw"] for c in caps)
-    ref = json.loads((out / "summary.json").read_text())["reference_format"]
+    assert all(c["caption"] == reference_caption(c["raw"]).text for c in caps)
+    # every generated image was encoded after the reference's JPEG round trip, kept once in the store
+    copies = list((blob_dir_for(tmp_path / "cache.duckdb") / "derived" / "jpeg-q75").iterdir())
+    assert len(copies) == len({g["image_sha256"] for g in read_csv(out / "generations.csv")})
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["deviations"] == []  # defaults: the authors' rules (MMGenBench has no injection guard)
+    ref = summary["reference_format"]
     assert set(ref["sim-strong"]["tiny-sd"]) == {"sim", "fid"}
     assert (out / "report.html").exists()
 
@@ -173,14 +180,18 @@ async def test_killed_at_a_stage_resumes_without_redrawing(tmp_path, stage, at):
 
 
 def test_report_links_resolve_to_the_images(tmp_path):
-    """report.html of a real run: every linked image exists, each section shows original and
-    generated side by side."""
+    """report.html of a run on the released layout (the sample's MMGenBench-Test.tsv and the
+    label index beside it): every linked image exists, each section shows original and generated
+    side by side."""
     import asyncio
     import re
     from urllib.parse import unquote
 
-    done = asyncio.run(run_spec(spec("options.report_items=2"), opts(tmp_path, limit=6)))
+    done = asyncio.run(run_spec(spec("options.report_items=2", "data='samples:mmgenbench/MMGenBench-Test.tsv'"),
+                                opts(tmp_path, limit=6)))
     assert done.exit_code == 0, done.failed_items
+    assert done.summary["labels"].endswith("MMGenBench-Test-label-index.json")
+    assert {p["pattern"] for p in done.summary["patterns"]} >= {"Position", "Symbol"}
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     srcs = re.findall(r'<img [^>]*src="([^"]+)"', page)
     # 2 candidates x 2 generators x (best 2 + worst 2) items, two images each

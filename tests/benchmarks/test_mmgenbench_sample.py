@@ -9,7 +9,9 @@ from pathlib import Path
 
 from PIL import Image
 
-from judgekit.benchmarks.mmgenbench.sample import N_IMAGES, TSV_ROWS, main, sample_scene, write_sample
+from judgekit.benchmarks.mmgenbench.data import load_data
+from judgekit.benchmarks.mmgenbench.sample import (DOMAIN_ROWS, DOMAIN_TSV, N_IMAGES, TEST_LABELS, TEST_TSV, TSV_ROWS,
+                                                   domain_scene, main, sample_scene, write_sample)
 from judgekit.pngtext import read_png_text
 from judgekit.resources import samples_dir
 from judgekit.sim.scenes import PATTERNS, scene_from_png, scene_patterns
@@ -52,18 +54,35 @@ def test_labels_are_the_real_format_with_three_images_per_pattern():
             assert im.size == (256, 256)
 
 
-def test_tsv_holds_the_first_images_and_their_patterns():
-    lines = (ROOT / "sample.tsv").read_text().splitlines()
-    assert lines[0].split("\t") == ["index", "image", "patterns"]
+def test_released_layout_holds_the_first_images_and_their_label_index():
+    lines = (ROOT / TEST_TSV).read_text().splitlines()
+    assert lines[0].split("\t") == ["index", "image"]
     assert len(lines) == TSV_ROWS + 1
-    labels = json.loads((ROOT / "labels.json").read_text())
     for line in lines[1:]:
-        index, image, patterns = line.split("\t")
+        index, image = line.split("\t")
         png = base64.b64decode(image)
         assert scene_from_png(png) == sample_scene(int(index))
         with Image.open(io.BytesIO(png)) as x, Image.open(ROOT / "images" / f"{index}.png") as y:
             assert x.tobytes() == y.tobytes()
-        assert patterns.split(",") == [p for p in PATTERNS if int(index) in labels[p]]
+    labels = json.loads((ROOT / "labels.json").read_text())
+    released = json.loads((ROOT / TEST_LABELS).read_text())
+    assert list(released) == list(PATTERNS)
+    assert released == {p: [i for i in idx if i < TSV_ROWS] for p, idx in labels.items()}
+    # loaded as released: the label index beside the TSV is found and read
+    s = load_data(ROOT / TEST_TSV)
+    assert s.labels == str(ROOT / TEST_LABELS) and len(s.items) == TSV_ROWS
+    assert {it.item_id: set(it.patterns) for it in s.items} == {
+        str(i): {p for p, idx in labels.items() if i in idx} for i in range(TSV_ROWS)}
+
+
+def test_domain_tsv_is_the_released_layout_without_labels():
+    lines = (ROOT / DOMAIN_TSV).read_text().splitlines()
+    assert lines[0].split("\t") == ["index", "image"] and len(lines) == DOMAIN_ROWS + 1
+    s = load_data(ROOT / DOMAIN_TSV)
+    assert s.labels is None and s.patterns == {}
+    assert [it.item_id for it in s.items] == [str(i) for i in range(DOMAIN_ROWS)]
+    for it in s.items:
+        assert scene_from_png(it.data) == domain_scene(it.index) != sample_scene(it.index)
 
 
 def test_sample_is_reached_as_a_shipped_sample_and_the_cli_writes(tmp_path):

@@ -1,5 +1,13 @@
-"""MMGenBench's inputs: a folder of images (any domain) with an optional label-index JSON, or a TSV
-with base64 images.
+"""MMGenBench's inputs: the released TSVs with their label-index JSON, a folder of images (any
+domain) with an optional label-index JSON, or a TSV with base64 images and a patterns column.
+
+Released layout
+    MMGenBench as released (Hugging Face ``lerogo/MMGenBench``) is ``MMGenBench-Test.tsv``
+    (VLMEvalKit's TSV: ``index``, ``image`` as base64) with ``MMGenBench-Test-label-index.json``
+    beside it, and ``MMGenBench-Domain.tsv`` with no labels.  ``data`` names the TSV; the label
+    index beside it, ``<name>-label-index.json``, is read when it exists (``labels`` names
+    another).  The other files of the release (``*-label-count.json``, ``MMGenBench-Test.json``,
+    ``MMGenBench-Domain.json``) are not read by the authors' evaluation code, nor here.
 
 Folder
     ``data`` names a folder of images (``.png .jpg .jpeg .webp .bmp .gif``; sub-folders are not
@@ -15,8 +23,10 @@ Label index
     index that names no image is an error naming the file, pattern and index.
 TSV
     A header row and the columns ``index`` and ``image`` (base64), and optionally ``patterns``
-    (comma-separated names) or ``category``.  An ``image`` of at most 64 characters that equals
-    another row's ``index`` is a pointer to that row's image (VLMEvalKit's convention, one hop).
+    (comma-separated names) or ``category``, read only when no label-index JSON goes with the TSV.
+    An ``image`` of at most 64 characters that equals another row's ``index`` is a pointer to that
+    row's image (VLMEvalKit's convention, one hop).  A label index's indices are the ``index``
+    column's values (as the reference's ``sim[str(index)]``); one that names no row is an error.
 
 Every image is checked to decode (Pillow; JPEGs at reduced scale, which still finds truncated
 files).  An unreadable image is an error naming the file (and the TSV row); with
@@ -41,8 +51,8 @@ from ...tables import read_json, read_rows
 from ...types import ImagePart
 from ..creation_mmbench.data import _raise_field_limit, image_mime
 
-__all__ = ["MMGenItem", "LoadedSet", "IMAGE_SUFFIXES", "PATTERNS", "load_data", "load_folder", "load_tsv",
-           "load_label_index"]
+__all__ = ["MMGenItem", "LoadedSet", "IMAGE_SUFFIXES", "PATTERNS", "LABEL_INDEX_SUFFIX", "load_data", "load_folder",
+           "load_tsv", "load_label_index", "released_label_index"]
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif")
 #: MMGenBench-Test's 13 image patterns (paper, Table 1; any other names are accepted too)
@@ -93,20 +103,37 @@ class LoadedSet:
         return out
 
 
+#: the released label index of ``<name>.tsv`` is ``<name>-label-index.json`` beside it
+LABEL_INDEX_SUFFIX = "-label-index.json"
+
+
 def load_data(path: str | Path, *, labels: str | Path | None = None, limit: int | None = None,
               skip_unreadable: bool = False) -> LoadedSet:
-    """A folder or a TSV (by what ``path`` is); ``labels`` overrides the folder's ``labels.json``."""
+    """A folder or a TSV (by what ``path`` is); ``labels`` overrides the label index found beside
+    the data (a folder's ``labels.json``, a TSV's ``<name>-label-index.json``)."""
     p = Path(path)
     if p.is_dir():
         return load_folder(p, labels=labels, limit=limit, skip_unreadable=skip_unreadable)
     if not p.exists():
         raise DataError(str(p), "no such file or folder")
     if p.suffix.lower() in (".tsv", ".txt"):
-        if labels is not None:
-            raise DataError(str(p), "a label-index JSON goes with a folder of images; a TSV carries its "
-                                    "patterns in its `patterns` column")
-        return load_tsv(p, limit=limit, skip_unreadable=skip_unreadable)
+        if labels is None:
+            labels = released_label_index(p)
+        return load_tsv(p, labels=labels, limit=limit, skip_unreadable=skip_unreadable)
     raise DataError(str(p), "expected a folder of images or a .tsv file")
+
+
+def released_label_index(tsv: Path) -> Path | None:
+    """``<name>-label-index.json`` beside ``<name>.tsv`` if it exists (a symlink leading out of the
+    TSV's folder is refused, as every loader's)."""
+    found = tsv.with_name(tsv.stem + LABEL_INDEX_SUFFIX)
+    if not found.exists() and not found.is_symlink():
+        return None
+    try:
+        resolve_inside(tsv.parent.resolve(), found)
+    except PathRefused as e:
+        raise DataError(str(found), str(e)) from None
+    return found
 
 
 # -- folder ---------------------------------------------------------------------------------------
@@ -130,7 +157,10 @@ def load_folder(folder: str | Path, *, labels: str | Path | None = None, limit: 
     files = sorted((f for f in listed if f.is_file()),
                    key=lambda f: (_numeric(f.stem) is None, _numeric(f.stem) or 0, f.name))
     if not files:
-        raise DataError(str(images_dir), f"no images ({', '.join(IMAGE_SUFFIXES)}) in this folder")
+        tables = sorted(f.name for f in listed_tables(images_dir))
+        hint = (f"; it holds {', '.join(tables)}: set data to one of them (the released MMGenBench layout)"
+                if tables else "")
+        raise DataError(str(images_dir), f"no images ({', '.join(IMAGE_SUFFIXES)}) in this folder{hint}")
     stems = [f.stem for f in files]
     dup = _first_duplicate(stems)
     if dup is not None:
@@ -152,7 +182,7 @@ def load_folder(folder: str | Path, *, labels: str | Path | None = None, limit: 
             raise DataError(str(label_file), str(e)) from None
     by_index: dict[int, list[str]] = {}
     if label_file is not None:
-        by_index = load_label_index(label_file, known=set(indices))
+        by_index = load_label_index(label_file, known=set(indices), of="the folder")
     items: list[MMGenItem] = []
     skipped: list[tuple[str, str]] = []
     for f, idx in zip(files, indices):
@@ -177,9 +207,10 @@ def load_folder(folder: str | Path, *, labels: str | Path | None = None, limit: 
     return LoadedSet(items, str(root), str(label_file) if label_file else None, skipped)
 
 
-def load_label_index(path: str | Path, *, known: set[int] | None = None) -> dict[int, list[str]]:
+def load_label_index(path: str | Path, *, known: set[int] | None = None,
+                     of: str = "the data") -> dict[int, list[str]]:
     """A label-index JSON as index -> patterns (in the file's order).  With ``known``, an index
-    that is not among them is an error."""
+    that is not among them is an error (naming ``of``, where the images are)."""
     p = Path(path)
     raw = read_json(p)  # unreadable, not UTF-8 or bad JSON: a DataError naming the file
     if not isinstance(raw, dict):
@@ -193,7 +224,7 @@ def load_label_index(path: str | Path, *, known: set[int] | None = None) -> dict
                 raise DataError(str(p), f"pattern {pattern!r}: {v!r} is not an image index", column=pattern)
             idx = int(v)
             if known is not None and idx not in known:
-                raise DataError(str(p), f"pattern {pattern!r}: index {idx} names no image of the folder",
+                raise DataError(str(p), f"pattern {pattern!r}: index {idx} names no image of {of}",
                                 column=pattern)
             names = out.setdefault(idx, [])
             if pattern not in names:
@@ -202,7 +233,10 @@ def load_label_index(path: str | Path, *, known: set[int] | None = None) -> dict
 
 
 # -- TSV ------------------------------------------------------------------------------------------
-def load_tsv(path: str | Path, *, limit: int | None = None, skip_unreadable: bool = False) -> LoadedSet:
+def load_tsv(path: str | Path, *, labels: str | Path | None = None, limit: int | None = None,
+             skip_unreadable: bool = False) -> LoadedSet:
+    """A TSV of base64 images; patterns from the label-index JSON ``labels`` when given, else from
+    a ``patterns`` or ``category`` column if there is one."""
     p = str(path)
     _raise_field_limit()
     header, rows = read_rows(p, delimiter="\t", kind="TSV")
@@ -214,14 +248,19 @@ def load_tsv(path: str | Path, *, limit: int | None = None, skip_unreadable: boo
     index_of: dict[str, int] = {}
     cells_of: list[tuple[int, str, list[str]]] = []
     for n, cells in rows:
-        idx = cells[pos["index"]].strip()
-        if _numeric(idx) is None:
-            raise DataError(p, f"index {shown_path(idx)} is not an integer", row=n, column="index")
+        value = _numeric(cells[pos["index"]])
+        if value is None:
+            raise DataError(p, f"index {shown_path(cells[pos['index']].strip())} is not an integer", row=n,
+                            column="index")
+        idx = str(value)  # 7 and 007 are one index, as pandas reads them
         if idx in index_of:
             raise DataError(p, f"index {idx} appears twice (first on row {index_of[idx]})", row=n, column="index")
         index_of[idx] = n
         cells_of.append((n, idx, cells))
     raw_image = {idx: cells[pos["image"]].strip() for _, idx, cells in cells_of}
+    by_index: dict[int, list[str]] | None = None
+    if labels is not None:  # checked against every row, also under a limit
+        by_index = load_label_index(labels, known={int(i) for i in index_of}, of=Path(p).name)
     items: list[MMGenItem] = []
     skipped: list[tuple[str, str]] = []
     for n, idx, cells in cells_of:
@@ -249,16 +288,26 @@ def load_tsv(path: str | Path, *, limit: int | None = None, skip_unreadable: boo
             skipped.append((where, why))
             continue
         patterns: tuple[str, ...] = ()
-        if label_col is not None:
+        if by_index is not None:
+            patterns = tuple(by_index.get(int(idx), ()))
+        elif label_col is not None:
             patterns = tuple(dict.fromkeys(x.strip() for x in cells[pos[label_col]].split(",") if x.strip()))
         items.append(MMGenItem(idx, int(idx), where, patterns, data=data, mime=image_mime(data) or "image/png"))
-    return LoadedSet(items, p, None, skipped)
+    return LoadedSet(items, p, str(labels) if labels is not None else None, skipped)
 
 
 # -- helpers ---------------------------------------------------------------------------------------
 def _numeric(s: str) -> int | None:
     s = s.strip()  # (at most 18 digits: a longer one is no index, and int() refuses > 4300 digits)
     return int(s) if s.isdigit() and s.isascii() and len(s) <= 18 else None
+
+
+def listed_tables(folder: Path) -> list[Path]:
+    """The TSVs directly in ``folder`` (for the hint when ``data`` names the release's folder)."""
+    try:
+        return [f for f in folder.iterdir() if f.suffix.lower() == ".tsv" and f.is_file()]
+    except OSError:
+        return []
 
 
 def _first_duplicate(values: list[str]) -> str | None:

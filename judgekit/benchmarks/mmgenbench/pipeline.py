@@ -4,15 +4,21 @@ Per image (one flow each, many at once):
 
 1. ``encode/original``: the encoder (``roles.encoder``, a local ``embed_image`` model) encodes the
    original once; every candidate and generator reuses that vector;
-2. ``caption``: each candidate (``roles.candidates``, API or local) gets the image and the paper's
-   Fig. 16 prompt (``prompts/mmgenbench/caption.txt``); the reply is cleaned up and cut to 70
-   words (:mod:`judgekit.parsers.mmgenbench`); raw and cleaned captions are both kept;
+2. ``caption``: each candidate (``roles.candidates``, API or local) gets the image and then the
+   prompt of the authors' code (VLMEvalKit's ``MMGenBench.prompt_list[0]``, the paper's Fig. 16:
+   ``prompts/mmgenbench/caption.txt``, byte for byte, its leading newline included); the reply is
+   cleaned up by the reference's rule, or judgekit's with ``options.clean_captions``
+   (:mod:`judgekit.parsers.mmgenbench`); raw and cleaned captions are both kept;
 3. ``generate``: each generator (``roles.generators``: local diffusers pipelines or an images API)
    draws the cleaned caption with the item's seed, ``options.seed + index``: the same for every
-   candidate and generator, so a difference between two captions is never a difference of noise.
-   Images go to the content-addressed store (``<cache>.blobs/``) and every call is cached, so a
-   resumed run never draws a finished image again;
-4. ``encode/generated``: the encoder encodes each generated image;
+   candidate and generator, so a difference between two captions is never a difference of noise
+   (the reference seeds nothing but Kolors).  Images go to the content-addressed store
+   (``<cache>.blobs/``) and every call is cached, so a resumed run never draws a finished image
+   again.  A caption that is empty after clean-up is not drawn (the providers refuse an empty
+   prompt; the reference would draw it) and is counted under ``empty_captions``;
+4. ``encode/generated``: the encoder encodes each generated image after the reference's JPEG
+   round trip (:mod:`.jpeg`: Pillow's default JPEG, as the reference stores generated images), or
+   as drawn with ``options.lossless_generated``;
 5. metrics (:mod:`judgekit.metrics.mmgenbench`): SIM per image (cosine of the two vectors), its
    mean and std overall and per pattern, and FID per (candidate, generator) over the images both
    sides of which were encoded.
@@ -41,12 +47,14 @@ from ...blobs import BlobMissing
 from ...config import STRICT_CONFIG
 from ...engine import Engine
 from ...errors import SpecError
-from ...parsers.mmgenbench import Caption, clean_caption
+from ...parsers.mmgenbench import Caption, clean_caption, reference_caption
 from ...resources import Prompt, load_prompt
 from ...types import ChatRequest, GenParams, ImagePart, Message
 from ..base import BenchmarkResult, PlannedCall, require_candidates
 from ..calls import Aborted, FlowCaller, each_item, generation_tokens
+from ..deviations import ours
 from .data import LoadedSet, MMGenItem, load_data
+from .jpeg import JpegCopies
 from .results import build_result
 
 __all__ = ["Options", "Prepared", "prepare", "plan", "run", "stages", "CAPTION_PROMPT"]
@@ -75,11 +83,24 @@ class Options(BaseModel):
     model_config = STRICT_CONFIG  # unknown keys, loose types, inf and nan are spec errors
 
     labels: str | None = Field(None, description="a label-index JSON (pattern -> image indices); default: "
-                                                  "labels.json beside the images, if there is one")
+                                                  "labels.json beside a folder's images, or <name>-label-index.json "
+                                                  "beside <name>.tsv (MMGenBench-Test-label-index.json), if there "
+                                                  "is one")
     skip_unreadable: bool = Field(False, description="leave out images that do not decode (listed in "
                                                      "summary.json) instead of stopping with an error")
-    max_words: int = Field(70, ge=1, description="captions are cut to this many words before generation "
-                                                 "(the reference: 70)")
+    clean_captions: bool = ours(False, reference="drops a final </s>, every <|im_end|> if the caption ends with "
+                                                 "one, outer double quotes, final newlines and outer spaces; cuts "
+                                                 "at 70 pieces of split(' ')",
+                                description="judgekit's clean-up: chat-template leftovers anywhere, all double "
+                                            "quotes, wrapping single quotes, whitespace runs collapsed, cut at "
+                                            "max_words whitespace-separated words")
+    max_words: int = ours(70, ge=1, reference="70", description="captions are cut to this many words (pieces of "
+                                                               "split(' ') under the reference rule) before "
+                                                               "generation")
+    lossless_generated: bool = ours(False, reference="saves each generated image as a JPEG (Pillow's default, "
+                                                     "quality 75) and encodes that",
+                                    description="encode each generated image as the generator returned it, "
+                                                "without the JPEG round trip")
     seed: int = Field(0, ge=0, description="the image with index k is generated with seed + k")
     report_items: int = Field(4, ge=0, description="best and worst images per candidate and generator in "
                                                    "report.html")
@@ -168,6 +189,8 @@ class _Flow:
         self.params = {a: spec.models[a].params.gen_params() for a in prep.candidates}
         # output tokens of a generation: an images API's image tokens; a local pipeline has none
         self.expected_image_tokens = {g: generation_tokens(engine, g) for g in prep.generators}
+        self.clean = clean_caption if prep.options.clean_captions else reference_caption
+        self.jpeg = None if prep.options.lossless_generated else JpegCopies(engine.blobs)
 
     def seed_of(self, item: MMGenItem) -> int:
         return self.prep.options.seed + item.index
@@ -214,7 +237,7 @@ class _Flow:
                 out.generations[(cand, g)] = GenerationRecord(self.seed_of(item), error="no caption", stage=CAPTION)
             return
         rec.raw = r.text if real else _STANDIN_CAPTION
-        rec.caption = clean_caption(rec.raw, self.prep.options.max_words)
+        rec.caption = self.clean(rec.raw, self.prep.options.max_words)
         if not rec.caption.text:
             rec.error = "the caption is empty after clean-up"
             for g in self.prep.generators:
@@ -251,6 +274,13 @@ class _Flow:
                 rec.error, rec.stage = f"unexpected generator reply ({type(e).__name__}: {e})", GENERATE
                 return
             drawn = ImagePart(data, rec.image.get("mime") or "image/png", sha256=sha)
+            if self.jpeg is not None:  # what the reference encodes: the image saved as a JPEG
+                try:
+                    drawn = await asyncio.to_thread(self.jpeg.copy_of, drawn)
+                except Exception as e:  # noqa: BLE001 - an image Pillow cannot decode or save
+                    rec.error, rec.stage = (f"the generated image cannot be saved as JPEG "
+                                            f"({type(e).__name__}: {e})"), GENERATE
+                    return
         else:
             drawn = original  # the estimate's stand-in drawing
         ereq = ChatRequest(self.prep.encoder, (Message("user", (drawn,)),), stage=ENCODE_GENERATED,

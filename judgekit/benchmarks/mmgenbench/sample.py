@@ -1,4 +1,5 @@
-"""The shipped MMGenBench sample: 36 synthetic images in MMGenBench-Test's layout.
+"""The shipped MMGenBench sample: 36 synthetic images in MMGenBench-Test's layout, and small
+TSVs in the released layout of MMGenBench-Test and MMGenBench-Domain.
 
 None of it comes from the real benchmark.  Each image is a simple scene (:mod:`judgekit.sim.scenes`:
 shapes of named colours and sizes on a 3 x 3 grid, a background, maybe a ground band, a word, a
@@ -8,12 +9,16 @@ patterns leads some images; its labels are :func:`~judgekit.sim.scenes.scene_pat
 scene (multi-label, as in the real set).  Every PNG carries its scene as JSON in the
 ``judgekit-scene`` tEXt chunk, which the simulator reads to "see" it; real models ignore it.
 
+The Domain TSV's images are scenes of their own: ``random_scene(Random("mmgenbench-domain-<i>"),
+LEAD_ORDER[i % 13])``.
+
 Files::
 
-    images/0.png ... images/35.png   the images (index = file stem)
-    labels.json                      {"Artistic": [indices...], ...}: the real label-index format
-    sample.tsv                       images 0-7 as a VLMEvalKit-style TSV: index, image (base64 PNG),
-                                     patterns (comma-separated)
+    images/0.png ... images/35.png      the images (index = file stem)
+    labels.json                         {"Artistic": [indices...], ...}: the real label-index format
+    MMGenBench-Test.tsv                 images 0-7 as released: index, image (base64 PNG)
+    MMGenBench-Test-label-index.json    their patterns, in the released label-index format
+    MMGenBench-Domain.tsv               4 other images as released (no labels)
     README.md
 
 Everything is seeded and PNGs are written without timestamps, so a run gives the same bytes.
@@ -31,11 +36,17 @@ from pathlib import Path
 
 from ...sim.scenes import PATTERNS, Scene, random_scene, render, scene_patterns
 
-__all__ = ["N_IMAGES", "TSV_ROWS", "IMAGE_SIZE", "LEAD_ORDER", "sample_scene", "write_sample", "main"]
+__all__ = ["N_IMAGES", "TSV_ROWS", "DOMAIN_ROWS", "IMAGE_SIZE", "LEAD_ORDER", "TEST_TSV", "TEST_LABELS", "DOMAIN_TSV",
+           "sample_scene", "domain_scene", "write_sample", "main"]
 
 N_IMAGES = 36
-#: images written to sample.tsv too
+#: images 0 .. TSV_ROWS - 1 are written to the Test TSV too
 TSV_ROWS = 8
+#: rows of the Domain TSV
+DOMAIN_ROWS = 4
+TEST_TSV = "MMGenBench-Test.tsv"
+TEST_LABELS = "MMGenBench-Test-label-index.json"
+DOMAIN_TSV = "MMGenBench-Domain.tsv"
 IMAGE_SIZE = 256
 _MIN_PER_PATTERN = 3
 
@@ -50,8 +61,10 @@ painted or outline style) drawn with Pillow at {size} x {size}.
 - `labels.json`: MMGenBench-Test's label-index format, pattern name -> sorted image indices, for
   the 13 patterns ({patterns}).  Images are multi-label: each one is drawn to show one
   pattern and is labelled with every pattern its scene shows (`judgekit.sim.scenes.scene_patterns`).
-- `sample.tsv`: images 0-{last} as a VLMEvalKit-style TSV (tab-separated, header row): `index`,
-  `image` (base64 PNG), `patterns` (comma-separated pattern names).
+- `MMGenBench-Test.tsv` and `MMGenBench-Test-label-index.json`: images 0-{last} in the layout
+  MMGenBench is released in: a VLMEvalKit TSV (tab-separated, header row) with `index` and `image`
+  (base64 PNG), and their label index (all 13 patterns; a pattern none of them shows has `[]`).
+- `MMGenBench-Domain.tsv`: {domain} other scenes in the layout of MMGenBench-Domain (no labels).
 
 Every PNG carries its scene as JSON in the tEXt chunk `judgekit-scene`, which judgekit's
 simulator reads to caption it (and its image generator to draw a caption back); real models
@@ -74,6 +87,21 @@ def sample_scene(index: int) -> Scene:
     return random_scene(random.Random(f"mmgenbench-sample-{index}"), LEAD_ORDER[index % len(LEAD_ORDER)])
 
 
+def domain_scene(index: int) -> Scene:
+    """The scene of row ``index`` of the Domain TSV."""
+    return random_scene(random.Random(f"mmgenbench-domain-{index}"), LEAD_ORDER[index % len(LEAD_ORDER)])
+
+
+def _label_json(labels: dict[str, list[int]]) -> bytes:
+    body = ",\n".join(f"  {json.dumps(p)}: {json.dumps(idx)}" for p, idx in labels.items())
+    return ("{\n" + body + "\n}\n").encode("utf-8")
+
+
+def _tsv(rows: list[tuple[int, bytes]]) -> bytes:
+    lines = ["index\timage"] + [f"{i}\t{base64.b64encode(png).decode('ascii')}" for i, png in rows]
+    return ("\n".join(lines) + "\n").encode("ascii")
+
+
 def _write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
@@ -83,7 +111,7 @@ def write_sample(out_dir: str | Path) -> Path:
     """Write the sample into ``out_dir`` (created if needed; files of the same names are replaced)."""
     out = Path(out_dir)
     labels: dict[str, list[int]] = {p: [] for p in PATTERNS}
-    rows = ["index\timage\tpatterns"]
+    rows: list[tuple[int, bytes]] = []
     for i in range(N_IMAGES):
         scene = sample_scene(i)
         png = render(scene, IMAGE_SIZE, seed=i, label=True)
@@ -93,15 +121,17 @@ def write_sample(out_dir: str | Path) -> Path:
             if p in shown:
                 labels[p].append(i)
         if i < TSV_ROWS:
-            names = ",".join(p for p in PATTERNS if p in shown)
-            rows.append(f"{i}\t{base64.b64encode(png).decode('ascii')}\t{names}")
+            rows.append((i, png))
     thin = [p for p, idx in labels.items() if len(idx) < _MIN_PER_PATTERN]
     if thin:  # a change to the scene generator must keep every pattern represented
         raise AssertionError(f"patterns with fewer than {_MIN_PER_PATTERN} images: {thin}")
-    body = ",\n".join(f"  {json.dumps(p)}: {json.dumps(idx)}" for p, idx in labels.items())
-    _write(out / "labels.json", ("{\n" + body + "\n}\n").encode("utf-8"))
-    _write(out / "sample.tsv", ("\n".join(rows) + "\n").encode("ascii"))
-    readme = _README.format(n=N_IMAGES, size=IMAGE_SIZE, patterns=", ".join(PATTERNS), last=TSV_ROWS - 1)
+    _write(out / "labels.json", _label_json(labels))
+    _write(out / TEST_TSV, _tsv(rows))
+    _write(out / TEST_LABELS, _label_json({p: [i for i in idx if i < TSV_ROWS] for p, idx in labels.items()}))
+    domain = [(i, render(domain_scene(i), IMAGE_SIZE, seed=N_IMAGES + i, label=True)) for i in range(DOMAIN_ROWS)]
+    _write(out / DOMAIN_TSV, _tsv(domain))
+    readme = _README.format(n=N_IMAGES, size=IMAGE_SIZE, patterns=", ".join(PATTERNS), last=TSV_ROWS - 1,
+                            domain=DOMAIN_ROWS)
     _write(out / "README.md", readme.encode("utf-8"))
     return out
 
@@ -109,8 +139,8 @@ def write_sample(out_dir: str | Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m judgekit.benchmarks.mmgenbench.sample",
-        description=f"Write the synthetic MMGenBench sample: {N_IMAGES} labelled scene images, labels.json "
-                    f"and sample.tsv.",
+        description=f"Write the synthetic MMGenBench sample: {N_IMAGES} labelled scene images, labels.json, "
+                    f"and {TEST_TSV}, {TEST_LABELS} and {DOMAIN_TSV} in the released layout.",
     )
     ap.add_argument("out_dir", nargs="?", default="data/mmgenbench", help="where to write (default: %(default)s)")
     args = ap.parse_args(argv)
