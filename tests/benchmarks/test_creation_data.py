@@ -1,4 +1,5 @@
-"""Creation-MMBench data: the task table, the TSV loader, the shipped sample and the prompt builders."""
+"""Creation-MMBench data: the task table, the TSV loader, the shipped sample and the prompt builders.
+The parquet layout, the reference's loading rules and the image decoding: test_creation_layouts.py."""
 
 from __future__ import annotations
 
@@ -189,10 +190,13 @@ def test_good_small_file_with_quoted_multiline_fields(tmp_path):
     [
         ({"image": "!!!" + "A" * 100}, "image", "bad base64"),
         ({"image": base64.b64encode(b"not an image at all " * 5).decode()}, "image", "not a decodable image"),
-        ({"image": "['abc', " + "x" * 80}, "image", "unparseable list"),
+        ({"image": "['abc', " + "x" * 80 + "]"}, "image", "unparseable list"),
+        ({"image": "['abc', " + "x" * 80}, "image", "bad base64"),  # a list only when it ends with ]
+        ({"image": "[" + repr(_b64_image()) + ", 7]"}, "image", "list of base64 strings"),
         ({"image": "99"}, "image", "not in the file"),
-        ({"image": ""}, "image", "empty image"),
-        ({"criteria": "{'General Subjective Criteria': 'x', " + "'broken"}, "criteria", "unparseable"),
+        ({"image": "6"}, "image", "itself a pointer"),  # itself
+        ({"criteria": "['General Subjective Criteria', 'x']"}, "criteria", "neither a dict nor text"),
+        ({"criteria": "   "}, "criteria", "empty criteria"),
         ({"criteria": "{'Visual Factuality Criteria': 'only vf'}"}, "criteria", "no subjective"),
         ({"criteria": "{1: 'x'}"}, "criteria", "not a string"),
         ({"question": "   "}, "question", "empty question"),
@@ -210,11 +214,16 @@ def test_malformed_row_names_row_and_column(tmp_path, over, column, fragment):
     assert str(path) in str(err)
 
 
-def test_pointer_to_a_pointer_is_rejected(tmp_path):
+def test_pointers_resolve_in_file_order_as_the_reference(tmp_path):
+    # VLMEvalKit replaces each pointer in place, in file order: a pointer to an earlier pointer
+    # row takes the images that row already took; one to a later pointer row fails its assert
     rows = [_row("1"), _row("2", image="1"), _row("3", image="2")]
+    data = load_tsv(_write(tmp_path / "chain.tsv", rows))
+    assert data.items[2].images == data.items[1].images == data.items[0].images
+    rows = [_row("1"), _row("2", image="3"), _row("3", image="1")]
     with pytest.raises(DataError, match="itself a pointer") as ei:
-        load_tsv(_write(tmp_path / "chain.tsv", rows))
-    assert ei.value.row == "3 (index 3)"
+        load_tsv(_write(tmp_path / "later.tsv", rows))
+    assert ei.value.row == "2 (index 2)"
 
 
 def test_missing_required_column(tmp_path):
@@ -250,12 +259,21 @@ def test_unknown_tasks_are_reported_and_category_sources(tmp_path):
 
 
 def test_parse_criteria_forms():
+    # as VLMEvalKit's build_prompt: eval (here literal_eval), the last key of each kind wins, the
+    # values as str.format writes them; text that is not a literal is subjective criteria
     assert parse_criteria("just text") == ("just text", None)
+    assert parse_criteria("1. Imagery: vivid?\n2. Form") == ("1. Imagery: vivid?\n2. Form", None)
+    assert parse_criteria("'quoted text'") == ("quoted text", None)
     subj, vf = parse_criteria(
         repr({"General Subjective Criteria": ["a", "b"], "VF 1": "x", "VF 2": {"Key Points": ["p", "q"]}})
     )
-    assert subj == "a\nb"
-    assert vf == "x\n\nKey Points:\n  p\n  q"
+    assert subj == "['a', 'b']"
+    assert vf == "{'Key Points': ['p', 'q']}"
+    assert parse_criteria(repr({"Subjective A": "s1", "SUBJECTIVE B": "s2", "vf": 3})) == ("s2", "3")
+    assert parse_criteria(repr({"subjective": "s", "objective": ""})) == ("s", "")
+    # a dict literal that does not parse is text, as the reference's bare except makes it
+    broken = "{'General Subjective Criteria': 'x', 'broken"
+    assert parse_criteria(broken) == (broken, None)
 
 
 def test_image_mime_from_magic_bytes():

@@ -1,44 +1,56 @@
-"""Reading the Creation-MMBench TSV and the human-alignment ratings file.
+"""Reading Creation-MMBench as released: the VLMEvalKit TSV or the Hugging Face parquet.
 
-The TSV is the authors' file (765 rows), written by pandas ``to_csv(sep='\\t')``: a header, one
-row per item, fields quoted with ``"`` when they hold a tab, a quote or a line break.  It is
-read here with the csv module only (no pandas), exactly as the reference evaluation reads it:
+:func:`load_data` takes either file (or the folder of the Hugging Face dataset, read from its
+``data/test-*.parquet``) and reads it as the reference evaluation (VLMEvalKit's
+``ImageBaseDataset`` and ``CreationMMBenchDataset``) reads its TSV:
+
+The TSV (765 rows) is written by pandas ``to_csv(sep='\\t')``: a header, one row per item, fields
+quoted with ``"`` when they hold a tab, a quote or a line break (:mod:`judgekit.tables` reads it
+exactly as the csv module does, streaming).  The parquet (``opencompass/Creation-MMBench``) has the
+same columns as strings, but ``image`` is a sequence of images (``{bytes, path}`` structs).
 
 ``image``
-    base64 of one image, or a string holding a Python list of base64 strings.  A field of 64
-    characters or fewer is a *pointer*: the ``index`` of another row whose images to reuse
-    (one hop; the reference rejects a pointer to a pointer, and so do we).
+    TSV: base64 of one image, or a string holding a Python list of base64 strings (a cell that
+    starts with ``[`` and ends with ``]``).  A cell of 64 characters or fewer is a *pointer*: the
+    ``index`` of another row whose images to reuse.  Pointers are resolved in file order, each
+    taking the images its target has at that moment, as the reference's in-place pass does: a
+    pointer to an earlier pointer row works, one to a later pointer row (or to itself) is an
+    error.  A row with no image (an empty cell, pandas' NA spellings, an empty sequence) is left
+    out with a warning, as the reference's ``skip_noimg`` drops it.
 ``image_path``
-    the file name(s), one string or a list literal.  Kept as metadata.
+    the file name(s), one string or a list literal.  The reference pairs a list of images with a
+    list of names with ``zip``, so images beyond the names are never sent: they are dropped here
+    too (with a warning).
 ``criteria``
-    a Python dict literal, parsed with :func:`ast.literal_eval` (never ``eval``).  A key
-    containing "subjective" (any case) holds the General Subjective Criteria; every other key
-    holds Visual Factuality Criteria.  A string that is not a dict literal is subjective
+    parsed as the reference does (``eval``, here :func:`ast.literal_eval`, never ``eval``): a dict
+    maps keys containing "subjective" (any case) to the General Subjective Criteria and every
+    other key to the Visual Factuality Criteria, the last key of each kind winning, each value
+    as ``str.format`` writes it; a text that is not a literal, or a string literal, is subjective
     criteria only.
 ``ground_truth``
     empty (or one of pandas' NA spellings such as ``nan``) means "no ground truth", as
     ``pd.isna`` does in the reference.
 
 Every malformed thing raises :class:`~judgekit.errors.DataError` naming the file, the row (its
-1-based data row number and ``index``) and the column.
+1-based data row number and ``index``) and the column.  Oddities that do not stop the run are in
+:attr:`LoadedData.warnings`.
 """
 
 from __future__ import annotations
 
 import ast
-import base64
-import binascii
-import csv
-import re
-import sys
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Union
 
 from judgekit.errors import DataError
-from judgekit.tables import not_utf8, read_rows
+from judgekit.tables import _raise_field_limit, open_rows  # noqa: F401  (_raise_field_limit: mmgenbench)
 from judgekit.types import ImagePart
 
+from .images import decode_image_cell, image_mime, image_part
+from .parquet import parquet_files, parquet_rows
+from .ratings import read_human_rating_table, read_human_ratings
 from .tasks import UNCATEGORIZED, resolve_category
 
 __all__ = [
@@ -46,6 +58,7 @@ __all__ = [
     "LoadedData",
     "REQUIRED_COLUMNS",
     "POINTER_MAX_LEN",
+    "load_data",
     "load_tsv",
     "parse_criteria",
     "image_mime",
@@ -58,12 +71,15 @@ REQUIRED_COLUMNS = ("index", "question", "task_name", "criteria", "reference_ans
 #: an ``image`` field this short is the index of another row, not base64
 POINTER_MAX_LEN = 64
 
-# pandas' default NA spellings: a ground truth written as one of these is "missing", because the
-# reference reads the file with pandas and tests ``pd.isna(ground_truth)``.
+# pandas' default NA spellings: a cell written as one of these is "missing", because the reference
+# reads the file with pandas and tests ``pd.isna``.
 _NA_STRINGS = frozenset(
     "#N/A #N/A N/A #NA -1.#IND -1.#QNAN -NaN -nan 1.#IND 1.#QNAN <NA> N/A NA NULL NaN None n/a nan null".split()
 )
-_WS = re.compile(r"\s+")
+
+#: an ``image`` value as a reader gives it: a TSV cell (base64, list literal or pointer), the bytes
+#: of the parquet's images, or None (no image)
+RawImage = Union[str, tuple[bytes, ...], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,11 +102,11 @@ class CreationItem:
     """'' when the file has none; selects the with-GT visual factuality prompt otherwise."""
     source: str
     subjective_criteria: str
-    """The General Subjective Criteria, rendered as text."""
+    """The General Subjective Criteria, as the reference puts them in the prompt."""
     vf_criteria: str | None
     """The Visual Factuality Criteria as text; None when the item has none (no VFS judgment)."""
     image_paths: tuple[str, ...]
-    """File names from ``image_path`` (metadata only)."""
+    """File names from ``image_path`` (metadata; they also bound how many images are sent)."""
     images: tuple[ImagePart, ...]
     """The decoded images, in order; a pointer row shares the images of the row it names."""
     reference_answer: str
@@ -99,7 +115,7 @@ class CreationItem:
 
 @dataclass(slots=True)
 class LoadedData:
-    """What :func:`load_tsv` returns."""
+    """What :func:`load_data` returns."""
 
     path: str
     items: list[CreationItem]
@@ -107,7 +123,8 @@ class LoadedData:
     """Task names (as written) that no table, override or ``category`` cell placed: these items
     have category ``Uncategorized``."""
     warnings: list[str] = field(default_factory=list)
-    """Oddities that do not stop the run (e.g. an image_path count that differs from the images)."""
+    """Oddities that do not stop the run (a row left out for having no image, images beyond the
+    file names that the reference never sends)."""
 
     def __len__(self) -> int:
         return len(self.items)
@@ -119,179 +136,196 @@ class LoadedData:
         return {it.index: it for it in self.items}
 
 
-def _raise_field_limit() -> None:
-    limit = sys.maxsize
-    while True:  # C long may be 32-bit on some platforms
-        try:
-            csv.field_size_limit(limit)
-            return
-        except OverflowError:
-            limit //= 2
-
-
-def load_tsv(path: str | Path, *, task_categories: Mapping[str, str] | None = None) -> LoadedData:
-    """Read a Creation-MMBench TSV into items.
+def load_data(path: str | Path, *, task_categories: Mapping[str, str] | None = None) -> LoadedData:
+    """Read Creation-MMBench from the VLMEvalKit TSV, the Hugging Face parquet (a ``.parquet``
+    file), or the Hugging Face dataset's folder (its ``data/test-*.parquet`` shards).
 
     ``task_categories`` (task -> category, names matched after normalising) overrides both the
     shipped table and a ``category`` column.  Tasks nothing places get ``Uncategorized`` and are
     listed in :attr:`LoadedData.unknown_tasks`.
     """
     p = Path(path)
-    _raise_field_limit()
-    header, cells_by_row = read_rows(p, delimiter="\t", kind="TSV", strict=True)
+    files = parquet_files(p)
+    if files is not None:
+        columns, rows = parquet_rows(files, REQUIRED_COLUMNS)
+    else:
+        columns, rows = _tsv_rows(p)
+    resolved, data = resolve_rows(str(p), rows)
+    _make_items(data, resolved, task_categories)
+    return data
+
+
+#: the name the pipeline calls; it reads every released layout
+load_tsv = load_data
+
+
+def _tsv_rows(p: Path) -> tuple[list[str], Iterator[tuple[int, dict[str, str], RawImage]]]:
+    header, rows = open_rows(p, delimiter="\t", kind="TSV", strict=True)
     for col in REQUIRED_COLUMNS:
         if col not in header:
+            rows.close()  # type: ignore[attr-defined]
             raise DataError(str(p), f"missing required column {col!r} (columns: {header})", column=col)
     pos = {name: i for i, name in enumerate(header)}
-    rows = [(n, {name: cells[i] for name, i in pos.items()}) for n, cells in cells_by_row]
-    return _build(str(p), rows, task_categories)
+    img = pos["image"]
+
+    def gen() -> Iterator[tuple[int, dict[str, str], RawImage]]:
+        for n, cells in rows:
+            fields = {name: cells[i] for name, i in pos.items() if i != img}
+            yield n, fields, cells[img]
+
+    return header, gen()
 
 
 def _where(n: int, index: str) -> str:
     return f"{n} (index {index})"
 
 
-def _build(path: str, rows: list[tuple[int, dict[str, str]]], overrides: Mapping[str, str] | None) -> LoadedData:
+@dataclass(slots=True)
+class _Row:
+    n: int
+    index: str
+    fields: dict[str, str]
+    images: tuple[ImagePart, ...] | None
+    """None: the row has no image (left out of the items)."""
+
+
+def resolve_rows(path: str, rows: Iterable[tuple[int, dict[str, str], RawImage]]) -> tuple[list[_Row], LoadedData]:
+    """Every row, in file order, with all of its images (pointers resolved, nothing dropped yet;
+    None for a row without images), and the LoadedData to fill (its warnings so far).  Images
+    are decoded as the rows stream in, so the base64 text is never held whole."""
+    data = LoadedData(path=path, items=[])
     seen: dict[str, int] = {}
-    for n, row in rows:
-        idx = row["index"].strip()
+    out: list[_Row] = []
+    pointers: list[tuple[_Row, str]] = []
+    by_index: dict[str, _Row] = {}
+    left_out: set[str] = set()
+    for n, fields, raw in rows:
+        idx = fields["index"].strip()
         if not idx:
             raise DataError(path, "empty index", row=n, column="index")
         if idx in seen:
             raise DataError(path, f"duplicate index (also on row {seen[idx]})", row=_where(n, idx), column="index")
         seen[idx] = n
-
-    # decode every non-pointer image field once, then resolve pointers (one hop, as the reference)
-    decoded: dict[str, tuple[ImagePart, ...]] = {}
-    pointers: list[tuple[int, str, str]] = []
-    for n, row in rows:
-        idx = row["index"].strip()
-        raw = row["image"].strip()
-        if len(raw) <= POINTER_MAX_LEN:
-            pointers.append((n, idx, raw))
-        else:
-            decoded[idx] = _decode_images(path, _where(n, idx), raw)
-    sources = set(decoded)
-    for n, idx, target in pointers:
         where = _where(n, idx)
-        if not target:
-            raise DataError(path, "empty image field", row=where, column="image")
-        if target not in seen:
-            raise DataError(path, f"image pointer to index {target!r}, which is not in the file", row=where, column="image")
-        if target not in sources:
-            raise DataError(
-                path, f"image pointer to index {target!r}, whose image is itself a pointer", row=where, column="image"
-            )
-        decoded[idx] = decoded[target]
+        row = _Row(n, idx, fields, ())
+        if isinstance(raw, str):
+            cell = raw.strip()
+            if not cell or cell in _NA_STRINGS:
+                raw = None
+            elif len(cell) <= POINTER_MAX_LEN:
+                pointers.append((row, cell))
+            else:
+                row.images = decode_image_cell(cell, path=path, where=where)
+        elif raw:
+            row.images = tuple(image_part(b, path=path, where=where,
+                                          label=f"image {k + 1} of {len(raw)}: " if len(raw) > 1 else "")
+                               for k, b in enumerate(raw))
+        out.append(row)
+        if raw is None or raw == ():
+            row.images = None
+            left_out.add(idx)
+            data.warnings.append(f"row {where}: no image; left out, as the reference leaves out rows without one")
+            continue
+        by_index[idx] = row
+    waiting = {id(r) for r, _ in pointers}
+    for row, target in pointers:  # in file order, each taking what its target has now
+        where = _where(row.n, row.index)
+        if target in left_out:
+            raise DataError(path, f"image pointer to index {target!r}, which has no image", row=where, column="image")
+        if target not in by_index:
+            raise DataError(path, f"image pointer to index {target!r}, which is not in the file", row=where,
+                            column="image")
+        source = by_index[target]
+        if id(source) in waiting:
+            raise DataError(path, f"image pointer to index {target!r}, whose image is itself a pointer "
+                                  "not resolved before this row", row=where, column="image")
+        row.images = source.images
+        waiting.discard(id(row))
+    return out, data
 
-    data = LoadedData(path=path, items=[])
-    for n, row in rows:
-        idx = row["index"].strip()
-        where = _where(n, idx)
-        question = row["question"]
+
+def tsv_to_parquet(tsv: str | Path, out: str | Path) -> Path:
+    """Write the rows of a Creation-MMBench TSV in the Hugging Face layout: the same text columns,
+    ``image`` the row's images (a pointer row's from the row it names; none for a row without
+    images), each named by ``image_path`` when it names as many files."""
+    from .parquet import HF_COLUMNS, write_parquet
+
+    _, rows = _tsv_rows(Path(tsv))
+    resolved, _ = resolve_rows(str(tsv), rows)
+    records = []
+    for r in resolved:
+        images = r.images or ()
+        names = _parse_paths(str(tsv), _where(r.n, r.index), r.fields.get("image_path", ""))
+        if len(names) != len(images):
+            names = (None,) * len(images)
+        record: dict[str, Any] = {c: r.fields.get(c, "") for c in HF_COLUMNS if c != "image"}
+        record["image"] = [(name, im.data) for name, im in zip(names, images)]
+        records.append(record)
+    return write_parquet(out, records)
+
+
+def _make_items(data: LoadedData, rows: list[_Row], overrides: Mapping[str, str] | None) -> None:
+    path = data.path
+    for r in rows:
+        if r.images is None:
+            continue
+        where, f = _where(r.n, r.index), r.fields
+        question = f["question"]
         if not question.strip():
             raise DataError(path, "empty question", row=where, column="question")
-        subjective, vf = parse_criteria(row["criteria"], path=path, row=where)
-        task = row["task_name"].strip()
+        subjective, vf = parse_criteria(f["criteria"], path=path, row=where)
+        task = f["task_name"].strip()
         if not task:
             raise DataError(path, "empty task_name", row=where, column="task_name")
-        category = resolve_category(task, tsv_category=row.get("category"), overrides=overrides)
+        category = resolve_category(task, tsv_category=f.get("category"), overrides=overrides)
         if category is None:
             category = UNCATEGORIZED
             data.unknown_tasks.add(task)
-        images = decoded[idx]
-        paths = _parse_paths(path, where, row.get("image_path", ""))
-        if paths and len(paths) != len(images):
-            data.warnings.append(
-                f"row {where}: image_path names {len(paths)} file(s) but the row has {len(images)} image(s)"
-            )
-        gt = row.get("ground_truth", "")
+        images = r.images
+        paths = _parse_paths(path, where, f.get("image_path", ""))
+        if len(images) > 1 and len(paths) > 1 and len(paths) < len(images):
+            data.warnings.append(f"row {where}: image_path names {len(paths)} files for {len(images)} images; the "
+                                 f"last {len(images) - len(paths)} are left out, as the reference never sends them")
+            images = images[:len(paths)]
+        elif paths and len(paths) != len(images):
+            data.warnings.append(f"row {where}: image_path names {len(paths)} file(s) but the row has "
+                                 f"{len(images)} image(s)")
+        gt = f.get("ground_truth", "")
         if gt.strip() in _NA_STRINGS or not gt.strip():
             gt = ""
         data.items.append(
             CreationItem(
-                index=idx,
+                index=r.index,
                 question=question,
                 task_name=task,
                 category=category,
-                role=row.get("role", ""),
-                background=row.get("background", ""),
-                instruction=row.get("instruction", ""),
-                requirement=row.get("requirement", ""),
+                role=f.get("role", ""),
+                background=f.get("background", ""),
+                instruction=f.get("instruction", ""),
+                requirement=f.get("requirement", ""),
                 ground_truth=gt,
-                source=row.get("source", ""),
+                source=f.get("source", ""),
                 subjective_criteria=subjective,
                 vf_criteria=vf,
                 image_paths=paths,
                 images=images,
-                reference_answer=row["reference_answer_by_gpt4o"],
+                reference_answer=f["reference_answer_by_gpt4o"],
             )
         )
-    return data
-
-
-# --------------------------------------------------------------------------- images
-
-
-def _decode_images(path: str, where: str, raw: str) -> tuple[ImagePart, ...]:
-    if raw.startswith("["):
-        try:
-            value = ast.literal_eval(raw)
-        except (ValueError, SyntaxError, MemoryError, RecursionError) as e:
-            raise DataError(path, f"unparseable list of images: {type(e).__name__}", row=where, column="image") from None
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-            raise DataError(path, "image list must be a non-empty list of base64 strings", row=where, column="image")
-        blobs = value
-    else:
-        blobs = [raw]
-    parts = []
-    for k, b64 in enumerate(blobs):
-        label = f"image {k + 1} of {len(blobs)}: " if len(blobs) > 1 else ""
-        try:
-            data = base64.b64decode(_WS.sub("", b64), validate=True)
-        except (binascii.Error, ValueError) as e:
-            raise DataError(path, f"{label}bad base64 ({e})", row=where, column="image") from None
-        mime = image_mime(data)
-        part = ImagePart(data=data, mime=mime or "application/octet-stream")
-        if mime is None or not (part.width and part.height):
-            raise DataError(path, f"{label}bytes are not a decodable image", row=where, column="image")
-        parts.append(part)
-    return tuple(parts)
-
-
-_MAGIC = (
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-    (b"BM", "image/bmp"),
-    (b"II*\x00", "image/tiff"),
-    (b"MM\x00*", "image/tiff"),
-)
-
-
-def image_mime(data: bytes) -> str | None:
-    """The MIME type read from the magic bytes (JPEG, PNG, GIF, WebP, BMP, TIFF); None if unknown."""
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    for magic, mime in _MAGIC:
-        if data.startswith(magic):
-            return mime
-    return None
 
 
 def _parse_paths(path: str, where: str, raw: str) -> tuple[str, ...]:
     raw = (raw or "").strip()
     if not raw or raw in _NA_STRINGS:
         return ()
-    if raw.startswith("["):
+    if raw.startswith("[") and raw.endswith("]"):
         try:
             value = ast.literal_eval(raw)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             raise DataError(path, "unparseable list of file names", row=where, column="image_path") from None
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise DataError(path, "image_path list must hold strings", row=where, column="image_path")
-        return tuple(value)
+        if not isinstance(value, list):
+            raise DataError(path, "image_path list literal is not a list", row=where, column="image_path")
+        return tuple(str(v) for v in value)
     return (raw,)
 
 
@@ -299,135 +333,37 @@ def _parse_paths(path: str, where: str, raw: str) -> tuple[str, ...]:
 
 
 def parse_criteria(raw: str, *, path: str = "<criteria>", row: object = None) -> tuple[str, str | None]:
-    """``(subjective, visual_factuality or None)`` from a ``criteria`` cell.
+    """``(subjective, visual_factuality or None)`` from a ``criteria`` cell, by the reference's
+    rule (``build_prompt`` in VLMEvalKit's ``creation.py``).
 
-    A cell starting with ``{`` must be a dict literal (parsed with ``ast.literal_eval``); any
-    other text is subjective criteria only.  Several subjective keys, or several visual
-    factuality keys, are joined with a blank line (the reference keeps only the last of each;
-    the real file has one of each).  Values may be strings, lists or dicts and are rendered as
-    readable text.  A dict without a subjective key is an error (the reference asserts on it).
+    The cell is read as a Python literal (:func:`ast.literal_eval`; the reference ``eval``\\ s it).
+    A dict: each key containing "subjective" (any case) sets the subjective criteria, every other
+    key the visual factuality criteria, the last of each kind winning, the value as ``str.format``
+    writes it (a string as it is, a list or dict as its ``repr``).  A string literal is the
+    subjective criteria; a text that is not a literal at all is the subjective criteria as it
+    stands.  A dict without a subjective key, a non-string key, or a literal of another type is
+    an error (the reference stops on each).
     """
-    text = raw.strip()
-    if not text:
+    if not raw.strip():
         raise DataError(path, "empty criteria", row=row, column="criteria")
-    if not text.startswith("{"):
-        return raw, None
     try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError) as e:
-        raise DataError(path, f"unparseable criteria dict literal: {type(e).__name__}", row=row, column="criteria") from None
+        value: Any = ast.literal_eval(raw)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        value = raw
+    if isinstance(value, str):
+        return value, None
     if not isinstance(value, dict):
-        raise DataError(path, f"criteria literal is a {type(value).__name__}, not a dict", row=row, column="criteria")
-    subjective: list[str] = []
-    visual: list[str] = []
+        raise DataError(path, f"criteria literal is a {type(value).__name__}, neither a dict nor text", row=row,
+                        column="criteria")
+    subjective: str | None = None
+    visual: str | None = None
     for key, val in value.items():
         if not isinstance(key, str):
             raise DataError(path, f"criteria key {key!r} is not a string", row=row, column="criteria")
-        (subjective if "subjective" in key.lower() else visual).append(_render(val))
-    if not subjective:
+        if "subjective" in key.lower():
+            subjective = f"{val}"
+        else:
+            visual = f"{val}"
+    if subjective is None:
         raise DataError(path, f"criteria dict has no subjective key (keys: {list(value)})", row=row, column="criteria")
-    return "\n\n".join(subjective), ("\n\n".join(visual) if visual else None)
-
-
-def _render(value: Any, depth: int = 0) -> str:
-    """Criteria values as text: strings as they are; lists one entry a line; dicts ``key: value``;
-    nested entries indented two spaces a level."""
-    pad = "  " * depth
-    if isinstance(value, str):
-        return value if depth == 0 else "\n".join(pad + line for line in value.splitlines())
-    if isinstance(value, dict):
-        lines = []
-        for k, v in value.items():
-            if isinstance(v, (dict, list, tuple)):
-                lines.append(f"{pad}{k}:")
-                lines.append(_render(v, depth + 1))
-            else:
-                lines.append(f"{pad}{k}: {v}")
-        return "\n".join(lines)
-    if isinstance(value, (list, tuple)):
-        return "\n".join(_render(v, depth) if isinstance(v, (dict, list, tuple, str)) else f"{pad}{v}" for v in value)
-    return f"{pad}{value}"
-
-
-# --------------------------------------------------------------------------- human ratings
-
-_RATER_COLUMN = re.compile(r"^(human|rater|annotator)[ _\-]?\w*$|^h\d+$", re.IGNORECASE)
-
-
-def read_human_rating_table(
-    path: str | Path, *, rating_columns: tuple[str, ...] | None = None
-) -> dict[tuple[str, str], dict[str, float]]:
-    """Every rating of the alignment file: ``(model, index) -> {rater column: rating}``.
-
-    The file is a CSV with an ``index`` column, an optional ``model`` column (``""`` when absent)
-    and one or more rating columns: by default those named ``human*``, ``rater*``,
-    ``annotator*`` or ``H1``, ``H2``...  Ratings are on the candidate's -2..+2 scale (positive =
-    the candidate is better); a blank cell is a missing rating.  Used directly for
-    human-human alignment (one rater against the mean of the others).
-    """
-    p = Path(path)
-    try:
-        fh = p.open("r", encoding="utf-8-sig", newline="")
-    except OSError as e:
-        raise DataError(str(p), f"cannot open: {e.strerror or e}") from None
-    try:
-        with fh:
-            return _rating_table(p, fh, rating_columns)
-    except UnicodeDecodeError:
-        raise not_utf8(p) from None
-    except OSError as e:  # a folder fails on the first read
-        raise DataError(str(p), f"cannot read: {e.strerror or e}") from None
-
-
-def _rating_table(p: Path, fh, rating_columns: tuple[str, ...] | None) -> dict[tuple[str, str], dict[str, float]]:
-    out: dict[tuple[str, str], dict[str, float]] = {}
-    reader = csv.DictReader(fh)
-    header = [h.strip() for h in (reader.fieldnames or [])]
-    reader.fieldnames = header
-    if "index" not in header:
-        raise DataError(str(p), f"missing required column 'index' (columns: {header})", column="index")
-    if rating_columns is None:
-        cols = tuple(h for h in header if h not in ("index", "model") and _RATER_COLUMN.match(h))
-    else:
-        missing = [c for c in rating_columns if c not in header]
-        if missing:
-            raise DataError(str(p), f"missing rating column {missing[0]!r}", column=missing[0])
-        cols = tuple(rating_columns)
-    if not cols:
-        raise DataError(str(p), f"no rating columns (expected human_1, human_2, ...; columns: {header})")
-    try:
-        for n, row in enumerate(reader, start=1):
-            idx = (row.get("index") or "").strip()
-            if not idx:
-                raise DataError(str(p), "empty index", row=n, column="index")
-            model = (row.get("model") or "").strip()
-            key = (model, idx)
-            if key in out:
-                raise DataError(str(p), f"duplicate (model, index) {key}", row=_where(n, idx), column="index")
-            ratings: dict[str, float] = {}
-            for c in cols:
-                cell = (row.get(c) or "").strip()
-                if not cell:
-                    continue
-                try:
-                    v = float(cell)
-                except ValueError:
-                    raise DataError(str(p), f"rating {cell!r} is not a number", row=_where(n, idx), column=c) from None
-                if not -2.0 <= v <= 2.0:
-                    raise DataError(str(p), f"rating {v} outside -2..+2", row=_where(n, idx), column=c)
-                ratings[c] = v
-            out[key] = ratings
-    except csv.Error as e:
-        raise DataError(str(p), f"malformed CSV: {e}", row=reader.line_num) from None
-    return out
-
-
-def read_human_ratings(
-    path: str | Path, *, rating_columns: tuple[str, ...] | None = None
-) -> dict[tuple[str, str], float]:
-    """The reference value P of the alignment metrics: ``(model, index) -> mean human rating``.
-
-    Items with no rating at all are left out.  See :func:`read_human_rating_table` for the file.
-    """
-    table = read_human_rating_table(path, rating_columns=rating_columns)
-    return {k: sum(v.values()) / len(v) for k, v in table.items() if v}
+    return subjective, visual

@@ -1,12 +1,14 @@
-"""A small, self-made Creation-MMBench sample: 12 rows, 3 per category, same TSV layout.
+"""A small, self-made Creation-MMBench sample: 12 rows, 3 per category, in both released layouts.
 
 Every row is written for judgekit (images drawn with Pillow here, texts written by hand in
 ``sample_rows.json`` next to this module); none comes from the real benchmark.  The rows
 exercise what the loader must handle: a list of three images, an ``image`` pointer to another
 row, plain-string criteria without visual factuality criteria, a ground truth, one PNG among
-JPEGs, and multi-line quoted fields.
+JPEGs, and multi-line quoted fields.  The same rows are also written as the Hugging Face
+dataset's parquet (``data/test-00000-of-00001.parquet`` next to the TSV: ``image`` a sequence of
+``{bytes, path}``, a pointer row holding the images it points to).
 
-    python -m judgekit.benchmarks.creation_mmbench.sample OUT.tsv [--seed N]
+    python -m judgekit.benchmarks.creation_mmbench.sample OUT.tsv [--parquet OUT.parquet] [--seed N]
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from PIL import Image, ImageDraw, ImageFont
 from .prompts import compose_question
 from .tasks import normalise_task, task_categories
 
-__all__ = ["COLUMNS", "write_sample", "main"]
+__all__ = ["COLUMNS", "write_sample", "write_sample_parquet", "main"]
 
 #: the real file's columns, in its order
 COLUMNS = (
@@ -348,16 +350,27 @@ def write_sample(path: str | Path, seed: int = 0) -> Path:
     return out
 
 
+def write_sample_parquet(tsv: str | Path, out: str | Path) -> Path:
+    """Write the rows of the sample TSV ``tsv`` as the Hugging Face dataset's parquet ``out``."""
+    from .data import tsv_to_parquet
+
+    return tsv_to_parquet(tsv, out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m judgekit.benchmarks.creation_mmbench.sample",
-        description="Write the 12-row synthetic Creation-MMBench sample TSV.",
+        description="Write the 12-row synthetic Creation-MMBench sample TSV (and its parquet).",
     )
     ap.add_argument("out", help="where to write the .tsv")
+    ap.add_argument("--parquet", help="also write the same rows as the Hugging Face parquet here")
     ap.add_argument("--seed", type=int, default=0, help="seed for the small random details of the drawings")
     args = ap.parse_args(argv)
     path = write_sample(args.out, seed=args.seed)
     print(f"wrote {path} ({path.stat().st_size:,} bytes)")
+    if args.parquet:
+        pq = write_sample_parquet(path, args.parquet)
+        print(f"wrote {pq} ({pq.stat().st_size:,} bytes)")
     return 0
 
 
