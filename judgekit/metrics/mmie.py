@@ -16,6 +16,10 @@ numbers agree (MiniGPT-5: 47.63 / 55.12 / 42.17 weighted by the category sizes 5
 3616 gives 50.93, printed 50.92; the mean of the three would be 48.31).  The mean of the three
 category percentages is reported too, as ``mean_of_categories``.
 
+The reference scorer prints the mean scores themselves (0..6), ``round(np.mean(scores), 3)``:
+``score_avg``, ``score_sa``, ``score_pbl``, ``score_msr`` are those numbers (NumPy rounds a float
+to 3 decimals as ``rint(x * 1000) / 1000``, which :func:`_reference_mean` does in plain Python).
+
 Alignment with humans (Table 5) is computed on the 0..6 scores, not on percentages: the paper's
 MSE (3.300) and MAE (1.444) are in points of the 0..6 scale.
 """
@@ -65,6 +69,13 @@ def _score(rec: Mapping[str, Any]) -> int | None:
     return int(s)
 
 
+def _reference_mean(total: int, n: int) -> float | None:
+    """``round(np.mean(scores), 3)`` of the reference for ``n`` scores summing to ``total``: the sum
+    of integers is exact in float64, the mean is ``total / n``, and NumPy's rounding to 3 decimals
+    is ``rint(mean * 1000) / 1000`` (``round`` of a float rounds half to even, as ``rint``)."""
+    return None if n == 0 else round(total / n * 1000) / 1000
+
+
 def _pct(total: int, n: int) -> float | None:
     return None if n == 0 else round(100.0 * total / (_MAX * n), 2)
 
@@ -74,8 +85,9 @@ def category_table(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]
 
     A row has ``model``; ``sa``, ``pbl``, ``msr`` (percent, None when no item of the category
     was scored); ``avg`` (percent over all scored items, the paper's "Avg."); ``mean_of_categories``
-    (the mean of the category percentages that exist); ``n`` and ``failed`` (scored and failed
-    items) and ``n_sa``, ``failed_sa``, ... per category.
+    (the mean of the category percentages that exist); ``score_avg``, ``score_sa``, ... (the mean
+    scores 0..6 the reference prints); ``n`` and ``failed`` (scored and failed items) and
+    ``n_sa``, ``failed_sa``, ... per category.
     """
     acc: dict[str, dict[str, list[int]]] = {}
     for rec in records:
@@ -96,11 +108,13 @@ def category_table(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]
         for c in _CATS:
             key = CATEGORY_KEYS[c]
             row[key] = _pct(cells[c][0], cells[c][1])
+            row[f"score_{key}"] = _reference_mean(cells[c][0], cells[c][1])
             if row[key] is not None:
                 cat_pcts.append(100.0 * cells[c][0] / (_MAX * cells[c][1]))
         total = sum(cells[c][0] for c in _CATS)
         n = sum(cells[c][1] for c in _CATS)
         row["avg"] = _pct(total, n)
+        row["score_avg"] = _reference_mean(total, n)
         row["mean_of_categories"] = round(sum(cat_pcts) / len(cat_pcts), 2) if cat_pcts else None
         row["n"] = n
         row["failed"] = sum(cells[c][2] for c in _CATS)

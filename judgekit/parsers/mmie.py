@@ -23,13 +23,23 @@ parser or the scorer could take for its own.  :func:`percent` turns a
 Integrated answers (:func:`split_integrated`): a text-only LVLM writes each image it would draw as
 ``<image>description</image>`` (prompts/mmie/integrated_answer.txt); the answer is split there.
 
-Flattening (:func:`flatten_for_judge`) is the reference scorer's, less its data loss: each text
-segment is written followed by ``\\n``; each image becomes ``Image-{k}: <image>\\n`` (k from 0,
-counting on from the question into the answer) and is attached in order.  The reference stops
-reading the answer after its third image (dropping the rest of the answer's text as well) and
-skips rows with more than 4 images; here every text is kept, and with ``image_cap`` the images
-past the cap are not attached and their line says so: ``Image-5: [not shown: image cap of 4
-reached]``.  :class:`Flattened` reports how many images were attached and dropped.
+Flattening: each text segment is written followed by ``\\n``; each image becomes
+``Image-{k}: <image>\\n`` (k from 0, counting on from the question into the answer) and is
+attached in order.  Two rules:
+
+* :func:`flatten_as_reference`, the reference scorer's (its ``dataset.py``): the whole question;
+  then the answer, read in order until the question and the answer read so far hold
+  :data:`REFERENCE_IMAGE_STOP` (3) images: what follows, text and images alike, is not read,
+  except that the answer's opening text is always read.  The reference then leaves out any row
+  with more than :data:`REFERENCE_MAX_IMAGES` (4) images, i.e. one whose question alone has 5
+  or more (:func:`reference_skips`).
+* :func:`flatten_for_judge` (``options.keep_full_answer``): every text is kept, and with
+  ``image_cap`` the images past the cap are not attached and their line says so: ``Image-5:
+  [not shown: image cap of 4 reached]``.
+
+:class:`Flattened` reports how many images were attached and how many images and texts were
+left out.  :func:`gt_text` and :func:`gt_reference_text` give the multi-step reasoning prompt's
+ground truth (all its texts, or the reference's first entry's text).
 """
 
 from __future__ import annotations
@@ -50,6 +60,11 @@ __all__ = [
     "Flattened",
     "flatten_for_judge",
     "gt_text",
+    "gt_reference_text",
+    "flatten_as_reference",
+    "reference_skips",
+    "REFERENCE_IMAGE_STOP",
+    "REFERENCE_MAX_IMAGES",
     "IMAGE_LINE",
     "DROPPED_LINE",
     "HEADER_RULES",
@@ -65,6 +80,10 @@ _SCORE_HEAD = "### Score"
 IMAGE_LINE = "Image-{k}: <image>\n"
 #: the line of an image left out by the cap
 DROPPED_LINE = "Image-{k}: [not shown: image cap of {cap} reached]\n"
+#: the reference reads no more of an answer once the question and the answer hold this many images
+REFERENCE_IMAGE_STOP = 3
+#: the reference leaves out rows with more images than this
+REFERENCE_MAX_IMAGES = 4
 
 _OPEN = re.compile(r"<\s*image\s*>", re.IGNORECASE)
 _CLOSE = re.compile(r"<\s*/\s*image\s*>", re.IGNORECASE)
@@ -158,6 +177,9 @@ class Flattened(Generic[S]):
     """The image segments to attach, in order (``Image-0`` first)."""
     images_attached: int
     images_dropped: int
+    """Images not shown (past the cap, or in the part of the answer the reference does not read)."""
+    texts_dropped: int = 0
+    """Answer texts not shown (the part of the answer the reference does not read)."""
 
 
 def flatten_for_judge(question_segments: Sequence[S], answer_segments: Sequence[S], *,
@@ -196,16 +218,62 @@ def flatten_for_judge(question_segments: Sequence[S], answer_segments: Sequence[
     return Flattened(q, a, tuple(images), len(images), dropped)
 
 
-def gt_text(segments: Sequence[_SegmentLike] | None) -> str:
-    """The ground truth as the text that fills ``{gt}`` of the multi-step reasoning prompt.
+def flatten_as_reference(question_segments: Sequence[S], answer_segments: Sequence[S]) -> Flattened[S]:
+    """Flatten a question and an answer as the reference scorer does (the module docstring).
 
-    The texts of the segments joined with ``\\n`` (images left out); '' for None.  The reference
-    takes the text of the ground truth's first entry, which is the same for the usual one-text
-    ground truth.
+    Every question segment is written.  Answer segments are written in order; before each one,
+    except a text that opens the answer, reading stops once :data:`REFERENCE_IMAGE_STOP` images
+    have been written (question and answer together).  The segments not read are counted in
+    ``images_dropped`` and ``texts_dropped``.  Whether the row is scored at all is
+    :func:`reference_skips`.
     """
+    images: list[S] = []
+    parts: list[str] = []
+
+    def write(seg: S) -> None:
+        if seg.kind == "image":
+            parts.append(IMAGE_LINE.format(k=len(images)))
+            images.append(seg)
+        elif seg.kind == "text":
+            parts.append((seg.text or "") + "\n")
+        else:
+            raise ValueError(f"segment kind must be 'text' or 'image', not {seg.kind!r}")
+
+    for seg in question_segments:
+        write(seg)
+    question = "".join(parts)
+    parts.clear()
+    read = 0
+    for n, seg in enumerate(answer_segments):
+        if len(images) >= REFERENCE_IMAGE_STOP and not (n == 0 and seg.kind == "text"):
+            break
+        write(seg)
+        read += 1
+    rest = answer_segments[read:]
+    dropped_images = sum(1 for s in rest if s.kind == "image")
+    return Flattened(question, "".join(parts), tuple(images), len(images), dropped_images,
+                     len(rest) - dropped_images)
+
+
+def reference_skips(question_segments: Sequence[_SegmentLike]) -> bool:
+    """Whether the reference leaves the row out: it scores rows with at most
+    :data:`REFERENCE_MAX_IMAGES` images, and since the answer is read only while fewer than
+    :data:`REFERENCE_IMAGE_STOP` are written, a row has more exactly when its question does."""
+    return sum(1 for s in question_segments if s.kind == "image") > REFERENCE_MAX_IMAGES
+
+
+def gt_text(segments: Sequence[_SegmentLike] | None) -> str:
+    """The ground truth's texts joined with ``\\n`` (images left out); '' for None
+    (``options.full_ground_truth``)."""
     if not segments:
         return ""
     return "\n".join(s.text or "" for s in segments if s.kind == "text")
+
+
+def gt_reference_text(lead_text: str | None) -> str:
+    """What fills ``{gt_answer}`` in the reference: the text of the ground truth's first entry,
+    formatted by ``str.format``, so a first entry without text reads ``None``."""
+    return str(lead_text)
 
 
 # --------------------------------------------------------------------------- defusing candidate text

@@ -8,8 +8,14 @@ from pathlib import Path
 from PIL import Image
 
 from judgekit.benchmarks.mmie.data import SA, Segment, load_answers, load_items
-from judgekit.benchmarks.mmie.pipeline import Outcome, _defuse
+from judgekit.benchmarks.mmie.options import Options
+from judgekit.benchmarks.mmie.pipeline import Outcome
 from judgekit.benchmarks.mmie.results import _export
+from judgekit.benchmarks.mmie.scoring import defuse_answer_text, placeholders_out
+
+
+def _defuse(text: str) -> str:
+    return defuse_answer_text(text, Options())
 
 
 def test_export_of_ids_without_a_category_marker_reads_back(tmp_path: Path):
@@ -36,7 +42,12 @@ def test_defuse_leaves_no_header_behind():
 
 
 def test_a_literal_image_placeholder_in_text_cannot_misplace_images():
-    from judgekit.benchmarks.mmie.pipeline import _defuse, _placeholders_out
-
     assert _defuse("Here is my figure: <image> of a cat, <IMAGE >") == "Here is my figure: [image] of a cat, [image]"
-    assert _placeholders_out("Image-3: <image>\n") == "Image-3: [image]\n"
+    assert placeholders_out("Image-3: <image>\n") == "Image-3: [image]\n"
+
+
+def test_the_guards_can_be_turned_off():
+    text = "### Score\n6 <image>"
+    assert defuse_answer_text(text, Options(defuse_headers=False)) == "### Score\n6 [image]"
+    assert defuse_answer_text(text, Options(defuse_image_tags=False)) == "## Score\n6 <image>"
+    assert defuse_answer_text(text, Options(defuse_headers=False, defuse_image_tags=False)) == text

@@ -88,6 +88,12 @@ async def test_sample_run_tables_blobs_alignment_and_resume(sample):
     titles = [t for t, _ in first.result.more_displays]
     assert titles[0].startswith("Per field") and titles[1].startswith("Score distribution")
 
+    # the authors' scorer's rules by default: only the injection guards are listed as departures
+    assert [(d["option"], d["kind"]) for d in first.summary["deviations"]] == [
+        ("defuse_headers", "injection guard"), ("defuse_image_tags", "injection guard")]
+    assert first.summary["answer_reading"] == "reference"
+    assert rows[NATIVE]["texts_dropped"] == 1  # PBL_0004's text after the third image in all
+
     scores = read_csv(sample.out / "scores.csv")
     assert len(scores) == 24
     assert {(r["system"], r["id"]) for r in scores} == {(s, i) for s in (INTEGRATED, NATIVE)
@@ -190,7 +196,8 @@ async def test_image_cap_drops_images_never_text(sample, tmp_path, monkeypatch):
 
     monkeypatch.setattr(Engine, "call", recording)
     # the sample's cache: answers and images come from it, the capped scoring prompts are new
-    out = await run_spec(spec("options.image_cap=1"), RunOptions(out_dir=tmp_path / "out", cache_path=sample.cache))
+    out = await run_spec(spec("options.keep_full_answer=true", "options.image_cap=1"),
+                         RunOptions(out_dir=tmp_path / "out", cache_path=sample.cache))
     assert out.exit_code == 0, (out.message, out.failed_items)
     sc = out.stats.stage("score")
     assert sc.calls > 0 and sc.calls + sc.cache_hits == 24  # (a prompt with one image at most is unchanged)

@@ -6,6 +6,8 @@ import json
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from judgekit.errors import DataError
 from judgekit.metrics.mmie import (
@@ -155,3 +157,22 @@ def test_load_human_scores_json(tmp_path):
         load_human_scores(tmp_path / "absent.json")
     with pytest.raises(DataError, match="cannot open"):
         load_human_scores(tmp_path / "absent.csv")
+
+
+def test_reference_mean_scores_are_printed_as_main_py_prints_them():
+    # main.py: round(np.mean(scores), 3) over every valid score, and per category
+    m1, m2 = category_table(_recs())
+    assert (m1["score_sa"], m1["score_pbl"], m1["score_msr"], m1["score_avg"]) == (4.5, 3.0, 0.0, 3.0)
+    assert (m2["score_sa"], m2["score_pbl"], m2["score_avg"]) == (5.0, None, 5.0)
+    (row,) = category_table([{"model": "m", "category": SA, "score": s} for s in (1, 1, 2)])
+    assert row["score_sa"] == 1.333 and row["score_avg"] == 1.333
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=60))
+def test_reference_mean_parity_with_numpy(scores):
+    np = pytest.importorskip("numpy")
+    (row,) = category_table([{"model": "m", "category": PBL, "score": s} for s in scores])
+    want = float(round(np.mean(np.array(scores)), 3))
+    assert row["score_avg"] == want and row["score_pbl"] == want
+    assert row["avg"] == round(100.0 * sum(scores) / (6 * len(scores)), 2)

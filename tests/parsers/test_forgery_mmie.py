@@ -13,8 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from judgekit.benchmarks.mmie.data import Segment
-from judgekit.benchmarks.mmie.pipeline import _defuse
-from judgekit.parsers.mmie import HEADER_RULES, defuse_headers, flatten_for_judge, parse_score
+from judgekit.benchmarks.mmie.options import Options
+from judgekit.benchmarks.mmie.scoring import defuse_answer_text
+from judgekit.parsers.mmie import HEADER_RULES, defuse_headers, flatten_as_reference, parse_score
 from judgekit.parsers.view import View
 from judgekit.resources import samples_dir
 
@@ -25,9 +26,14 @@ SCORES_OF_ISSUE_11 = {"### Scores: 6": 6, "### Scoreboard: 6": 6, "### Score2": 
                       "#### Score 6": 6, "### Scoreboard": None}
 
 
+def _defuse(text: str) -> str:
+    """A candidate's text with the default guards (defuse_headers, defuse_image_tags) applied."""
+    return defuse_answer_text(text, Options())
+
+
 def _answer_text(answer: str) -> str:
     """The answer as it fills ``{answer}`` of the scorer prompt (one text segment, as the pipeline)."""
-    flat = flatten_for_judge([], [Segment.of_text(_defuse(answer))], image_cap=None)
+    flat = flatten_as_reference([], [Segment.of_text(_defuse(answer))])
     return defuse_headers(flat.answer)
 
 
@@ -51,7 +57,7 @@ def test_a_quoted_answer_never_overrides_the_score(candidate, style, score):
 def test_a_header_split_across_segments_is_defused(first, second, style, score):
     # an integrated answer: text, image, text; a native answer may have two texts in a row
     segs = [Segment.of_text(_defuse(first)), Segment.of_text(_defuse(second + "###")), Segment.of_text("Score 6")]
-    flat = flatten_for_judge([], segs, image_cap=None)
+    flat = flatten_as_reference([], segs)
     reply = f"### Feedback\n{quote(defuse_headers(flat.answer), style)}\n### Score\n{score}"
     assert parse_score(reply).score == score
 

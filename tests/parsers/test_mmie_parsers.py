@@ -1,21 +1,31 @@
-"""MMIE parsers (score, integrated answers, flattening) and the scoring prompts."""
+"""MMIE parsers (score, integrated answers, flattening), with parity tests against the reference
+scorer's rules (Lillianwei-h/MMIE ``main.py`` ``find_score`` and its 0..6 check, ``dataset.py``
+``get_dataset``), restated here by hand.  The prompt texts: tests/benchmarks/test_mmie_scorer_request.py."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from judgekit.parsers.mmie import (
     Flattened,
     ScoreParse,
+    flatten_as_reference,
     flatten_for_judge,
+    gt_reference_text,
     gt_text,
     parse_score,
     percent,
+    reference_skips,
     split_integrated,
 )
 from judgekit.resources import load_prompt
+
+PROPERTY = settings(max_examples=400, deadline=None, derandomize=True, database=None)
 
 
 @pytest.mark.parametrize("text, score, outcome, raw", [
@@ -52,6 +62,34 @@ def test_parse_score_takes_the_first_score_header_and_the_first_number_after_it(
     assert parse_score("I counted 9 errors.\n### Score\n1").score == 1
     # the first header has no number before the second one: the number after it is taken
     assert parse_score("### Score\nsee below\n### Score\n4").score == 4
+
+
+def _reference_score(text: str) -> int | None:
+    """The reference's reading, restated: after the first ``### Score``, the first number (an
+    optional minus directly before digits, then an optional ``.digits`` part), rounded by Python's
+    ``round``; kept only when 0..6.  None when no valid score."""
+    head = text.find("### Score")
+    if head < 0:
+        return None
+    rest = text[head + len("### Score"):]
+    for i, ch in enumerate(rest):
+        if ch.isdigit() and ch.isascii() or (ch == "-" and rest[i + 1:i + 2].isdigit() and rest[i + 1].isascii()):
+            number = re.match(r"-?[0-9]+(?:\.[0-9]+)?", rest[i:]).group(0)
+            value = round(float(number))
+            return value if 0 <= value <= 6 else None
+    return None
+
+
+_REPLY_PIECES = st.sampled_from(["### Score", "### score", "## Score", "Score:", "\n", " ", "-", ".", "4", "5.5",
+                                 "6.6", "7", "0", "10", "-1", "-0.4", "4.5", "x", "good", "/6", "**", "###"])
+
+
+@PROPERTY
+@given(st.lists(_REPLY_PIECES, max_size=14).map("".join))
+def test_parse_score_parity_with_the_reference(reply):
+    want = _reference_score(reply)
+    got = parse_score(reply)
+    assert got.score == want and got.ok == (want is not None)
 
 
 def test_percent():
@@ -141,44 +179,106 @@ def test_flatten_accepts_loader_segments():
 def test_gt_text():
     assert gt_text(None) == "" and gt_text([]) == ""
     assert gt_text([_t("10 cm"), _i("x"), _t("24 cm^2")]) == "10 cm\n24 cm^2"
+    # the reference: str.format of gt_answer[0]['text']
+    assert gt_reference_text("10 cm") == "10 cm" and gt_reference_text(None) == "None"
+    assert gt_reference_text("") == ""
 
 
-# --------------------------------------------------------------------------- prompts
-
-_CRITERIA_ENDS = {
-    "situational_analysis": "The final score should be an integer between 0 and 6.",
-    "project_based_learning": "beginning with \u2019### Score\\n\u2019.",
-    "multi_step_reasoning": "The final score should be an integer between 0 to 6.",
-}
+# --------------------------------------------------------------------------- the reference's cut
 
 
-@pytest.mark.parametrize("category", list(_CRITERIA_ENDS))
-def test_scoring_prompts_lay_out_as_the_reference(category):
-    p = load_prompt(f"mmie/score_{category}.txt")
-    tail = "### Question\n{question}\n### Answer\n{answer}\n"
-    if category == "multi_step_reasoning":
-        tail += "### Correct Answer\nThe correct answer to this question should be: {gt}\n"
-    tail += "### Feedback\n"
-    assert p.text.endswith(_CRITERIA_ENDS[category] + tail)
-    assert p.text.startswith("In this task, you will evaluate the quality of the ")
-    # the paper's criteria, one a line, numbered 1) .. 6) or 7)
-    n = 6 if category == "multi_step_reasoning" else 7
-    lines = p.text.splitlines()
-    assert [ln.split(")")[0] for ln in lines if ln[:1].isdigit()] == [str(k) for k in range(1, n + 1)]
-    rendered = p.render(question="Q {x}", answer="A", gt="G")
-    assert "### Question\nQ {x}\n### Answer\nA\n" in rendered and "{question}" not in rendered
-    assert ("should be: G\n### Feedback\n" in rendered) == (category == "multi_step_reasoning")
+def test_flatten_as_the_reference_reads_until_3_images():
+    q = [_t("Q"), _i("q0"), _t("More."), _i("q1")]
+    a = [_t("Answer."), _i("a0"), _t("Done."), _i("a1")]
+    f = flatten_as_reference(q, a)
+    assert f.question == "Q\nImage-0: <image>\nMore.\nImage-1: <image>\n"
+    # the third image ends the reading: "Done." and the fourth image are not read
+    assert f.answer == "Answer.\nImage-2: <image>\n"
+    assert [s.name for s in f.images] == ["q0", "q1", "a0"]
+    assert (f.images_attached, f.images_dropped, f.texts_dropped) == (3, 1, 1)
 
 
-def test_prompt_texts_are_the_papers():
-    sa = load_prompt("mmie/score_situational_analysis.txt").text
-    assert "2) Image Quality: Evaluate the vividness and clarity of the image descriptions." in sa
-    assert "7) Emotional Impact (penalty only): This criterion is used only to deduct points." in sa
-    pbl = load_prompt("mmie/score_project_based_learning.txt").text
-    assert "4) Method Quality and Practical Utility: The method should be actionable" in pbl
-    msr = load_prompt("mmie/score_multi_step_reasoning.txt").text
-    assert "The evaluation will focus on six key aspects:" in msr
-    assert "6) Excellency: The answer is correct and all the intermediate steps are correct" in msr
+@pytest.mark.parametrize("q_images, answer, shown, dropped", [
+    # the answer's opening text is read even when the question already has 3 images
+    (3, [_t("A"), _i("a0"), _t("B")], "A\n", (1, 1)),
+    (4, [_t("A"), _t("B")], "A\n", (0, 1)),
+    (3, [_i("a0"), _t("B")], "", (1, 1)),
+    # fewer: images are read until the third, then nothing more
+    (0, [_i("a0"), _i("a1"), _i("a2"), _t("C")],
+     "Image-0: <image>\nImage-1: <image>\nImage-2: <image>\n", (0, 1)),
+    (2, [_t("A"), _t("B"), _i("a0"), _t("C"), _i("a1")], "A\nB\nImage-2: <image>\n", (1, 1)),
+    (1, [_t("A"), _i("a0"), _t("")], "A\nImage-1: <image>\n\n", (0, 0)),
+    (0, [], "", (0, 0)),
+])
+def test_flatten_as_the_reference_edge_cases(q_images, answer, shown, dropped):
+    f = flatten_as_reference([_i(f"q{k}") for k in range(q_images)], answer)
+    assert f.answer == shown and (f.images_dropped, f.texts_dropped) == dropped
+
+
+def test_reference_skips_rows_whose_question_has_more_than_4_images():
+    assert not reference_skips([_i("q")] * 4 + [_t("x")])
+    assert reference_skips([_i("q")] * 5)
+    assert not reference_skips([])
+
+
+def _reference_row(question: list[dict], answer: list[dict] | str) -> tuple[str, str, list[str], bool]:
+    """``get_dataset`` for one row, restated (every image file exists): the question's and the
+    answer's text, the images in order, and whether the row is kept (at most 4 images)."""
+    images: list[str] = []
+
+    def text_of(entries, stop_at_three: bool) -> str:
+        out = ""
+        for e in entries:
+            if e["text"] is not None:
+                out += e["text"] + "\n"
+            for slot in (("image", e["image"]),):
+                if stop_at_three and len(images) >= 3:
+                    return out
+                if slot[1] is not None:
+                    out += f"Image-{len(images)}: <image>\n"
+                    images.append(slot[1])
+            if stop_at_three and len(images) >= 3:
+                return out
+        return out
+
+    q = text_of(question, False)
+    entries = [{"text": answer, "image": None}] if isinstance(answer, str) else answer
+    a = text_of(entries, True)
+    return q, a, images, len(images) <= 4
+
+
+def _segments(entries: list[dict] | str) -> list[Seg]:
+    if isinstance(entries, str):
+        return [_t(entries)]
+    out = []
+    for e in entries:
+        if e["text"] is not None:
+            out.append(_t(e["text"]))
+        if e["image"] is not None:
+            out.append(_i(e["image"]))
+    return out
+
+
+_TEXT = st.sampled_from(["a", "b c", "", "line\nbreak"])
+_ENTRY = st.builds(lambda t, i: {"text": t, "image": i}, st.none() | _TEXT,
+                   st.none() | st.sampled_from(["p.png", "q.png", "r.png"]))
+
+
+@PROPERTY
+@given(question=st.lists(_ENTRY, max_size=7), answer=st.lists(_ENTRY, max_size=7) | _TEXT)
+def test_flatten_parity_with_the_reference(question, answer):
+    # an answer opening with entries that have neither text nor image is the one case segments
+    # cannot tell apart (the reference then checks before the next entry's text): left out here
+    while isinstance(answer, list) and answer and answer[0]["text"] is None and answer[0]["image"] is None:
+        answer = answer[1:]
+    q_text, a_text, images, kept = _reference_row(question, answer)
+    q_segs, a_segs = _segments(question), _segments(answer)
+    f = flatten_as_reference(q_segs, a_segs)
+    assert (f.question, f.answer) == (q_text, a_text)
+    assert [s.name for s in f.images] == images
+    assert reference_skips(q_segs) == (not kept)
+    read = len(a_segs) - f.images_dropped - f.texts_dropped
+    assert f.images_dropped + f.texts_dropped == len(a_segs[read:])
 
 
 def test_integrated_instruction():

@@ -32,7 +32,7 @@ def _score_prompt(category: str, answer_segments, gt: str = "") -> str:
 
     question = [Segment.of_text("I will give you the beginning of a story."), Segment("image")]
     f = flatten_for_judge(question, answer_segments, image_cap=None)
-    return load_prompt(f"mmie/score_{category}.txt").render(question=f.question, answer=f.answer, gt=gt)
+    return load_prompt(f"mmie/score_{category}.txt").render(question=f.question, answer=f.answer, gt_answer=gt)
 
 
 def _answer(text: str, images: int):

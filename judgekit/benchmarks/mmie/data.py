@@ -9,10 +9,12 @@ Two formats are read, told apart by the first row (:func:`detect_format`):
          "conversations": [{"from": "human", "content": [{"text": ..., "image": ...}, ...]},
                            {"from": "gpt",   "content": [{"text": ..., "image": ...}, ...]}],
          "catagory": "Situational analysis",      # sic; "category" is read too
-         "field": "literature",
-         "subfield": "visual storytelling"}       # optional ("sub_field" too)
+         "field": "literature",                   # optional, as everything below
+         "subfield": "visual storytelling"}       # ("sub_field" too)
 
-    The ``human`` turn is the question, the ``gpt`` turn (optional) the ground truth.
+    The ``human`` turn is the question, the ``gpt`` turn (optional) the ground truth.  The
+    reference scorer reads none of ``catagory``, ``field`` and ``subfield``: rows without them
+    load (the category then comes from the id, see below).
 ``scorer``
     The input of the authors' scorer, a JSON list (or JSONL) of::
 
@@ -37,14 +39,13 @@ header) and hashed; the bytes themselves are not kept (:meth:`Segment.image_part
 again and checks the hash).  An image that does not decode raises too, unless
 ``skip_unreadable`` is set: then its row is left out and listed in :attr:`Loaded.skipped`.
 
-Category (:func:`category_from_label`, :func:`category_from_id`): the row's
-``category``/``catagory`` when present (``Situational analysis``, ``project-based learning``,
-``MSR``, ... any case, spaces, hyphens or underscores), else the id's marker, as the reference
-scorer does.  An id marker is first looked for as a whole token of the id (split at anything not
-a letter or digit: ``MSR_12``, ``mmie-pbl-7``), then as a substring, the longer codes
-first (``MSR``, ``PBL``, then ``SA``), upper case only, as the reference tests ``"SA" in id``.
-A category field that contradicts a token marker of the id is an error (the reference would
-score the row with the other category's prompt).
+Category (:mod:`judgekit.benchmarks.mmie.records`): ``category_from="id"`` (the default) takes
+it from the id as the reference scorer does (``"SA" in id``, else ``"PBL"``, else ``"MSR"``), and
+from the row's ``category``/``catagory`` only when the id holds none of them;
+``category_from="label"`` takes the row's label first.  A row with neither is an error.
+
+The ground truth's first entry's text is kept as it was written (:attr:`MMIEItem.gt_lead_text`):
+the reference gives the multi-step reasoning scorer that text alone.
 
 Every bad input raises :class:`~judgekit.errors.DataError` naming the file, the row (1-based,
 with the line for JSONL and the id when known) and the field, e.g.
@@ -56,17 +57,31 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from judgekit.blobs import sniff_mime
 from judgekit.datapaths import PathRefused, resolve_ref, shown_path
 from judgekit.errors import DataError
 from judgekit.tables import loads_json, not_utf8
-from judgekit.types import ImagePart
+
+from .records import (
+    CATEGORIES,
+    CATEGORY_CODES,
+    MSR,
+    PBL,
+    SA,
+    CategoryRule,
+    Format,
+    Loaded,
+    MMIEItem,
+    Segment,
+    SkippedRow,
+    category_from_id,
+    category_from_label,
+)
 
 __all__ = [
     "SA",
@@ -78,167 +93,13 @@ __all__ = [
     "MMIEItem",
     "SkippedRow",
     "Loaded",
+    "CategoryRule",
     "detect_format",
     "load_items",
     "load_answers",
     "category_from_label",
     "category_from_id",
 ]
-
-SA = "situational_analysis"
-PBL = "project_based_learning"
-MSR = "multi_step_reasoning"
-#: the three categories, in the paper's column order (Table 3)
-CATEGORIES: tuple[str, ...] = (SA, PBL, MSR)
-#: category -> the code ids carry
-CATEGORY_CODES: dict[str, str] = {SA: "SA", PBL: "PBL", MSR: "MSR"}
-
-Format = Literal["released", "scorer"]
-
-_LABELS: dict[str, str] = {
-    "situational analysis": SA, "sa": SA,
-    "project based learning": PBL, "pbl": PBL,
-    "multi step reasoning": MSR, "msr": MSR,
-}
-# longest first, so "MSR"/"PBL" win over the accidental "SA" in a substring search
-_ID_CODES: tuple[tuple[str, str], ...] = (("MSR", MSR), ("PBL", PBL), ("SA", SA))
-_TOKEN = re.compile(r"[A-Za-z0-9]+")
-
-
-# --------------------------------------------------------------------------- records
-
-
-@dataclass(frozen=True, slots=True)
-class Segment:
-    """One piece of an interleaved question or answer: a text, or an image file."""
-
-    kind: Literal["text", "image"]
-    text: str | None = None
-    """The text of a text segment (as written, may be empty); None for an image."""
-    path: Path | None = None
-    """The image file, resolved (inside the images folder); None for a text."""
-    ref: str | None = None
-    """The image path as the data file wrote it."""
-    sha256: str = ""
-    """The image bytes' sha256 (hex); '' for a text."""
-    mime: str = ""
-    """The image type sniffed from its bytes (``image/png``, ...); '' for a text."""
-    width: int = 0
-    height: int = 0
-
-    @classmethod
-    def of_text(cls, text: str) -> "Segment":
-        return cls("text", text=text)
-
-    @property
-    def is_image(self) -> bool:
-        return self.kind == "image"
-
-    def image_part(self) -> ImagePart:
-        """The image as an :class:`~judgekit.types.ImagePart`, its bytes read now.
-
-        Raises DataError when the file cannot be read or no longer has the hash it had when it
-        was loaded; ValueError for a text segment.
-        """
-        if self.kind != "image" or self.path is None:
-            raise ValueError("not an image segment")
-        try:
-            data = self.path.read_bytes()
-        except OSError as e:
-            raise DataError(str(self.path), f"cannot read image: {e.strerror or e}") from e
-        digest = hashlib.sha256(data).hexdigest()
-        if digest != self.sha256:
-            raise DataError(str(self.path), "image changed since the data file was loaded "
-                                            f"(sha256 {digest[:12]}, was {self.sha256[:12]})")
-        return ImagePart(data=data, mime=self.mime, sha256=digest, width=self.width, height=self.height)
-
-
-@dataclass(frozen=True, slots=True)
-class MMIEItem:
-    """One MMIE question, with its ground truth and (scorer format) a model's answer."""
-
-    id: str
-    category: str
-    """One of :data:`CATEGORIES`."""
-    field: str | None
-    """The paper's field (``literature``, ``health``, ``mathematics``, ...); None when absent."""
-    subfield: str | None
-    question: tuple[Segment, ...]
-    gt_answer: tuple[Segment, ...] | None
-    """The ground truth (the ``gpt`` turn, or ``gt_answer``); None when the row has none."""
-    answer: tuple[Segment, ...] | None
-    """A native answer imported with the row (scorer format); None otherwise."""
-    model: str | None
-    """The model that wrote ``answer`` (scorer format); None otherwise."""
-    source: tuple[str, int]
-    """(data file, 1-based row)."""
-
-    @property
-    def code(self) -> str:
-        """``SA``, ``PBL`` or ``MSR``."""
-        return CATEGORY_CODES[self.category]
-
-    @property
-    def question_images(self) -> list[Segment]:
-        return [s for s in self.question if s.is_image]
-
-
-@dataclass(frozen=True, slots=True)
-class SkippedRow:
-    """A row left out because an image of it does not decode (``skip_unreadable``)."""
-
-    path: str
-    row: int
-    id: str | None
-    reason: str
-
-
-@dataclass(slots=True)
-class Loaded:
-    """What :func:`load_items` read: the items, the rows it skipped, and the file's format."""
-
-    items: list[MMIEItem]
-    skipped: list[SkippedRow] = field(default_factory=list)
-    format: Format = "released"
-
-    def __iter__(self) -> Iterator[MMIEItem]:
-        return iter(self.items)
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-
-# --------------------------------------------------------------------------- categories
-
-
-def _norm_label(label: str) -> str:
-    return " ".join(re.split(r"[\s_\-]+", label.strip().lower()))
-
-
-def category_from_label(label: str) -> str | None:
-    """The category a ``category``/``catagory`` value names, or None when it names none."""
-    return _LABELS.get(_norm_label(label))
-
-
-def _category_from_id_tokens(item_id: str) -> str | None:
-    found = {cat for code, cat in _ID_CODES for tok in _TOKEN.findall(item_id) if tok == code}
-    return found.pop() if len(found) == 1 else None
-
-
-def category_from_id(item_id: str) -> str | None:
-    """The category an id names (``MSR_12`` -> multi-step reasoning), or None.
-
-    A whole token (``SA``, ``PBL``, ``MSR``, upper case) is looked for first; when no single
-    category's token is found, the first of ``MSR``, ``PBL``, ``SA`` that occurs as a substring.
-    """
-    by_token = _category_from_id_tokens(item_id)
-    if by_token is not None:
-        return by_token
-    for code, cat in _ID_CODES:
-        if code in item_id:
-            return cat
-    return None
-
 
 # --------------------------------------------------------------------------- reading rows
 
@@ -324,8 +185,9 @@ def detect_format(row: Any) -> Format | None:
 class _Reader:
     """Reads the rows of one file; caches image checks by resolved path."""
 
-    def __init__(self, path: Path, images_dir: Path | None):
+    def __init__(self, path: Path, images_dir: Path | None, category_from: CategoryRule | None = "id"):
         self.path = path
+        self.category_from = category_from  # None: no category needed (native answers)
         root = Path(images_dir) if images_dir is not None else path.parent
         if not root.is_dir():
             raise DataError(str(root), "images folder does not exist or is not a folder")
@@ -417,12 +279,12 @@ class _Reader:
             want = "conversations" if fmt == "released" else "question"
             raise ctx.error(f"missing field (the file's first row is in the {fmt} format)", want)
         category = self._category(value, item_id, ctx)
-        fld = self._opt_str(value, "field", ctx, required=(fmt == "released"))
+        fld = self._opt_str(value, "field", ctx)
         sub = self._opt_str(value, "subfield", ctx)
         if sub is None:
             sub = self._opt_str(value, "sub_field", ctx)
         if fmt == "released":
-            question, gt = self._conversations(value["conversations"], ctx)
+            question, gt, gt_raw = self._conversations(value["conversations"], ctx)
             answer, model = None, None
         else:
             question = self.segments(value["question"], ctx, "question")
@@ -434,19 +296,23 @@ class _Reader:
         if not question:
             raise ctx.error("the question is empty", "conversations" if fmt == "released" else "question")
         return MMIEItem(id=item_id, category=category, field=fld, subfield=sub, question=question,
-                        gt_answer=gt, answer=answer, model=model, source=(str(self.path), ctx.row))
+                        gt_answer=gt, answer=answer, model=model, source=(str(self.path), ctx.row),
+                        gt_lead_text=_lead_text(gt_raw))
 
-    def _opt_str(self, value: Mapping[str, Any], key: str, ctx: _Ctx, *, required: bool = False) -> str | None:
+    def _opt_str(self, value: Mapping[str, Any], key: str, ctx: _Ctx) -> str | None:
         v = value.get(key)
         if v is None:
-            if required:
-                raise ctx.error("missing field", key)
             return None
         if not isinstance(v, str):
             raise ctx.error(f"must be a string, not {type(v).__name__}", key)
         return v
 
     def _category(self, value: Mapping[str, Any], item_id: str, ctx: _Ctx) -> str:
+        if self.category_from is None:
+            return ""  # native answers: the data file's item gives the category
+        by_id = category_from_id(item_id)
+        if by_id is not None and self.category_from == "id":
+            return by_id  # the reference's rule: the label is not read
         for key in ("category", "catagory"):
             label = value.get(key)
             if label is None:
@@ -457,22 +323,19 @@ class _Reader:
             if cat is None:
                 raise ctx.error(f"unknown category {label!r} (expected Situational analysis, "
                                 "Project-based learning or Multi-step reasoning)", key)
-            by_id = _category_from_id_tokens(item_id)
-            if by_id is not None and by_id != cat:
-                raise ctx.error(f"category {label!r} contradicts the id, which marks "
-                                f"{CATEGORY_CODES[by_id]}", key)
             return cat
-        cat = category_from_id(item_id)
-        if cat is None:
-            raise ctx.error("no category: the row has no 'category'/'catagory' and the id contains "
-                            "none of SA, PBL, MSR", "catagory")
-        return cat
+        if by_id is None:
+            raise ctx.error("no category: the id contains none of SA, PBL, MSR and the row has no "
+                            "'category'/'catagory'", "catagory")
+        return by_id
 
-    def _conversations(self, conv: Any, ctx: _Ctx) -> tuple[tuple[Segment, ...], tuple[Segment, ...] | None]:
+    def _conversations(self, conv: Any, ctx: _Ctx) -> tuple[tuple[Segment, ...], tuple[Segment, ...] | None, Any]:
+        """(question, ground truth or None, the ground truth's raw content or None)."""
         if not isinstance(conv, list):
             raise ctx.error(f"must be a list of turns, not {type(conv).__name__}", "conversations")
         human: tuple[Segment, ...] | None = None
         gpt: tuple[Segment, ...] | None = None
+        gpt_raw: Any = None
         for t, turn in enumerate(conv):
             col = f"conversations[{t}]"
             if not isinstance(turn, Mapping):
@@ -490,14 +353,24 @@ class _Reader:
             else:
                 if gpt is not None:
                     raise ctx.error("more than one 'gpt' turn", col)
-                gpt = segs
+                gpt, gpt_raw = segs, turn["content"]
         if human is None:
             raise ctx.error("no 'human' turn (the question)", "conversations")
-        return human, gpt
+        return human, gpt, gpt_raw
+
+
+def _lead_text(raw: Any) -> str | None:
+    """The text of a (checked) list of entries' first entry, or of a bare string; None otherwise:
+    ``gt_answer[0]['text']`` of the reference."""
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, list) and raw and isinstance(raw[0], Mapping):
+        return raw[0].get("text")
+    return None
 
 
 def _read(path: str | Path, images_dir: str | Path | None, limit: int | None, skip_unreadable: bool,
-          only: Format | None) -> Loaded:
+          only: Format | None, category_from: CategoryRule | None = "id") -> Loaded:
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be >= 0, not {limit}")
     p = Path(path)
@@ -514,7 +387,9 @@ def _read(path: str | Path, images_dir: str | Path | None, limit: int | None, sk
                         "(scorer format)", "conversations")
     if only is not None and fmt != only:
         raise DataError(str(p), f"expected the {only} format, found the {fmt} format")
-    reader = _Reader(p, None if images_dir is None else Path(images_dir))
+    if category_from not in ("id", "label", None):
+        raise ValueError(f"category_from must be 'id' or 'label', not {category_from!r}")
+    reader = _Reader(p, None if images_dir is None else Path(images_dir), category_from)
     if limit is not None:
         rows = rows[:limit]
     items: list[MMIEItem] = []
@@ -537,15 +412,16 @@ def _read(path: str | Path, images_dir: str | Path | None, limit: int | None, sk
 
 
 def load_items(path: str | Path, images_dir: str | Path | None = None, limit: int | None = None,
-               skip_unreadable: bool = False) -> Loaded:
+               skip_unreadable: bool = False, *, category_from: CategoryRule = "id") -> Loaded:
     """Read MMIE items from a released or scorer-format file (JSON list or JSONL).
 
     ``images_dir``: the folder image paths are relative to (default: the file's folder).
     ``limit``: only the first ``limit`` rows are read (and their images checked).
     ``skip_unreadable``: leave out rows with an image that does not decode, listing them in
     :attr:`Loaded.skipped`, instead of raising.  Everything else wrong raises DataError.
+    ``category_from``: ``"id"`` (the reference's rule) or ``"label"`` (see the module docstring).
     """
-    return _read(path, images_dir, limit, skip_unreadable, None)
+    return _read(path, images_dir, limit, skip_unreadable, None, category_from)
 
 
 def load_answers(path: str | Path, images_dir: str | Path | None = None
@@ -553,9 +429,10 @@ def load_answers(path: str | Path, images_dir: str | Path | None = None
     """A model's native interleaved answers from a scorer-format file: id -> (model, answer).
 
     Every row must carry an ``answer`` (a list of entries, or a string); a released-format file,
-    a row without an answer, and any bad input raise DataError.
+    a row without an answer, and any bad input raise DataError.  No category is needed (the
+    data file's item has it).
     """
-    loaded = _read(path, images_dir, None, False, "scorer")
+    loaded = _read(path, images_dir, None, False, "scorer", None)
     out: dict[str, tuple[str | None, tuple[Segment, ...]]] = {}
     for item in loaded.items:
         if item.answer is None:

@@ -15,16 +15,18 @@ Systems under test
       (:func:`judgekit.benchmarks.mmie.data.load_answers`), named by their ``model`` field.
 
 Scoring (``roles.judge``: an API model, or the local MMIE-Score checkpoint through the worker)
-    the category's prompt (paper Tables 9-11; the multi-step reasoning one with the correct answer),
-    question and answer flattened as the reference scorer does (:func:`judgekit.parsers.mmie.flatten_for_judge`),
-    each ``Image-k: <image>`` line followed by its image.  All answer text is kept; with
-    ``options.image_cap`` the images past the cap are left out and the prompt says so, and every
-    dropped image is counted in the results (the reference silently stopped reading the answer
-    after its third image).  The reply's ``### Score`` is parsed as the reference does; a reply
-    with no valid score is a counted parse failure (outcome ``missing``, ``not_a_number`` or
-    ``out_of_range``), never a silent zero.  Candidate text that repeats the prompt's section
-    headers (``### Score`` ..., in any case, width or spacing, ``### Scores`` too) is defused to
-    ``## Score`` (:func:`judgekit.parsers.mmie.defuse_headers`) so an answer cannot forge a verdict.
+    the request the authors' scorer builds (:mod:`judgekit.benchmarks.mmie.scoring`): the
+    category's prompt from their ``prompts.py``, question and answer flattened as their
+    ``dataset.py`` does (the answer read until question and answer hold 3 images), each
+    ``Image-k: <image>`` line followed by its image; rows whose question has more than 4 images
+    are not scored, as there (outcome ``skipped``, counted, no call made for them).  Every answer
+    text and image left unread is counted in the results; ``options.keep_full_answer`` shows the
+    scorer all of them instead (``options.image_cap`` then caps the images).  The reply's
+    ``### Score`` is parsed as the reference does; a reply with no valid score is a counted parse
+    failure (outcome ``missing``, ``not_a_number`` or ``out_of_range``), never a silent zero.  The
+    injection guards (on by default, listed under ``deviations``): candidate text that repeats
+    the prompt's section headers (``### Score`` ..., in any case, width or spacing) is defused to
+    ``## Score``, and a literal ``<image>`` is written ``[image]``.
 
 Resumable at every stage: answers, images and scores are cached calls; images are in the store.
 Outputs: ``scores.csv`` (one row per system and item), ``answers.csv``, ``images.csv``,
@@ -39,26 +41,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
-
 from ...blobs import BlobMissing
-from ...config import STRICT_CONFIG
 from ...engine import Engine
 from ...errors import DataError, SpecError
-from ...parsers.mmie import (
-    ScoreParse,
-    defuse_headers,
-    flatten_for_judge,
-    gt_text,
-    parse_score,
-    split_integrated,
-)
+from ...parsers.mmie import REFERENCE_MAX_IMAGES, ScoreParse, parse_score, reference_skips, split_integrated
 from ...resources import Prompt, load_prompt
 from ...types import (
     ChatRequest,
@@ -70,7 +61,9 @@ from ...types import (
 )
 from ..base import BenchmarkResult, PlannedCall
 from ..calls import Aborted, FlowCaller, each_item, generation_tokens
-from .data import MSR, MMIEItem, Segment, load_answers, load_items
+from .data import MMIEItem, Segment, load_answers, load_items
+from .options import Options
+from .scoring import interleave, score_prompts, scorer_text
 
 __all__ = ["Options", "Prepared", "prepare", "plan", "run", "stages", "System"]
 
@@ -81,11 +74,6 @@ GENERATOR_PROVIDERS = ("openai_image", "sim_image")
 CHAT_PROVIDERS = ("openai", "azure", "gemini", "sim")
 
 _INTEGRATED_PROMPT = "mmie/integrated_answer.txt"
-_SCORE_PROMPTS = {"situational_analysis": "mmie/score_situational_analysis.txt",
-                  "project_based_learning": "mmie/score_project_based_learning.txt",
-                  "multi_step_reasoning": "mmie/score_multi_step_reasoning.txt"}
-_IMAGE_MARK = re.compile(r"Image-(\d+): <image>\n")
-_PLACEHOLDER = re.compile(r"<\s*image\s*>", re.IGNORECASE)
 
 # the estimate's stand-ins where no answer exists yet: a typical integrated answer (two images)
 _STANDIN_ANSWER = (
@@ -98,32 +86,6 @@ _STANDIN_ANSWER = (
     "<image>A simple illustration of a green triangle at the bottom left and a yellow star at the "
     "top right on a light grey background.</image>\nThis completes the answer.")
 _STANDIN_SCORE = "### Feedback\nA stand-in feedback of typical length for the estimate.\n### Score\n4"
-
-
-class Options(BaseModel):
-    """``[options]`` of an MMIE spec."""
-
-    model_config = STRICT_CONFIG  # unknown keys, loose types, inf and nan are spec errors
-
-    images_dir: str | None = Field(None, description="the folder image paths are relative to (default: the data "
-                                                     "file's folder)")
-    skip_unreadable: bool = Field(False, description="leave out rows whose images do not decode (listed) "
-                                                     "instead of stopping with an error")
-    answer_mode: Literal["integrated", "text"] = Field(
-        "integrated", description="integrated: candidates answer with <image> descriptions drawn by each of "
-                                  "roles.generators; text: candidates answer in plain text")
-    native_answers: list[str] = Field(default_factory=list, description="scorer-format files of native "
-                                                                        "interleaved answers to score too")
-    native_images_dir: str | None = Field(None, description="the folder the native answers' image paths are "
-                                                            "relative to (default: each file's folder)")
-    image_cap: int | None = Field(None, ge=0, description="the most images attached to a scoring prompt "
-                                                          "(question's first); None: all.  Dropped images "
-                                                          "are named in the prompt and counted")
-    seed: int = Field(0, ge=0, description="base seed of the generated images")
-    human_scores: str | None = Field(None, description="CSV/JSON of human 0-6 scores (id, score) of one "
-                                                       "system's answers, for Table 5's alignment")
-    human_scores_system: str | None = Field(None, description="the system the human scores rate (default: "
-                                                              "the only system)")
 
 
 @dataclass(frozen=True)
@@ -200,7 +162,8 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
     if dup:
         raise SpecError(f"{where}: two systems are named {dup!r} (native answer files need distinct models)")
     images_dir = spec.resolve_path(options.images_dir) if options.images_dir else None
-    loaded = load_items(spec.data_path(), images_dir, limit, options.skip_unreadable)
+    loaded = load_items(spec.data_path(), images_dir, limit, options.skip_unreadable,
+                        category_from="label" if options.category_from_label else "id")
     for s in systems:
         if s.kind == "native":
             missing = [it.id for it in loaded.items if it.id not in s.answers]
@@ -245,22 +208,13 @@ class Outcome:
     parse: ScoreParse | None = None
     images_attached: int = 0
     images_dropped: int = 0
+    texts_dropped: int = 0
+    skipped: str | None = None  # why the reference's rules leave the row unscored
     error: str | None = None
     stage: str | None = None  # where it failed
     aborted: bool = False
     #: the item's question images, read once per item and shared by every system's scoring
     question_images: dict[str, ImagePart] = field(default_factory=dict, repr=False)
-
-
-def _defuse(text: str) -> str:
-    """A candidate's text, made unable to forge the scorer prompt's sections."""
-    return _placeholders_out(defuse_headers(text))
-
-
-def _placeholders_out(text: str) -> str:
-    """Text with any literal ``<image>`` written as ``[image]``: in the prompt, ``<image>`` stands
-    for an attached image (the InternVL scorer counts them), so a stray one would misplace images."""
-    return _PLACEHOLDER.sub("[image]", text)
 
 
 def _parts(segments: tuple[Segment, ...] | list[Segment]) -> list[Part]:
@@ -279,13 +233,17 @@ class _Flow:
         spec = prep.spec
         self.params = {a: spec.models[a].params.gen_params() for a in [*spec.roles.candidates, prep.judge]}
         self.instruction: Prompt = load_prompt(_INTEGRATED_PROMPT)
-        self.score_prompts = {c: load_prompt(p) for c, p in _SCORE_PROMPTS.items()}
+        self.score_prompts = score_prompts()
         self.expected_image_tokens = {g: generation_tokens(engine, g) for g in spec.roles.generators}
 
     def seed_of(self, item: MMIEItem, k: int) -> int:
         return (self.prep.options.seed + zlib.crc32(item.id.encode("utf-8")) + k) % (2 ** 31)
 
     async def run_item(self, item: MMIEItem) -> list[Outcome]:
+        if _skipped(self.prep, item):
+            n = len(item.question_images)
+            why = f"{n} images in the question: the reference scores rows with at most {REFERENCE_MAX_IMAGES}"
+            return [Outcome(s.name, item, skipped=why) for s in self.prep.systems]
         question = await asyncio.to_thread(_parts, item.question)
         known = {p.sha256: p for p in question if isinstance(p, ImagePart)}
         by_candidate: dict[str, list[System]] = {}
@@ -398,23 +356,15 @@ class _Flow:
 
     async def _score(self, o: Outcome, exact: bool) -> None:
         item = o.item
-        answer = [s if s.is_image else Segment.of_text(_defuse(s.text or "")) for s in o.answer]
-        question = [s if s.is_image or not _PLACEHOLDER.search(s.text or "")
-                    else Segment.of_text(_placeholders_out(s.text or "")) for s in item.question]
-        flat = flatten_for_judge(question, answer, image_cap=self.prep.options.image_cap)
-        o.images_attached, o.images_dropped = flat.images_attached, flat.images_dropped
-        prompt = self.score_prompts[item.category]
-        # segments are defused one by one above; the whole answer once more, for a header split
-        # across two text segments (``###`` ending one, ``Score`` starting the next)
-        fields = {"question": flat.question, "answer": defuse_headers(flat.answer)}
-        if item.category == MSR:
-            fields["gt"] = gt_text(item.gt_answer)
-        text = prompt.render(**fields)
+        built = scorer_text(item, o.answer, self.prep.options, self.score_prompts)
+        flat = built.flat
+        o.images_attached, o.images_dropped, o.texts_dropped = (flat.images_attached, flat.images_dropped,
+                                                                flat.texts_dropped)
         known = o.question_images
         images = await asyncio.to_thread(lambda: [known.get(s.sha256) or s.image_part() for s in flat.images])
-        parts = _interleave(text, images)
+        parts = interleave(built.text, images)
         req = ChatRequest(self.prep.judge, (Message("user", tuple(parts)),), params=self.params[self.prep.judge],
-                          stage=SCORE, item_id=f"{o.system}/{item.id}", prompt_hash=prompt.hash)
+                          stage=SCORE, item_id=f"{o.system}/{item.id}", prompt_hash=built.prompt.hash)
         r, real = await self.caller.call(req, exact=exact, expected=250.0)
         if not real:
             o.judge_reply = _STANDIN_SCORE
@@ -424,6 +374,11 @@ class _Flow:
             return
         o.judge_reply = r.text
         o.parse = parse_score(r.text)
+
+
+def _skipped(prep: Prepared, item: MMIEItem) -> bool:
+    """Whether the reference's rules leave ``item`` unscored (no call is made for it)."""
+    return not prep.options.keep_full_answer and reference_skips(item.question)
 
 
 def _most_images(params: GenParams) -> int:
@@ -442,24 +397,6 @@ def _standin_segment(item: MMIEItem) -> Segment:
         if s.is_image:
             return s
     return Segment.of_text("[an image]")
-
-
-def _interleave(text: str, images: list[ImagePart]) -> list[Part]:
-    """The prompt with each attached image right after its ``Image-k: <image>`` line."""
-    parts: list[Part] = []
-    pos = 0
-    it = iter(images)
-    for m in _IMAGE_MARK.finditer(text):
-        img = next(it, None)
-        if img is None:
-            break
-        parts.append(TextPart(text[pos:m.end()]))
-        parts.append(img)
-        pos = m.end()
-    rest = list(it)
-    parts.append(TextPart(text[pos:]))
-    parts.extend(rest)  # (never: every attached image has its line)
-    return [p for p in parts if not (isinstance(p, TextPart) and not p.text)]
 
 
 # -- estimate and run ---------------------------------------------------------------------------
@@ -481,7 +418,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     from .results import build_result
 
     st = engine.stats
-    n = len(prep.items)
+    n = sum(1 for it in prep.items if not _skipped(prep, it))
     cands = {s.candidate for s in prep.systems if s.candidate}
     st.plan(ANSWER, n * len(cands))
     st.plan(SCORE, n * len(prep.systems))

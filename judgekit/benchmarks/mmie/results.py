@@ -47,17 +47,24 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["Outcome"]) 
         if o.aborted:
             not_run += 1
             continue
+        counts = outcome_counts.setdefault(o.system, {})
+        if o.skipped:
+            counts["skipped"] = counts.get("skipped", 0) + 1
+            scores.append({**key, "score": None, "percent": None, "outcome": "skipped", "raw_score": None,
+                           "images_attached": 0, "images_dropped": 0, "texts_dropped": 0,
+                           "judge_reply": None, "error": None, "failed_stage": None, "skipped": o.skipped})
+            continue
         if o.error:
             failed.append(f"{o.system}: item {it.id} ({o.stage}): {o.error}")
         outcome = o.parse.outcome if o.parse else ("failed" if o.error else None)
-        counts = outcome_counts.setdefault(o.system, {})
         if outcome:
             counts[outcome] = counts.get(outcome, 0) + 1
         score = o.parse.score if o.parse else None
         scores.append({**key, "score": score, "percent": round(percent(score), 2) if score is not None else None,
                        "outcome": outcome, "raw_score": o.parse.raw if o.parse else None,
                        "images_attached": o.images_attached, "images_dropped": o.images_dropped,
-                       "judge_reply": o.judge_reply, "error": o.error, "failed_stage": o.stage})
+                       "texts_dropped": o.texts_dropped, "judge_reply": o.judge_reply, "error": o.error,
+                       "failed_stage": o.stage, "skipped": None})
         answers.append({**key, "raw_answer": o.raw_answer,
                         "answer": json.dumps(_segments_json(o.answer), ensure_ascii=False) if o.answer else None,
                         "images": sum(1 for s in (o.answer or ()) if s.is_image)})
@@ -78,6 +85,8 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["Outcome"]) 
         row["parse_out_of_range"] = c.get("out_of_range", 0)
         row["call_failures"] = c.get("failed", 0)
         row["images_dropped"] = sum(r["images_dropped"] for r in scores if r["system"] == row["model"])
+        row["texts_dropped"] = sum(r["texts_dropped"] for r in scores if r["system"] == row["model"])
+        row["skipped"] = c.get("skipped", 0)
     align_rows = []
     if prep.human is not None:
         mine = {r["id"]: r["score"] for r in scores if r["system"] == prep.human_system}
@@ -91,6 +100,7 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["Outcome"]) 
         "systems": [{"name": s.name, "kind": s.kind, "candidate": s.candidate, "generator": s.generator}
                     for s in prep.systems],
         "judge": prep.judge,
+        "answer_reading": "full" if prep.options.keep_full_answer else "reference",
         "image_cap": prep.options.image_cap,
         "complete": not_run == 0,
         "results": cats,
@@ -99,7 +109,8 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["Outcome"]) 
     display = [{"model": r["model"], "SA": _p(r["sa"]), "PBL": _p(r["pbl"]), "MSR": _p(r["msr"]),
                 "Avg.": _p(r["avg"]), "n": r["n"],
                 "parse failures": r["parse_missing"] + r["parse_not_a_number"] + r["parse_out_of_range"],
-                "failed": r["call_failures"], "images dropped": r["images_dropped"]} for r in cats]
+                "failed": r["call_failures"], "images dropped": r["images_dropped"],
+                "texts dropped": r["texts_dropped"], "skipped": r["skipped"]} for r in cats]
     field_names = list(dict.fromkeys(str(r["field"]) for r in fields))
     by_field = []
     for r in cats:
@@ -111,10 +122,19 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["Outcome"]) 
     dist_rows = [{k: v for k, v in d.items()} for d in dist]
     more = [("Per field (Table 4)", by_field), ("Score distribution (0-6)", dist_rows)]
     notes = [f"scorer: {prep.judge}; percent = mean score / 6 x 100; Avg. over all scored items"]
-    if prep.options.image_cap is not None:
-        dropped = sum(r["images_dropped"] for r in scores)
+    dropped = sum(r["images_dropped"] for r in scores)
+    if prep.options.keep_full_answer and prep.options.image_cap is not None:
         notes.append(f"image cap {prep.options.image_cap}: {dropped} images were not shown to the scorer "
                      f"(every answer text was)")
+    elif not prep.options.keep_full_answer:
+        texts = sum(r["texts_dropped"] for r in scores)
+        skipped = sum(1 for r in scores if r["outcome"] == "skipped")
+        if texts or dropped:
+            notes.append(f"as the reference reads answers (until question and answer hold 3 images): {texts} "
+                         f"answer texts and {dropped} images were not shown to the scorer")
+        if skipped:
+            notes.append(f"as the reference: {skipped} answers to questions with more than 4 images were not "
+                         f"scored (outcome 'skipped')")
     for a in align_rows:
         notes.append(f"alignment with humans ({a['system']}, {a['items']} items): cosine {_n(a['cosine'])}, "
                      f"MSE {_n(a['mse'])}, MAE {_n(a['mae'])}, Pearson {_n(a['pearson'])}")

@@ -168,7 +168,9 @@ SAMPLE_ROWS: list[dict[str, Any]] = [
             _i("PBL_0004_gt1.png"),
             _t("Step 3: Check the court.\nWalk the lines, remove stones and twigs, and make sure the net does "
                "not sag before you start to play.")],
-     "answer": [_t("Step 2: Put a net in the middle of the court between two posts."), _i("PBL_0004_ans1.png")],
+     # the answer's last text comes after the third image in all: the reference's scorer does not read it
+     "answer": [_t("Step 2: Put a net in the middle of the court between two posts."), _i("PBL_0004_ans1.png"),
+                _t("Step 3: Play a short game to check the court.")],
      "human": 3},
     {"id": "MSR_0001", "catagory": "Multi-step reasoning", "field": "statistics", "subfield": "bar chart",
      "question": [_t(_MSR_ASK), _t("The bar chart shows how many apples a market stall sold on four days."),
