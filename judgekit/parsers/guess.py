@@ -1,4 +1,10 @@
-"""Reading GuessBench replies: the extractor judge, answer matching, self-refine, voting.
+"""Reading GuessBench replies judgekit's way: the guess after ``Answer:``, matching on it, a
+lenient stop signal, a vote on guesses.
+
+The authors' code does none of this: it matches the gold answer in the extractor's whole reply,
+votes on whole replies and stops only on an exact ``$Well done!$``
+(:mod:`judgekit.parsers.guess_reference`, the benchmark's default).  The rules here are the
+benchmark's options (``match = "answer"``, ``vote = "answer"``, ``stop_signal = "lenient"``).
 
 Pure functions over strings.  The rules, each followed by the function that applies it:
 
@@ -37,14 +43,15 @@ Extraction (:func:`parse_extraction`).  The extractor judge is told to reply
   repeats the response's ``Answer:`` line with words of its own both before and after it reads
   as ``unparsed``.  Without ``response`` the rules above apply unchanged.
 
-Matching (:func:`is_correct`), exactly the reference: the gold answer loses one trailing period
-(:func:`normalize_gold`), then ``gold.lower().replace(" ", "") in guess.lower().replace(" ", "")``.
+Matching (:func:`is_correct`), the reference's comparison applied to the extracted guess instead
+of the whole reply: the gold answer loses one trailing period (:func:`normalize_gold`), then
+``gold.lower().replace(" ", "") in guess.lower().replace(" ", "")``.
 Substring containment with spaces removed, no synonyms and no plurals: gold ``cat`` matches the
 guess ``cats`` but gold ``cats`` does not match ``cat``.
 
-Self-refine stop signal (:func:`is_well_done`): see the function.
+Self-refine stop signal, lenient (:func:`is_well_done`): see the function.
 
-Self-consistency (:func:`vote`): majority over normalised guesses, ties broken by a setting.
+Self-consistency on guesses (:func:`vote`): majority over normalised guesses, ties broken by a setting.
 """
 
 from __future__ import annotations
@@ -241,7 +248,7 @@ def normalize_gold(answer: str) -> str:
 
 
 def is_correct(gold: str, guess: str | None) -> bool:
-    """Whether ``guess`` hits ``gold``, exactly as the reference decides.
+    """Whether ``guess`` hits ``gold``, by the reference's comparison.
 
     ``normalize_gold(gold).lower().replace(" ", "") in guess.lower().replace(" ", "")``: only the
     ASCII space is removed, and the gold must be a substring of the guess, not the reverse.  A
@@ -257,7 +264,9 @@ def is_correct(gold: str, guess: str | None) -> bool:
 
 
 def is_well_done(text: str | None) -> bool:
-    """Whether a self-refine (or image-retrieval) reply is the stop signal ``$Well done!$``.
+    """Whether a self-refine (or image-retrieval) reply is the stop signal ``$Well done!$``, leniently
+    (the reference requires ``$Well done!$`` exactly:
+    :func:`~judgekit.parsers.guess_reference.says_well_done`).
 
     True when either
 

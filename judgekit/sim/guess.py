@@ -24,11 +24,15 @@ of the last user message; from them and the prompt this module answers four kind
     build's; a match gets ``$Well done!$`` (90 %) or a restatement; a mismatch gets a new guess
     (right with ``0.3 * q * completeness``), or ``$Well done!$`` (20 %).
 ``guess``
-    Any other GuessBench prompt: the system prompt, an instruction about "what a Minecraft build
-    represents", or a refinement ("Your previous guess is: X. This guess is incorrect.").
+    Any other GuessBench prompt: the system prompt, an instruction to "determine what it
+    represents", or a refinement ("Your previous guess is: X. This guess is incorrect.", X the
+    extractor's lower-cased reply, ``answer: cat``, as the authors' code inserts it).
 
-How a guess is drawn.  The build is the last image with a stage chunk (one-shot examples come
-before it); the hint is the last one in the text (:func:`~judgekit.benchmarks.guessbench.hints.parse_hint`).
+How the prompt is read (:mod:`judgekit.sim.guess_read`).  A dynamic turn's request holds the
+earlier turns' messages too, so the build is the last image with a stage chunk and the hint the
+last one in the text (:func:`~judgekit.benchmarks.guessbench.hints.parse_hint`); a one-shot
+request puts its worked example after the task, so there the hint is read from the text before
+the example and the example's images (labelled with its answer) are passed over.
 The guess is right with probability (:func:`right_probability`)::
 
     q * completeness[stage] * hint factor * difficulty(answer), at most 0.97
@@ -69,10 +73,10 @@ import random
 from collections.abc import Mapping, Sequence
 
 from judgekit.benchmarks.guessbench.hints import HintInfo, parse_hint
-from judgekit.sim.guess_read import (ASK_MARK, BARE_MAX_WORDS, BUILD_MARK, EXTRACT_MARK, GAME_MARK, NO_COT_MARK, PREV_END,
-                                     RESPONSE_MARK, RETRIEVAL_MARK, SELF_REFINE_MARK, SELF_REFINE_RESPONSE,
-                                     WELL_DONE, between, build_of, pattern, photo_label, previous_guesses,
-                                     read_guess, retrieval_previous, task_view)
+from judgekit.sim.guess_read import (ASK_MARK, BARE_MAX_WORDS, BUILD_MARK, EXTRACT_MARK, GAME_MARK,
+                                     NO_COT_MARK, PREV_END, RETRIEVAL_MARK, SELF_REFINE_MARK,
+                                     SELF_REFINE_RESPONSE, WELL_DONE, between, build_of, extract_reply, pattern,
+                                     photo_label, previous_guesses, read_guess, retrieval_previous, task_view)
 from judgekit.sim.guess_words import (BLOCKS, BUILD_SHAPES, BY_SHAPE, COLOURS, FILLER_BY_LEN, VOCABULARY,
                                       WORDS_BY_LEN)
 
@@ -436,34 +440,6 @@ def _retrieval_text(
         f"proportions are different.", guess, rng)
 
 
-_GARBAGE_WITH = (
-    "The model's guess appears to be {g}.",
-    "Extracted guess - {g}",
-    "The guessed concept is {g}, as stated at the end of the response.",
-)
-_GARBAGE_WITHOUT = (
-    "The response does not state a single clear guess.",
-    "I could not find a guess in this response.",
-)
-
-
-def _extract_text(text: str, rng: random.Random, garbage: bool) -> str:
-    i = text.find(EXTRACT_MARK)
-    j = text.find(RESPONSE_MARK, max(i, 0))
-    response = text[j + len(RESPONSE_MARK):] if j >= 0 else ""
-    guess = read_guess(response)
-    if garbage:
-        u = rng.random()
-        if u < 0.25:
-            return "No Answering"
-        if guess:
-            return rng.choice(_GARBAGE_WITH).format(g=guess)
-        return rng.choice(_GARBAGE_WITHOUT)
-    if guess is None:
-        return "No Answering"
-    return f"Answer: {guess}"
-
-
 # ----------------------------------------------------------------------------------------
 # entry points
 # ----------------------------------------------------------------------------------------
@@ -500,7 +476,7 @@ def guess_reply(
     ``garbage`` makes an extraction unparseable and is ignored by the other kinds.
     """
     if kind == KIND_EXTRACT:
-        return _extract_text(text, rng, garbage), garbage
+        return extract_reply(text, rng, garbage), garbage
     if kind == KIND_SELF_REFINE:
         return _self_refine_text(text, last_user_text, images, quality, rng), False
     if kind == KIND_RETRIEVAL_CHECK:

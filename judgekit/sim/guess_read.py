@@ -11,6 +11,7 @@ the extractor's whole lower-cased reply (``answer: cat``), and is read with :fun
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 
 from judgekit.benchmarks.guessbench.hints import HintInfo
@@ -18,7 +19,8 @@ from judgekit.pngtext import KIND_KEY, LABEL_KEY, STAGE_KEY
 
 __all__ = ["WELL_DONE", "EXTRACT_MARK", "RESPONSE_MARK", "SELF_REFINE_MARK", "SELF_REFINE_RESPONSE",
            "RETRIEVAL_MARK", "GAME_MARK", "BUILD_MARK", "ASK_MARK", "NO_COT_MARK", "PREV_END", "ONE_SHOT_MARK",
-           "BARE_MAX_WORDS", "read_guess", "clean", "is_signal", "previous_guesses", "retrieval_previous",
+           "BARE_MAX_WORDS", "extract_reply", "read_guess", "clean", "is_signal", "previous_guesses",
+           "retrieval_previous",
            "between", "build_of", "photo_label", "pattern", "task_view"]
 
 WELL_DONE = "$Well done!$"
@@ -188,3 +190,34 @@ def pattern(hint: HintInfo) -> str:
     for wi, n in enumerate(hint.word_lengths):
         words.append("".join(hint.revealed.get((wi, li), "_") for li in range(n)))
     return " ".join(words)
+
+
+_GARBAGE_WITH = (
+    "The model's guess appears to be {g}.",
+    "Extracted guess - {g}",
+    "The guessed concept is {g}, as stated at the end of the response.",
+)
+_GARBAGE_WITHOUT = (
+    "The response does not state a single clear guess.",
+    "I could not find a guess in this response.",
+)
+
+
+def extract_reply(text: str, rng: random.Random, garbage: bool) -> str:
+    """The simulated extractor's reply to an extraction request: ``Answer: <guess>`` for a guess
+    the response holds in a shape the simulated guesser writes, else ``No Answering``; with
+    ``garbage``, a paraphrase the format does not cover, or ``No Answering``."""
+    i = text.find(EXTRACT_MARK)
+    j = text.find(RESPONSE_MARK, max(i, 0))
+    response = text[j + len(RESPONSE_MARK):] if j >= 0 else ""
+    guess = read_guess(response)
+    if garbage:
+        u = rng.random()
+        if u < 0.25:
+            return "No Answering"
+        if guess:
+            return rng.choice(_GARBAGE_WITH).format(g=guess)
+        return rng.choice(_GARBAGE_WITHOUT)
+    if guess is None:
+        return "No Answering"
+    return f"Answer: {guess}"

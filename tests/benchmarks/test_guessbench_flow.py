@@ -294,7 +294,8 @@ async def test_retrieval_searches_the_text_after_answer_and_attaches_build_and_p
     parts = review.messages[-1].parts
     assert [type(p) for p in parts] == [TextPart, TextPart, ImagePart, TextPart, ImagePart]
     # the guess goes in as the split leaves it: a leading space, case kept
-    assert parts[0].text.startswith("Previously, your guess was:  Tree.\n\nNow, I have searched for a real image of  Tree")
+    assert parts[0].text.startswith("Previously, your guess was:  Tree.\n\nNow, I have searched for a real "
+                                    "image of  Tree")
     assert parts[1].text == "Here is the provided Minecraft build." and parts[2] == GS.images[2]
     assert parts[3].text == "Here is the real image of your guess." and parts[4] == PNG
 

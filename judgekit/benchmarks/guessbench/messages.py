@@ -53,7 +53,8 @@ class TurnPrompts:
         if self.example is not None:
             self.shot = (_p("one_shot_task"), _p("one_shot_intro"), _p("one_shot_hint"), _p("one_shot_answer"))
 
-    def turn(self, gs: GuessSet, attempt: int, previous_guess: str | None) -> tuple[tuple[Message, Message], list[Prompt]]:
+    def turn(self, gs: GuessSet, attempt: int,
+             previous_guess: str | None) -> tuple[tuple[Message, Message], list[Prompt]]:
         """The system and user messages of ``attempt`` (1..3; the static task is attempt 3) and
         the prompt files they used.  ``previous_guess`` None: the initial instruction."""
         hint = gs.hints[attempt - 1]

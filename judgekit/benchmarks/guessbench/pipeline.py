@@ -249,7 +249,8 @@ def _result(prep: Prepared, outcomes: dict[tuple[str, str, str, str], SetOutcome
                 if rec.extraction_outcome in counts:
                     counts[rec.extraction_outcome] += 1
                 turns.append({**key, "turn": rec.turn, "answer": gs.answer, "extracted": rec.extracted,
-                              "guess": rec.guess, "correct": rec.correct, "extraction": rec.extraction_outcome, "stop": rec.stop,
+                              "guess": rec.guess, "correct": rec.correct, "extraction": rec.extraction_outcome,
+                              "stop": rec.stop,
                               "votes": json.dumps(rec.votes) if rec.votes is not None else None,
                               "vote_tied": rec.vote_tied, "replies": json.dumps(rec.replies),
                               "extractions": json.dumps(rec.extractions), "final_reply": rec.final_reply,
