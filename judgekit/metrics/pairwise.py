@@ -9,7 +9,8 @@ Definitions (paper Sec. 3.1 and Table 5; the reference evaluation):
 
 * Reward = 50 x mean(valid scores) = (100 n(+2) + 50 n(+1) - 50 n(-1) - 100 n(-2)) / valid
 * Win Rate = (n(+2) + n(+1)) / valid x 100
-* VFS = mean of the valid candidate VFS values
+* VFS = mean of the valid candidate VFS values; VFS ref = the mean, over the same judgments, of
+  the baseline's VFS (both come from one reply, so they are valid together)
 * failures are left out of every denominator and reported as the parse-ok rate (a fraction)
 
 Dual evaluation pools judgments: each item contributes its forward and its swapped judgment
@@ -43,7 +44,8 @@ SCORE_NAMES: dict[int | None, str] = {
 }
 
 #: a record's ``vfs`` set to this (or left out) means "no VFS judgment for this item", which is
-#: neither a value nor a failure (items without visual factuality criteria)
+#: neither a value nor a failure (items without visual factuality criteria; a ``kind="vfs"``
+#: judgment whose reply was empty, which the reference leaves out)
 NO_VFS = "n/a"
 
 
@@ -106,10 +108,14 @@ def _is_pairwise(r: Mapping[str, Any]) -> bool:
     return r.get("kind", "pairwise") == "pairwise"
 
 
+def _no_vfs(r: Mapping[str, Any]) -> bool:
+    return isinstance(r.get("vfs"), str) and r["vfs"] == NO_VFS
+
+
 def _is_vfs(r: Mapping[str, Any]) -> bool:
-    if "kind" in r:
-        return r["kind"] == "vfs"
-    return "vfs" in r and not (isinstance(r["vfs"], str) and r["vfs"] == NO_VFS)
+    if "kind" in r:  # a VFS judgment whose reply was empty is left out, as the reference does
+        return r["kind"] == "vfs" and not _no_vfs(r)
+    return "vfs" in r and not _no_vfs(r)
 
 
 def _stats(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -127,10 +133,10 @@ def _stats(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "vfs_fail": sum(1 for v in vfs if v is None),
         "vfs": vfs_mean(vfs),
         "vfs_parse_ok": parse_ok_rate(vfs),
+        # the baseline's VFS (the reference's visual_factuality_ref_score): the mean over the
+        # same valid judgments of the score each gave the baseline
+        "vfs_ref": vfs_mean(r.get("vfs_ref") for r in vfs_recs if r.get("vfs") is not None),
     }
-    if any("vfs_ref" in r for r in vfs_recs):
-        # the baseline's VFS from the same judgments (a failed judgment has neither)
-        row["vfs_ref"] = vfs_mean(r.get("vfs_ref") for r in vfs_recs if r.get("vfs") is not None)
     return row
 
 
@@ -146,8 +152,8 @@ def summarize(
 
     * ``kind`` = ``"pairwise"`` with ``score`` (the pairwise score for the candidate, already
       negated for the swapped order; None for a failure), or ``kind`` = ``"vfs"`` with ``vfs``
-      (the candidate's VFS, None for a failure) and optionally ``vfs_ref`` (the baseline's VFS
-      from the same reply); records of other kinds are ignored; or
+      (the candidate's VFS, None for a failure, :data:`NO_VFS` for a judgment left out) and
+      ``vfs_ref`` (the baseline's VFS from the same reply); records of other kinds are ignored; or
     * no ``kind``: one record per (item, order) carrying both ``score`` and ``vfs``, where
       ``vfs`` absent or :data:`NO_VFS` means the item gets no VFS judgment.
 
@@ -155,8 +161,8 @@ def summarize(
     judgment, not the item.  Each returned row has ``model``, ``level`` (``task``,
     ``category`` or ``overall``), ``group`` (the task or category name; ``overall``), the
     counts ``much_better ... much_worse, fail``, ``n_pairwise``, ``reward``, ``win_rate``,
-    ``pairwise_parse_ok``, ``n_vfs``, ``vfs_fail``, ``vfs``, ``vfs_parse_ok`` and, when the
-    records carry it, ``vfs_ref``.  Rows come sorted by model, level (in ``levels`` order)
+    ``pairwise_parse_ok``, ``n_vfs``, ``vfs_fail``, ``vfs``, ``vfs_parse_ok`` and ``vfs_ref``
+    (None when no record carries it).  Rows come sorted by model, level (in ``levels`` order)
     and group.
     """
     for level in levels:

@@ -1,7 +1,11 @@
 """Reading Creation-MMBench judge replies, exactly as the reference evaluation does.
 
 Both parsers return None for a reply they cannot read: that is a parse failure, counted by the
-metrics (parse-ok rate) and never re-asked (the reference does not re-ask).
+metrics (parse-ok rate) and not re-asked by default (the reference never re-asks).  An empty VFS
+reply is :data:`NO_OBJECTIVE`, the reference's value for "no VFS judgment", left out of every VFS
+figure.  (An empty reply never reaches the reference's parser from its API wrapper, which asks
+again and then hands over its failure message, a parse failure; judgekit's providers do the same
+with an empty reply: :class:`~judgekit.errors.EmptyReply`, retried, then a counted failure.)
 
 Which line wins when several match is the reference's choice, not ours, and differs between
 the two parsers (see each docstring).
@@ -25,6 +29,7 @@ __all__ = [
     "VFS_MARKER_B",
     "parse_verdict",
     "parse_vfs",
+    "NO_OBJECTIVE",
     "MARKER_RULES",
     "defuse_markers",
 ]
@@ -41,6 +46,9 @@ VERDICT_SCORES: dict[str, int] = {
     "A>B": -1, "B<A": -1,
     "A>>B": -2, "B<<A": -2,
 }
+
+#: what :func:`parse_vfs` returns for an empty reply, as the reference's ``extract_objective``
+NO_OBJECTIVE = "NO_OBJECTIVE"
 
 _DOUBLE = re.compile(r"\[\[\s*(.*?)\s*\]\]")
 # the reference strips only typographic double quotes and asterisks before matching
@@ -76,7 +84,9 @@ def parse_verdict(text: str | None) -> int | None:
 
 
 def _score_after(line: str, marker: str) -> float | None:
-    rest = line.split(marker, 1)[1].strip()
+    # the reference splits the line at EVERY occurrence of the marker and reads the piece after
+    # the first: a second marker on the line ends the number's text
+    rest = line.split(marker)[1].strip()
     rest = rest.split("/")[0].strip()
     try:
         return float(rest)
@@ -84,14 +94,21 @@ def _score_after(line: str, marker: str) -> float | None:
         return None
 
 
-def parse_vfs(text: str | None) -> tuple[float, float] | None:
-    """The visual factuality scores ``(A, B)``, each in [0, 10], or None.
+def parse_vfs(text: str | None) -> tuple[float, float] | str | None:
+    """The visual factuality scores ``(A, B)``, each in [0, 10]; None; or :data:`NO_OBJECTIVE`.
+
+    ``text`` is read as the reference reads a reply its OpenAI wrapper hands over: stripped of
+    leading and trailing white space first (so a first line indented by spaces still counts).
+    An empty reply (``None``, or nothing once stripped) is :data:`NO_OBJECTIVE`.
 
     Each line is upper-cased and stripped of ``*`` and of the typographic quotes ``“ ”`` (the
     reference removes only those: a straight ``"`` stays and breaks the match).  A line that
     then STARTS with ``RESPONSE A VISUAL FACTUALITY SCORE:`` (or ``... B ...``) gives the number
     before the first ``/`` after the marker (``8/10`` -> 8.0, ``7.5 / 10`` -> 7.5, a bare ``9``
-    -> 9.0).  A number that does not parse leaves that line out.
+    -> 9.0).  The number's text is what lies between the marker and the first ``/``, or the next
+occurrence of the marker, whichever comes first (the reference's ``line.split(marker)[1]``),
+read by Python's ``float`` (so ``1e1``, ``+8``, ``8_0`` and ``inf`` are numbers too).  A number
+that does not parse leaves that line out.
 
     Several matching lines: the LAST one that parses wins, for A and for B separately (the
     reference overwrites as it goes).  This differs from :func:`parse_verdict`, which takes the
@@ -104,8 +121,11 @@ def parse_vfs(text: str | None) -> tuple[float, float] | None:
 
     Both scores must be found and lie in [0, 10]; otherwise None.
     """
+    if text is None:
+        return NO_OBJECTIVE
+    text = text.strip()
     if not text:
-        return None
+        return NO_OBJECTIVE
     a: float | None = None
     b: float | None = None
     for line in text.split("\n"):

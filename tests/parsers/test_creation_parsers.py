@@ -6,7 +6,7 @@ import pytest
 
 from judgekit.benchmarks.creation_mmbench import prompts as P
 from judgekit.benchmarks.creation_mmbench.data import load_tsv
-from judgekit.parsers.creation import parse_verdict, parse_vfs
+from judgekit.parsers.creation import NO_OBJECTIVE, parse_verdict, parse_vfs
 from judgekit.resources import samples_dir
 
 # --------------------------------------------------------------------------- verdicts
@@ -86,8 +86,6 @@ def test_vfs_variants(text, expected):
 @pytest.mark.parametrize(
     "text",
     [
-        "",
-        None,
         "Response A Visual Factuality Score: 8/10",  # B missing
         "Response A Visual Factuality Score: 11/10\nResponse B Visual Factuality Score: 6/10",  # out of range
         "Response A Visual Factuality Score: -1/10\nResponse B Visual Factuality Score: 6/10",
@@ -104,6 +102,48 @@ def test_vfs_variants(text, expected):
 )
 def test_vfs_failures(text):
     assert parse_vfs(text) is None
+
+
+@pytest.mark.parametrize("text", ["", None, "   ", "\n \t\n"])
+def test_an_empty_vfs_reply_is_no_objective_not_a_failure(text):
+    # the reference's extract_objective: '' or NaN -> 'NO_OBJECTIVE', a judgment it leaves out
+    assert parse_vfs(text) == NO_OBJECTIVE
+
+
+# the reference's values for fixed replies, worked out by hand from extract_objective (the line
+# split at EVERY marker, the piece after the first, up to '/', float()), applied to the reply
+# stripped as its OpenAI wrapper returns it
+A, B = "Response A Visual Factuality Score:", "Response B Visual Factuality Score:"
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # the marker twice on a line: the piece between the two markers is the number
+        (f"{A} 7 {A} 9/10\n{B} 6/10", (7.0, 6.0)),  # was unreadable when only the first marker split
+        (f"{A} 7/10 {A} 9/10\n{B} 6/10", (7.0, 6.0)),
+        (f"{A}{A} 9/10\n{B} 6/10", None),  # nothing between the markers: no number, A missing
+        (f"{A} 8/10\n{A}{A} 9/10\n{B} 6/10", (8.0, 6.0)),  # the unreadable line leaves 8 in place
+        (f"{B} 5 {B} 4/10\n{A} 1/10", (1.0, 5.0)),
+        # the B marker on the A line is just text: the A line gives A only
+        (f"{A} 8 {B} 6/10", None),
+        (f"{A} 8/10 {B} 6/10\n{B} 2/10", (8.0, 2.0)),
+        # odd spacing and forms float() reads
+        (f"{A}8/10\n{B}   6.5   /   10", (8.0, 6.5)),
+        (f"{A} 1e1/10\n{B} +0.0/10", (10.0, 0.0)),
+        (f"{A} 8_0/100\n{B} 6/10", None),  # float('8_0') is 80: out of range
+        (f"{A} \t7\t/10\n{B} 6", (7.0, 6.0)),
+        (f"{A} -0/10\n{B} 6/10", (-0.0, 6.0)),
+        # the reply is stripped first: an indented FIRST line counts, an indented later one does not
+        (f"   {A} 8/10\n{B} 6/10\n\n", (8.0, 6.0)),
+        (f"{A} 8/10\n   {B} 6/10", None),
+        # "\r\n" line ends: the "\r" stays at the end of the piece and strip() removes it
+        (f"{A} 8/10\r\n{B} 6/10\r\n", (8.0, 6.0)),
+        (f"{A} 8\r\n{B} 6\r\n", (8.0, 6.0)),
+    ],
+)
+def test_vfs_parity_fixed(text, expected):
+    assert parse_vfs(text) == expected
 
 
 # --------------------------------------------------------------------------- neutralisation
