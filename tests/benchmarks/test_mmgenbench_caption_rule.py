@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judgekit.benchmarks.mmgenbench.pipeline import Options
 from judgekit.benchmarks.deviations import deviations
+from judgekit.benchmarks.mmgenbench.pipeline import Options
 from judgekit.parsers.mmgenbench import clean_caption, reference_caption
 
 W70 = " ".join(f"w{i}" for i in range(70))

@@ -10,8 +10,18 @@ from pathlib import Path
 from PIL import Image
 
 from judgekit.benchmarks.mmgenbench.data import load_data
-from judgekit.benchmarks.mmgenbench.sample import (DOMAIN_ROWS, DOMAIN_TSV, N_IMAGES, TEST_LABELS, TEST_TSV, TSV_ROWS,
-                                                   domain_scene, main, sample_scene, write_sample)
+from judgekit.benchmarks.mmgenbench.sample import (
+    DOMAIN_ROWS,
+    DOMAIN_TSV,
+    N_IMAGES,
+    TEST_LABELS,
+    TEST_TSV,
+    TSV_ROWS,
+    domain_scene,
+    main,
+    sample_scene,
+    write_sample,
+)
 from judgekit.pngtext import read_png_text
 from judgekit.resources import samples_dir
 from judgekit.sim.scenes import PATTERNS, scene_from_png, scene_patterns
