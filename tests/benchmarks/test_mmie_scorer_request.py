@@ -15,6 +15,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from judgekit.benchmarks.mmie.pipeline import _Flow, prepare
@@ -159,6 +161,17 @@ def test_what_the_papers_tables_had_wrong_is_gone():
     assert "five key aspects" in MSR_PROMPT and "1) **Question Text Understanding**:" in MSR_PROMPT
 
 
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(question=st.text(max_size=30), answer=st.text(max_size=30), gt=st.text(max_size=10))
+def test_filling_is_str_format(question, answer, gt):
+    # the code fills the template with str.format; values holding braces or placeholders stay as they are
+    for category, template in PROMPTS.items():
+        fields = {"question": question, "answer": answer}
+        if category == "multi_step_reasoning":
+            fields["gt_answer"] = gt
+        assert load_prompt(f"mmie/score_{category}.txt").render(**fields) == template.format(**fields)
+
+
 class _Recorder:
     """A caller that records each request and answers it with a fixed valid score."""
 
@@ -253,6 +266,19 @@ async def test_the_scorer_request_for_sample_items_is_the_codes():
     assert row["texts_dropped"] == 1 and row["skipped"] == 0 and row["n"] == 12
     assert result.summary["answer_reading"] == "reference"
     assert any("1 answer texts and 0 images were not shown" in n for n in result.notes)
+
+
+async def test_the_internvl_worker_joins_the_parts_back_into_the_codes_prompt():
+    # MMIE-Score gets, as in main.py, the prompt with its <image> placeholders and the images in order
+    internvl = pytest.importorskip("judgekit_local.tasks.internvl")
+    requests, _, _ = await _run_native()
+    for item_id in ("PBL_0004", "MSR_0002", "SA_0002"):
+        text, shas, _ = _layout(requests[item_id])
+        content = [{"type": "text", "text": p.text} if isinstance(p, TextPart) else {"type": "image", "image": p.sha256}
+                   for p in requests[item_id].messages[0].parts]
+        prompt = internvl.build_prompt([{"role": "user", "content": content}])
+        assert prompt.question == text and prompt.images == shas and prompt.system is None
+        assert text.count("<image>") == len(shas)
 
 
 async def test_keep_full_answer_shows_every_text():
