@@ -229,6 +229,11 @@ async def test_self_consistency_samples_send_no_sampling_parameters_unless_asked
     await run_set(cfg(), "cand", "self_consistency", "static", GS, s)
     samples = s.of("self_consistency")
     assert sorted(r.sample_index for r in samples) == [0, 1, 2]
+    # each sample's reply is extracted by its own call, as the reference does, even the same reply
+    assert sorted(r.sample_index for r in s.of("self_consistency/extract")) == [0, 1, 2]
+    s = Script(sc_script({i: "GUESS=tree" for i in range(3)}))
+    await run_set(cfg(), "cand", "self_consistency", "static", GS, s)
+    assert sorted(r.sample_index for r in s.of("self_consistency/extract")) == [0, 1, 2]
     assert all(r.params == GenParams(max_tokens=1000) for r in samples)  # as the reference: max_tokens alone
     s = Script(s.answer)
     await run_set(cfg(sc_seed=True, sc_temperature=0.7), "cand", "self_consistency", "static", GS, s)

@@ -44,6 +44,9 @@ async def test_every_approach_runs_scores_and_resumes(tmp_path):
     for st in first.stats.stages.values():
         assert st.done == st.total, st
     assert first.summary["retrieval_outcomes"]
+    # the shipped runner keeps the authors' rules but one: a seed per self-consistency sample (the
+    # simulator's reply is a function of the request); GuessBench has no injection guard to list
+    assert [(d["option"], d["kind"]) for d in first.summary["deviations"]] == [("sc_seed", "option")]
     assert len(first.result.display) == 16 and "Static All" in first.result.display[0]
     for name in ("summary.json", "turns.csv", "sets.csv", "retrievals.csv"):
         assert (tmp_path / "out" / name).exists()

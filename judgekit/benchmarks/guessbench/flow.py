@@ -134,7 +134,7 @@ class _Turns:
         self.cfg, self.alias, self.approach, self.gs, self.caller = cfg, alias, approach, gs, caller
         self.g_stage, self.e_stage, self.r_stage = stage_names(approach)
         self.prompts = TurnPrompts(approach, cfg.example, cfg.retrieval_source)
-        self._extracted: dict[tuple[str, str], Extraction] = {}
+        self._extracted: dict[tuple[str, str, int], Extraction] = {}
 
     def _req(self, stage: str, messages: tuple[Message, ...], phash: str, *, alias: str | None = None,
              params: GenParams | None = None, sample: int = 0, tag: str = "") -> ChatRequest:
@@ -152,15 +152,20 @@ class _Turns:
                                seed=seed, image_detail=params.image_detail, extra=params.extra)
         return await self.caller.call(self._req(self.g_stage, messages, phash, params=params, sample=sample, tag=tag))
 
-    async def extract(self, reply: str, rec: TurnRecord, index: int, *, prompt_name: str = "extract") -> Extraction:
-        hit = self._extracted.get((prompt_name, reply))
+    async def extract(self, reply: str, rec: TurnRecord, index: int, *, prompt_name: str = "extract",
+                      sample: int = 0) -> Extraction:
+        """The extractor's reading of ``reply``.  Each self-consistency sample's is its own call
+        (``sample``), as in the reference, even when two samples wrote the same reply."""
+        key = (prompt_name, reply, sample)
+        hit = self._extracted.get(key)
         if hit is None:
             prompt = load_prompt(f"guessbench/{prompt_name}.txt")
             msg = (Message.user(prompt.render(response=reply)),)
-            r = await self.caller.call(self._req(self.e_stage, msg, prompt.hash, alias=self.cfg.extractor))
+            r = await self.caller.call(self._req(self.e_stage, msg, prompt.hash, alias=self.cfg.extractor,
+                                                 sample=sample))
             if not r.ok:
                 raise _Failed(f"extraction: {r.error}")
-            hit = self._extracted[(prompt_name, reply)] = parse_extraction(r.text, response=reply)
+            hit = self._extracted[key] = parse_extraction(r.text, response=reply)
         rec.extractions.append({"reply": index, "prompt": prompt_name, "outcome": hit.outcome, "guess": hit.guess,
                                 "raw": hit.raw})
         return hit
@@ -192,7 +197,7 @@ class _Turns:
             if bad:
                 raise _Failed(f"guess: {bad[0].error}")
             rec.replies = [r.text for r in results]
-            ext = await asyncio.gather(*(self.extract(t, rec, i) for i, t in enumerate(rec.replies)))
+            ext = await asyncio.gather(*(self.extract(t, rec, i, sample=i) for i, t in enumerate(rec.replies)))
             pick, guess = self._vote(rec, list(ext))
             rec.final_reply = rec.replies[pick]
             chosen = ext[pick]
