@@ -177,6 +177,8 @@ def _raw_records(fh: IO[bytes]) -> Iterator[bytes]:
             first = False
             if line.startswith(_BOM):
                 line = line[len(_BOM):]
+                if not line:  # the file is a byte-order mark and nothing else
+                    return
         quotes += line.count(b'"')
         if quotes & 1:
             pending.append(line)
