@@ -115,7 +115,7 @@ class ModelParams(_Strict):
 class ModelSpec(_Strict):
     """One model alias."""
 
-    provider: Literal["openai", "azure", "gemini", "sim", "local", "brave", "sim_image_search",
+    provider: Literal["openai", "azure", "gemini", "anthropic", "sim", "local", "brave", "sim_image_search",
                       "image_folder", "openai_image", "sim_image"] = Field(
         description="chat models: openai, azure, gemini, sim; local: a model run on this machine's GPU/CPU "
                     "by the judgekit-local worker (see `local`); image retrievers: brave (Brave Image Search "

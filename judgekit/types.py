@@ -146,6 +146,9 @@ class Usage:
     cached_input_tokens: int = 0
     #: the part of ``output_tokens`` spent reasoning or thinking (not in the text)
     reasoning_tokens: int = 0
+    #: the part of ``input_tokens`` written to the provider's prompt cache (Anthropic's
+    #: ``cache_creation_input_tokens``: billed at its cache-write rate, 1.25x input for 5 minutes)
+    cache_write_tokens: int = 0
 
 
 #: ``ChatResponse.finish_reason`` of a reply cut at the output limit, whatever the provider

@@ -26,6 +26,13 @@ docs/image-understanding, "Technical details"):
 * **Gemini 3 and later**: by ``media_resolution``, whose default for images (high) is at most
   1120 tokens per image, whatever its size (judgekit sends no ``media_resolution``).
 
+Claude (provider ``anthropic``, or a model named ``claude-*``; platform.claude.com/docs, "Vision",
+"Evaluate image size" and "Calculate image costs"): an image whose long edge is over 1568 px, or
+that would cost more than about 1,600 tokens, is first scaled down, keeping its aspect ratio,
+until it fits both; it then costs ``ceil(width * height / 750)`` tokens (200 x 200 -> 54,
+1000 x 1000 -> 1334, 1092 x 1092 -> 1590; 2048 x 2048 is scaled to 1095 x 1095 -> 1599).  The
+"about 1,600 tokens" is taken as 1,200,000 pixels, so a scaled image never costs more than 1,600.
+
 The rules are written from the providers' docs as of 2025; an unknown provider gets the OpenAI
 tile rule with the GPT-4o numbers.
 
@@ -60,6 +67,8 @@ __all__ = ["image_tokens", "GEMINI_PROVIDERS", "generation_output_tokens", "GENE
 
 #: provider ids whose images follow the Gemini rule (a model named ``gemini-*`` does too)
 GEMINI_PROVIDERS = frozenset({"gemini", "google", "google-gla", "google-vertex", "vertex", "vertexai"})
+#: provider ids whose images follow Claude's rule (a model named ``claude-*`` does too)
+ANTHROPIC_PROVIDERS = frozenset({"anthropic"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +87,12 @@ class _Gemini:
     generation: int  # 1, 2 (tiled crop units) or 3 (media_resolution)
 
 
-_Rule = _Tiles | _Patches | _Gemini
+@dataclass(frozen=True, slots=True)
+class _Claude:
+    pass
+
+
+_Rule = _Tiles | _Patches | _Gemini | _Claude
 
 _GPT4O = _Tiles(85, 170)
 # Most specific first: the first prefix that matches the model's base name wins.
@@ -99,6 +113,8 @@ _GEMINI_VERSION = re.compile(r"gemini-(\d+)")
 @lru_cache(maxsize=256)
 def _rule(provider: str, model: str) -> _Rule:
     name = base_name(model)
+    if provider.lower() in ANTHROPIC_PROVIDERS or name.startswith("claude"):
+        return _Claude()
     if provider.lower() in GEMINI_PROVIDERS or name.startswith("gemini"):
         m = _GEMINI_VERSION.match(name)
         gen = int(m.group(1)) if m else 2
@@ -124,7 +140,32 @@ def image_tokens(provider: str, model: str, width: int, height: int, detail: str
         return rule.base + rule.tile * _openai_tiles(width, height)
     if isinstance(rule, _Patches):
         return math.ceil(_openai_patches(width, height) * rule.multiplier)
+    if isinstance(rule, _Claude):
+        return claude_image_tokens(width, height)
     return _gemini_tokens(rule.generation, width, height)
+
+
+#: Claude scales an image down until its long edge is at most this many pixels...
+CLAUDE_MAX_EDGE = 1568
+#: ... and it holds at most this many pixels (about 1,600 tokens at 750 pixels a token)
+CLAUDE_MAX_PIXELS = 1_200_000
+CLAUDE_PIXELS_PER_TOKEN = 750
+
+
+def claude_image_tokens(width: int, height: int) -> int:
+    """Claude's tokens for an image of ``width`` x ``height`` pixels, after the API's downscaling
+    (see the module docstring)."""
+    if width <= 0 or height <= 0:
+        raise ValueError(f"image size must be positive, got {width}x{height}")
+    if max(width, height) > CLAUDE_MAX_EDGE:  # the long edge to 1568, the short one in proportion
+        if width >= height:
+            width, height = CLAUDE_MAX_EDGE, max(1, height * CLAUDE_MAX_EDGE // width)
+        else:
+            width, height = max(1, width * CLAUDE_MAX_EDGE // height), CLAUDE_MAX_EDGE
+    if width * height > CLAUDE_MAX_PIXELS:
+        scale = math.sqrt(CLAUDE_MAX_PIXELS / (width * height))
+        width, height = max(1, int(width * scale)), max(1, int(height * scale))
+    return math.ceil(width * height / CLAUDE_PIXELS_PER_TOKEN)
 
 
 def _openai_tiles(w: int, h: int) -> int:

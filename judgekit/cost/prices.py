@@ -16,11 +16,14 @@ use a private ``DataSnapshot`` built from the data bundled in the installed whee
 are offline and reproducible for a given ``genai-prices`` version.
 
 **As billed.**  ``input_tokens`` include any cached input tokens (OpenAI's
-``prompt_tokens_details.cached_tokens``, Gemini's ``cached_content_token_count``), which are
-priced at the model's cache-read rate (``cache_read_mtok`` in genai-prices; the input rate where
-the model has none); ``output_tokens`` are everything billed as output, reasoning and thinking
-tokens included (the providers count them in: :class:`judgekit.types.Usage`).  :func:`usage_usd`
-prices a reply's :class:`~judgekit.types.Usage` that way.
+``prompt_tokens_details.cached_tokens``, Gemini's ``cached_content_token_count``, Anthropic's
+``cache_read_input_tokens``), which are priced at the model's cache-read rate (``cache_read_mtok``
+in genai-prices; the input rate where the model has none), and any tokens written to the prompt
+cache (Anthropic's ``cache_creation_input_tokens``), priced at its cache-write rate
+(``cache_write_mtok``: 1.25x input for Claude's 5-minute cache; the input rate where the model has
+none, or under a spec's price override); ``output_tokens`` are everything billed as output,
+reasoning and thinking tokens included (the providers count them in: :class:`judgekit.types.Usage`).
+:func:`usage_usd` prices a reply's :class:`~judgekit.types.Usage` that way.
 
 **Hot path.**  The first lookup of a (provider, model) resolves the model and its current price
 table (about 0.5 ms) and memoises a rate; later calls cost about a microsecond.  A price table
@@ -70,7 +73,7 @@ class PriceOverride(BaseModel):
         None, ge=0, description="USD per million input tokens served from the prompt cache; unset: input_per_mtok")
 
 
-Rate = Callable[[int, int, int], float]  # (input tokens, output tokens, cached input tokens) -> USD
+Rate = Callable[..., float]  # (input tokens, output tokens, cached input tokens, cache writes) -> USD
 
 _rates: dict[tuple[str, str], Rate | None] = {}
 
@@ -82,11 +85,14 @@ def price_usd(
     output_tokens: int,
     override: PriceOverride | None = None,
     cached_input_tokens: int = 0,
+    cache_write_tokens: int = 0,
 ) -> float | None:
     """USD for one call of ``model`` with these token counts; None when the price is unknown.
-    ``cached_input_tokens`` are part of ``input_tokens`` (clamped to it), priced at the cached
-    rate (see the module docstring)."""
+    ``cached_input_tokens`` (read from the prompt cache) and ``cache_write_tokens`` (written to it)
+    are parts of ``input_tokens`` (clamped to it, reads first), priced at the cache-read and
+    cache-write rates (see the module docstring)."""
     cached = min(max(0, cached_input_tokens), max(0, input_tokens))
+    written = min(max(0, cache_write_tokens), max(0, input_tokens) - cached)
     if override is not None:
         cached_rate = override.input_per_mtok if override.cached_input_per_mtok is None else override.cached_input_per_mtok
         return (((input_tokens - cached) * override.input_per_mtok + cached * cached_rate
@@ -96,13 +102,17 @@ def price_usd(
         rate = _rates[key]
     except KeyError:
         rate = _rates[key] = _lookup(provider, model)
-    return None if rate is None else rate(input_tokens, output_tokens, cached)
+    if rate is None:
+        return None
+    return rate(input_tokens, output_tokens, cached, written) if written else rate(input_tokens, output_tokens, cached)
 
 
 def usage_usd(provider: str, model: str, usage: Usage, override: PriceOverride | None = None) -> float | None:
-    """USD a reply's usage is billed: input with its cached part at the cached rate, and every
-    output token (reasoning and thinking included: they are in ``usage.output_tokens``)."""
-    return price_usd(provider, model, usage.input_tokens, usage.output_tokens, override, usage.cached_input_tokens)
+    """USD a reply's usage is billed: input with its cached part at the cached rate and its
+    cache writes at the cache-write rate, and every output token (reasoning and thinking
+    included: they are in ``usage.output_tokens``)."""
+    return price_usd(provider, model, usage.input_tokens, usage.output_tokens, override, usage.cached_input_tokens,
+                     getattr(usage, "cache_write_tokens", 0))
 
 
 def has_price(provider: str, model: str, override: PriceOverride | None = None) -> bool:
@@ -119,7 +129,7 @@ def context_window(provider: str, model: str) -> int | None:
     return int(window) if isinstance(window, int) and window > 0 else None
 
 
-def _free(input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
+def _free(input_tokens: int, output_tokens: int, cached_input_tokens: int = 0, cache_write_tokens: int = 0) -> float:
     return 0.0
 
 
@@ -167,9 +177,10 @@ Tiers = tuple[tuple[int, float], ...]  # (start, USD per Mtok), highest start fi
 
 @dataclass(frozen=True, slots=True)
 class _TokenRate:
-    """Per-token input, cached-input and output prices with genai-prices' threshold ("cliff")
-    tiers: once a call's input tokens (cached ones included) exceed a tier's start, that tier's
-    price applies to all its tokens, output included.  No cached price: the input price."""
+    """Per-token input, cached-input, cache-write and output prices with genai-prices' threshold
+    ("cliff") tiers: once a call's input tokens (cached and written ones included) exceed a tier's
+    start, that tier's price applies to all its tokens, output included.  No cached or cache-write
+    price: the input price."""
 
     input_mtok: float
     output_mtok: float
@@ -177,27 +188,29 @@ class _TokenRate:
     output_tiers: Tiers = ()
     cached_mtok: float | None = None
     cached_tiers: Tiers = ()
+    write_mtok: float | None = None
+    write_tiers: Tiers = ()
 
-    def __call__(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
-        rate_in, rate_out = self.input_mtok, self.output_mtok
-        for start, price in self.input_tiers:
+    @staticmethod
+    def _tiered(base: float, tiers: Tiers, input_tokens: int) -> float:
+        for start, price in tiers:
             if input_tokens > start:
-                rate_in = price
-                break
-        for start, price in self.output_tiers:
-            if input_tokens > start:
-                rate_out = price
-                break
-        if not cached_input_tokens:
+                return price
+        return base
+
+    def __call__(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0,
+                 cache_write_tokens: int = 0) -> float:
+        rate_in = self._tiered(self.input_mtok, self.input_tiers, input_tokens)
+        rate_out = self._tiered(self.output_mtok, self.output_tiers, input_tokens)
+        if not cached_input_tokens and not cache_write_tokens:
             return (input_tokens * rate_in + output_tokens * rate_out) / 1e6
-        rate_cached = rate_in if self.cached_mtok is None else self.cached_mtok
-        if self.cached_mtok is not None:
-            for start, price in self.cached_tiers:
-                if input_tokens > start:
-                    rate_cached = price
-                    break
-        fresh = input_tokens - cached_input_tokens
-        return (fresh * rate_in + cached_input_tokens * rate_cached + output_tokens * rate_out) / 1e6
+        rate_cached = rate_in if self.cached_mtok is None else self._tiered(self.cached_mtok, self.cached_tiers,
+                                                                            input_tokens)
+        rate_write = rate_in if self.write_mtok is None else self._tiered(self.write_mtok, self.write_tiers,
+                                                                          input_tokens)
+        fresh = input_tokens - cached_input_tokens - cache_write_tokens
+        return (fresh * rate_in + cached_input_tokens * rate_cached + cache_write_tokens * rate_write
+                + output_tokens * rate_out) / 1e6
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,11 +221,12 @@ class _LibraryRate:
     model: Any
     at: datetime
 
-    def __call__(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
+    def __call__(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0,
+                 cache_write_tokens: int = 0) -> float:
         from genai_prices import Usage as PricesUsage
 
         usage = PricesUsage(input_tokens=input_tokens, output_tokens=output_tokens,
-                            cache_read_tokens=cached_input_tokens)
+                            cache_read_tokens=cached_input_tokens, cache_write_tokens=cache_write_tokens)
         return float(self.model.calc_price(usage, self.provider, genai_request_timestamp=self.at).total_price)
 
 
@@ -229,23 +243,28 @@ def _split(price: Any) -> tuple[float, Tiers]:
 
 def _rate_for(provider: Any, model: Any) -> Rate:
     """A fast :class:`_TokenRate` when it reproduces genai-prices on probe calls (the tier
-    boundaries and cached input included), else a :class:`_LibraryRate`.  Prices are those in
-    force now."""
+    boundaries, cached input and cache writes included), else a :class:`_LibraryRate`.  Prices
+    are those in force now."""
     at = datetime.now(tz=timezone.utc)
     table = model.get_prices(at)
     in_base, in_tiers = _split(table.input_mtok)
     out_base, out_tiers = _split(table.output_mtok)
     cache_read = getattr(table, "cache_read_mtok", None)
     cached_base, cached_tiers = _split(cache_read)
+    cache_write = getattr(table, "cache_write_mtok", None)
+    write_base, write_tiers = _split(cache_write)
     fast = _TokenRate(in_base, out_base, in_tiers, out_tiers,
-                      None if cache_read is None else cached_base, cached_tiers)
+                      None if cache_read is None else cached_base, cached_tiers,
+                      None if cache_write is None else write_base, write_tiers)
     library = _LibraryRate(provider, model, at)
-    starts = {s for s, _ in in_tiers + out_tiers + cached_tiers}
-    probes = [(0, 0, 0), (1, 0, 0), (0, 1, 0), (1234, 567, 0), (1234, 567, 1000), (2_000_000, 30_000, 0),
-              (2_000_000, 30_000, 1_500_000), (10, 0, 10)]
-    probes += [(s + d, 1000, c) for s in starts for d in (0, 1) for c in (0, s // 2)]
-    for i, o, c in probes:
-        expected = library(i, o, c)
-        if abs(fast(i, o, c) - expected) > 1e-9 * max(1.0, abs(expected)):
+    starts = {s for s, _ in in_tiers + out_tiers + cached_tiers + write_tiers}
+    probes = [(0, 0, 0, 0), (1, 0, 0, 0), (0, 1, 0, 0), (1234, 567, 0, 0), (1234, 567, 1000, 0),
+              (1234, 567, 0, 1000), (1234, 567, 500, 600), (2_000_000, 30_000, 0, 0),
+              (2_000_000, 30_000, 1_500_000, 0), (2_000_000, 30_000, 500_000, 1_000_000), (10, 0, 10, 0),
+              (10, 0, 0, 10)]
+    probes += [(s + d, 1000, c, w) for s in starts for d in (0, 1) for c in (0, s // 2) for w in (0, s // 3)]
+    for i, o, c, w in probes:
+        expected = library(i, o, c, w)
+        if abs(fast(i, o, c, w) - expected) > 1e-9 * max(1.0, abs(expected)):
             return library
     return fast

@@ -3,6 +3,7 @@
 - ``openai``: the OpenAI API and any OpenAI-compatible server (``base_url``); ``azure`` the same
   SDK's Azure client;
 - ``gemini``: the google-genai SDK;
+- ``anthropic``: Claude through the anthropic SDK (the Messages API);
 - ``sim``: judgekit's simulator, over real HTTP through the openai SDK;
 - ``local``: models run by the judgekit-local worker process (torch lives there, never here);
 - image retrievers (:mod:`judgekit.providers.retrieval`): ``brave`` (the Brave Search API's image
@@ -25,6 +26,7 @@ PROVIDERS = {
     "openai": ("judgekit.providers.openai", "OpenAIProvider", "openai[aiohttp]"),
     "azure": ("judgekit.providers.openai", "OpenAIProvider", "openai[aiohttp]"),
     "gemini": ("judgekit.providers.gemini", "GeminiProvider", "google-genai"),
+    "anthropic": ("judgekit.providers.anthropic", "AnthropicProvider", "anthropic[aiohttp]"),
     "sim": ("judgekit.providers.sim", "SimProvider", "openai[aiohttp]"),
     "local": ("judgekit.providers.local", "LocalProvider", "judgekit"),
     "brave": ("judgekit.providers.retrieval", "BraveProvider", "httpx"),

@@ -18,6 +18,9 @@ Endpoints
 ``POST /v1/images/generations`` (also ``/images/generations``) and ``GET /sim/generated/{id}.png``
     The OpenAI Images API: a prompt drawn as a simple scene (:mod:`judgekit.sim.images`), through
     the same key, model, rate-limit and fault pipeline as chat.
+``POST /v1/messages``
+    Anthropic's Messages API, in its shapes (:mod:`judgekit.sim.anthropic_api`), prompt caching
+    included.
 ``GET /res/v1/images/search`` and ``GET /sim/images/{slug}.png``
     Brave Search API's image search and the images its results point at
     (:mod:`judgekit.sim.search`).
@@ -49,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from judgekit.sim.anthropic_api import AnthropicSim
 from judgekit.sim.config import SimConfig
 from judgekit.sim.core import SimStats, _Core
 from judgekit.sim.api_errors import auth_error, deployment_not_found
@@ -83,11 +87,13 @@ READY_PREFIX = "JUDGEKIT_SIM_READY"
 _CORE_KEY: web.AppKey[_Core] = web.AppKey("judgekit_sim", _Core)
 _SEARCH_KEY: web.AppKey[ImageSearchSim] = web.AppKey("judgekit_sim_search", ImageSearchSim)
 _IMAGES_KEY: web.AppKey[ImageGenSim] = web.AppKey("judgekit_sim_images", ImageGenSim)
+_ANTHROPIC_KEY: web.AppKey[AnthropicSim] = web.AppKey("judgekit_sim_anthropic", AnthropicSim)
 
 
-def _snapshot(core: _Core, search: ImageSearchSim, images: ImageGenSim) -> dict[str, Any]:
-    """Chat, image generation and image search counters, in one JSON-ready dict."""
-    return {**core.stats.snapshot(), **images.stats.snapshot(), **search.stats.snapshot()}
+def _snapshot(core: _Core, search: ImageSearchSim, images: ImageGenSim, anthropic: AnthropicSim) -> dict[str, Any]:
+    """Chat, image generation, image search and Messages API counters, in one JSON-ready dict."""
+    return {**core.stats.snapshot(), **images.stats.snapshot(), **search.stats.snapshot(),
+            **anthropic.stats.snapshot()}
 
 
 def build_app(config: SimConfig | None = None) -> web.Application:
@@ -99,6 +105,7 @@ def build_app(config: SimConfig | None = None) -> web.Application:
     app[_SEARCH_KEY] = search
     images = ImageGenSim(core)
     app[_IMAGES_KEY] = images
+    anthropic = app[_ANTHROPIC_KEY] = AnthropicSim(core)
 
     async def chat(request: web.Request) -> web.Response:
         return await core.handle(_OPENAI, request)
@@ -157,13 +164,14 @@ def build_app(config: SimConfig | None = None) -> web.Application:
         return web.Response(body=_dumps(_model_obj(name)), content_type=_JSON)
 
     async def stats(request: web.Request) -> web.Response:
-        return web.Response(body=_dumps(_snapshot(core, search, images)), content_type=_JSON)
+        return web.Response(body=_dumps(_snapshot(core, search, images, anthropic)), content_type=_JSON)
 
     async def reset(request: web.Request) -> web.Response:
         core.reset()
         search.reset()
         images.reset()
-        return web.Response(body=_dumps(_snapshot(core, search, images)), content_type=_JSON)
+        anthropic.reset()
+        return web.Response(body=_dumps(_snapshot(core, search, images, anthropic)), content_type=_JSON)
 
     app.router.add_post("/v1/chat/completions", chat)
     app.router.add_post("/chat/completions", chat)
@@ -176,6 +184,7 @@ def build_app(config: SimConfig | None = None) -> web.Application:
     app.router.add_post("/sim/reset", reset)
     search.add_routes(app)
     images.add_routes(app)
+    anthropic.add_routes(app)
     return app
 
 
@@ -252,13 +261,14 @@ class SimServer:
 
     def stats(self) -> dict[str, Any]:
         """The counters (same as ``GET /sim/stats``)."""
-        return _snapshot(self._core, self._search, self._images)
+        return _snapshot(self._core, self._search, self._images, self.app[_ANTHROPIC_KEY])
 
     def reset(self) -> None:
         """Same as ``POST /sim/reset``."""
         self._core.reset()
         self._search.reset()
         self._images.reset()
+        self.app[_ANTHROPIC_KEY].reset()
 
     async def __aenter__(self) -> "SimServer":
         await self.start()
