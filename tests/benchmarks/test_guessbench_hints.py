@@ -99,20 +99,51 @@ def test_one_word_sentence_form():
 def test_multi_word_sentence_and_symbolic_lines():
     hint = format_hint("Glass of Milk", {(0, 1), (0, 4), (2, 3)})
     header, top, blanks, sentence = hint.split("\n")
-    assert header == HEADER
+    assert header == HEADER + " "
     assert blanks == "_ _ _ _ _   _ _   _ _ _ _"
     # each revealed letter (lower-cased) sits right above its blank
     assert top == "  l     s               k"
     assert {i for i, ch in enumerate(top) if ch != " "} <= {i for i, ch in enumerate(blanks) if ch == "_"}
     assert sentence == ("This means the answer consists of 3 words. The 1st word has 5 letters. The 2nd word has "
                         "2 letters. The 3rd word has 4 letters. The 1st word's 2nd letter is l. The 1st word's "
-                        "5th letter is s. The 3rd word's 4th letter is k.")
+                        "5th letter is s. The 3rd word's 4th letter is k. ")
 
 
-def test_hint1_top_line_is_empty():
+def test_hint1_has_no_letter_line():
     h1 = generate_hints("rocking chair", 3)[0]
-    assert h1.split("\n")[1] == ""
-    assert h1.split("\n")[2] == "_ _ _ _ _ _ _   _ _ _ _ _"
+    assert h1.split("\n") == [HEADER + " ", "_ _ _ _ _ _ _   _ _ _ _ _", "This means the answer consists of 2 words. "
+                                                                        "The 1st word has 7 letters. The 2nd word "
+                                                                        "has 5 letters. "]
+
+
+# the released files, byte for byte (Zivenzhu/GuessBench data/1 "cowboy hat", data/10 "rocking chair",
+# data/107, data/113: their answers' word lengths and revealed letters)
+RELEASED = [
+    ("cowboy hat", {(0, 1), (0, 4), (1, 0)},
+     "The answer format is as follows: \n  o     o     h    \n_ _ _ _ _ _   _ _ _\nThis means the answer consists "
+     "of 2 words. The 1st word has 6 letters. The 2nd word has 3 letters. The 1st word's 2nd letter is o. The 1st "
+     "word's 5th letter is o. The 2nd word's 1st letter is h. "),
+    ("rocking chair", set(),
+     "The answer format is as follows: \n_ _ _ _ _ _ _   _ _ _ _ _\nThis means the answer consists of 2 words. The "
+     "1st word has 7 letters. The 2nd word has 5 letters. "),
+    ("rocking chair", {(1, 0), (1, 1), (1, 2)},
+     "The answer format is as follows: \n                c h a    \n_ _ _ _ _ _ _   _ _ _ _ _\nThis means the answer "
+     "consists of 2 words. The 1st word has 7 letters. The 2nd word has 5 letters. The 2nd word's 1st letter is c. "
+     "The 2nd word's 2nd letter is h. The 2nd word's 3rd letter is a. "),
+    ("tot cxxxxx", {(0, 0), (0, 2), (1, 0)},
+     "The answer format is as follows: \nt   t   c          \n_ _ _   _ _ _ _ _ _\nThis means the answer consists of "
+     "2 words. The 1st word has 3 letters. The 2nd word has 6 letters. The 1st word's 1st letter is t. The 1st "
+     "word's 3rd letter is t. The 2nd word's 1st letter is c. "),
+    ("xxxp xxxt", {(0, 3), (1, 3)},
+     "The answer format is as follows: \n      p         t\n_ _ _ _   _ _ _ _\nThis means the answer consists of 2 "
+     "words. The 1st word has 4 letters. The 2nd word has 4 letters. The 1st word's 4th letter is p. The 2nd "
+     "word's 4th letter is t. "),
+]
+
+
+@pytest.mark.parametrize("answer, positions, released", RELEASED)
+def test_format_is_the_released_files(answer, positions, released):
+    assert format_hint(answer, positions) == released
 
 
 def test_empty_answer_is_an_error():

@@ -9,16 +9,20 @@ number of letters of the answer without spaces:
 
 ("caterpillar", 11 letters: 0, 2, 3; "Glass of Milk", 11 letters: 0, 2, 3.)
 
-A hint is a symbolic part and a sentence::
+A hint is a symbolic part and a sentence, laid out byte for byte as the released files
+(``data/10/Hint_3.txt``, "rocking chair")::
 
-    The answer format is as follows:
-                    h a
+    The answer format is as follows:·
+                    c h a····
     _ _ _ _ _ _ _   _ _ _ _ _
-    This means the answer consists of 2 words. The 1st word has 7 letters. The 2nd word has 5 letters. The 2nd word's 2nd letter is h. The 2nd word's 3rd letter is a.
+    This means the answer consists of 2 words. The 1st word has 7 letters. The 2nd word has 5 letters. The 2nd word's 1st letter is c. The 2nd word's 2nd letter is h. The 2nd word's 3rd letter is a.·
 
-The blanks are one ``_`` per letter separated by a space, words separated by three spaces; the
-line above carries each revealed letter (lower-cased) right above its blank, and is empty in
-Hint_1.  For a one-word answer the sentence says "The 5th letter is r." as in the paper.
+(``·`` is a space.)  The header ends with a space; the blanks are one ``_`` per letter
+separated by a space, words separated by three spaces; the line above them carries each revealed
+letter (lower-cased) right above its blank and is as wide as the blanks line, and Hint_1, which
+reveals none, has no such line; every sentence is followed by a space, the last one too, and the
+file has no final line break.  For a one-word answer the sentence says "The 5th letter is r." as
+in the paper (no released one-word hint was checked).
 The reference's generator is not published; ours is seeded (``seed`` and the answer pick the
 letters), so the same seed always gives the same hints.
 """
@@ -83,7 +87,8 @@ def format_hint(answer: str, revealed: set[tuple[int, int]] | frozenset[tuple[in
             sentence.append(f"The {ordinal(li + 1)} letter is {letter}.")
         else:
             sentence.append(f"The {ordinal(wi + 1)} word's {ordinal(li + 1)} letter is {letter}.")
-    return "\n".join([HEADER, "".join(top).rstrip(), blanks, " ".join(sentence)])
+    letters = ["".join(top)] if revealed else []
+    return "\n".join([HEADER + " ", *letters, blanks, "".join(f"{x} " for x in sentence)])
 
 
 def generate_hints(answer: str, seed: int = 0) -> tuple[str, str, str]:
