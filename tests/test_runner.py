@@ -35,6 +35,14 @@ async def test_quickstart_runs_and_resumes_without_paying_twice(tmp_path):
         assert -100 <= r["reward"] <= 100 and 0 <= r["win_rate"] <= 100
         assert r["vfs"] is not None and 0 <= r["vfs"] <= 10
     assert overall["sim-strong"]["reward"] > overall["sim-weak"]["reward"]
+    # the baseline's VFS beside the candidate's (the reference's visual_factuality_ref_score)
+    judg = first.result.tables["judgments"]
+    for model, r in overall.items():
+        refs = [j["vfs_ref"] for j in judg if j["model"] == model and j["kind"] == "vfs" and j["ok"]]
+        assert r["vfs_ref"] == pytest.approx(sum(refs) / len(refs))
+    assert all("VFS ref" in row for row in first.result.display)
+    # defaults reproduce the authors' code: only the injection guard is listed
+    assert [(d["option"], d["kind"]) for d in s["deviations"]] == [("defuse_answers", "injection guard")]
     for name in ("summary.json", "summary.csv", "judgments.csv", "answers.csv"):
         assert (tmp_path / "out" / name).exists()
 
@@ -83,6 +91,27 @@ async def test_unparseable_judge_replies_are_counted_and_reasked(tmp_path):
     judg2 = out2.result.tables["judgments"]
     assert any(j["reasked"] for j in judg2)
     assert sum(not j["ok"] for j in judg2) < len(bad)
+
+
+async def test_a_failed_candidate_call_is_judged_as_the_reference_does_or_counted(tmp_path):
+    refuse = 'models.sim-weak.sim.reply_fault_models.sim-vlm-weak="refusal"'  # every weak answer refused
+    out = await run_spec(fast(refuse), opts(tmp_path, limit=2))
+    assert out.exit_code == 1 and len(out.failed_items) == 2  # reported, and a rerun asks again
+    weak = [j for j in out.result.tables["judgments"] if j["model"] == "sim-weak"]
+    # the reference judges its API wrapper's failure message as the answer: 2 items x 2 orders
+    # pairwise for each model, and VFS on the items with criteria
+    assert len(weak) == 2 * 2 + 2 * 2 and all(j["ok"] for j in weak)
+    assert out.stats.stage("pairwise").calls == 2 * 2 * 2
+
+    counted = await run_spec(fast(refuse, "options.failed_answer_counts_as_failure=true"),
+                             opts(tmp_path, limit=2))
+    weak = [j for j in counted.result.tables["judgments"] if j["model"] == "sim-weak"]
+    assert len(weak) == 8 and all(not j["ok"] and j["error_kind"] == "candidate_failed" for j in weak)
+    row = next(r for r in counted.summary["results"] if r["model"] == "sim-weak" and r["level"] == "overall")
+    assert row["fail"] == 4 and row["vfs_fail"] == 4 and row["reward"] is None
+    assert [d["option"] for d in counted.summary["deviations"]] == ["failed_answer_counts_as_failure",
+                                                                     "defuse_answers"]
+    assert counted.stats.stage("pairwise").calls == 0  # the strong model's judgments are cached
 
 
 async def test_text_only_variant_describes_images_first(tmp_path):

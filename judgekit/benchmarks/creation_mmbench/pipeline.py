@@ -12,6 +12,13 @@ Per candidate and item (each item's judging starts as soon as its answer exists)
 Both orders' judgments are pooled, as the reference does.  A judgment that does not parse (or
 whose call failed) is a counted failure kept with its raw text; with ``reask_on_parse_failure``
 the judge is asked once more (a separate cache entry, recorded as a re-ask).
+
+By default the judging reproduces the authors' code (VLMEvalKit's ``vlmeval/dataset/creation.py``):
+each answer reaches the judge as the reference's ``.xlsx`` prediction file returns it (cut at
+32,767 characters, an empty one as ``nan``; :mod:`.prediction_file`), a candidate call that
+failed is judged with the reference's failure message as its answer, and the VFS of the baseline
+is reported next to the candidate's.  judgekit's own rules are options, each declared with
+:func:`~judgekit.benchmarks.deviations.ours` and listed in ``summary.json`` when in force.
 """
 
 from __future__ import annotations
@@ -25,13 +32,15 @@ from pydantic import BaseModel
 from ...config import STRICT_CONFIG
 from ...engine import NOT_RUN, CallResult, Engine
 from ...metrics.alignment import consistency, mae
-from ...metrics.pairwise import summarize
-from ...parsers.creation import parse_verdict, parse_vfs
+from ...metrics.pairwise import NO_VFS, summarize
+from ...parsers.creation import NO_OBJECTIVE, parse_verdict, parse_vfs
 from ...resources import load_prompt
 from ...types import ChatRequest, GenParams, Message, TextPart
 from ..base import BenchmarkResult, PlannedCall, require_candidates
+from ..deviations import ours
 from . import prompts as P
-from .data import CreationItem, load_tsv, read_human_ratings
+from .data import CreationItem, load_data, read_human_ratings
+from .prediction_file import FAIL_MSG, as_judged
 
 __all__ = ["Options", "Prepared", "prepare", "plan", "run", "stages"]
 
@@ -42,18 +51,40 @@ FLOW_WINDOW = 512
 
 
 class Options(BaseModel):
-    """``[options]`` of a Creation-MMBench spec."""
+    """``[options]`` of a Creation-MMBench spec.  Defaults reproduce the authors' code."""
 
     model_config = STRICT_CONFIG  # unknown keys, loose types, inf and nan are spec errors
 
-    pairwise: bool = True
-    vfs: bool = True
-    dual: bool = True  # both orders, as the paper; off = baseline as A only
-    reask_on_parse_failure: bool = False  # opt-in improvement over the reference
-    text_only: bool = False  # Creation-MMBench-TO
-    description: Literal["generic", "query_specific"] = "generic"
+    pairwise: bool = ours(True, reference="always makes the pairwise judgments",
+                          description="false: no pairwise judgments (no Reward, no Win Rate)")
+    vfs: bool = ours(True, reference="always makes the VFS judgments",
+                     description="false: no visual factuality judgments (no VFS)")
+    dual: bool = ours(True, reference="dual evaluation: both orders, pooled",
+                      description="false: the baseline as Assistant A only (half the judge calls)")
+    reask_on_parse_failure: bool = ours(
+        False, reference="never re-asks: an unreadable judge reply is a counted failure",
+        description="an unreadable judge reply is followed by one request for the final line "
+                    "(judgekit's reask_pairwise.txt / reask_vfs.txt)")
+    keep_all_answer_text: bool = ours(
+        False, reference="the judge reads answers back from an .xlsx file: cut at 32,767 characters, "
+                         "an empty or NA-spelled answer as 'nan', one starting with '=' as '0'",
+        description="the judge reads both answers exactly as written")
+    failed_answer_counts_as_failure: bool = ours(
+        False, reference="a candidate call that failed is judged with the answer "
+                         "'Failed to obtain answer via API.'",
+        description="a candidate call that failed makes each of the item's judgments a counted "
+                    "failure, with no judge call")
+    defuse_answers: bool = ours(
+        True, guard=True, reference="puts both answers into the judge prompts verbatim",
+        description="block delimiters, verdict tokens and score markers inside an answer are broken "
+                    "before it enters a judge prompt, so it cannot forge the judge's output")
+    text_only: bool = ours(False, reference="has no text-only variant (Creation-MMBench-TO is in the paper only)",
+                           description="Creation-MMBench-TO: a describer's description replaces the images")
+    description: Literal["generic", "query_specific"] = "generic"  # the TO variant's describer instruction
     human_ratings: str | None = None  # CSV of human pairwise ratings for MAE / Consistency
-    task_categories: dict[str, str] = {}
+    task_categories: dict[str, str] = ours(
+        {}, reference="its fixed task -> category table",
+        description="tasks moved to other categories (or categories for tasks the table lacks)")
 
 
 @dataclass
@@ -63,6 +94,7 @@ class Prepared:
     items: list[CreationItem]
     unknown_tasks: set[str] = field(default_factory=set)
     human: dict | None = None
+    warnings: list[str] = field(default_factory=list)  # the loader's (rows left out, ...)
 
 
 def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
@@ -71,9 +103,9 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
     if not path.exists():
         from ...errors import DataError
 
-        raise DataError(str(path), "no such file (the released Creation-MMBench TSV; point the spec's "
-                                   "`data` at it or pass --set data=PATH)")
-    data = load_tsv(path, task_categories=options.task_categories or None)
+        raise DataError(str(path), "no such file (the released Creation-MMBench TSV or parquet; point the "
+                                   "spec's `data` at it or pass --set data=PATH)")
+    data = load_data(path, task_categories=options.task_categories or None)
     items = data.items[:limit] if limit else data.items
     human = None
     if options.human_ratings:
@@ -87,7 +119,7 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
         from ...errors import SpecError
 
         raise SpecError("options.text_only needs roles.describer (the model that describes the images)")
-    return Prepared(spec, options, items, set(data.unknown_tasks), human)
+    return Prepared(spec, options, items, set(data.unknown_tasks), human, list(data.warnings))
 
 
 def _params(spec, alias: str) -> GenParams:
@@ -128,14 +160,17 @@ class _Builder:
         orders = (0, 1) if o.dual else (0,)
         jp = _params(self.spec, self.judge)
         for order in orders:
-            a, b = (item.reference_answer, answer) if order == 0 else (answer, item.reference_answer)
+            cand, base = answer, item.reference_answer
+            if not o.keep_all_answer_text:  # as the reference's .xlsx files return them
+                cand, base = as_judged(cand, order), as_judged(base, order)
+            a, b = (base, cand) if order == 0 else (cand, base)
             if o.pairwise:
-                prompt, text = P.pairwise_prompt(item, a, b)
+                prompt, text = P.pairwise_prompt(item, a, b, defuse=o.defuse_answers)
                 msg = Message.user(*item.images, text)
                 out.append(("pairwise", order, ChatRequest(self.judge, (msg,), jp, stage="pairwise",
                                                            item_id=item.index, prompt_hash=prompt.hash)))
             if o.vfs and item.vf_criteria:
-                prompt, text = P.vfs_prompt(item, a, b)
+                prompt, text = P.vfs_prompt(item, a, b, defuse=o.defuse_answers)
                 out.append(("vfs", order, ChatRequest(self.judge, (Message.user(text),), jp, stage="vfs",
                                                       item_id=item.index, prompt_hash=prompt.hash)))
         return out
@@ -215,8 +250,11 @@ async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
 # -- run -----------------------------------------------------------------------------------------
 def _judgment(kind: str, order: int, result: CallResult, alias: str, item: CreationItem,
               reasked: bool = False) -> dict[str, Any]:
-    score = vfs = None
+    """One judgment record: the candidate's pairwise score (negated for the swapped order) or
+    its VFS with the baseline's (``vfs_ref``), or a failure with its kind."""
+    score = vfs = vfs_ref = None
     ok = False
+    error_kind = result.error_kind
     if result.ok:
         if kind == "pairwise":
             s = parse_verdict(result.text)
@@ -224,8 +262,12 @@ def _judgment(kind: str, order: int, result: CallResult, alias: str, item: Creat
                 score, ok = (s if order == 0 else -s), True
         else:
             pair = parse_vfs(result.text)
-            if pair is not None:
-                vfs, ok = (pair[1] if order == 0 else pair[0]), True
+            if pair == NO_OBJECTIVE:  # an empty reply: left out of the VFS figures, as the reference
+                vfs, error_kind = NO_VFS, "no_objective"
+            elif pair is not None:
+                a, b = pair
+                vfs, vfs_ref = (b, a) if order == 0 else (a, b)
+                ok = True
     return {
         "model": alias,
         "index": item.index,
@@ -235,8 +277,9 @@ def _judgment(kind: str, order: int, result: CallResult, alias: str, item: Creat
         "order": order,
         "score": score,
         "vfs": vfs,
+        "vfs_ref": vfs_ref,
         "ok": ok,
-        "error_kind": None if ok else (result.error_kind or "parse_failure"),
+        "error_kind": None if ok else (error_kind or "parse_failure"),
         "error": result.error if not result.ok else None,
         "reasked": reasked,
         "judge_text": result.text,
@@ -311,21 +354,27 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
         answers.append({"model": alias, "index": item.index, "task": item.task_name, "category": item.category,
                         "ok": r.ok, "answer": r.text, "error_kind": r.error_kind, "error": r.error,
                         "output_tokens": r.response.usage.output_tokens if r.ok else None})
+        answer = r.text
         if not r.ok:
             if r.error_kind == NOT_RUN:
                 not_run += 1
                 return
             failed.append(f"{alias} item {item.index} candidate: {r.error}")
-            # no answer to judge: every judgment of this item is a counted failure, never dropped
-            for kind, order, _req in b.judge_requests(item, ""):
-                judgments.append({"model": alias, "index": item.index, "task": item.task_name,
-                                  "category": item.category, "kind": kind, "order": order, "score": None,
-                                  "vfs": None, "ok": False, "error_kind": "candidate_failed", "error": r.error,
-                                  "reasked": False, "judge_text": ""})
-                st.stage(kind).done += 1
-            return
+            if not o.failed_answer_counts_as_failure:
+                # the reference's API wrapper returns its failure message, which is judged
+                answer = FAIL_MSG
+            else:
+                # no answer to judge: every judgment of this item is a counted failure, never dropped
+                for kind, order, _req in b.judge_requests(item, ""):
+                    judgments.append({"model": alias, "index": item.index, "task": item.task_name,
+                                      "category": item.category, "kind": kind, "order": order, "score": None,
+                                      "vfs": None, "vfs_ref": None, "ok": False,
+                                      "error_kind": "candidate_failed", "error": r.error,
+                                      "reasked": False, "judge_text": ""})
+                    st.stage(kind).done += 1
+                return
         await asyncio.gather(*(judge_one(kind, order, req, alias, item)
-                               for kind, order, req in b.judge_requests(item, r.text)))
+                               for kind, order, req in b.judge_requests(item, answer)))
 
     # At most FLOW_WINDOW items in progress: enough to keep every bucket busy, few enough that
     # the work resumed in one event-loop step (a batch of cache answers, say) stays short.
@@ -359,7 +408,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     display = [_display_row(r) for r in summary_rows if r.get("level") in ("overall", "category")]
     return BenchmarkResult(summary=summary, tables={"answers": answers, "judgments": judgments,
                                                     "summary": summary_rows},
-                           failed_items=failed, not_run=not_run, display=display)
+                           failed_items=failed, not_run=not_run, display=display, notes=list(prep.warnings))
 
 
 def _pct(v: float | None) -> float | None:
@@ -375,6 +424,7 @@ def _display_row(r: dict[str, Any]) -> dict[str, Any]:
         "Reward": r["reward"],
         "Win Rate %": r["win_rate"],
         "VFS": r["vfs"],
+        "VFS ref": r["vfs_ref"],
         "+2/+1/0/-1/-2": counts,
         "fail": r["fail"] + r.get("vfs_fail", 0),
         "parse ok % (pair/VFS)": f"{_pct(r['pairwise_parse_ok'])}/{_pct(r['vfs_parse_ok'])}",

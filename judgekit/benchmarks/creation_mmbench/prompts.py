@@ -7,9 +7,11 @@ it used (its ``hash`` goes into the cache key) together with the rendered text.
 Fields are filled in one pass (:func:`fill`), like ``str.format`` in the reference: a value that
 itself contains ``{criteria}`` or ``{answer_b}`` is never expanded again.
 
-Both answers (baseline and candidate, in either order) go through :func:`neutralise` before they
-enter a judge prompt, so an answer cannot close its ``[ASSISTANT B]`` block early or plant a
-line the verdict parser would read.
+The judge prompts take both answers (baseline and candidate, in either order) as the judge is
+to read them (see :mod:`.prediction_file` for what the reference's files do to them first).  With
+``defuse`` (the default; the pipeline's ``defuse_answers`` option, an injection guard) each goes
+through :func:`neutralise`, so an answer cannot close its ``[ASSISTANT B]`` block early or plant a
+line the verdict parser would read; without it they go in verbatim, as in the reference.
 """
 
 from __future__ import annotations
@@ -168,8 +170,12 @@ def query_specific_fewshot(item: CreationItem) -> tuple[Prompt, str]:
 # --------------------------------------------------------------------------- judge prompts
 
 
-def pairwise_prompt(item: CreationItem, answer_a: str, answer_b: str) -> tuple[Prompt, str]:
-    """The pairwise (subjective) judge text, Fig. 33.
+def _answer(text: str, defuse: bool) -> str:
+    return neutralise(text) if defuse else text
+
+
+def pairwise_prompt(item: CreationItem, answer_a: str, answer_b: str, *, defuse: bool = True) -> tuple[Prompt, str]:
+    """The pairwise (subjective) judge text: the reference's ``subjective`` prompt (Fig. 33).
 
     The caller sends ``item.images`` as image parts before this text, as the reference does.
     Assistant A is the baseline in the forward order and the candidate in the swapped order.
@@ -178,15 +184,16 @@ def pairwise_prompt(item: CreationItem, answer_a: str, answer_b: str) -> tuple[P
     text = fill(
         p,
         instructions=item.question,
-        answer_a=neutralise(answer_a),
+        answer_a=_answer(answer_a, defuse),
         criteria=item.subjective_criteria,
-        answer_b=neutralise(answer_b),
+        answer_b=_answer(answer_b, defuse),
     )
     return p, text
 
 
-def vfs_prompt(item: CreationItem, answer_a: str, answer_b: str) -> tuple[Prompt, str]:
-    """The visual factuality (unitary) judge text, Fig. 34: text only, no images.
+def vfs_prompt(item: CreationItem, answer_a: str, answer_b: str, *, defuse: bool = True) -> tuple[Prompt, str]:
+    """The visual factuality judge text: the reference's ``objective_with_gt`` or
+    ``objective_without_gt`` prompt (Fig. 34), sent as text only, no images.
 
     The with-ground-truth variant is used when ``item.ground_truth`` is non-empty.  Raises
     ValueError for an item without visual factuality criteria (the reference skips those).
@@ -195,9 +202,9 @@ def vfs_prompt(item: CreationItem, answer_a: str, answer_b: str) -> tuple[Prompt
         raise ValueError(f"item {item.index} has no visual factuality criteria; it gets no VFS judgment")
     fields = dict(
         instructions=item.question,
-        answer_a=neutralise(answer_a),
+        answer_a=_answer(answer_a, defuse),
         vf_criteria=item.vf_criteria,
-        answer_b=neutralise(answer_b),
+        answer_b=_answer(answer_b, defuse),
     )
     if item.ground_truth:
         p = load_prompt(PROMPT_FILES["vfs_gt"])
