@@ -1,6 +1,5 @@
 """GuessBench end to end through the runner and the CLI, against the simulator over real HTTP."""
 
-import json
 import os
 import signal
 import subprocess
