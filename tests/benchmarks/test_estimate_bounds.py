@@ -92,7 +92,7 @@ async def test_guessbench_plans_an_extraction_for_every_reply(tmp_path):
                       "options.tasks=['dynamic']")
     est = (await estimate_spec(spec, RunOptions(cache_path=tmp_path / "c.duckdb", limit=2))).estimate
     bound, _ = _by_stage(est)
-    cands, sets, turns, samples, rounds = 2, 2, 3, 3, 2
+    cands, sets, turns, samples, rounds = 2, 2, 3, 3, 3
     assert bound["cot/extract"] == cands * sets * turns
     assert bound["self_consistency/extract"] == cands * sets * turns * samples
     assert bound["image_retrieval/extract"] == cands * sets * turns * (1 + rounds)
