@@ -56,7 +56,7 @@ def _raw_response_type() -> type:
     """The HTTP response class the SDK's client returns when asked for the raw response."""
     from anthropic import _base_client
 
-    mod = getattr(_base_client, "httpx2", None) or getattr(_base_client, "httpx")
+    mod = getattr(_base_client, "httpx2", None) or _base_client.httpx
     return mod.Response
 
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import base64
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -231,7 +231,7 @@ def parse_reset(value: Any, now: float) -> float | None:
     except ValueError:
         return None
     if when.tzinfo is None:  # RFC 3339 always has an offset; a time without one is read as UTC
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     try:
         left = when.timestamp() - now
     except (OverflowError, OSError, ValueError):

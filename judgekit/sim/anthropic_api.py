@@ -2,7 +2,8 @@
 
 Request (Anthropic's shape): ``{model, max_tokens, messages, system, temperature, top_p,
 stop_sequences, thinking}``, each message's ``content`` a string or a list of ``text`` and
-``image`` blocks (``base64`` or ``url`` sources); the key in ``x-api-key``.  Prompt tokens are
+``image`` blocks (``base64`` or ``url`` sources); the key in ``x-api-key`` (or a bearer token, as
+anthropic SDK 2.x sends it).  Prompt tokens are
 estimated as the chat endpoint's text (four characters a token) plus each image's tokens by
 Claude's rule from its pixel size (``width * height / 750`` after the API's downscaling).  ``max_tokens`` is
 required, as by the real API.  With ``SimConfig.model_param_rules`` (the default) the real API's
@@ -50,7 +51,7 @@ import json
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -127,7 +128,7 @@ class _MessagesRequest(_SimRequest):
 
 def _tokens(chars: int, image_tokens: int) -> int:
     """The simulated prompt size: about four characters per token, and the images' tokens."""
-    return max(1, (chars + 3) // 4) + image_tokens
+    return max(1, (chars + 3) // 4 + image_tokens)
 
 
 def _image_tokens(b64: str) -> int:
@@ -313,7 +314,7 @@ def parse_messages(body: Any, seed_bytes: bytes, *, rules: bool = True) -> _Mess
 
 
 def _rfc3339(seconds_from_now: float) -> str:
-    when = datetime.fromtimestamp(time.time() + max(0.0, seconds_from_now), tz=timezone.utc)
+    when = datetime.fromtimestamp(time.time() + max(0.0, seconds_from_now), tz=UTC)
     return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -341,10 +342,12 @@ class AnthropicSim:
     """The Messages API of a simulator: routes, prompt cache and counters (see the module
     docstring)."""
 
-    def __init__(self, core: "_Core") -> None:
+    def __init__(self, core: _Core) -> None:
         self.core = core
         self.stats = AnthropicStats()
         self._cache: OrderedDict[bytes, float] = OrderedDict()
+        #: seconds, for the cache's lifetimes (tests pass a fake one)
+        self.clock = time.monotonic
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post(MESSAGES_PATH, self.messages)
@@ -368,13 +371,13 @@ class AnthropicSim:
         return self._reshape(response)
 
     # -- replies -----------------------------------------------------------------------------
-    def _prefix_cache(self, model: str, prefixes: tuple[tuple[bytes, int], ...]) -> tuple[int, int]:
+    def prefix_cache(self, model: str, prefixes: tuple[tuple[bytes, int], ...]) -> tuple[int, int]:
         """(tokens read, tokens written) of a request's marked prefixes; refreshes their lifetime."""
         minimum = _MIN_CACHE_TOKENS_HAIKU if "haiku" in model.lower() else _MIN_CACHE_TOKENS
         eligible = [(h, n) for h, n in prefixes if n >= minimum]
         if not eligible:
             return 0, 0
-        now = time.monotonic()
+        now = self.clock()
         read = 0
         for h, n in reversed(eligible):
             expires = self._cache.get(h)
@@ -389,7 +392,7 @@ class AnthropicSim:
             self._cache.popitem(last=False)
         return read, written
 
-    async def _answer(self, sreq: _MessagesRequest, adm: "Admitted") -> "Served":
+    async def _answer(self, sreq: _MessagesRequest, adm: Admitted) -> Served:
         from judgekit.sim.core import Served
 
         cfg = self.core.config
@@ -407,7 +410,7 @@ class AnthropicSim:
                 text_budget = budget - reasoning
         reply = make_reply(sreq.text, sreq.digest, quality=cfg.quality_of(model), max_tokens=text_budget,
                            garbage=adm.garbage, images=sreq.images_meta, last_user_text=sreq.last_user_text)
-        read, written = self._prefix_cache(model, sreq.prefixes)
+        read, written = self.prefix_cache(model, sreq.prefixes)
         content: list[dict[str, Any]] = []
         if reasoning:
             content.append({"type": "thinking", "thinking": _THINKING_TEXT, "signature": f"sim{sreq.digest[:8].hex()}"})

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given, settings
@@ -283,7 +283,7 @@ def test_any_json_reply_is_an_answer_or_a_classified_failure(content, usage, sto
 # ------------------------------------------------------------------------------ rate limits
 
 def _at(seconds: float, now: float) -> str:
-    return (datetime.fromtimestamp(now, tz=timezone.utc) + timedelta(seconds=seconds)).isoformat().replace(
+    return (datetime.fromtimestamp(now, tz=UTC) + timedelta(seconds=seconds)).isoformat().replace(
         "+00:00", "Z")
 
 
@@ -319,7 +319,7 @@ def test_the_wait_after_a_429_is_retry_after_else_the_reset_of_what_ran_out():
        fraction=st.booleans(), zone=st.sampled_from(["Z", "+00:00", "+05:30", "-08:00"]))
 def test_reset_times_read_as_seconds_left_never_negative(remaining, offset, fraction, zone):
     now = 1_700_000_000.0
-    tz = timezone.utc if zone in ("Z", "+00:00") else timezone(timedelta(hours=5, minutes=30) if zone == "+05:30"
+    tz = UTC if zone in ("Z", "+00:00") else timezone(timedelta(hours=5, minutes=30) if zone == "+05:30"
                                                                else -timedelta(hours=8))
     when = datetime.fromtimestamp(now + offset, tz=tz)
     text = when.isoformat(timespec="milliseconds" if fraction else "seconds")
