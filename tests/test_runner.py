@@ -159,7 +159,9 @@ async def test_malformed_tsv_names_row_and_column(tmp_path):
     with open(src, newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f, delimiter="\t"))
     col = rows[0].index("criteria")
-    rows[3][col] = "{'subjective': 'unterminated"  # the third data row
+    # the third data row: a dict without subjective criteria, which stops the reference too (a
+    # text that is no literal is subjective criteria for it, so no longer an error)
+    rows[3][col] = "{'visual factuality': 'only'}"
     p = tmp_path / "bad.tsv"
     with open(p, "w", newline="", encoding="utf-8") as f:
         csv.writer(f, delimiter="\t").writerows(rows)
