@@ -106,9 +106,9 @@ def parse_vfs(text: str | None) -> tuple[float, float] | str | None:
     then STARTS with ``RESPONSE A VISUAL FACTUALITY SCORE:`` (or ``... B ...``) gives the number
     before the first ``/`` after the marker (``8/10`` -> 8.0, ``7.5 / 10`` -> 7.5, a bare ``9``
     -> 9.0).  The number's text is what lies between the marker and the first ``/``, or the next
-occurrence of the marker, whichever comes first (the reference's ``line.split(marker)[1]``),
-read by Python's ``float`` (so ``1e1``, ``+8``, ``8_0`` and ``inf`` are numbers too).  A number
-that does not parse leaves that line out.
+    occurrence of the marker, whichever comes first (the reference's ``line.split(marker)[1]``),
+    read by Python's ``float`` (so ``1e1``, ``+8``, ``8_0`` and ``inf`` are numbers too).  A
+    number that does not parse leaves that line out.
 
     Several matching lines: the LAST one that parses wins, for A and for B separately (the
     reference overwrites as it goes).  This differs from :func:`parse_verdict`, which takes the
@@ -116,7 +116,8 @@ that does not parse leaves that line out.
 
     Quirk kept from the reference: only a line *starting* with the marker counts, so a leading
     bullet (``- Response A ...``), heading mark (``### Response A ...``), number (``1. ...``)
-    or even leading spaces make the line invisible.  Markdown bold (``**Response A ...:** 8/10``)
+    or even leading spaces (on any line but the first, which the wrapper's strip cleans) make
+    the line invisible.  Markdown bold (``**Response A ...:** 8/10``)
     is fine, because ``*`` is removed first.
 
     Both scores must be found and lie in [0, 10]; otherwise None.
