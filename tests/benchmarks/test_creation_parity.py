@@ -10,6 +10,7 @@ pandas 2.2.3.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from collections import defaultdict
@@ -168,6 +169,13 @@ def test_options_keep_all_text_and_turn_the_guard_off(prep):
         assert answer in req.messages[-1].parts[-1].text
     one = _by_kind(prep, PL.Options(dual=False, vfs=False), answer, item)
     assert sorted(one) == [("pairwise", 0)]
+
+
+def test_empty_visual_factuality_criteria_still_get_a_vfs_judgment(prep):
+    # build_prompt makes the objective prompt whenever the criteria dict has a non-subjective key
+    item = next(it for it in prep.items if it.vf_criteria)
+    assert ("vfs", 0) in _by_kind(prep, PL.Options(), "x", dataclasses.replace(item, vf_criteria=""))
+    assert ("vfs", 0) not in _by_kind(prep, PL.Options(), "x", dataclasses.replace(item, vf_criteria=None))
 
 
 def test_defaults_list_only_the_injection_guard():

@@ -169,7 +169,7 @@ class _Builder:
                 msg = Message.user(*item.images, text)
                 out.append(("pairwise", order, ChatRequest(self.judge, (msg,), jp, stage="pairwise",
                                                            item_id=item.index, prompt_hash=prompt.hash)))
-            if o.vfs and item.vf_criteria:
+            if o.vfs and item.vf_criteria is not None:  # even empty criteria, as the reference
                 prompt, text = P.vfs_prompt(item, a, b, defuse=o.defuse_answers)
                 out.append(("vfs", order, ChatRequest(self.judge, (Message.user(text),), jp, stage="vfs",
                                                       item_id=item.index, prompt_hash=prompt.hash)))
@@ -291,7 +291,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     o = prep.options
     cands = prep.spec.roles.candidates
     n = len(prep.items)
-    n_vf = sum(1 for it in prep.items if it.vf_criteria)
+    n_vf = sum(1 for it in prep.items if it.vf_criteria is not None)
     orders = 2 if o.dual else 1
     st = engine.stats
     if o.text_only:
