@@ -1,6 +1,5 @@
 """Creation-MMBench end to end through the runner, against the simulator."""
 
-import json
 
 import duckdb
 import pytest
@@ -76,7 +75,7 @@ async def test_estimate_makes_no_call_and_counts_cached(tmp_path):
 
 
 async def test_unparseable_judge_replies_are_counted_and_reasked(tmp_path):
-    sets = [f"models.judge.sim.garbage_rate=0.5"]
+    sets = ["models.judge.sim.garbage_rate=0.5"]
     spec = fast(*sets)
     out = await run_spec(spec, opts(tmp_path, limit=3))
     fails = [r for r in out.summary["results"] if r["level"] == "overall"]
