@@ -203,10 +203,11 @@ def test_azure_without_a_key_is_one_line_exit_2(tmp_path, monkeypatch):
 # ---------------------------------------------------------------- the shipped runners with o3
 
 def _chat_alias(spec: RunSpec) -> str:
-    """The runner's judge when it is an API chat model (offline: the simulator), else its first
-    candidate."""
+    """The runner's judge when it is an API chat model (offline: the simulator) that sets a
+    temperature, else its first such candidate (GuessBench's extractor sends no parameters, as
+    the authors' code)."""
     judge = spec.roles.judge
-    if judge and spec.models[judge].provider == "sim":
+    if judge and spec.models[judge].provider == "sim" and spec.models[judge].params.temperature is not None:
         return judge
     return next(a for a in spec.roles.candidates if spec.models[a].provider == "sim")
 
@@ -225,7 +226,7 @@ async def test_every_shipped_runner_with_an_o3_judge_is_refused_before_any_call(
 
     spec, alias = _with_o3(name, drop=False)
     temp = spec.models[alias].params.temperature
-    assert temp is not None and temp != 1  # every shipped runner sets temperature 0
+    assert temp is not None and temp != 1  # every shipped runner's judge or candidates set temperature 0
     opts = RunOptions(out_dir=tmp_path / "o", cache_path=tmp_path / "c.duckdb", limit=1, yes=True)
     for fn in (run_spec, estimate_spec):
         with pytest.raises(SpecError) as e:
