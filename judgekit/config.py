@@ -117,7 +117,7 @@ class ModelSpec(_Strict):
 
     provider: Literal["openai", "azure", "gemini", "anthropic", "sim", "local", "brave", "sim_image_search",
                       "image_folder", "openai_image", "sim_image"] = Field(
-        description="chat models: openai, azure, gemini, sim; local: a model run on this machine's GPU/CPU "
+        description="chat models: openai, azure, gemini, anthropic, sim; local: a model run on this machine's GPU/CPU "
                     "by the judgekit-local worker (see `local`); image retrievers: brave (Brave Image Search "
                     "API), sim_image_search (the simulator's copy of it), image_folder (a local folder of "
                     "labelled images); image generators: openai_image (the OpenAI Images API, or a compatible "
@@ -134,6 +134,9 @@ class ModelSpec(_Strict):
     drop_unsupported_params: bool = Field(
         False, description="leave out the parameters the model's family rejects (temperature other than 1 "
                            "and top_p for o-series / gpt-5) with a note at start, instead of refusing to run")
+    prompt_cache: bool = Field(True, description="anthropic: mark the fixed prefix (the system prompt, the first "
+                                                 "user turn's images before its text) with cache_control so "
+                                                 "repeats read it at the cached rate; false: no marks")
     limits: Limits = Limits()
     price: PriceOverride | None = Field(None, description="USD per million tokens, overriding genai-prices")
     sim: dict[str, Any] = Field(default_factory=dict, description="simulator settings (provider = 'sim' or "

@@ -38,6 +38,7 @@ DEFAULT_KEY_ENV = {
     "openai": "OPENAI_API_KEY",
     "azure": "AZURE_OPENAI_API_KEY",
     "gemini": "GEMINI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
     "sim": None,
     "local": None,
     "brave": "BRAVE_SEARCH_API_KEY",

@@ -29,7 +29,7 @@ _SAMPLE_DATA = {
     "mmgenbench": "samples:mmgenbench",
     "mmie": "samples:mmie/data.json",
 }
-_CHAT_APIS = ("openai", "azure", "gemini")
+_CHAT_APIS = ("openai", "azure", "gemini", "anthropic")
 _SIM = {"seed": 7, "latency_ms": 0, "latency_jitter_ms": 0}
 
 

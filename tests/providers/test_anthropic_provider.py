@@ -201,8 +201,10 @@ async def test_the_request_on_the_wire(monkeypatch):
                           GenParams(temperature=0.0, seed=5, extra=(("stop_sequences", ["END"]),)))
         r = await call(aspec(server.url), req)
         off = await call(aspec(server.url), req, prompt_cache=False)
-    assert r.text == off.text == "Verdict: [[A>B]]" and r.usage.input_tokens == 11
-    (path, headers, raw), (_, _, raw_off) = server.seen
+        spec_off = await call(aspec(server.url, prompt_cache=False), req)  # the spec's switch
+    assert r.text == off.text == spec_off.text == "Verdict: [[A>B]]" and r.usage.input_tokens == 11
+    (path, headers, raw), (_, _, raw_off), (_, _, raw_spec_off) = server.seen
+    assert raw_spec_off == raw_off
     headers = {k.lower(): v for k, v in headers.items()}
     assert path == "/v1/messages" and headers["anthropic-version"]
     # the key: x-api-key, or a bearer token as anthropic SDK 2.x sends it

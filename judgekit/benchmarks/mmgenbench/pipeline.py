@@ -66,7 +66,7 @@ CAPTION_PROMPT = "mmgenbench/caption.txt"
 ITEM_WINDOW = 128
 
 GENERATOR_PROVIDERS = ("openai_image", "sim_image")
-CHAT_PROVIDERS = ("openai", "azure", "gemini", "sim")
+CHAT_PROVIDERS = ("openai", "azure", "gemini", "anthropic", "sim")
 
 # what the estimate assumes where no caption exists yet: a caption of typical length (the
 # prompt asks for 20 to 60 words)

@@ -71,7 +71,7 @@ ANSWER, GENERATE, SCORE = "answer", "generate", "score"
 stages = [ANSWER, GENERATE, SCORE]
 ITEM_WINDOW = 128
 GENERATOR_PROVIDERS = ("openai_image", "sim_image")
-CHAT_PROVIDERS = ("openai", "azure", "gemini", "sim")
+CHAT_PROVIDERS = ("openai", "azure", "gemini", "anthropic", "sim")
 
 _INTEGRATED_PROMPT = "mmie/integrated_answer.txt"
 
