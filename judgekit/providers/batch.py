@@ -1,0 +1,118 @@
+"""What a provider offers for batch mode: submit many requests as one job, poll it, read its results.
+
+A provider that sells a batch API (OpenAI and Azure files + batches, Anthropic Message Batches,
+Gemini batch mode) implements :class:`BatchAPI` next to its live ``generate``.  The engine's batch
+layer (``judgekit.engine.batching``) collects the calls of batch-mode aliases that missed the
+cache, splits them to respect :class:`BatchLimits`, records each batch durably in the cache
+*before* it waits on it (the batch id, the provider, and each request's ``custom_id`` -> cache key),
+polls, and writes every result into the cache as an ordinary response, so a killed run that
+starts again reattaches to its live batches and submits nothing twice.
+
+Conventions every implementation keeps:
+
+- ``custom_id`` is the call's cache key (64 hex characters: valid for all three providers'
+  request ids); results are joined on it, never on their order.
+- The request body of one batch line is the same body the live call would send (build it with
+  the provider's own request-building function), so a batch answer and a live answer of the same
+  request are interchangeable in the cache.
+- :meth:`BatchAPI.batch_results` reads a finished (terminal) batch: every request of the batch
+  comes back exactly once, as a response or as the ProviderError that a live call would have
+  raised for it (a per-request expiry or cancellation is a :class:`BatchRequestNotRun`, which the
+  batch layer retries); requests the provider does not report at all are ``BatchRequestNotRun``.
+- Costs: a response's ``cost_usd`` is priced at the provider's batch rates (the batch discount
+  stacks with prompt-cache rates where the provider says so).
+- Errors of the batch calls themselves (create, poll, fetch) raise the same ProviderError classes
+  as live calls, so the engine's retry and stop rules apply to them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
+
+from ..errors import ProviderError
+from ..types import ChatRequest, ChatResponse
+
+__all__ = ["BatchItem", "BatchLimits", "BatchState", "BatchStatus", "BatchOutcome", "BatchAPI",
+           "BatchRequestNotRun", "TERMINAL_STATES"]
+
+#: judgekit's states of a batch, whatever the provider calls them (its own word is kept in
+#: ``BatchStatus.provider_status``)
+BatchState = Literal["submitted", "in_progress", "finalizing", "ended", "failed", "expired", "cancelling",
+                     "cancelled"]
+#: states after which a batch changes no more and its results can be read
+TERMINAL_STATES = frozenset({"ended", "failed", "expired", "cancelled"})
+
+
+class BatchRequestNotRun(ProviderError):
+    """A request of a finished batch that got no answer (expired, cancelled, or not reported):
+    not the request's fault, so it is asked again (in a new batch, or live)."""
+
+    kind = "batch_not_run"
+    retryable = True
+
+
+@dataclass(frozen=True)
+class BatchItem:
+    custom_id: str  # the call's cache key
+    request: ChatRequest
+
+
+@dataclass(frozen=True)
+class BatchLimits:
+    """What one batch may hold; the batch layer splits a wave to fit."""
+
+    max_requests: int
+    max_bytes: int  # of the uploaded file / request body
+
+
+@dataclass
+class BatchStatus:
+    batch_id: str
+    state: BatchState
+    provider_status: str  # the provider's own word ("in_progress", "JOB_STATE_RUNNING", "ended", ...)
+    total: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    #: seconds since the provider created the batch, when it says
+    age_s: float | None = None
+    #: anything the provider says about a failed batch as a whole
+    message: str = ""
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+
+@dataclass
+class BatchOutcome:
+    custom_id: str
+    response: ChatResponse | None = None
+    error: ProviderError | None = None
+    extra: dict = field(default_factory=dict)
+
+
+@runtime_checkable
+class BatchAPI(Protocol):
+    """The batch side of a provider (implemented by the provider class itself)."""
+
+    #: the most one batch of this provider may hold
+    batch_limits: BatchLimits
+
+    def batch_line_bytes(self, item: BatchItem) -> int:
+        """The size of ``item`` in the batch's upload (for splitting by ``max_bytes``)."""
+        ...
+
+    async def submit_batch(self, items: list[BatchItem]) -> BatchStatus:
+        """Create one batch of ``items`` (all for this provider's model) and return its status."""
+        ...
+
+    async def poll_batch(self, batch_id: str) -> BatchStatus:
+        ...
+
+    async def batch_results(self, batch_id: str) -> list[BatchOutcome]:
+        """Every request of a terminal batch, answered or not (see the module's conventions)."""
+        ...
+
+    async def cancel_batch(self, batch_id: str) -> BatchStatus:
+        ...
