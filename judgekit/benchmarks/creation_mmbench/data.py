@@ -42,7 +42,7 @@ import ast
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from judgekit.errors import DataError
 from judgekit.tables import _raise_field_limit, open_rows  # noqa: F401  (_raise_field_limit: mmgenbench)
@@ -76,10 +76,11 @@ POINTER_MAX_LEN = 64
 _NA_STRINGS = frozenset(
     "#N/A #N/A N/A #NA -1.#IND -1.#QNAN -NaN -nan 1.#IND 1.#QNAN <NA> N/A NA NULL NaN None n/a nan null".split()
 )
+_NA_MAX_LEN = max(map(len, _NA_STRINGS))  # (an image cell is not hashed to be looked up)
 
 #: an ``image`` value as a reader gives it: a TSV cell (base64, list literal or pointer), the bytes
 #: of the parquet's images, or None (no image)
-RawImage = Union[str, tuple[bytes, ...], None]
+RawImage = str | tuple[bytes, ...] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,9 +148,9 @@ def load_data(path: str | Path, *, task_categories: Mapping[str, str] | None = N
     p = Path(path)
     files = parquet_files(p)
     if files is not None:
-        columns, rows = parquet_rows(files, REQUIRED_COLUMNS)
+        _, rows = parquet_rows(files, REQUIRED_COLUMNS)
     else:
-        columns, rows = _tsv_rows(p)
+        _, rows = _tsv_rows(p)
     resolved, data = resolve_rows(str(p), rows)
     _make_items(data, resolved, task_categories)
     return data
@@ -210,7 +211,7 @@ def resolve_rows(path: str, rows: Iterable[tuple[int, dict[str, str], RawImage]]
         row = _Row(n, idx, fields, ())
         if isinstance(raw, str):
             cell = raw.strip()
-            if not cell or cell in _NA_STRINGS:
+            if not cell or (len(cell) <= _NA_MAX_LEN and cell in _NA_STRINGS):
                 raw = None
             elif len(cell) <= POINTER_MAX_LEN:
                 pointers.append((row, cell))

@@ -55,6 +55,14 @@ def parquet_files(p: Path) -> list[Path] | None:
     return [p] if head == _MAGIC else None
 
 
+def _connect():
+    import duckdb
+
+    con = duckdb.connect(":memory:")
+    con.execute("SET enable_progress_bar = false")  # a long read must not draw on the terminal
+    return con
+
+
 def _image_kind(column_type: str) -> str | None:
     """How an ``image`` column of this DuckDB type holds images, or None if it does not."""
     listed = column_type.endswith("[]")
@@ -76,7 +84,7 @@ def parquet_rows(files: Sequence[Path], required: Sequence[str]) -> tuple[list[s
 
     label = str(files[0]) if len(files) == 1 else f"{files[0].parent} ({len(files)} parquet files)"
     names = [str(f) for f in files]
-    con = duckdb.connect(":memory:")
+    con = _connect()
     try:
         described = con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [names]).fetchall()
     except duckdb.Error as e:
@@ -151,12 +159,10 @@ def _hf_features() -> str:
 def write_parquet(path: str | Path, rows: Sequence[dict[str, Any]]) -> Path:
     """Write ``rows`` (every HF column; ``image`` a list of ``(file name, bytes)``) as one parquet
     file in the Hugging Face layout."""
-    import duckdb
-
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     cols = ", ".join(f'"{c}" VARCHAR' for c in HF_COLUMNS if c != "image")
-    con = duckdb.connect(":memory:")
+    con = _connect()
     try:
         con.execute(f'CREATE TABLE t ({cols}, "image" STRUCT("bytes" BLOB, "path" VARCHAR)[])')
         marks = ", ".join("?" for _ in HF_COLUMNS)
@@ -166,7 +172,9 @@ def write_parquet(path: str | Path, rows: Sequence[dict[str, Any]]) -> Path:
             con.execute(f"INSERT INTO t VALUES ({marks})", values)
         meta = _hf_features().replace("'", "''")
         target = str(out).replace("'", "''")
-        con.execute(f"COPY t TO '{target}' (FORMAT parquet, COMPRESSION zstd, KV_METADATA {{huggingface: '{meta}'}})")
+        # row groups of 100 rows, as the datasets library writes a dataset of images
+        con.execute(f"COPY t TO '{target}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 100, "
+                    f"KV_METADATA {{huggingface: '{meta}'}})")
     finally:
         con.close()
     return out
