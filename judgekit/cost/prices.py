@@ -25,6 +25,11 @@ none, or under a spec's price override); ``output_tokens`` are everything billed
 reasoning and thinking tokens included (the providers count them in: :class:`judgekit.types.Usage`).
 :func:`usage_usd` prices a reply's :class:`~judgekit.types.Usage` that way.
 
+**Batch calls** (``batch=True``: a call made through a provider's batch API) are priced at
+genai-prices' batch variant of the model's prices where it has one (OpenAI, Azure and Gemini
+models: half input and output; Anthropic's current models: half of everything), else at half the
+standard price; a spec's price override takes off its ``batch_discount`` (0.5 by default).
+
 **Hot path.**  The first lookup of a (provider, model) resolves the model and its current price
 table (about 0.5 ms) and memoises a rate; later calls cost about a microsecond.  A price table
 made of per-token input/output rates, with or without genai-prices' threshold tiers, is
@@ -71,11 +76,14 @@ class PriceOverride(BaseModel):
     per_request_usd: float = Field(0.0, ge=0, description="USD per request (search APIs price per query)")
     cached_input_per_mtok: float | None = Field(
         None, ge=0, description="USD per million input tokens served from the prompt cache; unset: input_per_mtok")
+    batch_discount: float = Field(
+        0.5, ge=0, le=1, description="share taken off the whole price of a call made through a provider's batch API "
+        "(0.5: half price, as OpenAI, Anthropic and Gemini sell batches)")
 
 
 Rate = Callable[..., float]  # (input tokens, output tokens, cached input tokens, cache writes) -> USD
 
-_rates: dict[tuple[str, str], Rate | None] = {}
+_rates: dict[tuple[str, ...], Rate | None] = {}  # (provider, model) live, (provider, model, "batch") batch
 
 
 def price_usd(
@@ -86,33 +94,39 @@ def price_usd(
     override: PriceOverride | None = None,
     cached_input_tokens: int = 0,
     cache_write_tokens: int = 0,
+    *,
+    batch: bool = False,
 ) -> float | None:
     """USD for one call of ``model`` with these token counts; None when the price is unknown.
     ``cached_input_tokens`` (read from the prompt cache) and ``cache_write_tokens`` (written to it)
     are parts of ``input_tokens`` (clamped to it, reads first), priced at the cache-read and
-    cache-write rates (see the module docstring)."""
+    cache-write rates (see the module docstring).  ``batch``: a call made through the provider's
+    batch API, priced at the batch rates (:func:`_batch_rate`; an override takes off its
+    ``batch_discount``)."""
     cached = min(max(0, cached_input_tokens), max(0, input_tokens))
     written = min(max(0, cache_write_tokens), max(0, input_tokens) - cached)
     if override is not None:
         cached_rate = override.input_per_mtok if override.cached_input_per_mtok is None else override.cached_input_per_mtok
-        return (((input_tokens - cached) * override.input_per_mtok + cached * cached_rate
-                 + output_tokens * override.output_per_mtok) / 1e6 + override.per_request_usd)
-    key = (provider, model)
+        total = (((input_tokens - cached) * override.input_per_mtok + cached * cached_rate
+                  + output_tokens * override.output_per_mtok) / 1e6 + override.per_request_usd)
+        return total * (1.0 - override.batch_discount) if batch else total
+    key: tuple[str, ...] = (provider, model, "batch") if batch else (provider, model)
     try:
         rate = _rates[key]
     except KeyError:
-        rate = _rates[key] = _lookup(provider, model)
+        rate = _rates[key] = _lookup(provider, model, batch)
     if rate is None:
         return None
     return rate(input_tokens, output_tokens, cached, written) if written else rate(input_tokens, output_tokens, cached)
 
 
-def usage_usd(provider: str, model: str, usage: Usage, override: PriceOverride | None = None) -> float | None:
+def usage_usd(provider: str, model: str, usage: Usage, override: PriceOverride | None = None, *,
+              batch: bool = False) -> float | None:
     """USD a reply's usage is billed: input with its cached part at the cached rate and its
     cache writes at the cache-write rate, and every output token (reasoning and thinking
-    included: they are in ``usage.output_tokens``)."""
+    included: they are in ``usage.output_tokens``); at the batch rates when ``batch``."""
     return price_usd(provider, model, usage.input_tokens, usage.output_tokens, override, usage.cached_input_tokens,
-                     getattr(usage, "cache_write_tokens", 0))
+                     getattr(usage, "cache_write_tokens", 0), batch=batch)
 
 
 def has_price(provider: str, model: str, override: PriceOverride | None = None) -> bool:
@@ -133,13 +147,49 @@ def _free(input_tokens: int, output_tokens: int, cached_input_tokens: int = 0, c
     return 0.0
 
 
-def _lookup(provider: str, model: str) -> Rate | None:
-    """Resolve a (provider, model) to a rate, or None; the slow, once-per-model part."""
+def _lookup(provider: str, model: str, batch: bool = False) -> Rate | None:
+    """Resolve a (provider, model) to a rate (its batch rate when ``batch``), or None; the slow,
+    once-per-model part."""
     provider = provider.strip().lower()
     if provider in FREE_PROVIDERS:
         return _free
     found = _find(provider, model)
-    return None if found is None else _rate_for(*found)
+    if found is None:
+        return None
+    return _batch_rate(*found) if batch else _rate_for(*found)
+
+
+#: genai-prices' price context of a batch call (its ``PriceVariant(when={"processing": "batch"})``)
+_BATCH_CONTEXT = {"processing": "batch"}
+#: what a batch call costs where genai-prices has no batch price for the model: OpenAI, Anthropic
+#: and Gemini all sell their batch APIs at half the standard rates (shared/reference)
+DEFAULT_BATCH_FACTOR = 0.5
+
+
+def _batch_rate(provider: Any, model: Any) -> Rate:
+    """The batch rate of a model: genai-prices' batch variant of its prices where the provider it
+    was found under has one in force now (OpenAI, Azure and Gemini models: half input and output;
+    Anthropic: half of everything, cache reads and writes included), else :data:`DEFAULT_BATCH_FACTOR`
+    of its standard rate (genai-prices skips retired models' batch prices: Claude 3.5 Sonnet)."""
+    at = datetime.now(tz=timezone.utc)
+    own = any(model is m for m in getattr(provider, "models", ()))  # the library ignores the context otherwise
+    has_batch = own and any(
+        v.when.get("processing") == "batch" and (v.constraint is None or v.constraint.active(at))
+        for v in (getattr(model, "price_variants", None) or ()))
+    if not has_batch:
+        return _Scaled(_rate_for(provider, model), DEFAULT_BATCH_FACTOR)
+    return _rate_for(provider, model, _BATCH_CONTEXT)
+
+
+@dataclass(frozen=True, slots=True)
+class _Scaled:
+    """A rate times a factor."""
+
+    rate: Rate
+    factor: float
+
+    def __call__(self, *counts: int) -> float:
+        return self.rate(*counts) * self.factor
 
 
 @lru_cache(maxsize=256)
@@ -220,6 +270,7 @@ class _LibraryRate:
     provider: Any
     model: Any
     at: datetime
+    context: Any = None  # genai-prices' price context (a batch call's)
 
     def __call__(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0,
                  cache_write_tokens: int = 0) -> float:
@@ -227,7 +278,8 @@ class _LibraryRate:
 
         usage = PricesUsage(input_tokens=input_tokens, output_tokens=output_tokens,
                             cache_read_tokens=cached_input_tokens, cache_write_tokens=cache_write_tokens)
-        return float(self.model.calc_price(usage, self.provider, genai_request_timestamp=self.at).total_price)
+        return float(self.model.calc_price(usage, self.provider, genai_request_timestamp=self.at,
+                                           price_context=self.context).total_price)
 
 
 def _split(price: Any) -> tuple[float, Tiers]:
@@ -241,12 +293,12 @@ def _split(price: Any) -> tuple[float, Tiers]:
     return float(price.base), tuple(ordered)
 
 
-def _rate_for(provider: Any, model: Any) -> Rate:
+def _rate_for(provider: Any, model: Any, context: Any = None) -> Rate:
     """A fast :class:`_TokenRate` when it reproduces genai-prices on probe calls (the tier
     boundaries, cached input and cache writes included), else a :class:`_LibraryRate`.  Prices
-    are those in force now."""
+    are those in force now (in genai-prices' price ``context``, e.g. a batch call's)."""
     at = datetime.now(tz=timezone.utc)
-    table = model.get_prices(at)
+    table = model.get_prices(at, context)
     in_base, in_tiers = _split(table.input_mtok)
     out_base, out_tiers = _split(table.output_mtok)
     cache_read = getattr(table, "cache_read_mtok", None)
@@ -256,7 +308,7 @@ def _rate_for(provider: Any, model: Any) -> Rate:
     fast = _TokenRate(in_base, out_base, in_tiers, out_tiers,
                       None if cache_read is None else cached_base, cached_tiers,
                       None if cache_write is None else write_base, write_tiers)
-    library = _LibraryRate(provider, model, at)
+    library = _LibraryRate(provider, model, at, context)
     starts = {s for s, _ in in_tiers + out_tiers + cached_tiers + write_tiers}
     probes = [(0, 0, 0, 0), (1, 0, 0, 0), (0, 1, 0, 0), (1234, 567, 0, 0), (1234, 567, 1000, 0),
               (1234, 567, 0, 1000), (1234, 567, 500, 600), (2_000_000, 30_000, 0, 0),
