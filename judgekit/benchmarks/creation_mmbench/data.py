@@ -149,9 +149,11 @@ def load_data(path: str | Path, *, task_categories: Mapping[str, str] | None = N
     files = parquet_files(p)
     if files is not None:
         _, rows = parquet_rows(files, REQUIRED_COLUMNS)
+        label = str(files[0]) if len(files) == 1 else str(p)  # errors name the shard when there is one
     else:
         _, rows = _tsv_rows(p)
-    resolved, data = resolve_rows(str(p), rows)
+        label = str(p)
+    resolved, data = resolve_rows(label, rows)
     _make_items(data, resolved, task_categories)
     return data
 
