@@ -68,7 +68,7 @@ def _text(rng: random.Random, words: int) -> str:
     vocab = ("the light falls across a \"quiet\" harbour where boats\trest and gulls call; "
              "she writes: 'tomorrow we sail' — café, naïve, 日本 ✓").split(" ")
     lines, line = [], []
-    for i in range(words):
+    for _ in range(words):
         line.append(rng.choice(vocab))
         if len(line) > 14:
             lines.append(" ".join(line))

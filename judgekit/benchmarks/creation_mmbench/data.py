@@ -262,7 +262,7 @@ def tsv_to_parquet(tsv: str | Path, out: str | Path) -> Path:
         if len(names) != len(images):
             names = (None,) * len(images)
         record: dict[str, Any] = {c: r.fields.get(c, "") for c in HF_COLUMNS if c != "image"}
-        record["image"] = [(name, im.data) for name, im in zip(names, images)]
+        record["image"] = [(name, im.data) for name, im in zip(names, images, strict=True)]
         records.append(record)
     return write_parquet(out, records)
 

@@ -124,7 +124,7 @@ def parquet_rows(files: Sequence[Path], required: Sequence[str]) -> tuple[list[s
                     return
                 for values in batch:
                     n += 1
-                    fields = {c: ("" if v is None else v) for c, v in zip(text_cols, values)}
+                    fields = {c: ("" if v is None else v) for c, v in zip(text_cols, values[:-1], strict=True)}
                     yield n, fields, _images(label, n, fields.get("index", ""), kind, values[-1])
         finally:
             con.close()
