@@ -61,6 +61,8 @@ class SimConfig(BaseModel):
       ``reset_requests_s``, ``reset_tokens_s``, ``should_retry_false``
     - replies with no answer: ``reply_faults`` (rates), ``reply_fault_models`` (per model)
     - usage details: ``reasoning_tokens``, ``cached_prompt_share`` (per model)
+    - batch APIs: ``batch_turnaround_s``, ``batch_request_fail_rate``, ``batch_expire_rate``,
+      ``batch_expire_after_s``, ``batch_create_fail_rate``, ``batch_fail_rate``
 
     What each one imitates is cited in its field's docstring; every outcome is counted in
     :class:`~judgekit.sim.core.SimStats` (``quota_exhausted``, ``served_by_fault``,
@@ -231,6 +233,34 @@ class SimConfig(BaseModel):
     max_body_mb: float = Field(64.0, gt=0)
     """Largest request body read (aiohttp's default of 1 MiB refused bodies the real APIs take:
     OpenAI allows 50 MB of images per request, Gemini 20 MB inline)."""
+
+    # ---------------------------------------------------------------- batch APIs
+
+    batch_turnaround_s: float = Field(5.0, ge=0)
+    """How long a batch job takes from creation to ``completed`` (:mod:`judgekit.sim.batches`):
+    validating for the first 10 %, its requests answered evenly until 90 %, finalizing for the
+    rest.  The real APIs take minutes to 24 hours; tests set a fraction of a second."""
+
+    batch_request_fail_rate: float = Field(0.0, ge=0, le=1)
+    """Share of the requests inside a batch answered with a 500 ``server_error`` (in OpenAI's error
+    file), drawn per request hash and attempt like ``error_rate``, so a retry can succeed."""
+
+    batch_expire_rate: float = Field(0.0, ge=0, le=1)
+    """Share of batch jobs (drawn per job) that stall after answering half their requests and
+    expire at the end of the turnaround: OpenAI's ``expired`` with the rest in the error file as
+    ``batch_expired``."""
+
+    batch_expire_after_s: float = Field(86400.0, gt=0)
+    """A batch's completion window (its ``expires_at``): a job not completed this long after its
+    creation expires with the requests answered so far (the real window is 24 h)."""
+
+    batch_create_fail_rate: float = Field(0.0, ge=0, le=1)
+    """Share of batch creations (``POST /v1/batches``) refused with a 500, drawn per creation."""
+
+    batch_fail_rate: float = Field(0.0, ge=0, le=1)
+    """Share of created batch jobs that fail validation as a whole, no request run (OpenAI's
+    ``failed`` with a ``token_limit_exceeded`` error, as when the organization's enqueued-token
+    limit is reached)."""
 
     @model_validator(mode="after")
     def _faults_sum_to_one_at_most(self) -> "SimConfig":

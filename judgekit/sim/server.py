@@ -21,6 +21,10 @@ Endpoints
 ``POST /v1/messages``
     Anthropic's Messages API, in its shapes (:mod:`judgekit.sim.anthropic_api`), prompt caching
     included.
+``POST /v1/files``, ``GET /v1/files/{id}[/content]``, ``POST /v1/batches``, ``GET /v1/batches[/{id}]``, ``POST /v1/batches/{id}/cancel``
+    OpenAI's Batch API (and Azure's under ``/openai/``): :mod:`judgekit.sim.openai_batch_api`,
+    its jobs in a :class:`~judgekit.sim.batches.BatchStore` (``app[BATCHES_KEY]``) shared with the
+    other batch APIs, answered by the chat endpoint's pipeline.
 ``GET /res/v1/images/search`` and ``GET /sim/images/{slug}.png``
     Brave Search API's image search and the images its results point at
     (:mod:`judgekit.sim.search`).
@@ -53,11 +57,13 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from judgekit.sim.anthropic_api import AnthropicSim
+from judgekit.sim.batches import BatchStore
 from judgekit.sim.config import SimConfig
 from judgekit.sim.core import SimStats, _Core
 from judgekit.sim.api_errors import auth_error, deployment_not_found
 from judgekit.sim.protocol import _AZURE, _GEMINI, _JSON, _OPENAI, _dumps, estimate_prompt_tokens
 from judgekit.sim.images import ImageGenSim
+from judgekit.sim.openai_batch_api import OpenAIBatchSim
 from judgekit.sim.search import ImageSearchSim
 
 if TYPE_CHECKING:  # at run time: module __getattr__ below (judgekit.sim.process imports this module)
@@ -88,12 +94,15 @@ _CORE_KEY: web.AppKey[_Core] = web.AppKey("judgekit_sim", _Core)
 _SEARCH_KEY: web.AppKey[ImageSearchSim] = web.AppKey("judgekit_sim_search", ImageSearchSim)
 _IMAGES_KEY: web.AppKey[ImageGenSim] = web.AppKey("judgekit_sim_images", ImageGenSim)
 _ANTHROPIC_KEY: web.AppKey[AnthropicSim] = web.AppKey("judgekit_sim_anthropic", AnthropicSim)
+#: every batch job, whatever API it came through (judgekit.sim.batches)
+BATCHES_KEY: web.AppKey[BatchStore] = web.AppKey("judgekit_sim_batches", BatchStore)
 
 
-def _snapshot(core: _Core, search: ImageSearchSim, images: ImageGenSim, anthropic: AnthropicSim) -> dict[str, Any]:
-    """Chat, image generation, image search and Messages API counters, in one JSON-ready dict."""
+def _snapshot(core: _Core, search: ImageSearchSim, images: ImageGenSim, anthropic: AnthropicSim,
+              batches: BatchStore) -> dict[str, Any]:
+    """Chat, image generation, image search, Messages API and batch counters, in one JSON-ready dict."""
     return {**core.stats.snapshot(), **images.stats.snapshot(), **search.stats.snapshot(),
-            **anthropic.stats.snapshot()}
+            **anthropic.stats.snapshot(), **batches.stats.snapshot()}
 
 
 def build_app(config: SimConfig | None = None) -> web.Application:
@@ -106,6 +115,7 @@ def build_app(config: SimConfig | None = None) -> web.Application:
     images = ImageGenSim(core)
     app[_IMAGES_KEY] = images
     anthropic = app[_ANTHROPIC_KEY] = AnthropicSim(core)
+    batches = app[BATCHES_KEY] = BatchStore(core)
 
     async def chat(request: web.Request) -> web.Response:
         return await core.handle(_OPENAI, request)
@@ -164,14 +174,15 @@ def build_app(config: SimConfig | None = None) -> web.Application:
         return web.Response(body=_dumps(_model_obj(name)), content_type=_JSON)
 
     async def stats(request: web.Request) -> web.Response:
-        return web.Response(body=_dumps(_snapshot(core, search, images, anthropic)), content_type=_JSON)
+        return web.Response(body=_dumps(_snapshot(core, search, images, anthropic, batches)), content_type=_JSON)
 
     async def reset(request: web.Request) -> web.Response:
         core.reset()
         search.reset()
         images.reset()
         anthropic.reset()
-        return web.Response(body=_dumps(_snapshot(core, search, images, anthropic)), content_type=_JSON)
+        batches.reset()
+        return web.Response(body=_dumps(_snapshot(core, search, images, anthropic, batches)), content_type=_JSON)
 
     app.router.add_post("/v1/chat/completions", chat)
     app.router.add_post("/chat/completions", chat)
@@ -185,6 +196,7 @@ def build_app(config: SimConfig | None = None) -> web.Application:
     search.add_routes(app)
     images.add_routes(app)
     anthropic.add_routes(app)
+    OpenAIBatchSim(core, batches).add_routes(app)
     return app
 
 
@@ -261,7 +273,7 @@ class SimServer:
 
     def stats(self) -> dict[str, Any]:
         """The counters (same as ``GET /sim/stats``)."""
-        return _snapshot(self._core, self._search, self._images, self.app[_ANTHROPIC_KEY])
+        return _snapshot(self._core, self._search, self._images, self.app[_ANTHROPIC_KEY], self.app[BATCHES_KEY])
 
     def reset(self) -> None:
         """Same as ``POST /sim/reset``."""
@@ -269,6 +281,7 @@ class SimServer:
         self._search.reset()
         self._images.reset()
         self.app[_ANTHROPIC_KEY].reset()
+        self.app[BATCHES_KEY].reset()
 
     async def __aenter__(self) -> "SimServer":
         await self.start()
