@@ -228,10 +228,12 @@ class BatchJob:
         """How many requests are answered by time ``t`` (before a stall or a cancel)."""
         n = len(self.items)
         span = (1.0 - VALIDATE_SHARE - FINALIZE_SHARE) * self.turnaround_s
-        if t >= self.validated_at + span or span <= 0:
-            k = n if t >= self.validated_at else 0
-        else:
-            k = max(0, math.ceil(n * (t - self.validated_at) / span))
+        if t < self.validated_at:
+            k = 0
+        elif span <= 0 or t >= self.validated_at + span:
+            k = n
+        else:  # the share can round to infinity for a tiny span: clamped
+            k = math.ceil(n * min(1.0, (t - self.validated_at) / span))
         return min(k, self.stall_at) if self.stall_at is not None else k
 
     @property

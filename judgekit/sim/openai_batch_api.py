@@ -2,7 +2,7 @@
 
 Routes (Azure's are the same under ``/openai/`` with ``?api-version=``, its key in ``api-key``):
 
-``POST /v1/files`` (multipart: ``file``, ``purpose``), ``GET /v1/files/{id}``, ``GET /v1/files/{id}/content``
+``POST /v1/files`` (multipart: ``file``, ``purpose``), ``GET`` / ``DELETE /v1/files/{id}``, ``GET /v1/files/{id}/content``
     The Files API's ``FileObject`` (``id``, ``object: "file"``, ``bytes``, ``created_at``,
     ``filename``, ``purpose``, ``status``, ``expires_at``); a ``batch`` file must be ``.jsonl`` and
     at most 200 MB.
@@ -42,7 +42,15 @@ from aiohttp import web
 
 from judgekit.sim.api_errors import auth_error, check_openai_params
 from judgekit.sim.batches import TERMINAL, Answer, BatchJob, BatchStore, answer_offline
-from judgekit.sim.protocol import _AZURE, _JSON, _OPENAI, _dumps, _parse_openai, _SimRequest, error_response
+from judgekit.sim.protocol import (
+    _AZURE,
+    _JSON,
+    _OPENAI,
+    _dumps,
+    _parse_openai,
+    _SimRequest,
+    error_response,
+)
 
 __all__ = ["OpenAIBatchSim", "MAX_BATCH_REQUESTS", "MAX_BATCH_FILE_BYTES", "EXPIRED_MESSAGE"]
 
@@ -150,6 +158,7 @@ class OpenAIBatchSim:
         for root in ("/v1", "/openai"):
             app.router.add_post(f"{root}/files", self.upload_file)
             app.router.add_get(f"{root}/files/{{file_id}}", self.get_file)
+            app.router.add_delete(f"{root}/files/{{file_id}}", self.delete_file)
             app.router.add_get(f"{root}/files/{{file_id}}/content", self.file_content)
             app.router.add_post(f"{root}/batches", self.create_batch)
             app.router.add_get(f"{root}/batches", self.list_batches)
@@ -181,7 +190,7 @@ class OpenAIBatchSim:
     # -- files ------------------------------------------------------------------------------
 
     async def upload_file(self, request: web.Request) -> web.Response:
-        api, stop = self._gate(request)
+        _, stop = self._gate(request)
         if stop is not None:
             return stop
         if not request.content_type.startswith("multipart/"):
@@ -221,6 +230,15 @@ class OpenAIBatchSim:
             return stop
         f = self.files.get(request.match_info["file_id"])
         return web.json_response(f.json()) if f is not None else self._no_file(request.match_info["file_id"])
+
+    async def delete_file(self, request: web.Request) -> web.Response:
+        _, stop = self._gate(request)
+        if stop is not None:
+            return stop
+        file_id = request.match_info["file_id"]
+        if self.files.pop(file_id, None) is None:
+            return self._no_file(file_id)
+        return web.json_response({"id": file_id, "object": "file", "deleted": True})
 
     async def file_content(self, request: web.Request) -> web.Response:
         _, stop = self._gate(request)
