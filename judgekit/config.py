@@ -138,6 +138,16 @@ class ModelSpec(_Strict):
                                                  "user turn's images before its text) with cache_control so "
                                                  "repeats read it at the cached rate; false: no marks")
     limits: Limits = Limits()
+    batch: bool = Field(False, description="send this model's calls through its provider's batch API (half price, "
+                                           "answers within 24 h); `--batch` sets it for every model whose provider has one")
+    batch_linger_s: float = Field(2.0, gt=0, description="batch mode: submit a wave once no new call joined it for "
+                                                          "this long (or it is as big as one batch may be)")
+    batch_poll_s: float = Field(30.0, gt=0, description="batch mode: seconds between two polls of a batch")
+    batch_fallback: Literal["batch", "live"] = Field(
+        "batch", description="batch mode: a request a finished batch left unanswered (expired, cancelled) is asked "
+                             "again in the next batch, or live")
+    batch_attempts: int = Field(2, ge=1, description="batch mode: batches a request may be sent in before it "
+                                                     "counts as failed")
     price: PriceOverride | None = Field(None, description="USD per million tokens, overriding genai-prices")
     sim: dict[str, Any] = Field(default_factory=dict, description="simulator settings (provider = 'sim' or "
                                                                    "'sim_image_search')")

@@ -22,6 +22,7 @@ import duckdb
 
 from judgekit.cache import schema
 from judgekit.cache._rows import CacheCounters, buffered_response, is_answer, row_line, row_response
+from judgekit.cache.batches import write_batch_ops
 from judgekit.types import ChatResponse
 
 if TYPE_CHECKING:
@@ -126,6 +127,7 @@ class StoreWorker:
     _pending: dict[str, tuple[Any, ...]]
     _inflight: dict[str, tuple[Any, ...]]
     _failures: list[tuple[Any, ...]]
+    _batch_ops: list[dict[str, Any]]
     _wake_sent: bool
     _closed: bool
     _stopped: bool
@@ -248,9 +250,10 @@ class StoreWorker:
         Every line that can be taken is; the others (and any row the file still refuses) are
         set aside in ``<file>.wal-rejected`` with their reason, counted in
         ``counters.wal_rejected`` and named in one warning, and the segments are removed."""
-        segments, values, rejected = self._wal.replay_rows()
+        segments, values, rejected, ops = self._wal.replay_rows()
         if not segments:
             return
+        write_batch_ops(self._con, ops)
         taken = 0
         for i in range(0, len(values), self.batch_rows):
             chunk = values[i:i + self.batch_rows]
@@ -384,11 +387,26 @@ class StoreWorker:
             batch = self._inflight = self._pending
             self._pending = {}
             failures, self._failures = self._failures, []
+            ops, self._batch_ops = self._batch_ops, []
             self._wake_sent = False
-            if batch and self._wal.is_open:
+            if (batch or ops) and self._wal.is_open:
                 self._wal.rotate()  # the rows of this batch are all in the segments to unlink
+        if ops:
+            try:
+                write_batch_ops(self._con, ops)
+            except Exception as exc:
+                with self._lock:  # put them back, in order, before any logged since
+                    self._batch_ops[:0] = ops
+                    self._pending, batch = batch, self._pending
+                    self._pending.update(batch)
+                    self._failures[:0] = failures
+                    self._inflight = {}
+                self.counters.last_error = repr(exc)
+                raise
         if not batch and not failures:
             self._inflight = {}
+            if ops:
+                self._wal.cleanup()
             return
         rows = list(batch.values())
         step = self.batch_rows

@@ -11,6 +11,7 @@ Versions:
 - **1** -- ``responses`` and ``attempts`` (first layout).
 - **2** -- cost and provenance: ``responses.cost_usd``, ``responses.prompt_hash``,
   ``responses.run_id``, ``attempts.run_id``, and the ``runs`` table.
+- **3** -- provider batches: ``batches`` and ``batch_requests`` (:mod:`judgekit.cache.batches`).
 
 Tables at the current version:
 
@@ -18,6 +19,8 @@ Tables at the current version:
   primary key.  Errors are never stored here.
 - ``attempts`` -- one row per FAILED attempt (``error_kind`` is ``ProviderError.kind``).
 - ``runs`` -- one row per ``judgekit run``.
+- ``batches``, ``batch_requests`` -- the provider batches a run submitted and the calls in each
+  (see :mod:`judgekit.cache.batches`).
 - ``result_<name>`` -- tables the report layer writes with :func:`write_result_table`.
 
 Timestamps are ``TIMESTAMP`` (no time zone) holding UTC.
@@ -35,6 +38,7 @@ from typing import Any, Callable, Sequence, Union
 
 import duckdb
 
+from judgekit.cache.batches import BATCH_DDL
 from judgekit.errors import CacheLockedError, CacheSchemaError
 
 __all__ = [
@@ -151,6 +155,7 @@ class Migration:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "responses and attempts", _V1),
     Migration(2, "cost_usd, prompt_hash, run_id columns; runs table", _V2),
+    Migration(3, "batches and batch_requests tables", BATCH_DDL),
 )
 
 #: the version this code reads and writes

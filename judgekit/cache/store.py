@@ -53,6 +53,7 @@ from judgekit.cache import schema
 from judgekit.cache._rows import (CacheCounters, RequestMeta, buffered_response, failure_row,
                                   response_row, response_row_problem, row_line)
 from judgekit.cache._worker import WAKE, Call, Close, Deliver, Get, StoreWorker, log
+from judgekit.cache.batches import BatchRecords
 from judgekit.cache.wal import WriteAheadLog
 from judgekit.types import ChatResponse
 
@@ -79,7 +80,7 @@ def _post(loop: asyncio.AbstractEventLoop, cb: Callable[..., None], *args: Any) 
         pass
 
 
-class CacheStore(StoreWorker):
+class CacheStore(BatchRecords, StoreWorker):
     """The response cache of one process; see the module docstring.
 
     Build it with ``await CacheStore.open(...)``; ``counters`` holds running totals
@@ -101,6 +102,7 @@ class CacheStore(StoreWorker):
         self._pending: dict[str, tuple[Any, ...]] = {}
         self._inflight: dict[str, tuple[Any, ...]] = {}
         self._failures: list[tuple[Any, ...]] = []
+        self._batch_ops: list[dict[str, Any]] = []  # batch records logged, not yet written
         self._wake_sent = False
         self._waiters: list[tuple[str, asyncio.Future[Any]]] | None = None
         self._closed = False

@@ -13,6 +13,11 @@ values, a value of the wrong type or out of its column's range: see
 :func:`judgekit.cache._rows.response_row_problem`) in ``<file>.wal-rejected``, one JSON object
 per line with the reason and the line as it was, so what a server sent can never make the cache
 unopenable and nothing is lost.  The store also sets aside there any response it refuses to put.
+
+The log also holds the cache's batch records (:mod:`judgekit.cache.batches`), as JSON objects
+(``{"op": "batch", ...}``, ``{"op": "batch_update", ...}``) among the response arrays; replay
+returns them in log order.  A new batch's line is synced to disk (:meth:`WriteAheadLog.sync`)
+before the batch is waited on.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import threading
 from typing import Any
 
 from judgekit.cache._rows import response_row_problem
+from judgekit.cache.batches import batch_op_problem
 
 __all__ = ["WriteAheadLog", "rejected_path"]
 
@@ -67,6 +73,15 @@ class WriteAheadLog:
         if self._fd is not None:
             os.write(self._fd, line)
 
+    def sync(self) -> None:
+        """Flush the current segment to disk (caller holds the lock): what was written survives a
+        crash of the machine, not only of the process.  A file system that cannot sync is let be."""
+        if self._fd is not None:
+            try:
+                os.fsync(self._fd)
+            except OSError:
+                pass
+
     def segments(self) -> list[str]:
         """Every segment of the cache file, this process's included, oldest first."""
         d, base = os.path.split(os.path.abspath(self._db_path))
@@ -101,14 +116,15 @@ class WriteAheadLog:
             except FileNotFoundError:
                 pass
 
-    def replay_rows(self) -> tuple[list[str], list[tuple[Any, ...]], list[tuple[str, str]]]:
+    def replay_rows(self) -> tuple[list[str], list[tuple[Any, ...]], list[tuple[str, str]], list[dict[str, Any]]]:
         """The segments left on disk, the response rows they hold (the last good put of a key
-        winning) and the lines set aside, as ``(line, reason)``.  A last line cut short by a kill
+        winning), the lines set aside, as ``(line, reason)``, and the batch records in log order.  A last line cut short by a kill
         (no newline, not JSON) is skipped.  Delete the segments with :meth:`remove` once the
         rows are committed and the rejected lines kept (:meth:`set_aside`)."""
         segments = self.segments()
         rows: dict[str, tuple[Any, ...]] = {}
         rejected: list[tuple[str, str]] = []
+        ops: list[dict[str, Any]] = []
         for path in segments:
             with open(path, "rb") as f:
                 data = f.read()
@@ -116,22 +132,30 @@ class WriteAheadLog:
             tail = lines.pop()  # what follows the last newline: b"" or a line cut short
             for raw in lines:
                 if raw.strip():
-                    self._take(raw, rows, rejected)
+                    self._take(raw, rows, rejected, ops)
             if tail.strip():
                 try:
                     json.loads(tail)
                 except ValueError:  # a line cut short by the kill: never a complete put
                     continue
-                self._take(tail, rows, rejected)
-        return segments, list(rows.values()), rejected
+                self._take(tail, rows, rejected, ops)
+        return segments, list(rows.values()), rejected, ops
 
     @staticmethod
-    def _take(raw: bytes, rows: dict[str, tuple[Any, ...]], rejected: list[tuple[str, str]]) -> None:
+    def _take(raw: bytes, rows: dict[str, tuple[Any, ...]], rejected: list[tuple[str, str]],
+              ops: list[dict[str, Any]]) -> None:
         text = raw.decode("utf-8", "backslashreplace")
         try:
             value = json.loads(raw)
         except (ValueError, RecursionError):
             rejected.append((text, "not JSON"))
+            return
+        if isinstance(value, dict):  # a batch record
+            problem = batch_op_problem(value)
+            if problem:
+                rejected.append((text, problem))
+            else:
+                ops.append(value)
             return
         problem = response_row_problem(value)
         if problem:

@@ -30,6 +30,13 @@ genai-prices' batch variant of the model's prices where it has one (OpenAI, Azur
 models: half input and output; Anthropic's current models: half of everything), else at half the
 standard price; a spec's price override takes off its ``batch_discount`` (0.5 by default).
 
+**Batch rates.**  ``batch=True`` prices a call made through a provider's batch API: the
+model's batch prices in ``genai-prices`` (its ``processing = batch`` price variant: Anthropic's
+batch discount stacks with its cache rates, Gemini's leaves context caching at the standard
+rate), else the standard price less the providers' documented :data:`BATCH_DISCOUNT` (50 % on
+everything for OpenAI, Azure, Anthropic and Gemini).  A spec's price override is discounted
+alike.
+
 **Hot path.**  The first lookup of a (provider, model) resolves the model and its current price
 table (about 0.5 ms) and memoises a rate; later calls cost about a microsecond.  A price table
 made of per-token input/output rates, with or without genai-prices' threshold tiers, is
@@ -52,7 +59,13 @@ from ..types import Usage
 from ._names import base_name, undated, unprefixed
 
 __all__ = ["PriceOverride", "price_usd", "usage_usd", "has_price", "context_window", "FREE_PROVIDERS",
-           "GENAI_PROVIDER_IDS"]
+           "GENAI_PROVIDER_IDS", "BATCH_DISCOUNT"]
+
+#: what a batch call costs of a live one where genai-prices has no batch price for the model (the
+#: documented batch discount of OpenAI, Azure, Anthropic and Gemini: half price)
+BATCH_DISCOUNT = 0.5
+#: genai-prices' price context of a batch call
+_BATCH_CONTEXT = {"processing": "batch"}
 
 #: providers whose calls cost nothing
 FREE_PROVIDERS = frozenset({"sim", "local", "sim_image_search", "image_folder", "sim_image"})

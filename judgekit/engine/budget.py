@@ -33,6 +33,11 @@ Prices are those of the model that answers (``ModelSpec.base_model``: an Azure d
 cached input tokens at the cached rate, every output token (reasoning and thoughts included) at
 the output rate.  The reservation prices all input at the full input rate, so it stays a worst case.
 
+Batches (:mod:`judgekit.engine.batching`): a batch-mode alias's calls are priced at the batch
+rates (``CallPricing.batch``), and a wave of them is reserved request by request before it is
+submitted; the requests that do not fit are not submitted and the run stops, as it does for a
+live call that cannot fit.
+
 Waiting: when a call does not fit while other reservations are outstanding, it waits for one of
 them to settle (real costs are usually far below the worst case) and checks again.  When it does
 not fit with nothing else outstanding, nothing more can ever fit in order, and the run stops.
@@ -146,13 +151,14 @@ class CallPricing:
     known: bool  # a price is known (the spec's, or genai-prices')
     image_output: int | None  # an image generator's output tokens per image, when priced by token
     context: int | None  # context window, when genai-prices knows it
+    batch: bool = False  # priced at the batch rates
 
     @classmethod
     def of(cls, provider: str, model: str, override: PriceOverride | None,
-           image_output: int | None = None) -> "CallPricing":
-        big = price_usd(provider, model, 1_000_000, 1_000_000, override)
+           image_output: int | None = None, *, batch: bool = False) -> "CallPricing":
+        big = price_usd(provider, model, 1_000_000, 1_000_000, override, batch=batch)
         return cls(provider, model, override, free=big == 0.0, known=big is not None,
-                   image_output=image_output, context=context_window(provider, model))
+                   image_output=image_output, context=context_window(provider, model), batch=batch)
 
     def output_bound(self, input_tokens: int, max_tokens: int | None, params=None) -> int:
         """The most output tokens one call may be billed for (see the module docstring);
@@ -171,7 +177,7 @@ class CallPricing:
         return n if bound is None else min(n, bound)
 
     def cost(self, input_tokens: int, output_tokens: int) -> float | None:
-        return price_usd(self.provider, self.model, input_tokens, output_tokens, self.override)
+        return price_usd(self.provider, self.model, input_tokens, output_tokens, self.override, batch=self.batch)
 
 
 class CostCap:

@@ -35,7 +35,9 @@ from ..providers import Provider, create_provider
 from ..types import ChatRequest, ChatResponse, Usage
 from .budget import BILLED_FAILURES, CallPricing, CostCap, cap_text, input_upper_bound, sane_usage, usd
 from .limits import Bucket, BucketState, sleep_unless
+from .batching import start_batches
 from .retry import RetryWait, is_retryable, wait_reason
+from .savings import Savings
 from .stats import RunStats
 
 __all__ = ["Engine", "CallResult", "RunStopped", "NOT_RUN"]
@@ -104,6 +106,8 @@ class Engine:
         # finished (and so missed its row) finds it here.  Bounded: the race lasts a lookup.
         self._paid: dict[str, ChatResponse] = {}
         self.fatal: str | None = None
+        self.batches = None  # the batch layer (.batching.BatchLayer) when a provider has a batch API
+        self.savings = Savings()  # what batching and prompt caching saved
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self, aliases: list[str] | None = None) -> None:
@@ -148,8 +152,11 @@ class Engine:
                     stop_event=self._stopped,
                 )
             self._bucket_of[alias] = bucket
+        self.batches = await start_batches(self, aliases or list(self.models))
 
     async def close(self) -> None:
+        if self.batches is not None:
+            await self.batches.close()  # submitted batches stay live in the cache
         for prov in self.providers.values():
             try:
                 await prov.close()
@@ -169,6 +176,8 @@ class Engine:
         self._stopped.set()  # calls sleeping in a backoff, a pause or a rate wait wake now
         if self.cap is not None:
             self.cap.wake()  # calls waiting for room under the cap give up
+        if self.batches is not None:
+            self.batches.on_stop()  # calls still in a wave are not made
 
     @property
     def stopping(self) -> bool:
@@ -223,7 +232,8 @@ class Engine:
         self._inflight[key] = fut
         result = CallResult(req, None, NOT_RUN, "cancelled", key)
         try:
-            result = await self._call(req, stage, key)
+            batch = self.batches is not None and self.batches.takes(req.model, key)
+            result = await (self.batches.call(req, stage, key) if batch else self._call(req, stage, key))
             return result
         finally:
             del self._inflight[key]
@@ -398,6 +408,7 @@ class Engine:
             self.cap.charge(cost)
         resp.cost_usd = cost
         stage.cost_usd += cost
+        self.savings.note(prov.kind, _billed(prov), prov.spec.price, usage, cost)  # prompt-cache savings
 
     def _note_failure(self, err: ProviderError, prov: Provider, bucket: Bucket, req: ChatRequest, key: str, meta: RequestMeta) -> None:
         """Book-keeping for one failed attempt; raises RunStopped for fatal errors."""

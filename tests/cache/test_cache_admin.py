@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from judgekit.cache import CacheStore, RequestMeta, admin
+from judgekit.cache import CacheStore, RequestMeta, admin, schema
 from judgekit.errors import CacheLockedError
 from judgekit.types import ChatResponse, Usage
 
@@ -45,7 +45,7 @@ async def filled(tmp_path: Path) -> Path:
 
 def test_stats(filled: Path):
     st = admin.stats(filled)
-    assert st["schema_version"] == 2 and st["responses"] == 14 and st["failures"] == 2
+    assert st["schema_version"] == schema.SCHEMA_VERSION and st["responses"] == 14 and st["failures"] == 2
     assert st["failures_by_kind"] == {"bad_request": 1, "rate_limited": 1}
     by = {(r["provider"], r["model"], r["stage"]): r for r in st["responses_by"]}
     assert by[("openai", "gpt-4o", "candidate")]["rows"] == 10

@@ -1,0 +1,231 @@
+"""Following one batch: poll it until it ends, read its results into the cache, retry what it left.
+
+For each batch the layer (:mod:`judgekit.engine.batching`) follows, one task:
+
+1. polls it every ``batch_poll_s`` (its status, counts and the provider's own word go to the
+   display and, when they change, to the cache); a poll that fails for a passing reason is tried
+   again at the next poll; a batch the provider no longer knows (404) is treated as ended with
+   nothing answered; an error that makes the run pointless (bad key, spent quota) stops it;
+2. once the batch is terminal, reads every request's outcome
+   (:meth:`~judgekit.providers.batch.BatchAPI.batch_results`) and, for each:
+
+   - an answer: priced at the batch rates, charged (its reservation settled), put in the cache as
+     an ordinary response (so the next lookup is a hit), and handed to the call waiting for it;
+   - a request the batch did not run (:class:`~judgekit.providers.batch.BatchRequestNotRun`:
+     expired, cancelled, not reported) or another retryable error: recorded in ``attempts`` and
+     asked again, counted as a retry: in the next wave, or live when ``batch_fallback = "live"``
+     (or the alias is not in batch mode), until the request has been in ``batch_attempts``
+     batches;
+   - any other error (a bad request, a refusal): a failure like a live one, recorded;
+
+3. marks the batch collected in the cache (it is no longer live).
+
+Answers of calls no one in this run has asked for yet (an earlier run's batch) go into the cache
+all the same, priced and counted in the stage's cost: the benchmark's call finds them there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from ..cache.store import RequestMeta
+from ..cost.prices import usage_usd
+from ..errors import FATAL_ERRORS, NotFound, ProviderError
+from ..providers.batch import BatchOutcome, BatchRequestNotRun, BatchStatus
+from .budget import sane_usage
+
+if TYPE_CHECKING:
+    from .batching import Batch, BatchLayer, Waiter
+
+__all__ = ["follow"]
+
+
+async def follow(layer: "BatchLayer", b: "Batch") -> None:
+    """Poll ``b`` until it ends, then collect it (see the module docstring)."""
+    lane = b.lane
+    prov = lane.prov
+    lost: str | None = None
+    errors = 0
+    while b.status is None or not b.status.terminal:
+        await asyncio.sleep(lane.poll_s if errors == 0 else min(lane.poll_s * 2 ** errors, 600.0))
+        try:
+            st = await prov.poll_batch(b.record.batch_id)
+        except NotFound as e:
+            lost = f"the provider no longer knows batch {b.record.batch_id} ({e})"
+            _observe(layer, b, BatchStatus(b.record.batch_id, "failed", "not found", b.record.requests,
+                                           message=lost[:500]))
+            break
+        except FATAL_ERRORS as e:
+            _stop_waiters(layer, b, e)
+            return
+        except ProviderError as e:
+            errors += 1
+            b.note = f"poll failed ({e.kind}), retrying"
+            continue
+        errors = 0
+        b.note = ""
+        b.polled = time.monotonic()
+        _observe(layer, b, st)
+    if lost is not None:
+        outcomes = [BatchOutcome(k, error=BatchRequestNotRun(lost)) for k in b.rows]
+    else:
+        try:
+            outcomes = await layer.with_retries(lane, lambda: prov.batch_results(b.record.batch_id))
+        except ProviderError as e:
+            if isinstance(e, FATAL_ERRORS):
+                _stop_waiters(layer, b, e)
+                return
+            b.note = f"results could not be read ({e.kind}); the next run tries again"
+            for w in list(b.waiting.values()):
+                layer.fail(lane, w, e)
+            b.waiting.clear()
+            return
+        except Exception as e:  # _Stopping: the run is stopping; the batch stays live
+            for w in list(b.waiting.values()):
+                layer.not_run(w, str(e))
+            b.waiting.clear()
+            return
+    collect(layer, b, outcomes)
+
+
+def _observe(layer: "BatchLayer", b: "Batch", st: BatchStatus) -> None:
+    """A new status: kept for the display, and in the cache when it changed."""
+    old = b.status
+    b.status = st
+    if old is None or (old.state, old.provider_status, old.succeeded, old.failed) != (
+            st.state, st.provider_status, st.succeeded, st.failed):
+        layer.engine.cache.update_batch(b.ident, state=st.state, provider_status=st.provider_status,
+                                        succeeded=st.succeeded, failed=st.failed, message=st.message or None)
+
+
+def _stop_waiters(layer: "BatchLayer", b: "Batch", err: ProviderError) -> None:
+    """A fatal error while following ``b``: the run stops, its waiting calls with it."""
+    b.note = f"stopped: {err.kind}"
+    for w in list(b.waiting.values()):
+        layer.fail(b.lane, w, err)
+    b.waiting.clear()
+
+
+def collect(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> None:
+    """Every outcome of ended batch ``b`` into the cache and to its waiting calls; then ``b`` is
+    collected (see the module docstring).  No await: nothing interleaves."""
+    from .engine import CallResult, _billed
+
+    engine, lane = layer.engine, b.lane
+    prov = lane.prov
+    billed = _billed(prov)
+    ok = failed = 0
+    again: list["Waiter"] = []
+    seen: set[str] = set()
+    for o in outcomes:
+        key = o.custom_id
+        if key not in b.rows or key in seen:
+            continue  # not a request of this batch, or reported twice: the first one counts
+        seen.add(key)
+        w = b.waiting.pop(key, None)
+        meta = w.meta if w is not None else _meta(prov, b.rows[key])
+        resp = o.response
+        if resp is not None and o.error is None:
+            ok += 1
+            usage, broken = sane_usage(resp.usage)
+            resp.usage = usage
+            cost = usage_usd(prov.kind, billed, usage, prov.spec.price, batch=True) or 0.0
+            if broken and w is not None and w.hold is not None:
+                cost = max(cost, w.hold)
+            resp.cost_usd = cost
+            resp.cached = False
+            engine.cache.put(key, meta, resp)
+            layer.remember_paid(key, resp)
+            engine.savings.note(prov.kind, billed, prov.spec.price, usage, cost, batch=True)
+            stage = engine.stats.stage(meta.stage)
+            stage.cost_usd += cost
+            if w is None:
+                engine.savings.batch_collected_unasked += 1
+                if engine.cap is not None:
+                    engine.cap.charge(cost)
+                continue
+            if w.hold is not None and cost > w.hold:
+                stage.over_reservation += 1
+            layer.release(w, cost)
+            stage.calls += 1
+            stage.done += 1
+            stage.input_tokens += usage.input_tokens
+            stage.output_tokens += usage.output_tokens
+            if not w.fut.done():
+                w.fut.set_result(CallResult(w.req, resp, key=key))
+            continue
+        err = o.error if o.error is not None else BatchRequestNotRun("the batch reported no answer")
+        failed += 1
+        if not (isinstance(err, BatchRequestNotRun) or err.retryable):
+            if w is not None:
+                layer.fail(lane, w, err)
+            else:
+                engine.cache.record_failure(key, meta, err.kind, err.status, err.record_text())
+            continue
+        engine.cache.record_failure(key, meta, err.kind, err.status, err.record_text())
+        if w is not None:
+            layer.release(w, _billed_for(prov, billed, err))
+            again.append(w)
+    for key in b.rows.keys() - seen:  # never reported: not run
+        failed += 1
+        w = b.waiting.pop(key, None)
+        err = BatchRequestNotRun(f"batch {b.record.batch_id} reported nothing for this request")
+        engine.cache.record_failure(key, w.meta if w is not None else _meta(prov, b.rows[key]), err.kind, None, str(err))
+        if w is not None:
+            layer.release(w)
+            again.append(w)
+    for w in list(b.waiting.values()):  # waiting on the batch, not among its requests (cannot happen)
+        again.append(w)
+    b.waiting.clear()
+    b.collected = True
+    st = b.status
+    engine.cache.update_batch(b.ident, collected=True, state=st.state if st else None, succeeded=ok, failed=failed)
+    for key in b.rows:
+        if layer.live_keys.get(key) is b:
+            del layer.live_keys[key]
+    for w in again:
+        _again(layer, w)
+
+
+def _again(layer: "BatchLayer", w: "Waiter") -> None:
+    """Ask a request a batch left unanswered again: in the next wave, live, or not at all."""
+    from .batching import LIVE
+    from .engine import CallResult
+
+    engine = layer.engine
+    lane = layer.lanes[w.req.model]
+    if w.fut.done():
+        return
+    stage = engine.stats.stage(w.req.stage)
+    if engine.stopping:
+        layer.not_run(w, engine.stop_reason or "stopped")
+        return
+    if w.submissions >= lane.attempts and lane.batch_mode and not lane.fallback_live:
+        stage.failures += 1
+        stage.done += 1
+        w.fut.set_result(CallResult(w.req, None, BatchRequestNotRun.kind,
+                                    f"model '{lane.alias}': no batch answered this request in {w.submissions} "
+                                    "batch(es) (expired or cancelled)", w.key))
+        return
+    stage.retries += 1
+    engine.savings.batch_retried += 1
+    if lane.fallback_live or not lane.batch_mode:
+        w.fut.set_result(LIVE)
+    else:
+        lane.join(w)
+
+
+def _billed_for(prov, billed: str, err: ProviderError) -> float:
+    """What a request that got no answer was billed: the usage its error carries, else nothing."""
+    from ..types import Usage
+
+    usage = getattr(err, "usage", None)
+    if not isinstance(usage, Usage):
+        return 0.0
+    return usage_usd(prov.kind, billed, sane_usage(usage)[0], prov.spec.price, batch=True) or 0.0
+
+
+def _meta(prov, row) -> RequestMeta:
+    return RequestMeta(prov.kind, prov.model, prov.identity, row.stage or "default", row.item_id, row.prompt_hash)

@@ -1,0 +1,443 @@
+"""Batch mode: a batch-mode alias's calls go through its provider's batch API, in waves.
+
+Benchmarks keep calling ``engine.call``.  The cache is looked up first, as for every call; a miss
+for an alias with ``batch = true`` (:class:`~judgekit.config.ModelSpec`) comes here and joins
+the alias's current *wave*.  A wave is submitted once no new call has joined it for
+``batch_linger_s``, or as soon as it is as big as one batch may be (the provider's
+:class:`~judgekit.providers.batch.BatchLimits`: requests, and bytes as
+``batch_line_bytes`` counts them); a bigger wave is split.  Each call's future resolves when its
+answer arrives, so dependent stages go in waves of their own: the candidates' answers resolve,
+the benchmark makes the judge calls that need them, and those form the next wave.
+
+Durable before waiting: the moment the provider has created a batch, the cache records it (its
+id, provider, model and endpoint, the alias, the run, its state, when it was created, and each
+request's ``custom_id`` = cache key: :meth:`~judgekit.cache.batches.BatchRecords.record_batch`,
+synced to disk, with no await in between).  At start the layer loads this cache's live batches
+for the run's endpoints; a call whose key is in one of them waits on that batch instead of being
+submitted again, whatever mode its alias is in.  Following a batch (polling it, reading its
+results into the cache, retrying what it left unanswered) is :mod:`judgekit.engine.batch_collect`.
+
+Under a cost cap, a wave is reserved request by request at the batch rates before it is
+submitted (:mod:`judgekit.engine.budget`); what does not fit is not submitted and the run stops.
+When the run stops, calls still in a wave are not made (``NOT_RUN``); submitted batches stay live
+at the provider and in the cache, to be collected by the next run or cancelled
+(``judgekit batches cancel``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..cache.batches import BatchRecord, BatchRequestRow
+from ..cache.store import RequestMeta
+from ..errors import FATAL_ERRORS, ProviderError, SpecError
+from ..providers.batch import BatchAPI, BatchItem, BatchStatus
+from ..types import ChatRequest
+from .budget import CallPricing, input_upper_bound, usd
+
+if TYPE_CHECKING:
+    from .engine import CallResult, Engine
+
+__all__ = ["BatchLayer", "supports_batches", "check_batch_models", "batch_all", "start_batches"]
+
+#: what a call's future resolves to when its request is to be made live after all
+LIVE = object()
+#: responses recently paid in batches, kept for twins whose cache lookup raced the write
+_PAID_KEPT = 4096
+
+
+def supports_batches(provider: Any) -> bool:
+    """Whether a provider object implements :class:`~judgekit.providers.batch.BatchAPI`."""
+    return isinstance(provider, BatchAPI) and getattr(provider, "batch_limits", None) is not None
+
+
+def _provider_supports(alias: str, spec) -> bool:
+    from .. import providers
+
+    try:
+        return supports_batches(providers.create_provider(alias, spec))
+    except (ImportError, ValueError):
+        return False
+
+
+def check_batch_models(spec, aliases: list[str]) -> None:
+    """A batch-mode alias whose provider has no batch API is a one-line SpecError."""
+    for alias in aliases:
+        m = spec.models[alias]
+        if m.batch and not _provider_supports(alias, m):
+            raise SpecError(f"{spec.source_path or spec.name}: models.{alias}.batch: provider '{m.provider}' has "
+                            f"no batch API; set batch = false (or leave --batch out) for '{alias}'")
+
+
+def batch_all(spec, aliases: list[str]):
+    """``spec`` with ``batch = true`` for every alias of ``aliases`` whose provider has a batch API
+    (``--batch``), and the aliases that got it."""
+    chosen = [a for a in aliases if _provider_supports(a, spec.models[a])]
+    if not chosen:
+        return spec, []
+    models = dict(spec.models)
+    for a in chosen:
+        models[a] = models[a].model_copy(update={"batch": True})
+    return spec.model_copy(update={"models": models}), chosen
+
+
+@dataclass(eq=False, slots=True)
+class Waiter:
+    """One call of this run waiting for a batch's answer."""
+
+    req: ChatRequest
+    key: str
+    meta: RequestMeta
+    fut: asyncio.Future
+    hold: float | None = None  # USD reserved under the cap while it is out (None: nothing)
+    submissions: int = 0  # batches it has been sent in
+
+
+@dataclass(eq=False)
+class Batch:
+    """A batch at the provider, submitted by this run or an earlier one."""
+
+    lane: "Lane"
+    record: BatchRecord
+    rows: dict[str, BatchRequestRow]  # its requests by key
+    waiting: dict[str, Waiter] = field(default_factory=dict)
+    status: BatchStatus | None = None
+    polled: float | None = None  # monotonic time of the last poll
+    note: str = ""  # why it waits, when not on the provider (a poll error)
+    earlier: bool = False  # reattached: submitted by an earlier run
+    collected: bool = False
+    task: asyncio.Task | None = None
+
+    @property
+    def ident(self) -> tuple[str, str, str]:
+        return self.record.ident
+
+
+class Lane:
+    """One alias with a batch API: its wave and its settings."""
+
+    def __init__(self, layer: "BatchLayer", alias: str, prov: Any, spec) -> None:
+        self.layer, self.alias, self.prov, self.spec = layer, alias, prov, spec
+        self.batch_mode = bool(getattr(spec, "batch", False))
+        self.linger_s = float(getattr(spec, "batch_linger_s", 2.0))
+        self.poll_s = float(getattr(spec, "batch_poll_s", 30.0))
+        self.fallback_live = getattr(spec, "batch_fallback", "batch") == "live"
+        self.attempts = int(getattr(spec, "batch_attempts", 2))
+        self.limits = prov.batch_limits
+        self.wave: dict[str, Waiter] = {}
+        self.wave_bytes = 0
+        self.last_join = 0.0
+        self.timer: asyncio.Task | None = None
+        self.pricing: CallPricing | None = None  # set under a cap
+        self.submitting = 0  # requests in a submission under way
+
+    def join(self, w: Waiter) -> None:
+        """Add ``w`` to the wave; submit the wave when it is full, else (re)start its linger."""
+        n = self.prov.batch_line_bytes(BatchItem(w.key, w.req))
+        lim = self.limits
+        if self.wave and (len(self.wave) + 1 > lim.max_requests or self.wave_bytes + n > lim.max_bytes):
+            self.launch()
+        self.wave[w.key] = w
+        self.wave_bytes += n
+        self.last_join = time.monotonic()
+        if len(self.wave) >= lim.max_requests or self.wave_bytes >= lim.max_bytes:
+            self.launch()
+        elif self.timer is None:
+            self.timer = asyncio.ensure_future(self._linger())
+
+    async def _linger(self) -> None:
+        try:
+            while True:
+                left = self.last_join + self.linger_s - time.monotonic()
+                if left <= 0:
+                    break
+                await asyncio.sleep(left)
+        finally:
+            self.timer = None
+        if self.wave:
+            self.launch()
+
+    def launch(self) -> None:
+        """Submit the wave as it is (in its own task: a cancelled call never cancels a submission)."""
+        calls = list(self.wave.values())
+        self.wave, self.wave_bytes = {}, 0
+        if calls:
+            self.layer.spawn(self.layer.submit(self, calls), submit=True)
+
+    def drop_wave(self, reason: str) -> None:
+        """The run is stopping: the calls of the wave are not made."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        calls, self.wave, self.wave_bytes = list(self.wave.values()), {}, 0
+        for w in calls:
+            self.layer.not_run(w, reason)
+
+
+class BatchLayer:
+    """The engine's batch side (``engine.batches``); see the module docstring."""
+
+    def __init__(self, engine: "Engine") -> None:
+        self.engine = engine
+        self.lanes: dict[str, Lane] = {}
+        self.batches: dict[tuple[str, str, str], Batch] = {}
+        self.live_keys: dict[str, Batch] = {}  # key -> the live batch that holds it
+        self._submits: set[asyncio.Task] = set()
+        self._others: set[asyncio.Task] = set()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    async def add(self, aliases: list[str]) -> None:
+        """Lanes for the started ``aliases`` whose provider has a batch API, and the live batches
+        of their endpoints that this cache holds (followed from now on)."""
+        engine = self.engine
+        new = []
+        for alias in aliases:
+            prov = engine.providers.get(alias)
+            if alias in self.lanes or prov is None or not supports_batches(prov):
+                continue
+            lane = self.lanes[alias] = Lane(self, alias, prov, engine.models[alias])
+            if engine.cap is not None and lane.batch_mode:
+                from .engine import _billed, _image_output
+
+                lane.pricing = await asyncio.to_thread(CallPricing.of, prov.kind, _billed(prov), prov.spec.price,
+                                                       _image_output(prov), batch=True)
+            new.append(lane)
+        if not new or not hasattr(engine.cache, "batches"):
+            return
+        by_endpoint = {(ln.prov.kind, ln.prov.model, ln.prov.identity): ln for ln in new}
+        for rec in await engine.cache.batches(live_only=True, providers=list(by_endpoint)):
+            if rec.ident in self.batches:
+                continue
+            rows = await engine.cache.batch_requests(rec.ident)
+            b = Batch(by_endpoint[(rec.provider, rec.model, rec.base_url)], rec, {r.key: r for r in rows},
+                      earlier=True)
+            b.status = BatchStatus(rec.batch_id, rec.state, rec.provider_status, rec.requests,  # type: ignore[arg-type]
+                                   rec.succeeded, rec.failed)
+            self._follow(b)
+
+    def takes(self, alias: str, key: str) -> bool:
+        """Whether a call of ``alias`` for ``key`` is this layer's (its alias is in batch mode, or
+        an earlier run's live batch holds the key)."""
+        lane = self.lanes.get(alias)
+        return lane is not None and (lane.batch_mode or key in self.live_keys)
+
+    def spawn(self, coro, *, submit: bool = False) -> asyncio.Task:
+        task = asyncio.ensure_future(coro)
+        tasks = self._submits if submit else self._others
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+        return task
+
+    def on_stop(self) -> None:
+        """The run is stopping: calls still in a wave are not made (submitted batches stay live)."""
+        reason = self.engine.stop_reason or "stopped"
+        for lane in self.lanes.values():
+            lane.drop_wave(reason)
+
+    async def close(self, *, submit_wait_s: float = 30.0) -> None:
+        """Stop following batches (they stay live in the cache).  A submission under way is let
+        finish (up to ``submit_wait_s``), so a batch the provider created is always recorded."""
+        for lane in self.lanes.values():
+            lane.drop_wave("the engine closed")
+        if self._submits:
+            await asyncio.wait(list(self._submits), timeout=submit_wait_s)
+        tasks = [*self._submits, *self._others]
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for b in self.batches.values():
+            for w in list(b.waiting.values()):
+                self.not_run(w, "the engine closed while the batch was running")
+
+    def live(self) -> list[Batch]:
+        """The batches not collected yet (submitted by this run or an earlier one)."""
+        return [b for b in self.batches.values() if not b.collected]
+
+    # -- calls -------------------------------------------------------------------------------
+    async def call(self, req: ChatRequest, stage, key: str) -> "CallResult":
+        """One call of a batch-mode alias (or one an earlier run's live batch holds)."""
+        engine = self.engine
+        lane = self.lanes[req.model]
+        prov = lane.prov
+        meta = RequestMeta(prov.kind, prov.model, prov.identity, req.stage, req.item_id, req.prompt_hash)
+        w = Waiter(req, key, meta, asyncio.get_running_loop().create_future())
+        if stage.first_call is None:
+            stage.first_call = time.monotonic()
+        held = self.live_keys.get(key)
+        if held is not None:
+            held.waiting[key] = w
+        else:
+            lane.join(w)
+        try:
+            out = await w.fut
+        except asyncio.CancelledError:
+            if lane.wave.get(key) is w:  # not submitted yet: take it out of the wave
+                del lane.wave[key]
+            raise
+        if out is LIVE:
+            return await engine._call(req, stage, key)
+        return out
+
+    def not_run(self, w: Waiter, reason: str) -> None:
+        from .engine import NOT_RUN, CallResult
+
+        self.release(w)
+        if not w.fut.done():
+            w.fut.set_result(CallResult(w.req, None, NOT_RUN, reason, w.key))
+
+    def release(self, w: Waiter, charge: float = 0.0) -> None:
+        """End ``w``'s reservation (charging ``charge``), or charge without one."""
+        cap = self.engine.cap
+        if cap is None:
+            return
+        if w.hold is not None:
+            cap.settle(w.hold, charge)
+            w.hold = None
+        elif charge:
+            cap.charge(charge)
+
+    # -- submission --------------------------------------------------------------------------
+    async def submit(self, lane: Lane, calls: list[Waiter]) -> None:
+        """Reserve, submit and record one wave (a task of its own)."""
+        engine = self.engine
+        calls = [w for w in calls if not w.fut.done()]
+        if engine.stopping:
+            for w in calls:
+                self.not_run(w, engine.stop_reason or "stopped")
+            return
+        calls = self._reserve(lane, calls)
+        if not calls:
+            return
+        items = [BatchItem(w.key, w.req) for w in calls]
+        lane.submitting += len(calls)
+        try:
+            status = await self.with_retries(lane, lambda: lane.prov.submit_batch(items))
+        except ProviderError as e:
+            self.fail_all(lane, calls, e)
+            return
+        except _Stopping as e:
+            for w in calls:
+                self.not_run(w, str(e))
+            return
+        finally:
+            lane.submitting -= len(calls)
+        # from the provider's answer to the record nothing awaits: the batch is never lost
+        prov = lane.prov
+        now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
+        rec = BatchRecord(prov.kind, prov.identity, status.batch_id, prov.model, lane.alias,
+                          getattr(engine.cache, "run_id", ""), status.state, status.provider_status, len(items),
+                          status.succeeded, status.failed, False, status.message, created_at=now)
+        rows = {w.key: BatchRequestRow(w.key, w.meta.stage, w.meta.item_id, w.meta.prompt_hash) for w in calls}
+        engine.cache.record_batch(rec, rows.values())
+        b = Batch(lane, rec, rows, {w.key: w for w in calls}, status=status)
+        for w in calls:
+            w.submissions += 1
+        self._follow(b)
+
+    def _follow(self, b: Batch) -> None:
+        from .batch_collect import follow
+
+        self.batches[b.ident] = b
+        for key in b.rows:
+            self.live_keys[key] = b
+        b.task = self.spawn(follow(self, b))
+
+    def _reserve(self, lane: Lane, calls: list[Waiter]) -> list[Waiter]:
+        """Reserve each call's worst case at the batch rates; those that do not fit are not made
+        and the run stops (the part that fits is submitted)."""
+        engine, cap, pricing = self.engine, self.engine.cap, lane.pricing
+        if cap is None or pricing is None or pricing.free:
+            return calls
+        from .engine import _billed
+
+        prov = lane.prov
+        for i, w in enumerate(calls):
+            hold = engine._worst_case(pricing, w.req, input_upper_bound(prov.kind, _billed(prov), w.req), False)
+            if not cap.try_reserve(hold.amount):
+                engine._count_into(prov, w.req, hold)  # the cheap bound did not fit: count the text
+                if not cap.try_reserve(hold.amount):
+                    rest = calls[i:]
+                    worst = sum(engine._worst_case(pricing, r.req, input_upper_bound(prov.kind, _billed(prov), r.req),
+                                                   False).amount for r in rest)
+                    msg = (f"the next batch of '{lane.alias}' ({prov.kind} {prov.model}) may cost up to "
+                           f"{usd(hold.amount + worst) if worst != float('inf') else 'an unknown amount'} more for "
+                           f"{len(rest)} request(s) at batch prices, more than is left under --max-cost "
+                           f"({usd(cap.spent)} spent, {usd(cap.reserved)} reserved); {i} of {len(calls)} submitted")
+                    engine.stop(msg)
+                    for r in rest:
+                        self.not_run(r, msg)
+                    return calls[:i]
+            w.hold = hold.amount
+        return calls
+
+    async def with_retries(self, lane: Lane, fn):
+        """``await fn()`` with the engine's retry policy for retryable errors; fatal errors stop
+        the run (RunStopped reaches the calls); raises _Stopping when the run stops meanwhile."""
+        from .limits import sleep_unless
+
+        engine = self.engine
+        attempt = 0
+        while True:
+            try:
+                return await fn()
+            except ProviderError as e:
+                attempt += 1
+                if isinstance(e, FATAL_ERRORS) or not e.retryable or attempt >= lane.spec.limits.max_attempts:
+                    raise
+                engine.cache.record_failure(f"batch:{lane.alias}", RequestMeta(lane.prov.kind, lane.prov.model,
+                                                                               lane.prov.identity, "batch"),
+                                            e.kind, e.status, e.record_text())
+                if await sleep_unless(engine._stopped, engine.retry_wait.wait_for(e, attempt)):
+                    raise _Stopping(engine.stop_reason or "stopped") from None
+
+    def fail_all(self, lane: Lane, calls: list[Waiter], err: ProviderError) -> None:
+        """A batch call failed for good: each of ``calls`` fails with ``err`` (fatal: the run stops)."""
+        for w in calls:
+            self.fail(lane, w, err)
+
+    def fail(self, lane: Lane, w: Waiter, err: ProviderError) -> None:
+        from .engine import CallResult, RunStopped
+
+        engine = self.engine
+        self.release(w)
+        engine.cache.record_failure(w.key, w.meta, err.kind, err.status, err.record_text())
+        if w.fut.done():
+            return
+        if isinstance(err, FATAL_ERRORS):
+            msg = lane.prov.describe_error(err)
+            engine.fatal = engine.fatal or msg
+            engine.stop(msg)
+            w.fut.set_exception(RunStopped(msg))
+            return
+        stage = engine.stats.stage(w.req.stage)
+        stage.failures += 1
+        stage.done += 1
+        w.fut.set_result(CallResult(w.req, None, err.kind, lane.prov.describe_error(err), w.key))
+
+    def remember_paid(self, key: str, resp) -> None:
+        """Let a twin whose cache lookup raced this answer's write find it (as live answers are)."""
+        paid = self.engine._paid
+        paid[key] = resp
+        if len(paid) > _PAID_KEPT:
+            del paid[next(iter(paid))]
+
+
+class _Stopping(Exception):
+    """The run began stopping while a batch call waited to be retried."""
+
+
+async def start_batches(engine: "Engine", aliases: list[str]) -> "BatchLayer | None":
+    """The engine's batch layer after its providers started: made when some alias's provider
+    has a batch API (``None`` otherwise).  An alias in batch mode whose provider has none is a
+    SpecError."""
+    for alias in aliases:
+        if getattr(engine.models[alias], "batch", False) and not supports_batches(engine.providers.get(alias)):
+            raise SpecError(f"models.{alias}.batch: provider '{engine.models[alias].provider}' has no batch API")
+    layer = engine.batches or BatchLayer(engine)
+    await layer.add(aliases)
+    return layer if layer.lanes else None
