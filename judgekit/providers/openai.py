@@ -29,6 +29,7 @@ from ..errors import (AuthError, BadRequest, MalformedReply, NotFound, ProviderE
                       TransientError, UnsupportedParameter)
 from ..types import ChatRequest, ChatResponse, ImagePart, Message, TextPart
 from .base import Provider, retry_after_from_headers
+from .openai_batch import OpenAIBatchMixin
 from .params import openai_params
 from .replies import chat_completion_response
 from .sizes import check_openai_size
@@ -162,7 +163,9 @@ def _message(err: Any) -> str:
     return f"HTTP {getattr(err, 'status_code', '?')}: {getattr(err, 'message', err)}"
 
 
-class OpenAIProvider(Provider):
+class OpenAIProvider(OpenAIBatchMixin, Provider):
+    """Live calls here; the Batch API's side in :class:`~judgekit.providers.openai_batch.OpenAIBatchMixin`."""
+
     kind = "openai"
 
     def __init__(self, alias: str, spec, *, base_url: str | None = None, api_key: str | None = None):
@@ -196,17 +199,31 @@ class OpenAIProvider(Provider):
             # local servers (vLLM, Ollama...) accept any key; the SDK insists on one
             self._client = openai.AsyncOpenAI(base_url=self._base_url, api_key=key or "EMPTY", **common)
 
-    async def generate(self, request: ChatRequest) -> ChatResponse:
+    def chat_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The chat-completions body of ``request``, as a live call posts it and a batch line
+        carries it; a request over the API's size limits raises RequestTooLarge here.  Extra
+        parameters (``GenParams.extra``) are fields of the body (as the SDK's ``extra_body``)."""
         p = request.params
         if self._size_limited:
             check_openai_size(request.messages)
-        kwargs: dict[str, Any] = {
+        body: dict[str, Any] = {
             "model": self.spec.model,
             "messages": to_openai_messages(request.messages, p.image_detail),
             **openai_params(self.alias, self.spec, p),
         }
         if p.extra:
-            kwargs["extra_body"] = dict(p.extra)
+            body.update(p.extra)
+        return body
+
+    @property
+    def serves_chat_batches(self) -> bool:
+        """Whether this provider's calls are chat completions a batch can carry (the image
+        generators subclass it for its client, not its calls)."""
+        return type(self).generate is OpenAIProvider.generate
+
+    async def generate(self, request: ChatRequest) -> ChatResponse:
+        p = request.params
+        kwargs = self.chat_body(request)
         t0 = time.perf_counter()
         try:
             # The SDK's documented path for direct requests: same client, auth, transport, Azure
