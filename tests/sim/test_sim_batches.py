@@ -83,7 +83,7 @@ async def test_a_batch_moves_through_its_states_with_time(sim_factory):
     assert r.error_file_id is None and r.errors is None
     out = await lines(client, r.output_file_id)
     assert set(out) == set(bodies)
-    for cid, line in out.items():
+    for line in out.values():
         assert line["id"].startswith("batch_req_") and line["error"] is None
         assert line["response"]["status_code"] == 200 and line["response"]["request_id"].startswith("req_")
         assert line["response"]["body"]["object"] == "chat.completion"
