@@ -25,17 +25,13 @@ none, or under a spec's price override); ``output_tokens`` are everything billed
 reasoning and thinking tokens included (the providers count them in: :class:`judgekit.types.Usage`).
 :func:`usage_usd` prices a reply's :class:`~judgekit.types.Usage` that way.
 
-**Batch calls** (``batch=True``: a call made through a provider's batch API) are priced at
-genai-prices' batch variant of the model's prices where it has one (OpenAI, Azure and Gemini
-models: half input and output; Anthropic's current models: half of everything), else at half the
-standard price; a spec's price override takes off its ``batch_discount`` (0.5 by default).
-
 **Batch rates.**  ``batch=True`` prices a call made through a provider's batch API: the
-model's batch prices in ``genai-prices`` (its ``processing = batch`` price variant: Anthropic's
+model's batch prices in ``genai-prices`` (its ``processing = batch`` price variant, where the
+provider it was found under has one in force: OpenAI's halve input and output; Anthropic's
 batch discount stacks with its cache rates, Gemini's leaves context caching at the standard
 rate), else the standard price less the providers' documented :data:`BATCH_DISCOUNT` (50 % on
-everything for OpenAI, Azure, Anthropic and Gemini).  A spec's price override is discounted
-alike.
+everything for OpenAI, Azure, Anthropic and Gemini).  A spec's price override takes off its own
+``batch_discount`` (0.5 by default).
 
 **Hot path.**  The first lookup of a (provider, model) resolves the model and its current price
 table (about 0.5 ms) and memoises a rate; later calls cost about a microsecond.  A price table
@@ -172,25 +168,19 @@ def _lookup(provider: str, model: str, batch: bool = False) -> Rate | None:
     return _batch_rate(*found) if batch else _rate_for(*found)
 
 
-#: genai-prices' price context of a batch call (its ``PriceVariant(when={"processing": "batch"})``)
-_BATCH_CONTEXT = {"processing": "batch"}
-#: what a batch call costs where genai-prices has no batch price for the model: OpenAI, Anthropic
-#: and Gemini all sell their batch APIs at half the standard rates (shared/reference)
-DEFAULT_BATCH_FACTOR = 0.5
-
 
 def _batch_rate(provider: Any, model: Any) -> Rate:
     """The batch rate of a model: genai-prices' batch variant of its prices where the provider it
     was found under has one in force now (OpenAI, Azure and Gemini models: half input and output;
-    Anthropic: half of everything, cache reads and writes included), else :data:`DEFAULT_BATCH_FACTOR`
-    of its standard rate (genai-prices skips retired models' batch prices: Claude 3.5 Sonnet)."""
+    Anthropic: half of everything, cache reads and writes included), else its standard rate less
+    :data:`BATCH_DISCOUNT` (genai-prices skips retired models' batch prices: Claude 3.5 Sonnet)."""
     at = datetime.now(tz=timezone.utc)
     own = any(model is m for m in getattr(provider, "models", ()))  # the library ignores the context otherwise
     has_batch = own and any(
         v.when.get("processing") == "batch" and (v.constraint is None or v.constraint.active(at))
         for v in (getattr(model, "price_variants", None) or ()))
     if not has_batch:
-        return _Scaled(_rate_for(provider, model), DEFAULT_BATCH_FACTOR)
+        return _Scaled(_rate_for(provider, model), 1.0 - BATCH_DISCOUNT)
     return _rate_for(provider, model, _BATCH_CONTEXT)
 
 
