@@ -28,7 +28,9 @@ from .cost.estimate import Estimate, EstimateBuilder, line_time_s, price_lookup_
 from .cost.reasoning import max_billed_output, reasons
 from .cost.tokens import count_request
 from .engine import Engine, RunStats, RunStopped
-from .errors import AuthError, SpecError
+from .engine.batch_status import batches_pending, live_batch_keys
+from .engine.batching import batch_all, check_batch_models
+from .errors import AuthError, SpecError, UsageError
 from .providers.params import check_models
 from .report.files import write_results
 from .run_cap import RunCap, check_prices, choose_cap, run_record
@@ -58,6 +60,7 @@ class RunOptions:
     yes: bool = False
     interactive: bool = False  # a person can answer a confirmation
     handle_signals: bool = False  # Ctrl-C / SIGTERM stop launching calls and end the run cleanly
+    batch: bool = False  # --batch: every model whose provider has a batch API runs in batch mode
 
 
 @dataclass
@@ -120,6 +123,7 @@ def _aliases(spec: RunSpec) -> list[str]:
 def _benchmark(spec: RunSpec):
     check_simulator_settings(spec)
     check_models(spec.models, _aliases(spec))  # a parameter a model rejects: refused before any call
+    check_batch_models(spec, _aliases(spec))  # batch = true on a provider without a batch API
     try:
         bench = load_benchmark(spec.benchmark)
     except KeyError as e:
@@ -136,6 +140,7 @@ async def _estimate(bench, prepared, engine: Engine) -> Estimate:
     planned = await bench.plan(prepared, engine)
     keys = [engine.key_for(pc.request) for pc in planned]
     cached = await engine.cache.cached_keys(keys)
+    cached |= await live_batch_keys(engine.cache, keys)  # in a batch at the provider: submitted already
     means: dict[tuple[str, str], float | None] = {}
     builder = EstimateBuilder()
     seen: set[str] = set()
@@ -169,9 +174,13 @@ async def _estimate(bench, prepared, engine: Engine) -> Estimate:
             builder.add_call(pc.stage, req.model, prov.kind, prov.model, type(toks)(toks.input, False), bound,
                              False, means[mk] if means[mk] is not None else guess,
                              0.0, pc.more_at_most)
-    est = builder.finish(price_lookup_for({a: s.price for a, s in engine.models.items()},
-                                          {a: s.base_model for a, s in engine.models.items()}))
+    overrides = {a: s.price for a, s in engine.models.items()}
+    billed = {a: s.base_model for a, s in engine.models.items()}
+    est = builder.finish(price_lookup_for(overrides, billed), batch_lookup=price_lookup_for(overrides, billed, batch=True),
+                         batch_aliases=[a for a, s in engine.models.items() if s.batch])
     for line in est.lines:  # how long: measured latencies of earlier calls, and the RPM limits
+        if line.batch:
+            continue  # as long as the provider's batches take (most within an hour, at most a day)
         lim = engine.models[line.alias].limits
         latency = await engine.cache.latency_mean(line.stage, line.model) if line.calls_to_make else None
         line.time_s = line_time_s(line.calls_to_make, latency, lim.max_concurrency, lim.requests_per_minute)
@@ -303,12 +312,25 @@ def _served(engine: Engine) -> int | None:
 async def estimate_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> RunOutcome:
     """Estimate only: prepares the data and reads the cache; makes no call."""
     ui = ui or _NullUI()
+    spec = _batch_option(spec, opts, ui)
     bench, options = _benchmark(spec)
     prepared = bench.prepare(spec, options, opts.limit)
     async with _Session(spec, opts, "estimate-" + uuid.uuid4().hex[:8], offline=True) as s:
         est = await _estimate(bench, prepared, s.engine)
     ui.show_estimate(est, _cached_note(est))
     return RunOutcome(EXIT["ok"], estimate=est)
+
+
+def _batch_option(spec: RunSpec, opts: RunOptions, ui: UI) -> RunSpec:
+    """``--batch``: batch mode for every alias whose provider has a batch API (said in a note)."""
+    if not opts.batch:
+        return spec
+    spec, chosen = batch_all(spec, _aliases(spec))
+    if not chosen:
+        raise UsageError("--batch: no model of this run has a provider with a batch API")
+    ui.note(f"batch mode for {', '.join(chosen)}: calls go in the provider's batches at batch prices; answers "
+            "come as the batches finish (usually within an hour, at most a day)")
+    return spec
 
 
 def _cached_note(est: Estimate) -> str:
@@ -347,6 +369,7 @@ async def run_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> Run
 
 
 async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, Any], interrupted) -> RunOutcome:
+    spec = _batch_option(spec, opts, ui)
     bench, options = _benchmark(spec)
     dropped = check_models(spec.models, _aliases(spec))  # parameters drop_unsupported_params leaves out
     for note in dropped:
@@ -405,6 +428,7 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
         finally:
             holder.pop("calls", None)
             gc.unfreeze()  # let everything be collected again (DuckDB objects must die before exit)
+        pending = batches_pending(engine, s.cache_path, spec.name)  # batches left live at the provider
         served = _served(engine)
         outcome = RunOutcome(code, message, out_dir, estimate=est, stats=engine.stats, served_by_simulator=served,
                              max_cost_usd=budget)
@@ -419,6 +443,7 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
             summary.update(run_id=run_id, spec=spec.name, status=status, cost_usd=round(engine.stats.spent_usd, 6),
                            paid_calls=engine.stats.paid_calls,
                            cache_hits=engine.stats.cache_hits)
+            summary.update(engine.savings.as_dict())  # what batching and prompt caching saved
             # every choice in force that departs from the authors' code: the options' (injection
             # guards always, others when set) and the model parameters left out
             summary["deviations"] = deviations(options) + [{"kind": "dropped parameter", "note": n}
@@ -431,6 +456,8 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
                 await cache.write_table(f"{spec.benchmark}_{name}", [dict(r, run_id=run_id) for r in rows])
             outcome.summary, outcome.result, outcome.failed_items = summary, result, result.failed_items
             outcome.exit_code, outcome.message = code, message
+        if pending:
+            outcome.message = message = f"{outcome.message}; {pending}" if outcome.message else pending
         record = outcome.summary or {"message": message}
         record = dict(record, status=status, paid_calls=engine.stats.paid_calls,
                       cache_hits=engine.stats.cache_hits,

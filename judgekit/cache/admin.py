@@ -63,8 +63,10 @@ def stats(path: str | os.PathLike[str]) -> dict[str, Any]:
     Keys: ``path``, ``file_bytes`` (database plus WAL), ``schema_version``, ``responses``
     (total rows), ``responses_by`` (list of ``{provider, model, stage, rows, output_tokens_mean,
     cost_usd}``), ``failures`` (total failed attempts), ``failures_by_kind`` (``{kind: n}``),
-    ``runs`` (list of ``{run_id, name, status, started_at, finished_at}``, newest first) and
-    ``result_tables`` (names of ``result_*`` tables).
+    ``runs`` (list of ``{run_id, name, status, started_at, finished_at}``, newest first),
+    ``result_tables`` (names of ``result_*`` tables), ``batches`` (``{total, live, by_state: {state:
+    {batches, requests, live}}}``: provider batches, live = answers not collected yet) and
+    ``live_batches`` (one dict per live batch, oldest first: what ``judgekit batches cancel`` acts on).
     """
     where = os.fspath(path)
     with _open(where) as con:
@@ -81,6 +83,14 @@ def stats(path: str | os.PathLike[str]) -> dict[str, Any]:
             "ORDER BY started_at DESC NULLS LAST, run_id"
         ).fetchall()
         tables = _tables(con)
+        by_state = con.execute(
+            "SELECT state, count(*), sum(requests), count(*) FILTER (WHERE NOT collected) FROM batches "
+            "GROUP BY 1 ORDER BY 1").fetchall()
+        live = con.execute(
+            "SELECT batch_id, provider, model, base_url, alias, run_id, state, provider_status, requests, succeeded, "
+            "failed, created_at, updated_at FROM batches WHERE NOT collected ORDER BY created_at, batch_id").fetchall()
+    live_cols = ("batch_id", "provider", "model", "base_url", "alias", "run_id", "state", "provider_status",
+                 "requests", "succeeded", "failed", "created_at", "updated_at")
     return {
         "path": where,
         "file_bytes": _file_bytes(where),
@@ -104,6 +114,13 @@ def stats(path: str | os.PathLike[str]) -> dict[str, Any]:
             for r, n, st, a, b in runs
         ],
         "result_tables": [t for t in tables if t.startswith(schema.RESULT_PREFIX)],
+        "batches": {
+            "total": sum(int(n) for _, n, _, _ in by_state),
+            "live": sum(int(n) for _, _, _, n in by_state),
+            "by_state": {st: {"batches": int(n), "requests": int(r or 0), "live": int(lv)}
+                         for st, n, r, lv in by_state},
+        },
+        "live_batches": [dict(zip(live_cols, row)) for row in live],
     }
 
 

@@ -293,6 +293,20 @@ class BatchRecords:
             found = [r for r in found if (r.provider, r.model, r.base_url) in wanted]
         return found
 
+    async def live_keys(self, keys: Iterable[str]) -> set[str]:
+        """Which of ``keys`` a live batch holds (submitted, answers not collected yet)."""
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return set()
+
+        def fn(con: duckdb.DuckDBPyConnection) -> set[str]:
+            rows = con.execute(
+                "SELECT DISTINCT r.key FROM batch_requests r JOIN batches b USING (provider, base_url, batch_id) "
+                "WHERE NOT b.collected AND r.key IN (SELECT unnest($1::VARCHAR[]))", [wanted]).fetchall()
+            return {r[0] for r in rows}
+
+        return await self._call(fn, flush_first=True)  # type: ignore[attr-defined]
+
     async def batch_requests(self, ident: tuple[str, str, str]) -> list[BatchRequestRow]:
         """The requests of one recorded batch."""
         def fn(con: duckdb.DuckDBPyConnection) -> list[BatchRequestRow]:

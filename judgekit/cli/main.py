@@ -33,6 +33,10 @@ def _spec_options(f):
                           "price) would pass it. Later runs into the same --out keep it"),
         click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
                      help="override a spec value, e.g. --set models.judge.limits.max_concurrency=8"),
+        click.option("--batch", is_flag=True,
+                     help="batch mode for every model whose provider has a batch API (OpenAI, Azure, ...): half "
+                          "price, answers as the provider's batches finish; a killed run started again waits on "
+                          "its batches instead of submitting them again"),
     ]):
         f = deco(f)
     return f
@@ -109,7 +113,7 @@ def cli() -> None:
               help="results folder [default: judgekit-out/<spec name>]")
 @click.option("--yes", "-y", is_flag=True, help="do not ask before spending above --max-cost")
 @_errors
-def run(spec_or_name, cache_path, limit, max_cost, overrides, out_dir, yes):
+def run(spec_or_name, cache_path, limit, max_cost, overrides, batch, out_dir, yes):
     """Run a spec (a TOML file, or the name of a shipped runner).  Re-running resumes: finished
     calls come from the cache, failed ones are retried."""
     from ..config import load_spec
@@ -121,17 +125,17 @@ def run(spec_or_name, cache_path, limit, max_cost, overrides, out_dir, yes):
     _folder_for(out_dir or Path("judgekit-out") / spec.name, "--out")
     ui = ConsoleUI()
     opts = RunOptions(out_dir=out_dir, cache_path=cache_path, limit=limit, max_cost_usd=max_cost, yes=yes,
-                      interactive=sys.stdin.isatty() and sys.stdout.isatty(), handle_signals=True)
+                      interactive=sys.stdin.isatty() and sys.stdout.isatty(), handle_signals=True, batch=batch)
     outcome = asyncio.run(run_spec(spec, opts, ui))
     if outcome.message:
         click.echo(outcome.message, err=outcome.exit_code != 0)
     if outcome.exit_code in (1, 130):
-        click.echo(f"resume with: {_resume_command(spec_or_name, overrides, cache_path, out_dir, limit, yes, outcome)}",
-                   err=True)
+        resume = _resume_command(spec_or_name, overrides, cache_path, out_dir, limit, yes, outcome, batch)
+        click.echo(f"resume with: {resume}", err=True)
     sys.exit(outcome.exit_code)
 
 
-def _resume_command(spec_or_name, overrides, cache_path, out_dir, limit, yes, outcome) -> str:
+def _resume_command(spec_or_name, overrides, cache_path, out_dir, limit, yes, outcome, batch=False) -> str:
     """The command that resumes a run as it was started: the same spec, overrides, cache, results
     folder and limit, and the cap it ran under (given, kept from an earlier run or the spec's)."""
     from ..engine.budget import cap_arg
@@ -142,13 +146,14 @@ def _resume_command(spec_or_name, overrides, cache_path, out_dir, limit, yes, ou
                                         + (["--out", str(out_dir)] if out_dir else [])
                                         + (["--limit", str(limit)] if limit else [])
                                         + (["--max-cost", cap_arg(cap)] if cap is not None else [])
+                                        + (["--batch"] if batch else [])
                                         + (["--yes"] if yes else []))
 
 
 @cli.command()
 @_spec_options
 @_errors
-def estimate(spec_or_name, cache_path, limit, max_cost, overrides):
+def estimate(spec_or_name, cache_path, limit, max_cost, overrides, batch):
     """Estimate calls, tokens and dollars per stage and model, without making any call."""
     from ..config import load_spec
     from ..runner import RunOptions, default_cache_path, estimate_spec
@@ -156,7 +161,8 @@ def estimate(spec_or_name, cache_path, limit, max_cost, overrides):
 
     spec = load_spec(spec_or_name, overrides)
     _folder_for((cache_path or default_cache_path()).parent, "--cache")
-    asyncio.run(estimate_spec(spec, RunOptions(cache_path=cache_path, limit=limit, max_cost_usd=max_cost), ConsoleUI()))
+    asyncio.run(estimate_spec(spec, RunOptions(cache_path=cache_path, limit=limit, max_cost_usd=max_cost, batch=batch),
+                              ConsoleUI()))
 
 
 @cli.command(name="list")
@@ -309,6 +315,54 @@ def prune(cache_path, older_than_days, model, stage, failures, dry_run):
     n = cache_prune(_cache_file(cache_path), older_than_days=older_than_days, model=model, stage=stage,
                     failures=failures, dry_run=dry_run)
     click.echo(f"{'would remove' if dry_run else 'removed'} {n} rows")
+
+
+@cli.group()
+def batches() -> None:
+    """Provider batches a run left live (see `judgekit cache stats` for all of them)."""
+
+
+@batches.command()
+@_cache_option
+@click.argument("run_id", required=False)
+@click.option("--spec", "spec_name", default=None, metavar="NAME",
+              help="the batches of every run of this spec (its name, a spec file or a shipped runner)")
+@_errors
+def cancel(cache_path, run_id, spec_name):
+    """Cancel live batches at their provider: those of RUN_ID, of the runs of --spec NAME, or all of
+    them.  What a batch answered before it stopped is collected by the next run, which asks the
+    rest again."""
+    from ..engine.batch_cancel import cancel_batches
+
+    if run_id is not None and spec_name is not None:
+        raise UsageError("give RUN_ID or --spec NAME, not both")
+    if spec_name is not None:
+        spec_name = _spec_name(spec_name)
+    results = asyncio.run(cancel_batches(_cache_file(cache_path), run_id=run_id, spec_name=spec_name))
+    if not results:
+        click.echo("no live batches" + (f" of run {run_id}" if run_id else f" of spec {spec_name!r}" if spec_name else ""))
+        return
+    failed = 0
+    for r in results:
+        if r.error and r.state != "failed":
+            failed += 1
+            click.echo(f"{r.batch_id} ({r.alias}, run {r.run_id}, {r.requests:,} requests): not cancelled: {r.error}",
+                       err=True)
+        else:
+            click.echo(f"{r.batch_id} ({r.alias}, run {r.run_id}, {r.requests:,} requests): {r.state}"
+                       + (f" ({r.error})" if r.error else ""))
+    if failed:
+        sys.exit(1)
+
+
+def _spec_name(value: str) -> str:
+    """The spec name of ``--spec``: a spec file's or runner's ``name``, else the value as written."""
+    from ..config import load_spec
+
+    try:
+        return load_spec(value).name
+    except SpecError:
+        return value
 
 
 def _interrupt(signum, frame) -> None:

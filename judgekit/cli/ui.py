@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..benchmarks.deviations import deviation_lines
+from ..engine.batch_status import status_lines as batch_status_lines
 from ..engine.budget import cap_text
 
 __all__ = ["ConsoleUI", "fmt_usd"]
@@ -47,23 +48,38 @@ class ConsoleUI:
 
     # -- estimate ---------------------------------------------------------------------------
     def show_estimate(self, estimate, cached_note: str) -> None:
+        batch = getattr(estimate, "batch", False)
         t = Table(title="Estimate before any call", title_justify="left")
-        for col in ("stage", "model", "calls", "cached", "to make (exp./bound)", "input tok", "output tok (max)",
-                    "output tok (exp.)", "cost bound", "cost exp.", "time"):
+        cols = ["stage", "model", "calls", "cached", "to make (exp./bound)", "input tok", "output tok (max)",
+                "output tok (exp.)", "cost bound", "cost exp."]
+        if batch:  # batch lines: what the run pays (batch prices) beside the same calls live
+            cols = cols[:-2] + ["cost bound", "batch exp.", "live exp."]
+        for col in (*cols, "time"):
             t.add_column(col, justify="left" if col in ("stage", "model") else "right")
         for ln in estimate.lines:
             exp_out = "-" if ln.output_tokens_expected is None else f"{ln.output_tokens_expected:,.0f}"
-            t.add_row(ln.stage, f"{ln.alias} ({ln.model})", f"{ln.calls_total:,}", f"{ln.calls_cached:,}",
-                      _fmt_calls(ln.calls_expected, ln.calls_to_make),
-                      f"{ln.input_tokens:,}" + ("" if ln.input_exact else "~"),
-                      f"{ln.output_tokens_max:,}", exp_out, fmt_usd(ln.cost_max_usd),
-                      fmt_usd(ln.cost_expected_usd), _fmt_time(ln.time_s))
+            row = [ln.stage, f"{ln.alias} ({ln.model})" + (" batch" if getattr(ln, "batch", False) else ""),
+                   f"{ln.calls_total:,}", f"{ln.calls_cached:,}", _fmt_calls(ln.calls_expected, ln.calls_to_make),
+                   f"{ln.input_tokens:,}" + ("" if ln.input_exact else "~"),
+                   f"{ln.output_tokens_max:,}", exp_out, fmt_usd(ln.cost_max_usd)]
+            if batch:
+                row += [fmt_usd(ln.cost_expected_usd) if ln.batch else "-",
+                        fmt_usd(ln.live_cost_expected_usd if ln.batch else ln.cost_expected_usd)]
+            else:
+                row.append(fmt_usd(ln.cost_expected_usd))
+            row.append("batch" if getattr(ln, "batch", False) else _fmt_time(ln.time_s))
+            t.add_row(*row)
         self.console.print(t)
         self.console.print(
             f"total: {fmt_usd(estimate.total_expected_usd)} expected, {fmt_usd(estimate.total_max_usd)} at most "
             f"(the bound: every call to make, every adaptive turn and round, each writing max_tokens; --max-cost "
             f"is checked against it); {cached_note}. '~' = counted with a stand-in for answers not written yet."
         )
+        if batch:
+            self.console.print(
+                f"batch: lines marked 'batch' go through the provider's batch API at batch prices; the same calls "
+                f"live would cost {fmt_usd(estimate.total_live_expected_usd)} expected, "
+                f"{fmt_usd(estimate.total_live_max_usd)} at most. Batches finish within a day (most within an hour).")
         if estimate.adaptive:
             self.console.print(f"calls: {estimate.calls_expected:,.0f} expected, {estimate.calls_to_make:,} at most "
                                f"(turns, rounds and re-asks that stop early are weighted by their chance)")
@@ -118,6 +134,13 @@ class ConsoleUI:
                           fmt_usd(st.estimate_usd), _fmt_eta(st.eta_s()))
         b = self._buckets(engine.bucket_states(), narrow)
         parts: list[Any] = [t, b]
+        waits = batch_status_lines(engine)
+        if waits:
+            bt = Table(title="batches", title_justify="left", show_header=False, box=None, padding=(0, 1))
+            bt.add_column("status", overflow="fold")
+            for line in waits:
+                bt.add_row(escape(line))
+            parts.append(bt)
         local = local_status_lines(engine)
         if local:
             w = Table(title="local workers", title_justify="left", show_header=False)
@@ -166,6 +189,9 @@ class ConsoleUI:
             line += f" of max {cap_text(engine.max_cost_usd)}"
         if waiting:
             line += " | waiting: " + "; ".join(waiting)
+        waits = batch_status_lines(engine)
+        if waits:
+            line += " | " + "; ".join(waits)
         local = local_status_lines(engine)
         if local:
             line += " | local: " + "; ".join(local)
@@ -217,6 +243,8 @@ class ConsoleUI:
                                + (f" of max {cap_text(outcome.max_cost_usd)}" if outcome.max_cost_usd is not None else "")
                                + (f", simulator served {outcome.served_by_simulator:,}"
                                   if outcome.served_by_simulator is not None else ""))
+            for line in savings_lines(outcome.summary or {}):
+                self.console.print(line, highlight=False)
             if st.usage_anomalies or st.over_reservation:
                 self.console.print(f"[yellow]{st.usage_anomalies:,} replies reported impossible usage (negative, or "
                                    f"more output than the request allowed); {st.over_reservation:,} cost more than "
@@ -230,6 +258,22 @@ class ConsoleUI:
         if outcome.out_dir is not None and outcome.summary is not None:
             extra = [p.name for p in outcome.files if p.suffix != ".csv" and p.name != "summary.json"]
             self.console.print(f"results in {outcome.out_dir}/ (summary.json, *.csv{''.join(', ' + n for n in extra)})")
+
+
+def savings_lines(summary: dict) -> list[str]:
+    """What batching and prompt caching saved, from a run's summary (nothing when neither ran)."""
+    out = []
+    b = summary.get("batch") or {}
+    if b.get("calls"):
+        retried = f", {b['retried']:,} asked again" if b.get("retried") else ""
+        out.append(f"batch: {b['calls']:,} calls cost {fmt_usd(b['cost_usd'])} at batch prices, "
+                   f"{fmt_usd(b['live_equivalent_usd'])} live: saved {fmt_usd(b['saved_usd'])}{retried}")
+    pc = summary.get("prompt_cache") or {}
+    if pc.get("calls"):
+        writes = f", {pc['cache_write_tokens']:,} written to it" if pc.get("cache_write_tokens") else ""
+        out.append(f"prompt cache: {pc['calls']:,} calls read {pc['cached_input_tokens']:,} input tokens from it"
+                   f"{writes}: saved {fmt_usd(pc['saved_usd'])}")
+    return out
 
 
 def local_status_lines(engine) -> list[str]:

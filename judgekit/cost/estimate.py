@@ -19,12 +19,17 @@ Each call is priced on its own token counts, so threshold-tiered prices (more pe
 200k input tokens) apply only to the calls that cross them.  A line whose price is unknown has
 ``None`` costs and is named in :attr:`Estimate.unknown_prices`; totals sum the known lines, so
 check :attr:`Estimate.complete` before trusting a total.
+
+Batch mode: a line of an alias that runs through its provider's batch API (``batch_aliases`` of
+:meth:`EstimateBuilder.finish`) is priced at the batch rates (its ``cost_*`` are what the run
+pays), and the same calls at live prices are kept beside them (``live_cost_*``), so the two show
+side by side.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -52,15 +57,17 @@ PriceLookup = Callable[[str, str, str, int, int], float | None]
 
 
 def price_lookup_for(overrides: Mapping[str, PriceOverride | None] | None = None,
-                     billed_models: Mapping[str, str] | None = None) -> PriceLookup:
+                     billed_models: Mapping[str, str] | None = None, *, batch: bool = False) -> PriceLookup:
     """A :data:`PriceLookup` over :func:`~judgekit.cost.prices.price_usd` with the spec's
     per-alias price overrides (``{alias: ModelSpec.price}``); ``billed_models`` names the model
-    an alias is priced as (``{alias: ModelSpec.base_model}``: an Azure deployment's ``serves``)."""
+    an alias is priced as (``{alias: ModelSpec.base_model}``: an Azure deployment's ``serves``);
+    ``batch``: at the batch rates."""
     table = dict(overrides or {})
     billed = dict(billed_models or {})
 
     def lookup(alias: str, provider: str, model: str, input_tokens: int, output_tokens: int) -> float | None:
-        return price_usd(provider, billed.get(alias, model), input_tokens, output_tokens, table.get(alias))
+        return price_usd(provider, billed.get(alias, model), input_tokens, output_tokens, table.get(alias),
+                         batch=batch)
 
     return lookup
 
@@ -96,6 +103,11 @@ class LineEstimate:
     #: wall time the calls to make take at this model's limits, in seconds (see
     #: :func:`line_time_s`); None when neither a measured latency nor a requests/min limit bounds it
     time_s: float | None = None
+    #: the calls go through the provider's batch API: ``cost_*`` are at the batch rates
+    batch: bool = False
+    #: batch lines: the same calls at live prices (None for live lines, or an unknown price)
+    live_cost_max_usd: float | None = None
+    live_cost_expected_usd: float | None = None
 
 
 @dataclass(slots=True)
@@ -113,6 +125,22 @@ class Estimate:
     def total_expected_usd(self) -> float:
         """Sum of the lines' expected cost, known prices only."""
         return sum(line.cost_expected_usd or 0.0 for line in self.lines)
+
+    @property
+    def batch(self) -> bool:
+        """True when some line runs in batch mode."""
+        return any(line.batch for line in self.lines)
+
+    @property
+    def total_live_max_usd(self) -> float:
+        """:attr:`total_max_usd` with the batch lines at live prices."""
+        return sum((line.live_cost_max_usd if line.batch else line.cost_max_usd) or 0.0 for line in self.lines)
+
+    @property
+    def total_live_expected_usd(self) -> float:
+        """:attr:`total_expected_usd` with the batch lines at live prices."""
+        return sum((line.live_cost_expected_usd if line.batch else line.cost_expected_usd) or 0.0
+                   for line in self.lines)
 
     @property
     def calls_to_make(self) -> int:
@@ -141,8 +169,10 @@ class Estimate:
 
     @property
     def untimed(self) -> list[str]:
-        """Aliases with calls to make and no time estimate (no measured latency, no RPM limit)."""
-        return list(dict.fromkeys(line.alias for line in self.lines if line.calls_to_make and line.time_s is None))
+        """Aliases with calls to make and no time estimate (no measured latency, no RPM limit; batch
+        lines take as long as the provider's batches)."""
+        return list(dict.fromkeys(line.alias for line in self.lines
+                                  if line.calls_to_make and line.time_s is None and not line.batch))
 
     @property
     def unknown_prices(self) -> list[str]:
@@ -183,6 +213,9 @@ class Estimate:
                     "output_basis": "",
                     "calls_expected": self.calls_expected,
                     "time_s": self.total_time_s,
+                    "batch": self.batch,
+                    "live_cost_max_usd": self.total_live_max_usd,
+                    "live_cost_expected_usd": self.total_live_expected_usd,
                 }
             )
         return rows
@@ -262,11 +295,23 @@ class EstimateBuilder:
         if not request_tokens.exact:
             line.exact = False
 
-    def finish(self, price_lookup: PriceLookup | None = None) -> Estimate:
-        """Price the calls to make (by default with :func:`price_lookup_for` and no overrides)."""
+    def finish(self, price_lookup: PriceLookup | None = None, *, batch_lookup: PriceLookup | None = None,
+               batch_aliases: Iterable[str] = ()) -> Estimate:
+        """Price the calls to make (by default with :func:`price_lookup_for` and no overrides); the
+        lines of ``batch_aliases`` at ``batch_lookup``'s prices, with their live cost beside."""
         lookup = price_lookup or price_lookup_for()
+        batched = set(batch_aliases)
         keys = sorted(self._lines, key=lambda k: (self._stages[k[0]], k[1]))
-        return Estimate([_price_line(stage, alias, self._lines[(stage, alias)], lookup) for stage, alias in keys])
+        lines = []
+        for stage, alias in keys:
+            line = _price_line(stage, alias, self._lines[(stage, alias)], lookup)
+            if alias in batched:
+                live = line
+                line = _price_line(stage, alias, self._lines[(stage, alias)], batch_lookup or lookup)
+                line.batch = True
+                line.live_cost_max_usd, line.live_cost_expected_usd = live.cost_max_usd, live.cost_expected_usd
+            lines.append(line)
+        return Estimate(lines)
 
 
 def _price_line(stage: str, alias: str, line: _Line, lookup: PriceLookup) -> LineEstimate:
