@@ -189,7 +189,7 @@ class BatchJob:
     id: str
     api: str
     items: list[tuple[str, Any]]
-    """``(custom_id, payload)`` in submission order."""
+    """``(custom_id, payload)`` in submission order (the payload dropped once answered)."""
     answer: Callable[[Any], Awaitable[Answer]]
     created_at: float
     turnaround_s: float
@@ -235,10 +235,6 @@ class BatchJob:
         else:  # the share can round to infinity for a tiny span: clamped
             k = math.ceil(n * min(1.0, (t - self.validated_at) / span))
         return min(k, self.stall_at) if self.stall_at is not None else k
-
-    @property
-    def unanswered(self) -> list[str]:
-        return [cid for cid, _ in self.items[len(self.answers):]]
 
 
 class BatchStore:
@@ -321,8 +317,10 @@ class BatchStore:
     async def _answer_until(self, job: BatchJob, k: int) -> None:
         st = self.stats
         while len(job.answers) < min(k, len(job.items)):
-            ans = await job.answer(job.items[len(job.answers)][1])
+            i = len(job.answers)
+            ans = await job.answer(job.items[i][1])
             job.answers.append(ans)
+            job.items[i] = (job.items[i][0], None)  # answered: its payload (images and all) is not needed again
             if ans.status == 200:
                 st.batch_requests_answered += 1
             else:
