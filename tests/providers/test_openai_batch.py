@@ -150,6 +150,18 @@ async def test_genai_prices_batch_rates_for_openai_models(sim, providers):
                                                               batch=True))
 
 
+async def test_azure_batch_round_trip_through_the_simulator(sim, providers):
+    server = await sim(batch_turnaround_s=0.0, azure_deployments={"team-4o": "gpt-4o"})
+    p = await providers(ModelSpec(provider="azure", model="team-4o", serves="gpt-4o", base_url=server.root_url,
+                                  api_key_env=KEY_ENV, api_version="2024-10-21"))
+    items = [item(i) for i in range(3)]
+    live = [await p.generate(it.request) for it in items]
+    outcomes = await p.batch_results((await p.submit_batch(items)).batch_id)
+    assert [o.response.text for o in outcomes] == [r.text for r in live]
+    assert outcomes[0].response.cost_usd == pytest.approx(usage_usd("azure", "gpt-4o", live[0].usage) / 2)
+    assert server.stats()["batch_requests_submitted_by_api"] == {"azure": 3}
+
+
 def test_batch_prices():
     # genai-prices' batch variant (gpt-4o: 1.25 / 5 $/Mtok), half price where it has none (Claude 3.5 Sonnet)
     assert price_usd("openai", "gpt-4o", 1_000_000, 1_000_000, batch=True) == pytest.approx(6.25)
