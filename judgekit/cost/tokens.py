@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Literal
 
 from ..types import GenParams, Message, TextPart
@@ -85,18 +86,49 @@ def tokenizer_for(model: str) -> Encoding | None:
     return None
 
 
+def _bindings():
+    """bpe_openai's compiled module, loaded without running the package's ``__init__``, which
+    decodes three vocabularies in Python (1.5-3 s at every start) for its tiktoken-style wrapper;
+    the Rust tokenizer carries its own.  Registered under its real name, so a later ``import
+    bpe_openai`` reuses it (a PyO3 module is initialised once per process)."""
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    name = "bpe_openai._bindings"
+    mod = sys.modules.get(name)
+    if mod is not None:
+        return mod
+    package = importlib.util.find_spec("bpe_openai")  # finds the folder, runs nothing
+    for folder in (package.submodule_search_locations or []) if package else []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = Path(folder) / f"_bindings{suffix}"
+            if path.is_file():
+                loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+                spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+                mod = importlib.util.module_from_spec(spec)
+                sys.modules[name] = mod
+                try:
+                    loader.exec_module(mod)
+                except BaseException:
+                    del sys.modules[name]
+                    raise
+                return mod
+    # an unusual install: the ordinary import (its vocabularies are read through a deprecated
+    # importlib.resources call: not ours to report)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from bpe_openai import _bindings as mod
+    return mod
+
+
 @lru_cache(maxsize=None)
 def _counter(encoding: Encoding) -> Callable[[str], int]:
     """A function counting ``encoding`` tokens in a text, built once per encoding."""
     try:
         # The Rust tokenizer behind bpe_openai.Encoding: counts without building a token list
-        # and without the wrapper's 200k-token chunk limit.  The package's import reads its
-        # vocabularies through a deprecated importlib.resources call: not ours to report.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            from bpe_openai import _bindings
-
-        return _bindings.tokenizer_for_encoding(encoding).count
+        # and without the wrapper's 200k-token chunk limit.
+        return _bindings().tokenizer_for_encoding(encoding).count
     except (ImportError, AttributeError):  # pragma: no cover - a bpe-openai without the binding
         from bpe_openai import get_encoding
 

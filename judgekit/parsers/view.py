@@ -23,9 +23,9 @@ came from, so a marker found in the view can be broken where it is in the origin
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 
 __all__ = ["View", "Rule", "fold", "rewrite", "defuse"]
@@ -58,18 +58,100 @@ def fold(ch: str) -> str:
     return "".join(" " if c.isspace() else c for c in s if c.isspace() or not _invisible(c))
 
 
-@dataclass(frozen=True, slots=True)
+# runs of ASCII characters that fold to their upper case, runs of white space, runs of other
+# non-ASCII characters; the ASCII markup and control characters that are not white space match
+# none of them and fold to nothing
+_TOKENS = re.compile("[^\\s*_`~\\x00-\\x08\\x0e-\\x1b\\x7f-\\U0010ffff]+|\\s+|[^\\x00-\\x7f\\s]+")
+# ASCII folding as a translation table: lower case to upper case, markup and the control characters
+# that are not white space to nothing (non-ASCII characters are left for _fold_run)
+_ASCII_FOLD = {c: None for c in [*range(0x00, 0x09), *range(0x0E, 0x1C), 0x7F, *map(ord, "*_`~")]}
+_ASCII_FOLD.update({c: c - 32 for c in range(ord("a"), ord("z") + 1)})
+_NON_ASCII = re.compile("[^\\x00-\\x7f]+")
+
+
+def _fold_run(m: re.Match) -> str:
+    return "".join(map(fold, m.group()))
+
+
+def _sources(original: str, spaces: bool) -> tuple[int, ...]:
+    """Where each character of ``original``'s view came from (see :meth:`View.of`): a space
+    stands where white space lay between two characters of the view, at the first white space
+    after the earlier one."""
+    src: list[int] = []
+    gap = -1  # the first white space since the last character of the view
+    for m in _TOKENS.finditer(original):
+        run, start = m.group(), m.start()
+        first = run[0]
+        if first.isspace():
+            if gap < 0:
+                gap = start
+            continue
+        if first.isascii():
+            if gap >= 0 and spaces and src:
+                src.append(gap)
+            gap = -1
+            src.extend(range(start, m.end()))
+            continue
+        for k, ch in enumerate(run, start):
+            for c in fold(ch):
+                if c == " ":
+                    if gap < 0:
+                        gap = k
+                    continue
+                if gap >= 0 and spaces and src:
+                    src.append(gap)
+                gap = -1
+                src.append(k)
+    return tuple(src)
+
+
 class View:
     """A text's folded view (see the module docstring) and where each of its characters came from."""
 
-    text: str
-    """The folded text."""
-    source: tuple[int, ...]
-    """``source[i]``: the index in the original text of the character that gave ``text[i]``."""
+    __slots__ = ("text", "_source", "_original", "_spaces")
+
+    def __init__(self, text: str, source: tuple[int, ...] | None = None, *, original: str | None = None,
+                 spaces: bool = False) -> None:
+        self.text = text
+        """The folded text."""
+        self._source = source
+        self._original = original
+        self._spaces = spaces
+
+    @property
+    def source(self) -> tuple[int, ...]:
+        """``source[i]``: the index in the original text of the character that gave ``text[i]``
+        (worked out when first asked: most texts hold no marker, and then nobody asks)."""
+        if self._source is None:
+            self._source = _sources(self._original or "", self._spaces)
+        return self._source
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, View) and self.text == other.text and self.source == other.source
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"View(text={self.text!r})"
 
     @classmethod
     def of(cls, original: str, *, spaces: bool) -> View:
-        """The view of ``original``; ``spaces``: keep white space as single ``" "`` (else drop it)."""
+        """The view of ``original``; ``spaces``: keep white space as single ``" "`` (else drop it).
+
+        Folded by runs, not character by character (an estimate defuses every answer it plans,
+        tens of megabytes of text): in ASCII, folding is upper-casing, white space folds to a
+        space and the markup and control characters to nothing, so a run of other ASCII
+        characters is its upper-cased self; each character of a non-ASCII run is folded alone.
+        :meth:`_of_any` is the same, character by character."""
+        folded = original.translate(_ASCII_FOLD)
+        if not original.isascii():
+            folded = _NON_ASCII.sub(_fold_run, folded)
+        text = " ".join(folded.split()) if spaces else "".join(folded.split())
+        return cls(text, original=original, spaces=spaces)
+
+    @classmethod
+    def _of_any(cls, original: str, spaces: bool) -> View:
         out: list[str] = []
         src: list[int] = []
         for i, ch in enumerate(original):

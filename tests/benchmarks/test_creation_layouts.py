@@ -343,3 +343,37 @@ def test_image_list_cells_decode_as_the_old_path(pieces, form):
                  "not a decodable image": "not an image"}
         got = next(kind for fragment, kind in kinds.items() if fragment in str(e))
     assert got == old()
+
+
+# ------------------------------------------------------------------------- the fast base64 decoder
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def _strict(text: str):
+    import binascii
+
+    try:
+        return binascii.a2b_base64(text, strict_mode=True)
+    except (binascii.Error, ValueError) as e:
+        return type(e)
+
+
+@settings(max_examples=600)
+@given(st.one_of(st.text(alphabet="ABab01+/=", max_size=16), st.text(alphabet="ABab01+/=\n -_.", max_size=12),
+                 st.binary(max_size=40).map(lambda b: __import__("base64").b64encode(b).decode()),
+                 st.text(max_size=12)))
+def test_the_fast_decoder_reads_exactly_what_the_strict_decoder_reads(text):
+    """pybase64 first, the strict decoder for what it refuses: the same bytes or the same error
+    as binascii's strict decoder alone, on any text."""
+    import binascii
+
+    from judgekit.benchmarks.creation_mmbench.images import strict_b64decode
+
+    try:
+        got = strict_b64decode(text)
+    except (binascii.Error, ValueError) as e:
+        got = type(e)
+    want = _strict(text)
+    assert got == want or (isinstance(got, type) and isinstance(want, type)), (text, got, want)

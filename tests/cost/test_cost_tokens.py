@@ -120,3 +120,25 @@ def test_count_request_unknown_image_size_is_an_upper_bound() -> None:
     got = count_request("openai", "gpt-4o", [Message.user(part)], GenParams(image_detail="high"))
     assert not got.exact
     assert got.input == image_tokens("openai", "gpt-4o", *UNKNOWN_IMAGE_SIZE, "high") + 6 == 1445 + 6
+
+
+def test_counting_loads_the_rust_tokenizer_alone_and_the_package_still_imports_after(tmp_path):
+    """The counter loads bpe_openai's compiled module without the package's __init__ (which
+    decodes three vocabularies in Python at every start); the package imported afterwards reuses
+    that module and encodes the same counts."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+from judgekit.cost.tokens import count_text
+texts = ["hello world", "Final Verdict is: [[A>B]]", "日本語のテキスト ✓ café", "x" * 5000]
+ours = [count_text(m, t).n for m in ("gpt-4o", "gpt-4") for t in texts]
+assert "bpe_openai" not in sys.modules and "bpe_openai._bindings" in sys.modules, sorted(sys.modules)
+import bpe_openai
+theirs = [len(bpe_openai.get_encoding(e).encode_ordinary(t)) for e in ("o200k_base", "cl100k_base") for t in texts]
+assert ours == theirs, (ours, theirs)
+print("ok", ours)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.startswith("ok"), out.stderr[-2000:]

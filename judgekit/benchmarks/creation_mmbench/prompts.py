@@ -17,6 +17,7 @@ line the verdict parser would read; without it they go in verbatim, as in the re
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal
 
 from judgekit.parsers.creation import MARKER_RULES, brackets_to_parentheses
@@ -84,6 +85,7 @@ def _blocks(view: View, text: str) -> list[tuple[int, int, str]]:
             for e in brackets_to_parentheses(view, text, m.start(), m.end())]
 
 
+@lru_cache(maxsize=256)  # an item's answers go into 8 judge prompts (2 judges x 2 orders, planned and run)
 def neutralise(answer: str) -> str:
     """Defuse what an answer could use to break out of its block or fake a judge's output.
 
