@@ -58,7 +58,7 @@ class ConsoleUI:
             t.add_column(col, justify="left" if col in ("stage", "model") else "right")
         for ln in estimate.lines:
             exp_out = "-" if ln.output_tokens_expected is None else f"{ln.output_tokens_expected:,.0f}"
-            row = [ln.stage, f"{ln.alias} ({ln.model})" + (" batch" if getattr(ln, "batch", False) else ""),
+            row = [ln.stage, f"{ln.alias} ({ln.model})",
                    f"{ln.calls_total:,}", f"{ln.calls_cached:,}", _fmt_calls(ln.calls_expected, ln.calls_to_make),
                    f"{ln.input_tokens:,}" + ("" if ln.input_exact else "~"),
                    f"{ln.output_tokens_max:,}", exp_out, fmt_usd(ln.cost_max_usd)]
