@@ -21,6 +21,9 @@ Endpoints
 ``POST /v1/messages``
     Anthropic's Messages API, in its shapes (:mod:`judgekit.sim.anthropic_api`), prompt caching
     included.
+``POST /v1/messages/batches``, ``GET /v1/messages/batches[/{id}[/results]]``, ``POST /v1/messages/batches/{id}/cancel``
+    Anthropic's Message Batches API (:mod:`judgekit.sim.anthropic_batch_api`), on the same store,
+    answered by the Messages endpoint's reply function (prompt cache included).
 ``POST /v1/files``, ``GET /v1/files/{id}[/content]``, ``POST /v1/batches``, ``GET /v1/batches[/{id}]``, ``POST /v1/batches/{id}/cancel``
     OpenAI's Batch API (and Azure's under ``/openai/``): :mod:`judgekit.sim.openai_batch_api`,
     its jobs in a :class:`~judgekit.sim.batches.BatchStore` (``app[BATCHES_KEY]``) shared with the
@@ -57,6 +60,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from judgekit.sim.anthropic_api import AnthropicSim
+from judgekit.sim.anthropic_batch_api import AnthropicBatchSim
 from judgekit.sim.batches import BatchStore
 from judgekit.sim.config import SimConfig
 from judgekit.sim.core import SimStats, _Core
@@ -197,6 +201,7 @@ def build_app(config: SimConfig | None = None) -> web.Application:
     images.add_routes(app)
     anthropic.add_routes(app)
     OpenAIBatchSim(core, batches).add_routes(app)
+    AnthropicBatchSim(core, batches, anthropic).add_routes(app)
     return app
 
 
