@@ -197,9 +197,17 @@ def sim() -> None:
 @click.option("--hang-rate", default=0.0, type=float, help="share of requests that hang")
 @click.option("--garbage-rate", default=0.0, type=float, help="share of judge replies that cannot be parsed")
 @click.option("--api-key", "api_keys", multiple=True, help="accept only these keys (repeatable)")
+@click.option("--batch-turnaround-s", default=5.0, show_default=True, type=float, metavar="SECONDS",
+              help="how long a batch job (OpenAI, Azure, Anthropic) takes from creation to its end")
+@click.option("--batch-request-fail-rate", default=0.0, type=float,
+              help="share of the requests inside batches answered with a server error")
+@click.option("--batch-expire-rate", default=0.0, type=float,
+              help="share of batch jobs that stall halfway and expire at the end of the turnaround")
 @_errors
-def serve(host, port, seed, latency_ms, latency_jitter_ms, rpm, tpm, error_rate, hang_rate, garbage_rate, api_keys):
-    """Serve the simulator until Ctrl-C.  Point any OpenAI client at http://HOST:PORT/v1."""
+def serve(host, port, seed, latency_ms, latency_jitter_ms, rpm, tpm, error_rate, hang_rate, garbage_rate, api_keys,
+          batch_turnaround_s, batch_request_fail_rate, batch_expire_rate):
+    """Serve the simulator until Ctrl-C.  Point any OpenAI client at http://HOST:PORT/v1 (Anthropic's
+    and Gemini's SDKs at http://HOST:PORT); it serves their batch APIs too."""
     from pydantic import ValidationError
 
     from ..config import validation_problems
@@ -209,7 +217,8 @@ def serve(host, port, seed, latency_ms, latency_jitter_ms, rpm, tpm, error_rate,
     try:
         config = SimConfig(seed=seed, latency_ms=latency_ms, latency_jitter_ms=latency_jitter_ms, rpm=rpm, tpm=tpm,
                            error_rate=error_rate, hang_rate=hang_rate, garbage_rate=garbage_rate,
-                           api_keys=list(api_keys) or None)
+                           api_keys=list(api_keys) or None, batch_turnaround_s=batch_turnaround_s,
+                           batch_request_fail_rate=batch_request_fail_rate, batch_expire_rate=batch_expire_rate)
     except ValidationError as e:
         raise UsageError("; ".join(f"--{p.replace('_', '-')}" for p in validation_problems(e))) from None
     click.echo(f"judgekit simulator on http://{host}:{port}/v1 (stats: /sim/stats); Ctrl-C stops it")

@@ -26,6 +26,10 @@ Errors (:func:`classify_anthropic_error`), by the errors guide (platform.claude.
   BadRequest;
 - 529 ``overloaded_error``, 500 ``api_error`` and every 5xx, 408, 409, timeouts and connection
   errors: TransientError (retried); ``x-should-retry`` is obeyed as for OpenAI.
+
+Batch mode: the Message Batches API (:mod:`judgekit.providers.anthropic_batch`, the
+:class:`~judgekit.providers.batch.BatchAPI` of this class), with the same request bodies, reply
+reading and error mapping, at half price.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from typing import Any, Mapping
 from ..errors import (AuthError, BadRequest, MalformedReply, NotFound, ProviderError, QuotaExhausted, RateLimited,
                       RequestTooLarge, TransientError)
 from ..types import ChatRequest, ChatResponse
+from .anthropic_batch import AnthropicBatchMixin
 from .anthropic_wire import engine_rate_headers, message_params, message_response
 from .base import Provider, retry_after_from_headers
 from .params import anthropic_params
@@ -148,7 +153,7 @@ def classify_anthropic_error(err: Exception) -> ProviderError:
     return TransientError(f"{type(err).__name__}: {err}")
 
 
-class AnthropicProvider(Provider):
+class AnthropicProvider(AnthropicBatchMixin, Provider):
     kind = "anthropic"
 
     def __init__(self, alias: str, spec, *, prompt_cache: bool | None = None) -> None:

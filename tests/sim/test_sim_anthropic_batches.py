@@ -254,3 +254,59 @@ def test_a_creation_is_refused_exactly_when_an_id_is_bad_or_repeated(ids):
         assert not ok
     else:
         assert ok and [c for c, _ in got] == ids
+
+
+# ------------------------------------------------------------------------------ judgekit sim serve
+
+def test_sim_serve_takes_the_batch_flags(monkeypatch):
+    import sys
+    from pathlib import Path
+
+    import judgekit.sim.server as server_mod
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+    from oneline import assert_user_error, invoke
+
+    seen = []
+    monkeypatch.setattr(server_mod, "serve_forever", lambda config, host, port: seen.append(config))
+    r = invoke("sim", "serve", "--batch-turnaround-s", "45", "--batch-request-fail-rate", "0.1",
+               "--batch-expire-rate", "0.05")
+    assert r.exit_code == 0, r.output
+    (cfg,) = seen
+    assert (cfg.batch_turnaround_s, cfg.batch_request_fail_rate, cfg.batch_expire_rate) == (45.0, 0.1, 0.05)
+    assert invoke("sim", "serve").exit_code == 0 and seen[-1].batch_turnaround_s == 5.0  # SimConfig's default
+    assert_user_error(invoke("sim", "serve", "--batch-turnaround-s", "-1"), "--batch-turnaround-s")
+    assert_user_error(invoke("sim", "serve", "--batch-expire-rate", "2"), "--batch-expire-rate")
+
+
+def test_a_served_simulator_runs_batches_as_its_flags_say():
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = subprocess.Popen([sys.executable, "-m", "judgekit.cli.main", "sim", "serve", "--port", str(port),
+                          "--batch-turnaround-s", "0", "--batch-request-fail-rate", "1"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/sim/stats", timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and p.poll() is None
+                time.sleep(0.1)
+        client = anthropic.Anthropic(base_url=f"http://127.0.0.1:{port}", api_key="k", max_retries=0)
+        b = client.messages.batches.create(requests=reqs({"a": params(1), "b": params(2)}))
+        r = client.messages.batches.retrieve(b.id)  # no turnaround: ended at the first look
+        assert (r.processing_status, r.request_counts.errored) == ("ended", 2)  # every request failed
+        assert {line.result.type for line in client.messages.batches.results(b.id)} == {"errored"}
+        client.close()
+    finally:
+        p.terminate()
+        p.wait(10)
