@@ -166,7 +166,7 @@ class Lane:
         calls = list(self.wave.values())
         self.wave, self.wave_bytes = {}, 0
         if calls:
-            self.layer.spawn(self.layer.submit(self, calls), submit=True)
+            self.layer.launch_wave(self, calls)
 
     def drop_wave(self, reason: str) -> None:
         """The run is stopping: the calls of the wave are not made."""
@@ -231,6 +231,9 @@ class BatchLayer:
         tasks.add(task)
         task.add_done_callback(tasks.discard)
         return task
+
+    def launch_wave(self, lane: Lane, calls: list[Waiter]) -> None:
+        self.spawn(self.submit(lane, calls), submit=True)
 
     def on_stop(self) -> None:
         """The run is stopping: calls still in a wave are not made (submitted batches stay live)."""

@@ -109,3 +109,40 @@ def test_cancel_a_runs_batches_then_the_next_run_collects_what_they_answered(tmp
         # what the batch answered before it stopped came from it, the rest live
         assert e.savings.batch_calls >= 1 and e.savings.batch_calls + st["served"] == 4
         assert e.stats.stage("judge").retries == st["served"] == e.savings.batch_retried
+
+
+def test_ctrl_c_while_waiting_on_a_batch_ends_at_once_and_says_how_to_resume_or_cancel(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from judgekit.sim import SimProcess
+
+    judge = load_spec("quickstart").models["judge"].sim
+    server = SimProcess(SimConfig(**judge, batch_turnaround_s=600.0))  # a batch that takes ten minutes
+    server.start()
+    try:
+        cache = tmp_path / "c.duckdb"
+        p = subprocess.Popen([sys.executable, "-m", "judgekit.cli.main", "run", "quickstart", "--cache", str(cache),
+                              "--out", str(tmp_path / "out"), "--set", f"models.judge.sim.url={server.base_url}",
+                              "--set", "models.judge.batch_poll_s=0.1", "--set", "models.judge.batch_linger_s=0.1",
+                              *[f"--set=models.{c}.{k}" for c in ("sim-strong", "sim-weak")  # quick candidates' batches
+                                for k in ("sim.batch_turnaround_s=0.2", "batch_poll_s=0.05", "batch_linger_s=0.1")],
+                              "--batch"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while server.stats()["batches_created"] < 1:  # the judge's (the candidates' go to their own simulator)
+            assert p.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+    finally:
+        server.stop()
+    assert p.returncode == 130, err
+    assert "batches: 1 batch(es) live" in out  # the live display showed the wait
+    assert ("batch(es) (" in err and "still running at the provider and recorded in the cache" in err
+            and f"judgekit batches cancel --cache {cache} --spec quickstart" in err)
+    assert "resume with: judgekit run quickstart" in err and "--batch" in err.splitlines()[-1]
+    stats = json.loads(invoke("cache", "stats", "--cache", cache).output)
+    assert stats["batches"]["live"] == 1 and stats["live_batches"][0]["alias"] == "judge"

@@ -5,6 +5,8 @@ import asyncio
 import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from batch_fake import FakeBatchServer, answer, use_fake
 
 from judgekit.cache.store import CacheStore
@@ -312,3 +314,44 @@ async def test_batch_on_a_provider_without_a_batch_api_is_a_spec_error(cache):
                 roles={"candidates": ["m"]})
     with pytest.raises(SpecError, match=r"models\.m\.batch: provider 'local' has no batch API"):
         check_batch_models(s, ["m"])
+
+
+class _Recorder:
+    """A stand-in layer that records the waves a lane launches."""
+
+    def __init__(self):
+        self.waves = []
+
+    def launch_wave(self, lane, calls):
+        self.waves.append([w.key for w in calls])
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(1, 50), max_size=40), max_requests=st.integers(1, 8), max_bytes=st.integers(50, 200))
+def test_waves_split_in_order_within_the_limits_and_as_full_as_they_can_be(sizes, max_requests, max_bytes):
+    from judgekit.engine.batching import Lane, Waiter
+
+    class Prov:
+        batch_limits = BatchLimits(max_requests, max_bytes)
+
+        def batch_line_bytes(self, item):
+            return int(item.custom_id.split(":")[1])
+
+    async def go():
+        layer = _Recorder()
+        lane = Lane(layer, "j", Prov(), spec())
+        loop = asyncio.get_running_loop()
+        for i, n in enumerate(sizes):
+            lane.join(Waiter(req(i), f"{i}:{n}", None, loop.create_future()))
+        if lane.timer is not None:
+            lane.timer.cancel()
+        return layer.waves + ([list(lane.wave)] if lane.wave else [])
+
+    waves = asyncio.run(go())
+    assert [k for w in waves for k in w] == [f"{i}:{n}" for i, n in enumerate(sizes)]  # every call once, in order
+    size = lambda w: sum(int(k.split(":")[1]) for k in w)  # noqa: E731
+    for i, w in enumerate(waves):
+        assert 1 <= len(w) <= max_requests and size(w) <= max_bytes
+        if i + 1 < len(waves):  # a wave was cut only when the next call would not fit
+            nxt = int(waves[i + 1][0].split(":")[1])
+            assert len(w) == max_requests or size(w) + nxt > max_bytes
