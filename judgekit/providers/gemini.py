@@ -26,6 +26,7 @@ from ..errors import (AuthError, BadRequest, Blocked, ContentFiltered, EmptyRepl
                       NotFound, ProviderError, QuotaExhausted, RateLimited, TransientError)
 from ..types import ChatRequest, ChatResponse, Message, TextPart, Usage
 from .base import Provider, retry_after_from_headers
+from .gemini_batch import GeminiBatchMixin
 from .params import allowed_params
 from .replies import excerpt, reply_text, short_string, token_count
 from .sizes import check_gemini_size
@@ -170,7 +171,7 @@ def _is_validation_error(err: Exception) -> bool:
     return isinstance(err, (ValidationError, json.JSONDecodeError))
 
 
-class GeminiProvider(Provider):
+class GeminiProvider(GeminiBatchMixin, Provider):
     kind = "gemini"
 
     def __init__(self, alias: str, spec) -> None:
@@ -211,7 +212,10 @@ class GeminiProvider(Provider):
             contents.append(types.Content(role="model" if m.role == "assistant" else "user", parts=parts))
         return system, contents
 
-    async def generate(self, request: ChatRequest) -> ChatResponse:
+    def content_request(self, request: ChatRequest, *, timeout: bool = True):
+        """``(contents, config)`` of ``request``'s generateContent call: what a live call sends and
+        what a batch line carries (:mod:`judgekit.providers.gemini_batch`; ``timeout=False`` leaves
+        the per-call timeout out of the config).  Raises what the live call raises before sending."""
         from google.genai import types
 
         p = allowed_params(self.alias, self.spec, request.params)
@@ -224,8 +228,13 @@ class GeminiProvider(Provider):
             seed=p.seed,
             system_instruction=system,
             thinking_config=None if p.thinking_budget is None else types.ThinkingConfig(thinking_budget=p.thinking_budget),
-            http_options=types.HttpOptions(timeout=int(self.spec.limits.timeout_for(p.max_tokens) * 1000)),
+            http_options=types.HttpOptions(timeout=int(self.spec.limits.timeout_for(p.max_tokens) * 1000))
+            if timeout else None,
         )
+        return contents, config
+
+    async def generate(self, request: ChatRequest) -> ChatResponse:
+        contents, config = self.content_request(request)
         t0 = time.perf_counter()
         try:
             resp = await self._client.aio.models.generate_content(

@@ -28,6 +28,8 @@ Endpoints
     OpenAI's Batch API (and Azure's under ``/openai/``): :mod:`judgekit.sim.openai_batch_api`,
     its jobs in a :class:`~judgekit.sim.batches.BatchStore` (``app[BATCHES_KEY]``) shared with the
     other batch APIs, answered by the chat endpoint's pipeline.
+``POST /v1beta/models/{model}:batchGenerateContent``, ``/v1beta/batches[/{id}[:cancel]]``, ``/upload/v1beta/files``, ``/v1beta/files/{id}[:download]``
+    Gemini batch mode and its Files API (also under ``/v1/``): :mod:`judgekit.sim.gemini_batch_api`.
 ``GET /res/v1/images/search`` and ``GET /sim/images/{slug}.png``
     Brave Search API's image search and the images its results point at
     (:mod:`judgekit.sim.search`).
@@ -64,6 +66,7 @@ from judgekit.sim.anthropic_batch_api import AnthropicBatchSim
 from judgekit.sim.batches import BatchStore
 from judgekit.sim.config import SimConfig
 from judgekit.sim.core import SimStats, _Core
+from judgekit.sim.gemini_batch_api import GeminiBatchSim
 from judgekit.sim.api_errors import auth_error, deployment_not_found
 from judgekit.sim.protocol import _AZURE, _GEMINI, _JSON, _OPENAI, _dumps, estimate_prompt_tokens
 from judgekit.sim.images import ImageGenSim
@@ -120,6 +123,8 @@ def build_app(config: SimConfig | None = None) -> web.Application:
     app[_IMAGES_KEY] = images
     anthropic = app[_ANTHROPIC_KEY] = AnthropicSim(core)
     batches = app[BATCHES_KEY] = BatchStore(core)
+    openai_batches = OpenAIBatchSim(core, batches)
+    gemini_batches = GeminiBatchSim(core, batches, openai_batches)
 
     async def chat(request: web.Request) -> web.Response:
         return await core.handle(_OPENAI, request)
@@ -127,6 +132,8 @@ def build_app(config: SimConfig | None = None) -> web.Application:
     async def gemini(request: web.Request) -> web.Response:
         spec = request.match_info["spec"]
         model, sep, method = spec.rpartition(":")
+        if sep and method == "batchGenerateContent":
+            return await gemini_batches.create(request, model)
         if not sep or method != "generateContent":
             return core._error(
                 _GEMINI, 404, f"method '{method or spec}' is not supported by the simulator"
@@ -200,7 +207,8 @@ def build_app(config: SimConfig | None = None) -> web.Application:
     search.add_routes(app)
     images.add_routes(app)
     anthropic.add_routes(app)
-    OpenAIBatchSim(core, batches).add_routes(app)
+    gemini_batches.add_routes(app)  # first: it shares paths of /v1 with OpenAI's batches
+    openai_batches.add_routes(app)
     AnthropicBatchSim(core, batches, anthropic).add_routes(app)
     return app
 
