@@ -19,6 +19,9 @@ Conventions every implementation keeps:
   comes back exactly once, as a response or as the ProviderError that a live call would have
   raised for it (a per-request expiry or cancellation is a :class:`BatchRequestNotRun`, which the
   batch layer retries); requests the provider does not report at all are ``BatchRequestNotRun``.
+  A provider that cannot list a batch's requests after the fact (Gemini: its uploaded input file
+  cannot be read back) returns what the batch reports, and the batch layer, which holds every
+  batch's ``custom_id``s in the cache, counts the others ``BatchRequestNotRun``.
 - Costs: a response's ``cost_usd`` is priced at the provider's batch rates (the batch discount
   stacks with prompt-cache rates where the provider says so).
 - Errors of the batch calls themselves (create, poll, fetch) raise the same ProviderError classes
