@@ -158,15 +158,17 @@ def collect(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> No
             continue
         err = o.error if o.error is not None else BatchRequestNotRun("the batch reported no answer")
         failed += 1
-        if not (isinstance(err, BatchRequestNotRun) or err.retryable):
-            if w is not None:
-                layer.fail(lane, w, err)
-            else:
-                engine.cache.record_failure(key, meta, err.kind, err.status, err.record_text())
+        charge = _billed_for(prov, billed, o, err)  # a reply with no answer (filtered, refused) may bill
+        if w is not None and not (isinstance(err, BatchRequestNotRun) or err.retryable):
+            layer.fail(lane, w, err, charge)
             continue
         engine.cache.record_failure(key, meta, err.kind, err.status, err.record_text())
-        if w is not None:
-            layer.release(w, _billed_for(prov, billed, err))
+        engine.stats.stage(meta.stage).cost_usd += charge
+        if w is None:
+            if engine.cap is not None:
+                engine.cap.charge(charge)
+        else:
+            layer.release(w, charge)
             again.append(w)
     for key in b.rows.keys() - seen:  # never reported: not run
         failed += 1
@@ -217,14 +219,16 @@ def _again(layer: "BatchLayer", w: "Waiter") -> None:
         lane.join(w)
 
 
-def _billed_for(prov, billed: str, err: ProviderError) -> float:
-    """What a request that got no answer was billed: the usage its error carries, else nothing."""
+def _billed_for(prov, billed: str, outcome: BatchOutcome, err: ProviderError) -> float:
+    """What a request that got no answer was billed: the usage its error carries at the batch
+    rates, else the cost the provider put on the outcome (``extra["cost_usd"]``), else nothing."""
     from ..types import Usage
 
     usage = getattr(err, "usage", None)
-    if not isinstance(usage, Usage):
-        return 0.0
-    return usage_usd(prov.kind, billed, sane_usage(usage)[0], prov.spec.price, batch=True) or 0.0
+    if isinstance(usage, Usage):
+        return usage_usd(prov.kind, billed, sane_usage(usage)[0], prov.spec.price, batch=True) or 0.0
+    cost = outcome.extra.get("cost_usd") if isinstance(outcome.extra, dict) else None
+    return float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0 else 0.0
 
 
 def _meta(prov, row) -> RequestMeta:

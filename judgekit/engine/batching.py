@@ -95,6 +95,7 @@ class Waiter:
     fut: asyncio.Future
     hold: float | None = None  # USD reserved under the cap while it is out (None: nothing)
     submissions: int = 0  # batches it has been sent in
+    size: int = 0  # its bytes in a batch's upload
 
 
 @dataclass(eq=False)
@@ -137,7 +138,7 @@ class Lane:
 
     def join(self, w: Waiter) -> None:
         """Add ``w`` to the wave; submit the wave when it is full, else (re)start its linger."""
-        n = self.prov.batch_line_bytes(BatchItem(w.key, w.req))
+        n = w.size = self.prov.batch_line_bytes(BatchItem(w.key, w.req))
         lim = self.limits
         if self.wave and (len(self.wave) + 1 > lim.max_requests or self.wave_bytes + n > lim.max_bytes):
             self.launch()
@@ -281,6 +282,7 @@ class BatchLayer:
         except asyncio.CancelledError:
             if lane.wave.get(key) is w:  # not submitted yet: take it out of the wave
                 del lane.wave[key]
+                lane.wave_bytes -= w.size
             raise
         if out is LIVE:
             return await engine._call(req, stage, key)
@@ -403,11 +405,13 @@ class BatchLayer:
         for w in calls:
             self.fail(lane, w, err)
 
-    def fail(self, lane: Lane, w: Waiter, err: ProviderError) -> None:
+    def fail(self, lane: Lane, w: Waiter, err: ProviderError, charge: float = 0.0) -> None:
+        """``w`` fails with ``err`` (billed ``charge``), as a live call would."""
         from .engine import CallResult, RunStopped
 
         engine = self.engine
-        self.release(w)
+        self.release(w, charge)
+        engine.stats.stage(w.req.stage).cost_usd += charge
         engine.cache.record_failure(w.key, w.meta, err.kind, err.status, err.record_text())
         if w.fut.done():
             return

@@ -14,7 +14,7 @@ import itertools
 import json
 
 from judgekit.config import ModelSpec
-from judgekit.errors import BadRequest, TransientError
+from judgekit.errors import BadRequest, ContentFiltered, TransientError
 from judgekit.providers.base import Provider
 from judgekit.providers.batch import BatchItem, BatchLimits, BatchOutcome, BatchRequestNotRun, BatchStatus
 from judgekit.types import ChatRequest, ChatResponse, Usage
@@ -34,6 +34,7 @@ class FakeBatchServer:
         self.batches: dict[str, dict] = {}
         self.not_run: set[str] | str = set()
         self.fail: set[str] = set()
+        self.filtered: set[str] = set()  # answered with a content filter that billed its tokens
         self.poll_errors = 0
         self.live_calls = 0
         self.polls = 0
@@ -106,6 +107,8 @@ class FakeBatchProvider(Provider):
                 out.append(BatchOutcome(k, error=BatchRequestNotRun(f"request {k[:8]} expired")))
             elif k in s.fail:
                 out.append(BatchOutcome(k, error=BadRequest("invalid image", status=400)))
+            elif k in s.filtered:
+                out.append(BatchOutcome(k, error=ContentFiltered("content_filter", usage=Usage(12, 5))))
             else:
                 out.append(BatchOutcome(k, response=answer(item.request)))
         return out[::-1]  # in no particular order

@@ -270,13 +270,21 @@ async def test_an_expired_batch_falls_back_to_live_calls_when_asked(monkeypatch,
 async def test_a_request_the_provider_refuses_is_a_failure_not_retried(monkeypatch, cache):
     server = FakeBatchServer()
     use_fake(monkeypatch, server)
-    e = await engine_for(cache, {"j": spec()})
+    e = await engine_for(cache, {"j": spec()}, max_cost_usd=1.0)
     server.fail = {e.key_for(req(0))}
+    server.filtered = {e.key_for(req(1))}
     rs = await asyncio.gather(*(e.call(req(i)) for i in range(3)))
-    assert [r.ok for r in rs] == [False, True, True] and rs[0].error_kind == "bad_request"
+    assert [r.ok for r in rs] == [False, False, True] and rs[0].error_kind == "bad_request"
+    assert rs[1].error_kind == "filtered"
     assert "invalid image" in rs[0].error and server.created == 1
-    assert await cache.failures_by_kind() == {"bad_request": 1}
-    assert e.stats.stage("judge").failures == 1
+    assert await cache.failures_by_kind() == {"bad_request": 1, "filtered": 1}
+    st = e.stats.stage("judge")
+    assert st.failures == 2 and st.calls == 1
+    # the filtered reply billed its tokens, at the batch rates, like the answer
+    billed = price_usd("openai", "gpt-4o", 12, 5, PriceOverride(**PRICE), batch=True)
+    answered = price_usd("openai", "gpt-4o", 12, 20, PriceOverride(**PRICE), batch=True)
+    assert st.cost_usd == pytest.approx(billed + answered) and e.cap.spent == pytest.approx(st.cost_usd)
+    assert e.cap.reserved == 0 and e.cap.outstanding == 0
     await e.close()
 
 
