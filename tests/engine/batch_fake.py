@@ -16,7 +16,13 @@ import json
 from judgekit.config import ModelSpec
 from judgekit.errors import BadRequest, ContentFiltered, TransientError
 from judgekit.providers.base import Provider
-from judgekit.providers.batch import BatchItem, BatchLimits, BatchOutcome, BatchRequestNotRun, BatchStatus
+from judgekit.providers.batch import (
+    BatchItem,
+    BatchLimits,
+    BatchOutcome,
+    BatchRequestNotRun,
+    BatchStatus,
+)
 from judgekit.types import ChatRequest, ChatResponse, Usage
 
 _ids = itertools.count(1)

@@ -5,9 +5,9 @@ import asyncio
 import os
 
 import pytest
+from batch_fake import FakeBatchServer, answer, use_fake
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from batch_fake import FakeBatchServer, answer, use_fake
 
 from judgekit.cache.store import CacheStore
 from judgekit.config import ModelSpec
@@ -110,6 +110,7 @@ async def test_linger_starts_again_with_every_new_call(monkeypatch, cache):
 ])
 async def test_a_big_wave_is_split_to_fit_the_limits(monkeypatch, cache, limits, sizes):
     from batch_fake import FakeBatchProvider
+
     from judgekit.providers.batch import BatchItem
 
     server = FakeBatchServer(limits=limits)
