@@ -43,7 +43,22 @@ __all__ = ["follow"]
 
 
 async def follow(layer: "BatchLayer", b: "Batch") -> None:
-    """Poll ``b`` until it ends, then collect it (see the module docstring)."""
+    """Poll ``b`` until it ends, then collect it (see the module docstring).  An exception a
+    provider should not raise fails the calls waiting on ``b`` (they never hang); ``b`` stays
+    live for the next run."""
+    from .batching import unexpected
+
+    try:
+        await _follow(layer, b)
+    except Exception as e:
+        err = unexpected(e, f"following batch {b.record.batch_id}")
+        b.note = str(err)[:200]
+        for w in list(b.waiting.values()):
+            layer.fail(b.lane, w, err)
+        b.waiting.clear()
+
+
+async def _follow(layer: "BatchLayer", b: "Batch") -> None:
     lane = b.lane
     prov = lane.prov
     lost: str | None = None

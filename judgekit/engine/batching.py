@@ -276,7 +276,10 @@ class BatchLayer:
         if held is not None:
             held.waiting[key] = w
         else:
-            lane.join(w)
+            try:
+                lane.join(w)
+            except ProviderError as e:  # the request cannot go in a batch (too large, a parameter refused)
+                self.fail(lane, w, e)
         try:
             out = await w.fut
         except asyncio.CancelledError:
@@ -325,9 +328,14 @@ class BatchLayer:
         except ProviderError as e:
             self.fail_all(lane, calls, e)
             return
-        except _Stopping as e:
+        except (_Stopping, asyncio.CancelledError) as e:  # the run stops (or the engine closed) first
             for w in calls:
-                self.not_run(w, str(e))
+                self.not_run(w, str(e) or "the engine closed")
+            if isinstance(e, asyncio.CancelledError):
+                raise
+            return
+        except Exception as e:  # a provider's bug: the calls fail, never hang
+            self.fail_all(lane, calls, unexpected(e, "submitting a batch"))
             return
         finally:
             lane.submitting -= len(calls)
@@ -436,6 +444,14 @@ class BatchLayer:
 
 class _Stopping(Exception):
     """The run began stopping while a batch call waited to be retried."""
+
+
+def unexpected(err: BaseException, doing: str) -> ProviderError:
+    """An exception a provider should not have raised, as a failure of the calls it concerns."""
+    import logging
+
+    logging.getLogger("judgekit.engine.batching").warning("%s failed unexpectedly: %r", doing, err, exc_info=err)
+    return ProviderError(f"{doing} failed unexpectedly: {type(err).__name__}: {err}")
 
 
 async def start_batches(engine: "Engine", aliases: list[str]) -> "BatchLayer | None":

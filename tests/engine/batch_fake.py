@@ -42,6 +42,7 @@ class FakeBatchServer:
         self.fail: set[str] = set()
         self.filtered: set[str] = set()  # answered with a content filter that billed its tokens
         self.poll_errors = 0
+        self.broken: Exception | None = None  # raised by the next poll (a provider's bug)
         self.live_calls = 0
         self.polls = 0
         self.submitted: list[list[str]] = []  # the keys of each batch created, in order
@@ -90,6 +91,8 @@ class FakeBatchProvider(Provider):
     async def poll_batch(self, batch_id: str) -> BatchStatus:
         s = self.server
         s.polls += 1
+        if s.broken is not None:
+            raise s.broken
         if s.poll_errors:
             s.poll_errors -= 1
             raise TransientError("HTTP 503 while polling", status=503)

@@ -299,6 +299,18 @@ async def test_a_failing_poll_is_tried_again(monkeypatch, cache):
     await e.close()
 
 
+async def test_a_provider_bug_while_following_fails_the_calls_instead_of_hanging(monkeypatch, cache):
+    server = FakeBatchServer()
+    server.broken = KeyError("request_counts")
+    use_fake(monkeypatch, server)
+    e = await engine_for(cache, {"j": spec()})
+    rs = await asyncio.gather(*(e.call(req(i)) for i in range(2)))
+    assert [r.error_kind for r in rs] == ["error", "error"]
+    assert "following batch batch_" in rs[0].error and "KeyError" in rs[0].error
+    assert len(await cache.batches(live_only=True)) == 1  # left for the next run
+    await e.close()
+
+
 async def test_the_cap_submits_the_part_that_fits_and_stops(monkeypatch, cache):
     server = FakeBatchServer()
     use_fake(monkeypatch, server)
