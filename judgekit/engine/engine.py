@@ -14,6 +14,8 @@ Per call:
 4. charge the real cost, store the response (buffered, written in bulk by the cache's thread)
    or record the failure.
 
+A miss of a batch-mode alias (or one a live batch holds) takes :mod:`.batching` instead of 3-4.
+
 Failures are values (:class:`CallResult` with ``error_kind``); only errors that make the whole run
 pointless (bad key, unknown model, spent quota: ``errors.FATAL_ERRORS``) raise :class:`RunStopped`.
 """
@@ -33,9 +35,9 @@ from ..cost.reasoning import max_billed_output
 from ..errors import FATAL_ERRORS, ProviderError, RateLimited
 from ..providers import Provider, create_provider
 from ..types import ChatRequest, ChatResponse, Usage
+from .batching import start_batches
 from .budget import BILLED_FAILURES, CallPricing, CostCap, cap_text, input_upper_bound, sane_usage, usd
 from .limits import Bucket, BucketState, sleep_unless
-from .batching import start_batches
 from .retry import RetryWait, is_retryable, wait_reason
 from .savings import Savings
 from .stats import RunStats
