@@ -61,6 +61,9 @@ class SimConfig(BaseModel):
       ``reset_requests_s``, ``reset_tokens_s``, ``should_retry_false``
     - replies with no answer: ``reply_faults`` (rates), ``reply_fault_models`` (per model)
     - usage details: ``reasoning_tokens``, ``cached_prompt_share`` (per model)
+
+    On by default too: the automatic prompt cache of the OpenAI and Gemini endpoints
+    (``prefix_cache``, ``prefix_cache_ttl_s``, ``prefix_cache_step``, ``prefix_cache_min_tokens``).
     - batch APIs: ``batch_turnaround_s``, ``batch_request_fail_rate``, ``batch_expire_rate``,
       ``batch_expire_after_s``, ``batch_create_fail_rate``, ``batch_fail_rate``
 
@@ -217,6 +220,26 @@ class SimConfig(BaseModel):
     """Per model, the share of prompt tokens reported as served from the prompt cache:
     OpenAI ``prompt_tokens_details.cached_tokens``, Gemini ``cachedContentTokenCount`` (both
     part of the prompt count)."""
+
+    prefix_cache: bool = True
+    """Report cached prompt tokens for repeated prefixes on the OpenAI-compatible (and Azure) chat
+    endpoint and Gemini's ``generateContent`` (and their batches), as the real APIs' automatic
+    caches do (:mod:`judgekit.sim.prefix_cache`): from 1,024 prompt tokens (Gemini Pro names:
+    4,096; ``prefix_cache_min_tokens``), in ``prefix_cache_step`` steps of the longest prefix
+    answered before, kept ``prefix_cache_ttl_s`` after its last use.  On by default, because the
+    real APIs do it (it changes no answer, only ``cached_tokens`` / ``cachedContentTokenCount``);
+    ``cached_prompt_share`` set for a model overrides it for that model.  The Messages API has
+    its own cache (``cache_control`` marks)."""
+
+    prefix_cache_ttl_s: float = Field(300.0, gt=0)
+    """How long a cached prefix lives after its last use (OpenAI: 5-10 idle minutes)."""
+
+    prefix_cache_step: int = Field(128, ge=1)
+    """Cached tokens come in steps of this many (OpenAI: 128)."""
+
+    prefix_cache_min_tokens: dict[str, Annotated[int, Field(ge=1)]] = Field(default_factory=dict)
+    """Per model, the smallest prefix cached, instead of the provider's (1,024; Gemini names with
+    ``pro``: 4,096)."""
 
     model_param_rules: bool = True
     """Answer parameters the way the real API does for the model's family: o1 / o3 / o4-mini /

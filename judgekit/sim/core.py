@@ -28,6 +28,7 @@ from judgekit.sim.api_errors import auth_error, check_openai_params, quota_error
 from judgekit.sim.api_replies import chat_payload, fault_for
 from judgekit.sim.config import SimConfig
 from judgekit.sim.limits import RateDecision, RateLimiter, format_duration
+from judgekit.sim.prefix_cache import PrefixCache, minimum_tokens
 from judgekit.sim.protocol import (
     _GEMINI,
     _JSON,
@@ -85,6 +86,10 @@ class SimStats:
     served_by_fault: dict[str, int] = field(default_factory=dict)
     unsupported_params: dict[str, int] = field(default_factory=dict)
     served_by_api: dict[str, int] = field(default_factory=dict)
+    prefix_cache_hits: int = 0
+    """200s of the OpenAI and Gemini endpoints that read a cached prefix (``SimConfig.prefix_cache``)."""
+    prefix_cache_tokens: int = 0
+    """The cached prompt tokens those 200s reported."""
 
     def snapshot(self) -> dict[str, Any]:
         """A JSON-ready copy of the counters."""
@@ -104,6 +109,8 @@ class SimStats:
             "served_by_fault": dict(self.served_by_fault),
             "unsupported_params": dict(self.unsupported_params),
             "served_by_api": dict(self.served_by_api),
+            "prefix_cache_hits": self.prefix_cache_hits,
+            "prefix_cache_tokens": self.prefix_cache_tokens,
         }
 
     def reset(self) -> None:
@@ -111,6 +118,7 @@ class SimStats:
         self.requests = self.served = self.rate_limited = self.errors_injected = 0
         self.hangs = self.garbage = self.auth_failures = self.not_found = 0
         self.bad_requests = self.quota_exhausted = 0
+        self.prefix_cache_hits = self.prefix_cache_tokens = 0
         self.served_by_model = {}
         self.served_by_kind = {}
         self.served_by_fault = {}
@@ -135,6 +143,8 @@ class Admitted:
     """Sent back in ``x-request-id``."""
     garbage: bool
     """The fault draw asks for a deliberately broken (yet 200) reply."""
+    started: float | None = None
+    """When it was admitted, on the prompt cache's clock (None: a batch's request, answered at once)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,9 +175,12 @@ class _Core:
         )
         self._counter = 0
         self.quota_used: dict[str, int] = {}
+        #: the OpenAI and Gemini endpoints' automatic prompt cache (judgekit.sim.prefix_cache)
+        self.prefix_cache = PrefixCache(ttl_s=config.prefix_cache_ttl_s, step=config.prefix_cache_step)
 
     def reset(self) -> None:
         self.stats.reset()
+        self.prefix_cache.clear()
         self.attempts.clear()
         self.limiter.reset()
         self.quota_used.clear()
@@ -233,12 +246,29 @@ class _Core:
             fault=fault,
             prompt_tokens=sreq.prompt_tokens,
             reasoning_tokens=reasoning,
-            cached_tokens=int(sreq.prompt_tokens * cfg.cached_prompt_share.get(model, 0.0)),
+            cached_tokens=self._cached_tokens(api, sreq, adm),
             budget=budget if budget is not None else (reasoning or 4096),
             digest=sreq.digest,
             request_id=adm.request_id,
         )
         return Served(_dumps(payload), reply.kind, reply.garbage and fault is None, fault)
+
+    def _cached_tokens(self, api: str, sreq: _SimRequest, adm: Admitted) -> int:
+        """The prompt tokens a reply reports as cached: ``cached_prompt_share`` of them when set
+        for the model, else the prefix cache's hit (``SimConfig.prefix_cache``), else 0."""
+        cfg = self.config
+        share = cfg.cached_prompt_share.get(sreq.model)
+        if share is not None:
+            return int(sreq.prompt_tokens * share)
+        if not cfg.prefix_cache or not sreq.content:
+            return 0
+        hit = self.prefix_cache.use(api, sreq.model, sreq.content, started=adm.started,
+                                    minimum=minimum_tokens(api, sreq.model, cfg.prefix_cache_min_tokens))
+        cached = min(hit.cached_tokens, sreq.prompt_tokens)
+        if cached:
+            self.stats.prefix_cache_hits += 1
+            self.stats.prefix_cache_tokens += cached
+        return cached
 
     def _reset_headers(self, headers: dict[str, str], decision: RateDecision) -> dict[str, str]:
         """``headers`` with the ``x-ratelimit-reset-*`` values scaled or replaced as configured."""
@@ -342,6 +372,7 @@ class _Core:
         attempt = self.attempts.get(digest, 0) + 1
         self.attempts[digest] = attempt
         request_id = f"req_{digest[:10].hex()}{attempt:02d}"
+        started = self.prefix_cache.clock()
         garbage = False
         if self.any_faults:
             f = hashlib.sha256(digest + attempt.to_bytes(4, "big")).digest()
@@ -371,7 +402,7 @@ class _Core:
                     headers=h,
                     request_id=request_id,
                 )
-        served = await answer(sreq, Admitted(digest, attempt, request_id, garbage))
+        served = await answer(sreq, Admitted(digest, attempt, request_id, garbage, started))
         st.served += 1
         st.served_by_model[model] = st.served_by_model.get(model, 0) + 1
         st.served_by_kind[served.kind] = st.served_by_kind.get(served.kind, 0) + 1

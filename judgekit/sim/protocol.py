@@ -25,7 +25,7 @@ import binascii
 import hashlib
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
@@ -112,6 +112,9 @@ class _SimRequest:
     """The text of the last user message (its text parts joined by newlines)."""
     body: Any = None
     """The parsed JSON body (OpenAI requests), for the parameter rules of the model's family."""
+    content: tuple[bytes, ...] = field(default=(), kw_only=True)
+    """The request hash's content chunks in order (roles, texts, images; not the model or the
+    generation parameters): what the prompt cache (:mod:`judgekit.sim.prefix_cache`) reads."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -156,6 +159,7 @@ def _parse_openai(body: Any, seed_bytes: bytes) -> _SimRequest:
     ]
     if body.get("reasoning_effort") is not None:  # only when set: older requests keep their hash
         chunks.append(b"effort:" + str(body["reasoning_effort"]).encode())
+    head = len(chunks)
     texts: list[str] = []
     images = 0
     metas: list[dict[str, str]] = []
@@ -203,7 +207,8 @@ def _parse_openai(body: Any, seed_bytes: bytes) -> _SimRequest:
             raise _BadRequest("message 'content' must be a string or an array of parts")
     text = "\n".join(texts)
     digest = hashlib.sha256(b"\x1d".join(chunks)).digest()
-    return _SimRequest(model, text, images, max_tokens, digest, tuple(metas), last_user, body)
+    return _SimRequest(model, text, images, max_tokens, digest, tuple(metas), last_user, body,
+                       content=tuple(chunks[head:]))
 
 
 def _gemini_parts(parts: Any, chunks: list[bytes], texts: list[str], metas: list[dict[str, str]]) -> int:
@@ -276,7 +281,7 @@ def _parse_gemini(body: Any, model: str, seed_bytes: bytes) -> _SimRequest:
             last_user = "\n".join(texts[first_text:])
     text = "\n".join(texts)
     digest = hashlib.sha256(b"\x1d".join(chunks)).digest()
-    return _SimRequest(model, text, images, max_tokens, digest, tuple(metas), last_user)
+    return _SimRequest(model, text, images, max_tokens, digest, tuple(metas), last_user, content=tuple(chunks[3:]))
 
 
 # ----------------------------------------------------------------------------------------
