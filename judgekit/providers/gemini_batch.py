@@ -55,6 +55,7 @@ reading and storing them) must give the same answers.  The API deletes files aft
 from __future__ import annotations
 
 import asyncio
+import base64
 import datetime as _dt
 import functools
 import io
@@ -93,6 +94,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 GEMINI_BATCH_LIMITS = BatchLimits(max_requests=50_000, max_bytes=200 * MB)
+#: request bodies kept between their sizing and their batch (about one batch's worth)
+_KEPT_BODIES = 50_000
 #: the API's states (``BatchState``) and the SDK's names for them (``JobState``) as judgekit's
 _STATES: dict[str, BatchState] = {}
 for _prefix in ("BATCH_STATE_", "JOB_STATE_"):
@@ -199,36 +202,42 @@ def _responses_file(op: dict) -> str | None:
 # the lines
 
 
-def request_body(api_client: Any, contents: Any, config: Any, *, sizing: list[int] | None = None) -> dict:
-    """The JSON body of a ``generateContent`` call, as the SDK builds it for a live call (its
-    converter for the Developer API; urlsafe base64 images, as the live call sends them).  With
-    ``sizing`` (a list), image bytes are left out (empty strings) and their base64 lengths
-    appended to it instead."""
+def request_body(api_client: Any, contents: Any, config: Any) -> dict:
+    """The body of a ``generateContent`` call as the SDK's converter for the Developer API builds
+    it for a live call, image bytes left as bytes (:func:`line` encodes them as the live call
+    does: urlsafe base64)."""
     from google.genai import _common, models, types
 
     params = types._GenerateContentParameters(model="judgekit", contents=contents, config=config)
     body = models._GenerateContentParameters_to_mldev(api_client, params)
     for internal in ("_url", "_query", "config"):
         body.pop(internal, None)
-    body = _common.convert_to_dict(body)
-    if sizing is None:
-        return _common.encode_unserializable_types(body)
-    return _sized(body, sizing)
+    return _common.convert_to_dict(body)
 
 
-def _sized(value: Any, sizes: list[int]) -> Any:
+def _urlsafe_b64(value: Any) -> str:
     if isinstance(value, (bytes, bytearray)):
-        sizes.append(b64_len(len(value)))  # urlsafe base64: no character needs escaping in JSON
+        return base64.urlsafe_b64encode(value).decode("ascii")
+    raise TypeError(f"{type(value).__name__} in a request body")
+
+
+def line(key: str, body: dict) -> bytes:
+    """One line of a batch's input file, newline included (ASCII JSON: its size is its length)."""
+    return json.dumps({"key": key, "request": body}, separators=(",", ":"), default=_urlsafe_b64).encode(
+        "ascii") + b"\n"
+
+
+def line_size(key: str, body: dict) -> int:
+    """``len(line(key, body))`` without encoding the images (urlsafe base64 needs no escaping)."""
+    images: list[int] = []
+
+    def empty(value: Any) -> str:
+        if not isinstance(value, (bytes, bytearray)):
+            raise TypeError(f"{type(value).__name__} in a request body")
+        images.append(b64_len(len(value)))
         return ""
-    if isinstance(value, dict):
-        return {k: _sized(v, sizes) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_sized(v, sizes) for v in value]
-    return value
 
-
-def _dumps(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode("ascii")
+    return len(json.dumps({"key": key, "request": body}, separators=(",", ":"), default=empty)) + 1 + sum(images)
 
 
 def read_response(raw: Any) -> ChatResponse:
@@ -378,16 +387,28 @@ class GeminiBatchMixin:
             raise RuntimeError("the Gemini provider is not started")
         return client.aio._api_client
 
-    def _line(self, item: BatchItem, sizing: list[int] | None = None) -> bytes:
-        contents, config = self.content_request(item.request, timeout=False)  # type: ignore[attr-defined]
-        body = request_body(self._api_client(), contents, config, sizing=sizing)
-        return _dumps({"key": item.custom_id, "request": body}) + b"\n"
+    def _body(self, item: BatchItem, *, keep: bool = False) -> dict:
+        """``item``'s request body: built once when its size is asked (the converter costs 2-5 ms
+        a request), kept until its line is written (a custom_id is the hash of its request, so a
+        body kept under it is the body)."""
+        kept = self.__dict__.setdefault("_bodies", {})
+        body = kept.get(item.custom_id) if keep else kept.pop(item.custom_id, None)
+        if body is None:
+            contents, config = self.content_request(item.request, timeout=False)  # type: ignore[attr-defined]
+            body = request_body(self._api_client(), contents, config)
+            if keep:
+                while len(kept) >= _KEPT_BODIES:
+                    kept.pop(next(iter(kept)))  # the oldest: a call that left its wave
+                kept[item.custom_id] = body
+        return body
+
+    def _line(self, item: BatchItem) -> bytes:
+        return line(item.custom_id, self._body(item))
 
     def batch_line_bytes(self, item: BatchItem) -> int:
         """The size of ``item``'s line in the input file, images counted without encoding them.
         A request over the API's size limits raises the RequestTooLarge its live call would."""
-        sizes: list[int] = []
-        return len(self._line(item, sizes)) + sum(sizes)
+        return line_size(item.custom_id, self._body(item, keep=True))
 
     def _price(self, resp: ChatResponse) -> float:
         from ..cost.prices import usage_usd
