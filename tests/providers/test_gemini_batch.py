@@ -42,7 +42,7 @@ from judgekit.providers.batch import (
     BatchLimits,
     BatchRequestNotRun,
 )
-from judgekit.providers.gemini_batch import batch_state, join_lines
+from judgekit.providers.gemini_batch_wire import _STATES, batch_state, join_lines
 from judgekit.sim import SimConfig, SimServer
 from judgekit.sim.server import BATCHES_KEY
 from judgekit.types import ChatRequest, GenParams, ImagePart, Message, TextPart
@@ -573,7 +573,7 @@ def test_state_mapping(word, prefix, pad, lower):
     got = batch_state(pad + (name.lower() if lower else name) + pad)
     if word in _KNOWN:
         assert got == _KNOWN[word]
-    elif name.strip().upper() not in gemini_batch._STATES:
+    elif name.strip().upper() not in _STATES:
         assert got == "in_progress"  # unknown: not terminal, polled again
 
 
