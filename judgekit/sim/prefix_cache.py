@@ -16,8 +16,9 @@ The simulator's model of it
   counts the newline before every text part but the first), so the prompt's last point is at most
   its ``prompt_tokens``, and a cached count never exceeds them.
 - **The prefix** is the request's content in order, as the request hash reads it: each message's
-  role, its text parts and its images (the image's bytes or URL), nothing else (not the generation
-  parameters: the real caches do not depend on them either).  A step boundary ``T`` (a multiple
+  role, its text parts (where each starts, an empty one too) and its images (the image's bytes or
+  URL), nothing else (not the generation parameters: the real caches do not depend on them
+  either).  A step boundary ``T`` (a multiple
   of ``prefix_cache_step``, at least the model's minimum) is the earliest point of the content
   whose position reaches ``T``: inside a text part after the right number of characters, or
   inside an image (an image's 85 tokens are cut like text: two prompts that share the image
