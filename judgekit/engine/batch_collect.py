@@ -87,7 +87,8 @@ async def _follow(layer: "BatchLayer", b: "Batch") -> None:
         outcomes = [BatchOutcome(k, error=BatchRequestNotRun(lost)) for k in b.rows]
     else:
         try:
-            outcomes = await layer.with_retries(lane, lambda: prov.batch_results(b.record.batch_id))
+            ids = list(b.rows)  # the provider may not be able to list them (Anthropic)
+            outcomes = await layer.with_retries(lane, lambda: prov.batch_results(b.record.batch_id, custom_ids=ids))
         except ProviderError as e:
             if isinstance(e, FATAL_ERRORS):
                 _stop_waiters(layer, b, e)

@@ -30,6 +30,8 @@ Conventions every implementation keeps:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -113,8 +115,11 @@ class BatchAPI(Protocol):
     async def poll_batch(self, batch_id: str) -> BatchStatus:
         ...
 
-    async def batch_results(self, batch_id: str) -> list[BatchOutcome]:
-        """Every request of a terminal batch, answered or not (see the module's conventions)."""
+    async def batch_results(self, batch_id: str, custom_ids: Sequence[str] | None = None) -> list[BatchOutcome]:
+        """Every request of a terminal batch, answered or not (see the module's conventions).
+
+        ``custom_ids``: the batch's requests as the caller recorded them (the engine's cache does),
+        for a provider that cannot list them (Anthropic); the others may ignore it."""
         ...
 
     async def cancel_batch(self, batch_id: str) -> BatchStatus:

@@ -63,6 +63,7 @@ import functools
 import io
 import json
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import BadRequest, MalformedReply, ProviderError
@@ -254,7 +255,7 @@ class GeminiBatchMixin:
         return status_of_operation(await self._operation(batch_id), "batch cancel")
 
     @_classified
-    async def batch_results(self, batch_id: str) -> list[BatchOutcome]:
+    async def batch_results(self, batch_id: str, custom_ids: Sequence[str] | None = None) -> list[BatchOutcome]:
         """What the ended batch ``batch_id`` reports (see the module docstring): one outcome per
         key of its responses file; none when it has no responses file."""
         op = await self._operation(batch_id)

@@ -400,7 +400,7 @@ class OpenAIBatchMixin:
             raise
 
     @_classified
-    async def batch_results(self, batch_id: str) -> list[BatchOutcome]:
+    async def batch_results(self, batch_id: str, custom_ids: Sequence[str] | None = None) -> list[BatchOutcome]:
         """Every request of the ended batch ``batch_id`` (see the module docstring)."""
         client = self._client  # type: ignore[attr-defined]
         batch = await client.batches.retrieve(batch_id)

@@ -106,7 +106,7 @@ class FakeBatchProvider(Provider):
             b["state"] = "in_progress"
         return s._status(batch_id)
 
-    async def batch_results(self, batch_id: str) -> list[BatchOutcome]:
+    async def batch_results(self, batch_id: str, custom_ids=None) -> list[BatchOutcome]:
         s = self.server
         b = s.batches[batch_id]
         out = []

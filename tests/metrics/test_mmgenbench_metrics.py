@@ -1,7 +1,6 @@
 """MMGenBench's SIM-Score and FID-Score (judgekit.metrics.mmgenbench)."""
 
 import math
-import warnings
 
 import numpy as np
 import pytest

@@ -5,7 +5,6 @@ never another exception."""
 
 import json
 
-import duckdb
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
