@@ -9,7 +9,11 @@ Per candidate and item (each item's judging starts as soon as its answer exists)
 3. VFS judge (Fig. 34, text only, the ground-truth variant when the item has one) on items with
    visual-factuality criteria, both orders; the swapped run's A score is the candidate's.
 
-Both orders' judgments are pooled, as the reference does.  A judgment that does not parse (or
+Both orders' judgments are pooled, as the reference does.  Live, an item's swapped order of each
+judgment is sent as soon as its forward order has an answer (not both at once), so the second can
+read their shared prefix (the instruction, the images, the question) from the provider's prompt
+cache; neither prompt's content changes.  A judge in batch mode gets both at once (a second wave
+would double the wait for the batches).  A judgment that does not parse (or
 whose call failed) is a counted failure kept with its raw text; with ``reask_on_parse_failure``
 the judge is asked once more (a separate cache entry, recorded as a re-ask).
 
@@ -319,9 +323,14 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
             reqs = b.describe_requests(item, fewshot)
         return await engine.call(reqs[0])
 
-    async def judge_one(kind: str, order: int, req: ChatRequest, alias: str, item: CreationItem) -> None:
+    async def judge_one(kind: str, order: int, req: ChatRequest, alias: str, item: CreationItem,
+                        answered: asyncio.Event | None = None) -> None:
         nonlocal not_run
-        r = await engine.call(req)
+        try:
+            r = await engine.call(req)
+        finally:
+            if answered is not None:  # the next order may go (before any re-ask of this one)
+                answered.set()
         j = _judgment(kind, order, r, alias, item)
         if r.ok and not j["ok"] and o.reask_on_parse_failure and not engine.stopping:
             r2 = await engine.call(_reask_request(kind, req, r.text))
@@ -373,8 +382,31 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
                                       "reasked": False, "judge_text": ""})
                     st.stage(kind).done += 1
                 return
-        await asyncio.gather(*(judge_one(kind, order, req, alias, item)
-                               for kind, order, req in b.judge_requests(item, answer)))
+        await judge_item(alias, item, answer)
+
+    one_after_other = _one_order_after_the_other(prep)
+
+    async def judge_item(alias: str, item: CreationItem, answer: str) -> None:
+        calls = b.judge_requests(item, answer)
+        if not one_after_other:
+            await asyncio.gather(*(judge_one(kind, order, req, alias, item) for kind, order, req in calls))
+            return
+        kinds = dict.fromkeys(kind for kind, _, _ in calls)  # pairwise, vfs: each its own pair of orders
+        await asyncio.gather(*(judge_orders(kind, [(order, req) for k, order, req in calls if k == kind], alias, item)
+                               for kind in kinds))
+
+    async def judge_orders(kind: str, calls: list[tuple[int, ChatRequest]], alias: str, item: CreationItem) -> None:
+        """One kind's judgments of an item: the forward order, then the swapped one once the
+        forward one has an answer (its failure included)."""
+        (first_order, first), *rest = calls
+        answered = asyncio.Event()
+
+        async def then(order: int, req: ChatRequest) -> None:
+            await answered.wait()
+            await judge_one(kind, order, req, alias, item)
+
+        await asyncio.gather(judge_one(kind, first_order, first, alias, item, answered),
+                             *(then(order, req) for order, req in rest))
 
     # At most FLOW_WINDOW items in progress: enough to keep every bucket busy, few enough that
     # the work resumed in one event-loop step (a batch of cache answers, say) stays short.
@@ -409,6 +441,12 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     return BenchmarkResult(summary=summary, tables={"answers": answers, "judgments": judgments,
                                                     "summary": summary_rows},
                            failed_items=failed, not_run=not_run, display=display, notes=list(prep.warnings))
+
+
+def _one_order_after_the_other(prep: Prepared) -> bool:
+    """Whether an item's swapped order waits for its forward order's answer (see the module
+    docstring): live dual evaluation; a judge in batch mode gets both at once."""
+    return prep.options.dual and not prep.spec.models[prep.spec.roles.judge].batch
 
 
 def _pct(v: float | None) -> float | None:
