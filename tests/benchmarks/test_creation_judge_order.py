@@ -1,6 +1,7 @@
-"""Creation-MMBench sends an item's swapped order after its forward order's answer (each kind of
-judgment on its own), so the second can hit the provider's prompt cache; items stay concurrent,
-and the results are those of sending both orders at once."""
+"""Creation-MMBench, live, sends an item's first judgment of each kind (a forward order) alone and
+the item's other judgments of that kind (the swapped order, the other candidate's orders) once it
+has an answer, so they can hit the provider's prompt cache; items stay concurrent, and the results
+are those of sending them all at once."""
 
 from __future__ import annotations
 
@@ -62,49 +63,53 @@ def _orders(tmp: Path, name: str) -> dict[str, tuple[str, int, str, str]]:
     return out
 
 
-def _check(events, orders) -> tuple[int, int]:
-    """(swapped orders sent after their forward order's answer, most judge calls in flight at once)."""
-    at = {}
+def _check(events, orders) -> tuple[int, int, int, bool]:
+    """(judge calls that are not their item's first of a kind, those started after that first
+    one's answer, most judge calls in flight at once, every first one a forward order)."""
+    first: dict[tuple[str, str], tuple] = {}  # (kind, item) -> the first call started
+    ends: dict[tuple, int] = {}
+    starts: list[tuple[int, tuple]] = []
     for i, (event, stage, text) in enumerate(events):
         if stage in ("pairwise", "vfs"):
-            at.setdefault((event, orders[text]), i)
-    after = 0
-    for (event, (kind, order, cand, item)), i in at.items():
-        if event == "start" and order == 1:
-            forward_end = at[("end", (kind, 0, cand, item))]
-            after += i > forward_end
+            call = orders[text]
+            if event == "start":
+                first.setdefault((call[0], call[3]), call)
+                starts.append((i, call))
+            else:
+                ends.setdefault(call, i)
+    others = [(i, call) for i, call in starts if first[(call[0], call[3])] != call]
+    after = sum(1 for i, call in others if i > ends[first[(call[0], call[3])]])
     in_flight = peak = 0
     for event, stage, _ in events:
         if stage in ("pairwise", "vfs"):
             in_flight += 1 if event == "start" else -1
             peak = max(peak, in_flight)
-    return after, peak
+    return len(others), after, peak, all(call[1] == 0 for call in first.values())
 
 
-async def test_the_swapped_order_goes_after_the_forward_answer_with_the_same_results(tmp_path, monkeypatch):
+async def test_an_items_judgments_follow_its_first_answer_with_the_same_results(tmp_path, monkeypatch):
     events = await _run(tmp_path, "ordered", monkeypatch)
     orders = _orders(tmp_path, "ordered")
-    swapped = sum(1 for _, order, _, _ in orders.values() if order == 1)
-    assert swapped >= 2 * ITEMS  # two candidates' pairwise judgments at least, and the VFS ones
-    after, peak = _check(events, orders)
-    assert after == swapped > 0  # every swapped order, after its own forward order's answer
+    others, after, peak, forward_first = _check(events, orders)
+    assert others >= 3 * ITEMS  # per item: a swapped order and the other candidate's two, pairwise alone
+    assert after == others and forward_first  # every one after its item's first answer, a forward order
     assert peak > 4  # yet many items' judgments in flight at once
 
-    # both orders at once (what batch mode does, and the code did before): the same tables
-    monkeypatch.setattr(pipeline, "_one_order_after_the_other", lambda prep: False)
+    # all at once (what batch mode does, and the code did before): the same tables
+    monkeypatch.setattr(pipeline, "_first_judgment_alone", lambda prep: False)
     together = await _run(tmp_path, "together", monkeypatch)
-    after_together, _ = _check(together, _orders(tmp_path, "together"))
-    assert after_together < swapped  # the check can tell: at once, swapped orders start before answers
+    others_together, after_together, _, _ = _check(together, _orders(tmp_path, "together"))
+    assert others_together == others and after_together < others  # the check can tell the difference
     for name in TABLES:
         assert (tmp_path / "ordered" / name).read_bytes() == (tmp_path / "together" / name).read_bytes(), name
 
 
-@pytest.mark.parametrize("dual, batch, expected", [(True, False, True), (True, True, False), (False, False, False)])
-def test_only_live_dual_evaluation_waits(dual, batch, expected):
+@pytest.mark.parametrize("batch, expected", [(False, True), (True, False)])
+def test_only_a_live_judge_waits(batch, expected):
     spec, _ = offline_spec("quickstart")
     data = spec.model_dump(exclude_none=True)
     data["models"]["judge"]["batch"] = batch
     from judgekit.config import RunSpec
 
-    prep = pipeline.Prepared(RunSpec.model_validate(data), pipeline.Options(dual=dual), [])
-    assert pipeline._one_order_after_the_other(prep) is expected
+    prep = pipeline.Prepared(RunSpec.model_validate(data), pipeline.Options(), [])
+    assert pipeline._first_judgment_alone(prep) is expected

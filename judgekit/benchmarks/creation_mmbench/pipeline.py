@@ -9,11 +9,14 @@ Per candidate and item (each item's judging starts as soon as its answer exists)
 3. VFS judge (Fig. 34, text only, the ground-truth variant when the item has one) on items with
    visual-factuality criteria, both orders; the swapped run's A score is the candidate's.
 
-Both orders' judgments are pooled, as the reference does.  Live, an item's swapped order of each
-judgment is sent as soon as its forward order has an answer (not both at once), so the second can
-read their shared prefix (the instruction, the images, the question) from the provider's prompt
-cache; neither prompt's content changes.  A judge in batch mode gets both at once (a second wave
-would double the wait for the batches).  A judgment that does not parse (or
+Both orders' judgments are pooled, as the reference does.
+
+Live, an item's judgments of a kind go close together, not all at once: the first (a forward
+order) alone, every other one (its swapped order, the other candidates' orders) as soon as it has
+an answer, so they read the prefix they share with it from the provider's prompt cache: the
+instruction, the images and the question for every order, and the baseline answer and the
+criteria too for another candidate's forward order.  No prompt's content changes.  A judge in
+batch mode gets them all at once (a second wave would double the wait for the batches).  A judgment that does not parse (or
 whose call failed) is a counted failure kept with its raw text; with ``reask_on_parse_failure``
 the judge is asked once more (a separate cache entry, recorded as a re-ask).
 
@@ -384,22 +387,29 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
                 return
         await judge_item(alias, item, answer)
 
-    one_after_other = _one_order_after_the_other(prep)
+    first_alone = _first_judgment_alone(prep)
+    warm: dict[tuple[str, str], asyncio.Event] = {}  # (item, kind): its first judgment has an answer
 
     async def judge_item(alias: str, item: CreationItem, answer: str) -> None:
         calls = b.judge_requests(item, answer)
-        if not one_after_other:
+        if not first_alone:
             await asyncio.gather(*(judge_one(kind, order, req, alias, item) for kind, order, req in calls))
             return
-        kinds = dict.fromkeys(kind for kind, _, _ in calls)  # pairwise, vfs: each its own pair of orders
-        await asyncio.gather(*(judge_orders(kind, [(order, req) for k, order, req in calls if k == kind], alias, item)
+        kinds = dict.fromkeys(kind for kind, _, _ in calls)  # pairwise, vfs: each on its own
+        await asyncio.gather(*(judge_kind(kind, [(order, req) for k, order, req in calls if k == kind], alias, item)
                                for kind in kinds))
 
-    async def judge_orders(kind: str, calls: list[tuple[int, ChatRequest]], alias: str, item: CreationItem) -> None:
-        """One kind's judgments of an item: the forward order, then the swapped one once the
-        forward one has an answer (its failure included)."""
+    async def judge_kind(kind: str, calls: list[tuple[int, ChatRequest]], alias: str, item: CreationItem) -> None:
+        """A candidate's judgments of one kind on an item: the item's first one (a forward order)
+        alone, every other (its swapped order, other candidates' orders) once it has an answer."""
+        key = (item.index, kind)
+        answered = warm.get(key)
+        if answered is not None:
+            await answered.wait()
+            await asyncio.gather(*(judge_one(kind, order, req, alias, item) for order, req in calls))
+            return
+        answered = warm[key] = asyncio.Event()
         (first_order, first), *rest = calls
-        answered = asyncio.Event()
 
         async def then(order: int, req: ChatRequest) -> None:
             await answered.wait()
@@ -443,10 +453,10 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
                            failed_items=failed, not_run=not_run, display=display, notes=list(prep.warnings))
 
 
-def _one_order_after_the_other(prep: Prepared) -> bool:
-    """Whether an item's swapped order waits for its forward order's answer (see the module
-    docstring): live dual evaluation; a judge in batch mode gets both at once."""
-    return prep.options.dual and not prep.spec.models[prep.spec.roles.judge].batch
+def _first_judgment_alone(prep: Prepared) -> bool:
+    """Whether an item's first judgment of a kind goes alone, the others once it has an answer
+    (see the module docstring): live, yes; a judge in batch mode gets them all at once."""
+    return not prep.spec.models[prep.spec.roles.judge].batch
 
 
 def _pct(v: float | None) -> float | None:
