@@ -39,7 +39,11 @@ to and including a marked block, keyed by a hash of the model and that content) 
 estimated tokens (2,048 for a ``haiku`` model name) is cached for 5 minutes: the first request
 that marks it is billed ``cache_creation_input_tokens``, a later one ``cache_read_input_tokens``
 for the longest cached prefix (and creation for the rest up to its last breakpoint), as the real
-API does; ``input_tokens`` is what is left.  Counted in :class:`AnthropicStats`.
+API does; ``input_tokens`` is what is left.  A request reads what was written before it started
+(was admitted, before the simulated latency): two requests in flight together both write, as the
+API's documentation warns ("a cache entry only becomes available after the first response
+begins"); the clock is the OpenAI and Gemini endpoints' (:mod:`judgekit.sim.prefix_cache`).
+Counted in :class:`AnthropicStats`.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ import hashlib
 import json
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -345,9 +350,21 @@ class AnthropicSim:
     def __init__(self, core: _Core) -> None:
         self.core = core
         self.stats = AnthropicStats()
-        self._cache: OrderedDict[bytes, float] = OrderedDict()
-        #: seconds, for the cache's lifetimes (tests pass a fake one)
-        self.clock = time.monotonic
+        self._cache: OrderedDict[bytes, tuple[float, float]] = OrderedDict()  # prefix -> (written, expires)
+        self._clock = time.monotonic
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """Seconds, for the cache's lifetimes and when a request started (tests set a fake one):
+        the simulator's prompt-cache clock, shared with the chat endpoints."""
+        return self.core.prefix_cache.clock if self.core is not None else self._clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], float]) -> None:
+        if self.core is not None:
+            self.core.prefix_cache.clock = clock
+        else:
+            self._clock = clock
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post(MESSAGES_PATH, self.messages)
@@ -371,22 +388,26 @@ class AnthropicSim:
         return self._reshape(response)
 
     # -- replies -----------------------------------------------------------------------------
-    def prefix_cache(self, model: str, prefixes: tuple[tuple[bytes, int], ...]) -> tuple[int, int]:
-        """(tokens read, tokens written) of a request's marked prefixes; refreshes their lifetime."""
+    def prefix_cache(self, model: str, prefixes: tuple[tuple[bytes, int], ...],
+                     started: float | None = None) -> tuple[int, int]:
+        """(tokens read, tokens written) of a request's marked prefixes, answered now, that started
+        at ``started`` (None: now); refreshes their lifetime."""
         minimum = _MIN_CACHE_TOKENS_HAIKU if "haiku" in model.lower() else _MIN_CACHE_TOKENS
         eligible = [(h, n) for h, n in prefixes if n >= minimum]
         if not eligible:
             return 0, 0
         now = self.clock()
+        seen = now if started is None else min(started, now)
         read = 0
         for h, n in reversed(eligible):
-            expires = self._cache.get(h)
-            if expires is not None and expires > now:
+            entry = self._cache.get(h)
+            if entry is not None and entry[0] <= seen < entry[1]:
                 read = n
                 break
         written = max(0, eligible[-1][1] - read)
         for h, _ in eligible:
-            self._cache[h] = now + CACHE_TTL_S
+            entry = self._cache.get(h)
+            self._cache[h] = (now if entry is None or entry[1] <= now else entry[0], now + CACHE_TTL_S)
             self._cache.move_to_end(h)
         while len(self._cache) > _KEEP_PREFIXES:
             self._cache.popitem(last=False)
@@ -410,7 +431,7 @@ class AnthropicSim:
                 text_budget = budget - reasoning
         reply = make_reply(sreq.text, sreq.digest, quality=cfg.quality_of(model), max_tokens=text_budget,
                            garbage=adm.garbage, images=sreq.images_meta, last_user_text=sreq.last_user_text)
-        read, written = self.prefix_cache(model, sreq.prefixes)
+        read, written = self.prefix_cache(model, sreq.prefixes, adm.started)
         content: list[dict[str, Any]] = []
         if reasoning:
             content.append({"type": "thinking", "thinking": _THINKING_TEXT, "signature": f"sim{sreq.digest[:8].hex()}"})

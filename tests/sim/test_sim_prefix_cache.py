@@ -304,3 +304,18 @@ def test_boundaries_are_keyed_by_the_content_up_to_them():
     assert [t for t, _ in ka] == [t for t, _ in kb] == [16, 32, 48, 64, 80, 96, 112]
     assert ka[0] == kb[0] and all(x != y for x, y in zip(ka[1:], kb[1:]))
     assert boundaries(b"other", a, step=16, first=16)[0][1] != ka[0][1]  # another model or API
+
+
+def test_claudes_marked_prefixes_follow_the_same_rule_for_requests_in_flight():
+    from judgekit.sim.anthropic_api import AnthropicSim
+
+    sim = AnthropicSim(core=None)
+    clock = Clock()
+    sim.clock = clock
+    prefix = ((b"p" * 32, 1500),)
+    started = clock.t
+    clock.t += 1
+    assert sim.prefix_cache("claude-x", prefix, started) == (0, 1500)  # both in flight: both write
+    assert sim.prefix_cache("claude-x", prefix, started) == (0, 1500)
+    assert sim.prefix_cache("claude-x", prefix, clock.t) == (1500, 0)  # started after: reads
+    assert sim.prefix_cache("claude-x", prefix) == (1500, 0)  # a batch's request: answered at once
