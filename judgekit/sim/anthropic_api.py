@@ -40,9 +40,9 @@ estimated tokens (2,048 for a ``haiku`` model name) is cached for 5 minutes: the
 that marks it is billed ``cache_creation_input_tokens``, a later one ``cache_read_input_tokens``
 for the longest cached prefix (and creation for the rest up to its last breakpoint), as the real
 API does; ``input_tokens`` is what is left.  A request reads what was written before it started
-(was admitted, before the simulated latency): two requests in flight together both write, as the
-API's documentation warns ("a cache entry only becomes available after the first response
-begins"); the clock is the OpenAI and Gemini endpoints' (:mod:`judgekit.sim.prefix_cache`).
+(was admitted, before the simulated latency): two requests in flight together both write (the
+API's prompt-caching guide: an entry is there for concurrent requests only once the first
+response has begun); the clock is the OpenAI and Gemini endpoints' (:mod:`judgekit.sim.prefix_cache`).
 Counted in :class:`AnthropicStats`.
 """
 
