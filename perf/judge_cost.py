@@ -74,8 +74,9 @@ QUERY_TOKENS, ANSWER_TOKENS, IMAGE_SIZE = 600, 1500, (1024, 768)
 
 def _filler(rng: random.Random, tokens: int) -> str:
     """About ``tokens`` simulated tokens (four characters each) of plain prose-like words."""
-    vocab = ("the scene shows a quiet street where light falls on old walls and people pass by "
-             "while the writer notes every colour shape and small detail that matters to the story").split()
+    vocab = ["the", "scene", "shows", "a", "quiet", "street", "where", "light", "falls", "on", "old", "walls",
+             "and", "people", "pass", "by", "while", "the", "writer", "notes", "every", "colour", "shape", "and",
+             "small", "detail", "that", "matters", "to", "the", "story"]
     words, size = [], 0
     while size < 4 * tokens:
         w = rng.choice(vocab)
@@ -230,8 +231,9 @@ async def main(argv: list[str] | None = None) -> None:
         if args.data in ("sample", "both"):
             sets.append(("the shipped sample (small drawings, ~100-token queries, ~175-token baseline answers)", None))
         if args.data in ("paper", "both"):
-            sets.append((f"paper-length variant (queries ~{QUERY_TOKENS} tokens, baseline answers ~{ANSWER_TOKENS}, "
-                         f"images {IMAGE_SIZE[0]}x{IMAGE_SIZE[1]})", paper_length_tsv(tmp / "paper.tsv")))
+            title = (f"paper-length variant (queries ~{QUERY_TOKENS} tokens, baseline answers ~{ANSWER_TOKENS}, "
+                     f"images {IMAGE_SIZE[0]}x{IMAGE_SIZE[1]})")
+            sets.append((title, paper_length_tsv(tmp / "paper.tsv")))
         for title, data in sets:
             rows = []
             for judge in judges:

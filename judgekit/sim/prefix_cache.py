@@ -47,8 +47,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-__all__ = ["PrefixCache", "PrefixHit", "boundaries", "minimum_tokens", "KEEP_BOUNDARIES",
-           "OPENAI_MIN_TOKENS", "GEMINI_FLASH_MIN_TOKENS", "GEMINI_PRO_MIN_TOKENS"]
+__all__ = ["GEMINI_FLASH_MIN_TOKENS", "GEMINI_PRO_MIN_TOKENS", "KEEP_BOUNDARIES", "OPENAI_MIN_TOKENS", "PrefixCache",
+           "PrefixHit", "boundaries", "minimum_tokens"]
 
 #: OpenAI's minimum prompt for its cache
 OPENAI_MIN_TOKENS = 1024

@@ -17,7 +17,7 @@ from judgekit.runner import RunOptions, run_spec
 from judgekit.types import TextPart
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from offline_runners import offline_spec  # noqa: E402
+from offline_runners import offline_spec
 
 TABLES = ("answers.csv", "judgments.csv", "summary.csv")
 ITEMS = 6
