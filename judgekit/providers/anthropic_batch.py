@@ -49,7 +49,6 @@ the cache.
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import time
@@ -61,7 +60,8 @@ from typing import Any
 from ..errors import BadRequest, MalformedReply, ProviderError, TransientError
 from ..types import ChatResponse
 from .anthropic_wire import message_response
-from .batch import BatchItem, BatchLimits, BatchOutcome, BatchRequestNotRun, BatchState, BatchStatus
+from .batch import (BatchItem, BatchLimits, BatchOutcome, BatchRequestNotRun, BatchState, BatchStatus,
+                    classified_by)
 from .openai_batch import JoinedResults
 from .replies import excerpt, short_string
 from .sizes import MB
@@ -243,24 +243,7 @@ def join_results(custom_ids: Sequence[str] | None, lines: Iterable[bytes], *,
 # the provider's side
 
 
-def _classified(method):
-    """A batch method whose failures are the live call's ProviderErrors, keys redacted."""
-
-    @functools.wraps(method)
-    async def wrapper(self, *args, **kwargs):
-        from .anthropic import classify_anthropic_error
-
-        try:
-            return await method(self, *args, **kwargs)
-        except ProviderError as err:
-            self.redact_error(err)
-            raise
-        except (ValueError, TypeError):  # the caller's mistakes (see submit_batch), not the API's
-            raise
-        except Exception as err:
-            raise self.redact_error(classify_anthropic_error(err)) from err
-
-    return wrapper
+_classified = classified_by(".anthropic", "classify_anthropic_error")
 
 
 class AnthropicBatchMixin:

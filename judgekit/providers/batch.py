@@ -32,6 +32,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import functools
+import importlib
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -39,7 +41,7 @@ from ..errors import ProviderError
 from ..types import ChatRequest, ChatResponse
 
 __all__ = ["BatchItem", "BatchLimits", "BatchState", "BatchStatus", "BatchOutcome", "BatchAPI",
-           "BatchRequestNotRun", "TERMINAL_STATES"]
+           "BatchRequestNotRun", "TERMINAL_STATES", "classified_by"]
 
 #: judgekit's states of a batch, whatever the provider calls them (its own word is kept in
 #: ``BatchStatus.provider_status``)
@@ -124,3 +126,28 @@ class BatchAPI(Protocol):
 
     async def cancel_batch(self, batch_id: str) -> BatchStatus:
         ...
+
+
+def classified_by(module: str, classifier: str, *, passed: tuple[type[BaseException], ...] = (ValueError, TypeError)):
+    """A decorator for a provider's batch methods: their failures become the live call's
+    ProviderErrors (``module.classifier`` maps an SDK exception, imported when first needed, so
+    the batch modules do not import their provider's module at import time), keys redacted.
+    ``passed``: the caller's own mistakes, raised as they are (nothing was sent)."""
+
+    def decorate(method):
+        @functools.wraps(method)
+        async def wrapper(self, *args, **kwargs):
+            try:
+                return await method(self, *args, **kwargs)
+            except ProviderError as err:
+                self.redact_error(err)
+                raise
+            except passed:
+                raise
+            except Exception as err:
+                classify = getattr(importlib.import_module(module, __package__), classifier)
+                raise self.redact_error(classify(err)) from err
+
+        return wrapper
+
+    return decorate

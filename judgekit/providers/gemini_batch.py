@@ -66,9 +66,9 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import BadRequest, MalformedReply, ProviderError
+from ..errors import BadRequest, MalformedReply
 from ..types import ChatResponse
-from .batch import BatchItem, BatchLimits, BatchOutcome, BatchStatus
+from .batch import BatchItem, BatchLimits, BatchOutcome, BatchStatus, classified_by
 from .gemini_batch_wire import (
     batch_state,
     join_lines,
@@ -112,24 +112,7 @@ def sdk_has_batches() -> bool:
 # the provider's side
 
 
-def _classified(method):
-    """A batch method whose failures are the live call's ProviderErrors, keys redacted."""
-
-    @functools.wraps(method)
-    async def wrapper(self, *args, **kwargs):
-        from .gemini import classify_gemini_error
-
-        try:
-            return await method(self, *args, **kwargs)
-        except ProviderError as err:
-            self.redact_error(err)
-            raise
-        except CallerError:
-            raise  # the caller's mistake, not the API's: nothing was sent
-        except Exception as err:
-            raise self.redact_error(classify_gemini_error(err)) from err
-
-    return wrapper
+_classified = classified_by(".gemini", "classify_gemini_error", passed=(CallerError,))
 
 
 class GeminiBatchMixin:

@@ -40,7 +40,6 @@ them and storing them) must give the same answers.  The Batch API keeps them 30 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import re
@@ -58,6 +57,7 @@ from .batch import (
     BatchRequestNotRun,
     BatchState,
     BatchStatus,
+    classified_by,
 )
 from .replies import chat_completion_response, short_string
 from .sizes import MB
@@ -287,24 +287,7 @@ def input_custom_ids(data: bytes) -> list[str]:
 # the provider's side
 
 
-def _classified(method):
-    """A batch method whose failures are the live call's ProviderErrors, keys redacted."""
-
-    @functools.wraps(method)
-    async def wrapper(self, *args, **kwargs):
-        from .openai import classify_openai_error
-
-        try:
-            return await method(self, *args, **kwargs)
-        except ProviderError as err:
-            self.redact_error(err)
-            raise
-        except (ValueError, TypeError):  # the caller's mistakes (see submit_batch), not the API's
-            raise
-        except Exception as err:
-            raise self.redact_error(classify_openai_error(err)) from err
-
-    return wrapper
+_classified = classified_by(".openai", "classify_openai_error")
 
 
 class OpenAIBatchMixin:
