@@ -319,3 +319,20 @@ def test_claudes_marked_prefixes_follow_the_same_rule_for_requests_in_flight():
     assert sim.prefix_cache("claude-x", prefix, started) == (0, 1500)
     assert sim.prefix_cache("claude-x", prefix, clock.t) == (1500, 0)  # started after: reads
     assert sim.prefix_cache("claude-x", prefix) == (1500, 0)  # a batch's request: answered at once
+
+
+def test_the_prefix_cache_settings_are_part_of_a_sim_models_cache_identity():
+    """Turning the simulator's prefix cache off or changing its steps changes the usage it reports,
+    so a judgekit cache made one way is not reused the other way; a spec that sets none of them
+    keeps the identity it had before these settings existed."""
+    from judgekit.providers.sim import _RESPONSE_FIELDS, sim_settings_hash
+
+    base = {"seed": 7, "latency_ms": 0}
+    before = sim_settings_hash(base, tuple(f for f in _RESPONSE_FIELDS if not f.startswith("prefix_cache")))
+    assert sim_settings_hash(base, _RESPONSE_FIELDS) == before
+    idents = {sim_settings_hash({**base, **extra}, _RESPONSE_FIELDS)
+              for extra in ({}, {"prefix_cache": False}, {"prefix_cache_step": 64},
+                            {"prefix_cache_min_tokens": {"sim-judge": 2048}})}
+    assert len(idents) == 4
+    # latency and TTL change no answer: same identity
+    assert sim_settings_hash({**base, "latency_ms": 30, "prefix_cache_ttl_s": 60}, _RESPONSE_FIELDS) == before
