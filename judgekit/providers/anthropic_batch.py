@@ -61,7 +61,7 @@ from ..errors import BadRequest, MalformedReply, ProviderError, TransientError
 from ..types import ChatResponse
 from .anthropic_wire import message_response
 from .batch import (BatchItem, BatchLimits, BatchOutcome, BatchRequestNotRun, BatchState, BatchStatus,
-                    classified_by)
+                    BatchSideBase, classified_by)
 from .openai_batch import JoinedResults
 from .replies import excerpt, short_string
 from .sizes import MB
@@ -84,8 +84,6 @@ _NOT_RUN = {"canceled": "the batch was canceled before running this request",
             "expired": "the batch expired (24 hours) before running this request"}
 #: batches whose request ids a provider object remembers (from its own submissions)
 _REMEMBERED = 64
-_MIN_TRANSFER_BPS = 1 * MB
-_TRANSFER_FLOOR_S = 600.0
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
@@ -246,7 +244,7 @@ def join_results(custom_ids: Sequence[str] | None, lines: Iterable[bytes], *,
 _classified = classified_by(".anthropic", "classify_anthropic_error")
 
 
-class AnthropicBatchMixin:
+class AnthropicBatchMixin(BatchSideBase):
     """The batch side of the Anthropic provider (see the module docstring).  Needs the provider's
     ``_client``, ``spec``, ``kind``, ``request_body`` and ``redact_error``."""
 
@@ -261,15 +259,6 @@ class AnthropicBatchMixin:
         the batch)."""
         return len(self._line(item)) + 1
 
-    def _price(self, resp: ChatResponse) -> float:
-        from ..cost.prices import usage_usd
-
-        billed = getattr(self.spec, "base_model", None) or self.spec.model  # type: ignore[attr-defined]
-        return usage_usd(self.kind, billed, resp.usage, self.spec.price, batch=True) or 0.0  # type: ignore[attr-defined]
-
-    def _timeout(self, nbytes: int = 0) -> float:
-        base = self.spec.limits.timeout_for(None)  # type: ignore[attr-defined]
-        return max(base, _TRANSFER_FLOOR_S, 60.0 + nbytes / _MIN_TRANSFER_BPS)
 
     @property
     def _submitted(self) -> OrderedDict[str, tuple[str, ...]]:

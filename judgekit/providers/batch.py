@@ -41,7 +41,7 @@ from ..errors import ProviderError
 from ..types import ChatRequest, ChatResponse
 
 __all__ = ["BatchItem", "BatchLimits", "BatchState", "BatchStatus", "BatchOutcome", "BatchAPI",
-           "BatchRequestNotRun", "TERMINAL_STATES", "classified_by"]
+           "BatchRequestNotRun", "TERMINAL_STATES", "classified_by", "BatchSideBase"]
 
 #: judgekit's states of a batch, whatever the provider calls them (its own word is kept in
 #: ``BatchStatus.provider_status``)
@@ -151,3 +151,25 @@ def classified_by(module: str, classifier: str, *, passed: tuple[type[BaseExcept
         return wrapper
 
     return decorate
+
+
+#: uploads and downloads are given at least this long, and a second per this many bytes
+_TRANSFER_FLOOR_S = 600.0
+_MIN_TRANSFER_BPS = 1024 * 1024
+
+
+class BatchSideBase:
+    """What every provider's batch side shares: pricing at batch rates under the model the spec
+    names as billed (``serves`` when set), and the timeout of a batch transfer of ``nbytes``.
+    Needs the provider's ``spec`` and ``kind``."""
+
+    def _price(self, resp: ChatResponse) -> float:
+        from ..cost.prices import usage_usd
+
+        spec = self.spec  # type: ignore[attr-defined]
+        billed = getattr(spec, "base_model", None) or spec.model
+        return usage_usd(self.kind, billed, resp.usage, spec.price, batch=True) or 0.0  # type: ignore[attr-defined]
+
+    def _timeout(self, nbytes: int = 0) -> float:
+        base = self.spec.limits.timeout_for(None)  # type: ignore[attr-defined]
+        return max(base, _TRANSFER_FLOOR_S, 60.0 + nbytes / _MIN_TRANSFER_BPS)

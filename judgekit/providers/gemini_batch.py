@@ -67,8 +67,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import BadRequest, MalformedReply
-from ..types import ChatResponse
-from .batch import BatchItem, BatchLimits, BatchOutcome, BatchStatus, classified_by
+from .batch import BatchItem, BatchLimits, BatchOutcome, BatchStatus, BatchSideBase, classified_by
 from .gemini_batch_wire import (
     batch_state,
     join_lines,
@@ -115,7 +114,7 @@ def sdk_has_batches() -> bool:
 _classified = classified_by(".gemini", "classify_gemini_error", passed=(CallerError,))
 
 
-class GeminiBatchMixin:
+class GeminiBatchMixin(BatchSideBase):
     """The batch side of the Gemini provider (see the module docstring).  Needs the provider's
     ``_client``, ``spec``, ``alias``, ``kind``, ``content_request`` and ``redact_error``."""
 
@@ -156,11 +155,6 @@ class GeminiBatchMixin:
         """The size of ``item``'s line in the input file, images counted without encoding them.
         A request over the API's size limits raises the RequestTooLarge its live call would."""
         return line_size(item.custom_id, self._body(item, keep=True))
-
-    def _price(self, resp: ChatResponse) -> float:
-        from ..cost.prices import usage_usd
-
-        return usage_usd(self.kind, self.spec.model, resp.usage, self.spec.price, batch=True) or 0.0  # type: ignore[attr-defined]
 
     async def _operation(self, batch_id: str) -> dict:
         """The batch's long-running operation as JSON (the SDK's own HTTP client, auth and errors)."""

@@ -57,6 +57,7 @@ from .batch import (
     BatchRequestNotRun,
     BatchState,
     BatchStatus,
+    BatchSideBase,
     classified_by,
 )
 from .replies import chat_completion_response, short_string
@@ -80,8 +81,6 @@ _STATES: dict[str, BatchState] = {
 NOT_RUN_CODES = frozenset({"batch_expired", "batch_cancelled", "batch_canceled"})
 _CUSTOM_ID = re.compile(rb'^\{"custom_id":\s*("(?:[^"\\]|\\.)*")')
 #: the slowest transfer rate assumed when setting an upload's timeout (bytes per second)
-_MIN_TRANSFER_BPS = 1 * MB
-_TRANSFER_FLOOR_S = 600.0
 
 
 def batch_state(status: Any) -> BatchState:
@@ -290,7 +289,7 @@ def input_custom_ids(data: bytes) -> list[str]:
 _classified = classified_by(".openai", "classify_openai_error")
 
 
-class OpenAIBatchMixin:
+class OpenAIBatchMixin(BatchSideBase):
     """The batch side of the OpenAI provider (see the module docstring).  Needs the provider's
     ``_client``, ``spec``, ``kind``, ``chat_body`` and ``redact_error``."""
 
@@ -313,16 +312,6 @@ class OpenAIBatchMixin:
         """The size of ``item``'s line in the input file.  A request over the API's size limits
         raises the RequestTooLarge its live call would (so that one call fails, not the batch)."""
         return len(self._line(item))
-
-    def _price(self, resp: ChatResponse) -> float:
-        from ..cost.prices import usage_usd
-
-        billed = getattr(self.spec, "base_model", None) or self.spec.model  # type: ignore[attr-defined]
-        return usage_usd(self.kind, billed, resp.usage, self.spec.price, batch=True) or 0.0  # type: ignore[attr-defined]
-
-    def _timeout(self, nbytes: int = 0) -> float:
-        base = self.spec.limits.timeout_for(None)  # type: ignore[attr-defined]
-        return max(base, _TRANSFER_FLOOR_S, 60.0 + nbytes / _MIN_TRANSFER_BPS)
 
     @_classified
     async def submit_batch(self, items: list[BatchItem]) -> BatchStatus:
