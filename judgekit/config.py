@@ -195,7 +195,10 @@ class Roles(_Strict):
     candidates: list[str] = Field(default_factory=list, description="the models under test (every benchmark "
                                                                     "needs at least one, except an MMIE run that "
                                                                     "only scores imported answers)")
-    judge: str | None = None
+    judge: str | None = Field(None, description="the judge (Creation-MMBench), scorer (MMIE) or answer extractor "
+                                                "(GuessBench); with `judges`, the panel's first")
+    judges: list[str] = Field(default_factory=list, description="a judge panel: every judge judges every item; "
+                                                                "results per judge, an ensemble and their agreement")
     describer: str | None = Field(None, description="Creation-MMBench-TO: the model that describes images")
     retriever: str | None = Field(None, description="GuessBench image retrieval: an image retriever alias")
     generators: list[str] = Field(default_factory=list, description="text-to-image models (MMGenBench's "
@@ -203,6 +206,34 @@ class Roles(_Strict):
                                                                    "local text_to_image, openai_image or "
                                                                    "sim_image aliases")
     encoder: str | None = Field(None, description="MMGenBench: the image encoder (a local embed_image alias)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _panel_first(cls, data: Any) -> Any:
+        # with a panel, roles.judge is its first judge (a spec's judge may be any of the panel, so
+        # that --set roles.judges=[...] works on a spec that names one judge)
+        if isinstance(data, dict):
+            judges = data.get("judges")
+            if isinstance(judges, list) and judges and isinstance(judges[0], str):
+                judge = data.get("judge")
+                if judge is None or (isinstance(judge, str) and judge in judges):
+                    data = {**data, "judge": judges[0]}
+        return data
+
+    @model_validator(mode="after")
+    def _panel(self) -> "Roles":
+        if len(set(self.judges)) != len(self.judges):
+            dup = next(j for j in self.judges if self.judges.count(j) > 1)
+            raise ValueError(f"roles.judges: '{dup}' is named twice")
+        if self.judges and self.judge != self.judges[0]:
+            raise ValueError(f"roles.judge ('{self.judge}') is not in roles.judges ({', '.join(self.judges)}): "
+                             f"name the panel in roles.judges only (its first is the judge)")
+        return self
+
+    @property
+    def panel(self) -> list[str]:
+        """The judges: roles.judges, or the one roles.judge; empty when neither is set."""
+        return list(self.judges) if self.judges else ([self.judge] if self.judge else [])
 
 
 class RunSpec(_Strict):
@@ -225,7 +256,9 @@ class RunSpec(_Strict):
     @model_validator(mode="after")
     def _roles_exist(self) -> "RunSpec":
         named = [("roles.candidates", a) for a in self.roles.candidates]
-        if self.roles.judge:
+        if self.roles.judges:
+            named.extend(("roles.judges", a) for a in self.roles.judges)
+        elif self.roles.judge:
             named.append(("roles.judge", self.roles.judge))
         if self.roles.describer:
             named.append(("roles.describer", self.roles.describer))

@@ -113,7 +113,7 @@ class _AsyncNull:
 
 def _aliases(spec: RunSpec) -> list[str]:
     used = list(spec.roles.candidates)
-    for a in (spec.roles.judge, spec.roles.describer, spec.roles.retriever, *spec.roles.generators,
+    for a in (*spec.roles.panel, spec.roles.describer, spec.roles.retriever, *spec.roles.generators,
               spec.roles.encoder):
         if a and a not in used:
             used.append(a)

@@ -1,0 +1,119 @@
+"""A judge panel's ensemble and agreement: pure functions over one value per (item, judge).
+
+Ensembles (named in the results, so a reader knows what the ensemble column is):
+
+* :func:`majority` (``"majority"``), for integer verdicts and right/wrong: the value most judges
+  gave; when several are given equally often, the median of the valid values, rounded toward 0
+  (so +1 against -1 is a tie verdict, +1 against +2 is +1, right against wrong is wrong).
+  Failed judgments (None) take no part.
+* :func:`mean_score` (``"mean"``), for scores: the mean of the valid values.
+
+Agreement is Krippendorff's alpha, computed by the ``krippendorff`` package (a maintained
+implementation: NumPy, every level of measurement, missing values), over the items that at
+least two judges rated; the raw share of items where every valid judgment is the same is
+reported beside it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Literal
+
+import numpy as np
+
+__all__ = ["ENSEMBLE_RULES", "majority", "mean_score", "krippendorff_alpha", "full_agreement", "agreement"]
+
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
+
+#: the ensemble rules by name, as they appear in summary.json
+ENSEMBLE_RULES = {
+    "majority": "the verdict most judges gave; with equal counts, the median verdict rounded toward 0",
+    "mean": "the mean of the judges' valid scores",
+}
+
+
+def _valid(values: Sequence[float | None]) -> list[float]:
+    out = []
+    for v in values:
+        if v is None:
+            continue
+        if isinstance(v, bool):
+            v = int(v)
+        out.append(v)
+    return out
+
+
+def majority(values: Sequence[int | bool | None]) -> int | None:
+    """The most common valid value; with equal counts, the median of the valid values rounded
+    toward 0.  None if none is valid.  Booleans count as 0/1 and come back as 0/1."""
+    valid = _valid(values)
+    if not valid:
+        return None
+    counts = Counter(valid)
+    top = max(counts.values())
+    tied = [v for v, c in counts.items() if c == top]
+    if len(tied) == 1:
+        return tied[0]
+    return math.trunc(statistics.median(valid))
+
+
+def mean_score(values: Sequence[float | None]) -> float | None:
+    """The mean of the valid values; None if none valid."""
+    valid = _valid(values)
+    return sum(valid) / len(valid) if valid else None
+
+
+def _matrix(ratings: Mapping[Hashable, Mapping[str, float | None]], judges: Sequence[str]) -> np.ndarray:
+    items = list(ratings)
+    m = np.full((len(judges), len(items)), np.nan)
+    for j, judge in enumerate(judges):
+        for i, item in enumerate(items):
+            v = ratings[item].get(judge)
+            if v is not None:
+                m[j, i] = float(v)
+    return m
+
+
+def krippendorff_alpha(ratings: Mapping[Hashable, Mapping[str, float | None]], judges: Sequence[str],
+                       level: Level = "interval") -> float | None:
+    """Krippendorff's alpha of ``judges`` over ``ratings`` (item -> judge -> value, None or a
+    missing judge = no rating).  None when it is undefined: fewer than two judges, no item rated
+    by two, or every rating the same value (no variation to agree on)."""
+    if len(judges) < 2:
+        return None
+    import krippendorff
+
+    m = _matrix(ratings, judges)
+    pairable = np.sum(~np.isnan(m), axis=0) >= 2
+    m = m[:, pairable]
+    if m.shape[1] == 0:
+        return None
+    values = m[~np.isnan(m)]
+    if np.unique(values).size < 2:
+        return None
+    a = krippendorff.alpha(reliability_data=m, level_of_measurement=level)
+    return None if a is None or not np.isfinite(a) else float(a)
+
+
+def full_agreement(ratings: Mapping[Hashable, Mapping[str, float | None]], judges: Sequence[str]) -> float | None:
+    """The share (0..1) of items rated by two or more judges on which every rating is equal."""
+    same = total = 0
+    for per in ratings.values():
+        vs = [per.get(j) for j in judges]
+        vs = [v for v in vs if v is not None]
+        if len(vs) >= 2:
+            total += 1
+            same += all(v == vs[0] for v in vs)
+    return same / total if total else None
+
+
+def agreement(ratings: Mapping[Hashable, Mapping[str, float | None]], judges: Sequence[str],
+              level: Level) -> dict:
+    """The agreement record of summary.json: alpha, its level, the full-agreement share and how
+    many items two or more judges rated."""
+    pairable = sum(1 for per in ratings.values() if sum(per.get(j) is not None for j in judges) >= 2)
+    return {"judges": list(judges), "krippendorff_alpha": krippendorff_alpha(ratings, judges, level),
+            "level": level, "full_agreement": full_agreement(ratings, judges), "items": pairable}

@@ -1,0 +1,85 @@
+"""How a pairwise judge behaves: swap consistency, first-slot preference, ties, length bias.
+
+Input: one record per judgment, from the candidate's point of view as the pipelines keep them:
+``item`` (any hashable, the same for both orders of an item), ``order`` (0: the baseline in the
+first slot, the candidate in the second; 1: swapped), ``score`` (the candidate's verdict -2..+2,
+already negated back for the swapped order; None for a failure) and optionally ``length_diff``
+(candidate answer length minus baseline answer length, e.g. in characters).
+
+* swap consistency: of the items with both orders judged, the share whose two verdicts agree
+  after the swap, by direction (candidate better / tie / baseline better); ``swap_exact`` by
+  the full -2..+2 verdict.  A judge without position bias scores 1.
+* first-slot preference: of the valid verdicts that are not ties, the share won by the answer in
+  the first slot (Assistant A), whichever it was; 0.5 means no preference.
+* ties: the share of valid verdicts that are ties.
+* length correlation: Spearman's rho between the candidate's verdict and the length difference
+  (positive: the longer answer tends to win).
+* parse failures: the share of judgments with no valid verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping
+from typing import Any
+
+__all__ = ["pairwise_behaviour"]
+
+
+def _sign(v: int) -> int:
+    return (v > 0) - (v < 0)
+
+
+def _spearman(xs: list[float], ys: list[float]) -> float | None:
+    if len(xs) < 3 or len(set(xs)) < 2 or len(set(ys)) < 2:
+        return None
+    from scipy.stats import spearmanr
+
+    rho = spearmanr(xs, ys).statistic
+    rho = float(rho)
+    return rho if rho == rho else None
+
+
+def pairwise_behaviour(judgments: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The behaviour figures of one judge (on one candidate, or pooled over several; the item
+    key must then tell candidates apart).  Shares are fractions 0..1, None when undefined."""
+    by_item: dict[Hashable, dict[int, int | None]] = {}
+    total = failures = ties = first = second = 0
+    scores: list[float] = []
+    diffs: list[float] = []
+    for j in judgments:
+        total += 1
+        s, order = j.get("score"), int(j.get("order", 0))
+        if s is None:
+            failures += 1
+            by_item.setdefault(j["item"], {})[order] = None
+            continue
+        s = int(s)
+        by_item.setdefault(j["item"], {})[order] = s
+        if s == 0:
+            ties += 1
+        else:
+            # the first slot holds the baseline in order 0 (it wins when the candidate loses)
+            first_won = (s < 0) if order == 0 else (s > 0)
+            first += first_won
+            second += not first_won
+        d = j.get("length_diff")
+        if d is not None:
+            scores.append(float(s))
+            diffs.append(float(d))
+    both = [(o[0], o[1]) for o in by_item.values() if o.get(0) is not None and o.get(1) is not None]
+    valid = total - failures
+    decided = first + second
+    return {
+        "judgments": total,
+        "parse_failures": failures,
+        "parse_failure_rate": failures / total if total else None,
+        "items_both_orders": len(both),
+        "swap_consistency": sum(_sign(a) == _sign(b) for a, b in both) / len(both) if both else None,
+        "swap_exact": sum(a == b for a, b in both) / len(both) if both else None,
+        "first_slot_preference": first / decided if decided else None,
+        "first_slot_wins": first,
+        "second_slot_wins": second,
+        "tie_rate": ties / valid if valid else None,
+        "length_correlation": _spearman(diffs, scores),
+        "length_pairs": len(scores),
+    }

@@ -1,0 +1,154 @@
+"""Bootstrap intervals over items: seeded, reproducible, for every ratio-of-sums metric.
+
+Every headline figure of the four benchmarks is a ratio of per-item sums: Reward is 50 x (sum of
+an item's valid scores) / (its count of valid scores), pooled over items; Win Rate, VFS, an MMIE
+category's percent, a GuessBench accuracy and SIM have the same shape.  So one function serves
+them all: each item contributes a numerator and a denominator (its judgments stay together, so
+both orders of a dual evaluation are resampled as one), the items are drawn with replacement
+``samples`` times, and the interval is the percentile interval of the resampled ratios.
+
+The draw depends only on ``seed``, the ``key`` naming the figure (so figures do not share a
+stream, and one figure's interval does not change when another is added) and the number of
+items: the same inputs give the same interval on every machine.
+
+A paired comparison of two candidates on the same items resamples the items once for both, so
+the interval of the difference keeps what the items share (a hard item is hard for both).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+__all__ = ["Interval", "ratio_interval", "paired_difference", "DEFAULT_SAMPLES", "DEFAULT_LEVEL", "with_interval",
+           "shown"]
+
+DEFAULT_SAMPLES = 1000
+DEFAULT_LEVEL = 0.95
+
+#: at most this many drawn indices held at once (samples are drawn in row blocks of this size)
+_BLOCK = 4_000_000
+
+
+@dataclass(frozen=True)
+class Interval:
+    estimate: float | None  # the figure on all items (None when no item has a denominator)
+    low: float | None
+    high: float | None
+    items: int  # items resampled
+    samples: int
+    level: float
+    seed: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _rng(seed: int, key: str) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, zlib.crc32(key.encode("utf-8"))]))
+
+
+def _check(samples: int, level: float) -> None:
+    if samples < 1:
+        raise ValueError(f"bootstrap samples must be at least 1, not {samples}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"interval level must be between 0 and 1, not {level}")
+
+
+def _draws(rng: np.random.Generator, n: int, samples: int):
+    """Blocks of resampled item indices, ``samples`` rows of ``n`` in all; the blocks depend only
+    on ``n`` so the stream is the same on every run."""
+    rows = max(1, _BLOCK // max(n, 1))
+    done = 0
+    while done < samples:
+        k = min(rows, samples - done)
+        yield rng.integers(0, n, size=(k, n))
+        done += k
+
+
+def _as_arrays(num: Sequence[float], den: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    a = np.asarray(num, dtype=float)
+    b = np.asarray(den, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"numerators ({a.shape}) and denominators ({b.shape}) must be two equally long lists")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise ValueError("numerators and denominators must be finite")
+    if np.any(b < 0):
+        raise ValueError("denominators must not be negative")
+    return a, b
+
+
+def _ratios(a: np.ndarray, b: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    top, bottom = a[idx].sum(axis=1), b[idx].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.nan)
+
+
+def _percentiles(values: np.ndarray, level: float) -> tuple[float | None, float | None]:
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return None, None
+    tail = (1.0 - level) / 2.0
+    lo, hi = np.quantile(values, [tail, 1.0 - tail])
+    return float(lo), float(hi)
+
+
+def ratio_interval(num: Sequence[float], den: Sequence[float], *, samples: int = DEFAULT_SAMPLES,
+                   level: float = DEFAULT_LEVEL, seed: int = 0, key: str = "", scale: float = 1.0) -> Interval:
+    """``scale`` x sum(num) / sum(den), with its percentile bootstrap interval over the items.
+
+    ``num[i]`` and ``den[i]`` are item i's sums (e.g. the sum of its valid scores and their
+    count).  An item with denominator 0 (every judgment failed) still counts as an item drawn; a
+    resample whose denominator is 0 is left out of the percentiles."""
+    _check(samples, level)
+    a, b = _as_arrays(num, den)
+    n = a.size
+    if n == 0 or b.sum() <= 0:
+        return Interval(None, None, None, n, samples, level, seed)
+    estimate = scale * float(a.sum() / b.sum())
+    rng = _rng(seed, key)
+    stats = np.concatenate([_ratios(a, b, idx) for idx in _draws(rng, n, samples)])
+    lo, hi = _percentiles(stats * scale, level)
+    return Interval(estimate, lo, hi, n, samples, level, seed)
+
+
+def paired_difference(num_a: Sequence[float], den_a: Sequence[float], num_b: Sequence[float],
+                      den_b: Sequence[float], *, samples: int = DEFAULT_SAMPLES, level: float = DEFAULT_LEVEL,
+                      seed: int = 0, key: str = "", scale: float = 1.0) -> Interval:
+    """The difference A - B of two ratio figures on the same items (position i is the same item
+    in both), with the percentile interval of the difference when the items are resampled once
+    for both.  Resamples where either side has denominator 0 are left out."""
+    _check(samples, level)
+    a1, b1 = _as_arrays(num_a, den_a)
+    a2, b2 = _as_arrays(num_b, den_b)
+    if a1.size != a2.size:
+        raise ValueError(f"a paired comparison needs the same items on both sides ({a1.size} and {a2.size})")
+    n = a1.size
+    if n == 0 or b1.sum() <= 0 or b2.sum() <= 0:
+        return Interval(None, None, None, n, samples, level, seed)
+    estimate = scale * float(a1.sum() / b1.sum() - a2.sum() / b2.sum())
+    rng = _rng(seed, key)
+    stats = np.concatenate([_ratios(a1, b1, idx) - _ratios(a2, b2, idx) for idx in _draws(rng, n, samples)])
+    lo, hi = _percentiles(stats * scale, level)
+    return Interval(estimate, lo, hi, n, samples, level, seed)
+
+
+def with_interval(row: dict, name: str, iv: Interval, digits: int = 2) -> dict:
+    """``row`` with ``<name>_ci_low`` / ``<name>_ci_high`` added (rounded), for the CSVs."""
+    r = lambda v: None if v is None else round(v, digits)  # noqa: E731
+    row[f"{name}_ci_low"] = r(iv.low)
+    row[f"{name}_ci_high"] = r(iv.high)
+    return row
+
+
+def shown(value: float | None, low: float | None, high: float | None, digits: int = 1) -> str:
+    """A figure and its interval for the printed tables: ``12.3 [8.1, 16.0]`` (``-`` when None)."""
+    if value is None:
+        return "-"
+    text = f"{value:.{digits}f}"
+    if low is not None and high is not None:
+        text += f" [{low:.{digits}f}, {high:.{digits}f}]"
+    return text
