@@ -48,10 +48,13 @@ class Interval:
 
 
 def _rng(seed: int, key: str) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, zlib.crc32(key.encode("utf-8"))]))
+    # the whole seed (SeedSequence takes any non-negative int): seeds 2**32 apart are different seeds
+    return np.random.default_rng(np.random.SeedSequence([int(seed), zlib.crc32(key.encode("utf-8"))]))
 
 
-def _check(samples: int, level: float) -> None:
+def _check(samples: int, level: float, seed: int) -> None:
+    if int(seed) < 0:
+        raise ValueError(f"the bootstrap seed must not be negative, not {seed}")
     if samples < 1:
         raise ValueError(f"bootstrap samples must be at least 1, not {samples}")
     if not 0.0 < level < 1.0:
@@ -103,7 +106,7 @@ def ratio_interval(num: Sequence[float], den: Sequence[float], *, samples: int =
     ``num[i]`` and ``den[i]`` are item i's sums (e.g. the sum of its valid scores and their
     count).  An item with denominator 0 (every judgment failed) still counts as an item drawn; a
     resample whose denominator is 0 is left out of the percentiles."""
-    _check(samples, level)
+    _check(samples, level, seed)
     a, b = _as_arrays(num, den)
     n = a.size
     if n == 0 or b.sum() <= 0:
@@ -121,7 +124,7 @@ def paired_difference(num_a: Sequence[float], den_a: Sequence[float], num_b: Seq
     """The difference A - B of two ratio figures on the same items (position i is the same item
     in both), with the percentile interval of the difference when the items are resampled once
     for both.  Resamples where either side has denominator 0 are left out."""
-    _check(samples, level)
+    _check(samples, level, seed)
     a1, b1 = _as_arrays(num_a, den_a)
     a2, b2 = _as_arrays(num_b, den_b)
     if a1.size != a2.size:
