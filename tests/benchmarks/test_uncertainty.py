@@ -1,0 +1,84 @@
+"""The interval options every benchmark shares and the figures built from them
+(judgekit.benchmarks.uncertainty): interval() and comparisons() against the metric functions on
+the same items and keys, intervals off, and the options' bounds."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from judgekit.benchmarks.uncertainty import IntervalOptions, comparisons, interval
+from judgekit.metrics.intervals import paired_difference, ratio_interval
+
+# item -> (sum of valid verdicts, count of valid verdicts) of three candidates
+SUMS = {
+    "strong": {f"q{i}": (float((i * 7) % 5 - 1), 2.0) for i in range(30)},
+    "weak": {f"q{i}": (float((i * 3) % 5 - 3), 2.0 - (i % 4 == 0)) for i in range(30)},
+    "mid": {f"q{i}": (float(i % 3 - 1), 1.0) for i in range(2, 30)},  # two items missing
+}
+
+
+def test_interval_is_ratio_interval_with_the_options():
+    opts = IntervalOptions(bootstrap_samples=300, bootstrap_seed=4, interval_level=0.9)
+    iv = interval(SUMS["strong"], opts, key="j:strong:reward", scale=50.0)
+    nums, dens = zip(*SUMS["strong"].values())
+    assert iv == ratio_interval(nums, dens, samples=300, level=0.9, seed=4, key="j:strong:reward", scale=50.0)
+    assert iv.estimate == pytest.approx(50.0 * sum(nums) / sum(dens))
+    assert iv.low < iv.estimate < iv.high
+    # another key is another stream; the estimate stays
+    other = interval(SUMS["strong"], opts, key="j:strong:win", scale=50.0)
+    assert other.estimate == iv.estimate and (other.low, other.high) != (iv.low, iv.high)
+
+
+def test_intervals_off_and_no_items():
+    assert interval(SUMS["strong"], IntervalOptions(bootstrap_samples=0), key="k") is None
+    assert comparisons(SUMS, IntervalOptions(bootstrap_samples=0), "reward") == []
+    empty = interval({}, IntervalOptions(bootstrap_samples=50), key="k")
+    assert (empty.estimate, empty.low, empty.high, empty.items) == (None, None, None, 0)
+
+
+def test_options_defaults_and_bounds():
+    opts = IntervalOptions()
+    assert (opts.bootstrap_samples, opts.bootstrap_seed, opts.interval_level) == (1000, 0, 0.95)
+    for bad in ({"bootstrap_samples": -1}, {"bootstrap_samples": 100_001}, {"bootstrap_seed": -1},
+                {"interval_level": 0.5}, {"interval_level": 1.0}, {"bootstrap_samples": "many"}, {"nosuch": 1}):
+        with pytest.raises(ValidationError):
+            IntervalOptions(**bad)
+
+
+def test_comparisons_every_pair_in_candidate_order_on_common_items():
+    opts = IntervalOptions(bootstrap_samples=400, bootstrap_seed=1)
+    rows = comparisons(SUMS, opts, "reward", scale=50.0, key="judge:", candidates=["strong", "weak", "mid"])
+    assert [(r["a"], r["b"]) for r in rows] == [("strong", "weak"), ("strong", "mid"), ("weak", "mid")]
+    for r in rows:
+        a, b = SUMS[r["a"]], SUMS[r["b"]]
+        common = [i for i in a if i in b]
+        iv = paired_difference([a[i][0] for i in common], [a[i][1] for i in common],
+                               [b[i][0] for i in common], [b[i][1] for i in common], samples=400, seed=1,
+                               key=f"judge:reward:{r['a']}-{r['b']}", scale=50.0)
+        assert r == {"metric": "reward", "a": r["a"], "b": r["b"], "items": len(common), "difference": iv.estimate,
+                     "ci_low": iv.low, "ci_high": iv.high, "level": 0.95,
+                     "excludes_zero": iv.low > 0 or iv.high < 0}
+        assert r["difference"] == pytest.approx(50.0 * (sum(a[i][0] for i in common) / sum(a[i][1] for i in common)
+                                                        - sum(b[i][0] for i in common) / sum(b[i][1] for i in common)))
+    assert rows[0]["items"] == 30 and rows[1]["items"] == 28
+    # strong is clearly ahead of weak on these items; excludes_zero says so
+    assert rows[0]["difference"] > 0 and rows[0]["excludes_zero"] is True
+
+
+def test_comparisons_order_and_unknown_candidates():
+    opts = IntervalOptions(bootstrap_samples=100)
+    default = comparisons(SUMS, opts, "vfs")
+    assert [(r["a"], r["b"]) for r in default] == [("strong", "weak"), ("strong", "mid"), ("weak", "mid")]
+    swapped = comparisons(SUMS, opts, "vfs", candidates=["weak", "nosuch", "strong"])
+    assert [(r["a"], r["b"]) for r in swapped] == [("weak", "strong")]
+    assert swapped[0]["difference"] == pytest.approx(-default[0]["difference"])
+    # a pair with no common items has no figure, and nothing excludes zero
+    rows = comparisons({"a": {"x": (1.0, 1.0)}, "b": {"y": (0.0, 1.0)}}, opts, "acc")
+    assert rows[0]["items"] == 0 and rows[0]["difference"] is None and rows[0]["excludes_zero"] is False
+
+
+def test_a_tie_between_identical_candidates_does_not_exclude_zero():
+    rows = comparisons({"a": SUMS["strong"], "b": dict(SUMS["strong"])}, IntervalOptions(bootstrap_samples=100),
+                       "reward", scale=50.0)
+    assert (rows[0]["difference"], rows[0]["ci_low"], rows[0]["ci_high"], rows[0]["excludes_zero"]) == (0, 0, 0, False)
