@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
+import numpy as np
+
 __all__ = ["pairwise_behaviour"]
 
 
@@ -29,14 +31,28 @@ def _sign(v: int) -> int:
     return (v > 0) - (v < 0)
 
 
+def _ranks(xs: list[float]) -> np.ndarray:
+    """1-based ranks, tied values sharing their average rank (scipy.stats.rankdata's "average")."""
+    x = np.asarray(xs, dtype=float)
+    order = np.argsort(x, kind="mergesort")
+    ordered = x[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[starts[1:], x.size]
+    ranks = np.empty(x.size)
+    ranks[order] = np.repeat((starts + ends + 1) / 2.0, ends - starts)
+    return ranks
+
+
 def _spearman(xs: list[float], ys: list[float]) -> float | None:
+    """Spearman's rho (Pearson's r of the average ranks, as scipy.stats.spearmanr computes it, without
+    importing scipy.stats: 1.5 s of CPU at every run's start); None below 3 pairs or without variation."""
     if len(xs) < 3 or len(set(xs)) < 2 or len(set(ys)) < 2:
         return None
-    from scipy.stats import spearmanr
-
-    rho = spearmanr(xs, ys).statistic
-    rho = float(rho)
-    return rho if rho == rho else None
+    rx, ry = _ranks(xs), _ranks(ys)
+    rx -= rx.mean()
+    ry -= ry.mean()
+    rho = float(np.dot(rx, ry) / np.sqrt(np.dot(rx, rx) * np.dot(ry, ry)))
+    return min(1.0, max(-1.0, rho)) if rho == rho else None
 
 
 def pairwise_behaviour(judgments: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
