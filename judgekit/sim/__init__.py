@@ -24,10 +24,13 @@ default                          Gemini bad key: 400 ``API_KEY_INVALID``; Gemini
 ``reasoning_tokens``,            ``reasoning_tokens`` / ``thoughtsTokenCount``,
 ``cached_prompt_share``          ``cached_tokens`` / ``cachedContentTokenCount``
 ``azure_deployments``            deployment -> model (prices, rules and replies follow it)
+``judge_styles``                 per judge model: position bias, noise, verbosity bias, tie
+                                 readiness, leniency (:class:`JudgeStyle`)
 ==============================  ==========================================================
 """
 
 from judgekit.sim.config import SimConfig
+from judgekit.sim.judge_style import JudgeStyle
 from judgekit.sim.core import SimStats
 from judgekit.sim.limits import RateDecision, RateLimiter, TokenBucket, format_duration
 from judgekit.sim.process import SimProcess, SimThread
@@ -37,6 +40,7 @@ from judgekit.sim.server import READY_PREFIX, SimServer, SimStartError, build_ap
 
 __all__ = [
     "SimConfig",
+    "JudgeStyle",
     "SimServer",
     "SimThread",
     "SimProcess",

@@ -11,7 +11,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["SimConfig", "DEFAULT_QUALITY", "ReplyFault", "QuotaKind", "REPLY_FAULTS", "QUOTA_KINDS"]
+from judgekit.sim.judge_style import JudgeStyle
+
+__all__ = ["SimConfig", "DEFAULT_QUALITY", "JudgeStyle", "ReplyFault", "QuotaKind", "REPLY_FAULTS", "QUOTA_KINDS"]
 
 ReplyFault = Literal[
     "content_filter", "refusal", "reasoning_exhausted", "empty",
@@ -113,6 +115,14 @@ class SimConfig(BaseModel):
 
     model_quality: dict[str, float] = Field(default_factory=dict)
     """Per model, 0..1 (default 0.5): richer answers from better models win more verdicts."""
+
+    judge_styles: dict[str, JudgeStyle] = Field(default_factory=dict)
+    """Per judge model, how it judges (:class:`~judgekit.sim.judge_style.JudgeStyle`): position
+    bias (``first_slot_bias``), randomness (``noise``), verbosity bias (``length_weight``), tie
+    readiness (``tie_width``) and leniency (``score_offset``), each imitating a measured habit of
+    real judges, so a panel of simulated judges disagrees the way real ones do.  A model with no
+    entry judges as the simulator always has (no bias, noise 1): its replies are unchanged.
+    Read by pairwise verdicts, visual factuality scores and MMIE scores."""
 
     search_results: int = Field(3, ge=0, le=200)
     """Image search (``GET /res/v1/images/search``): results per query, at most the request's
@@ -291,6 +301,10 @@ class SimConfig(BaseModel):
         if total > 1 + 1e-9:
             raise ValueError(f"reply_faults shares sum to {total:g}, more than 1")
         return self
+
+    def style_of(self, model: str) -> JudgeStyle | None:
+        """The judge style of ``model``; None when it has none (the usual judge)."""
+        return self.judge_styles.get(model)
 
     def quality_of(self, model: str) -> float:
         """The configured quality of ``model``, clamped to [0, 1]."""

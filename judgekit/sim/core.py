@@ -240,6 +240,7 @@ class _Core:
             garbage=adm.garbage,
             images=sreq.images_meta,
             last_user_text=sreq.last_user_text,
+            style=cfg.style_of(model),
         )
         payload = chat_payload(
             api, model, reply,

@@ -15,7 +15,9 @@ Two kinds of request (:func:`mmie_kind`):
     its last ``Answer:``, else all of it) found among the answer's words: of its numbers when it
     has any (``43``), else of its words (``yes``, ``isomorphic``).  A one-line answer lands near
     0.5, a 30-word one with an image near 3, 70 words with two images near 4.5; the score is ``round(centre + N(0, sigma))`` clamped to 0..6, with
-    ``sigma = 1.2 - 0.8 * quality`` (a better judge is less noisy).  The answer is the text after
+    ``sigma = 1.2 - 0.8 * quality`` (a better judge is less noisy); a scorer's
+    :class:`~judgekit.sim.judge_style.JudgeStyle` (``SimConfig.judge_styles``) scales the noise
+    (``noise``; 0: always ``round(centre)``) and adds its leniency (``score_offset``).  The answer is the text after
     the last ``### Answer`` line; its images are its ``Image-k:`` lines (attached or left out by a
     cap).  With ``garbage`` the reply has no valid score: no ``### Score`` at all, a word instead
     of a number, or a number out of range (7, 10, -1), so the failure counting is exercised.
@@ -35,6 +37,8 @@ from __future__ import annotations
 import math
 import random
 import re
+
+from judgekit.sim.judge_style import JudgeStyle, styled_score
 
 __all__ = [
     "KIND_SCORE",
@@ -96,14 +100,17 @@ def mmie_kind(text: str, last_user_text: str | None = None) -> str | None:
     return None
 
 
-def mmie_reply(kind: str, text: str, rng: random.Random, *, quality: float, garbage: bool) -> str:
+def mmie_reply(kind: str, text: str, rng: random.Random, *, quality: float, garbage: bool,
+               style: JudgeStyle | None = None) -> str:
     """The reply to an MMIE request of ``kind`` (see the module docstring).
 
     ``quality`` (0..1) is the replying model's quality; ``garbage`` makes a scoring reply carry
-    no valid score and is ignored for integrated answers.
+    no valid score and is ignored for integrated answers; ``style`` is the scorer's
+    :class:`~judgekit.sim.judge_style.JudgeStyle` (its ``noise`` scales ``sigma``, its
+    ``score_offset`` is added to the centre; None: the usual scorer).
     """
     if kind == KIND_SCORE:
-        return _score_reply(text, rng, quality, garbage)
+        return _score_reply(text, rng, quality, garbage, style)
     if kind == KIND_INTEGRATED:
         return _integrated_reply(text, rng, quality)
     raise ValueError(f"not an MMIE kind: {kind!r}")
@@ -188,11 +195,11 @@ def _feedback(score: float, rng: random.Random) -> str:
     return " ".join(lines)
 
 
-def _score_reply(text: str, rng: random.Random, quality: float, garbage: bool) -> str:
+def _score_reply(text: str, rng: random.Random, quality: float, garbage: bool, style: JudgeStyle | None) -> str:
     answer, gt = _judged_answer(text)
     centre = score_centre(answer, gt)
     sigma = max(0.2, 1.2 - 0.8 * min(1.0, max(0.0, quality)))
-    score = int(min(6, max(0, round(centre + rng.gauss(0.0, sigma)))))
+    score = int(min(6, max(0, round(styled_score(centre, rng.gauss(0.0, sigma), style)))))
     lead = "### Feedback\n" if rng.random() < 0.5 else ""
     body = lead + _feedback(score, rng)
     if garbage:

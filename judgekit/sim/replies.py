@@ -6,14 +6,10 @@ always gets the same reply.
 
 Kinds of request, recognised from the prompt text (:func:`classify`):
 
-``pairwise``
-    A Creation-MMBench style pairwise judge prompt (``[ASSISTANT A]``, ``[ASSISTANT B]`` and
-    ``Final Verdict``).  The reply evaluates both answers and ends with
-    ``Final Verdict is: [[X]]``; about 5 % of replies spell the verdict the mirrored way
-    (``[[B<A]]``) or with spaces inside the brackets, as real judges do.
-``vfs``
-    A visual factuality prompt (``Visual Factuality Score``).  The reply ends with
-    ``Response A Visual Factuality Score: X/10`` and ``Response B ...: Y/10``.
+``pairwise``, ``vfs``
+    Creation-MMBench's pairwise judge and visual factuality prompts: see
+    :mod:`judgekit.sim.judge_replies` (the replies) and :mod:`judgekit.sim.judge_style` (how a
+    judge's verdict is drawn, and the per-judge styles of ``SimConfig.judge_styles``).
 ``guess``, ``extract``, ``self_refine``, ``retrieval_check``
     GuessBench: a guess at a Minecraft build, the answer-extraction judge, and the two review
     turns (self-refine, image retrieval); see :mod:`judgekit.sim.guess`, which "sees" the
@@ -31,8 +27,8 @@ Kinds of request, recognised from the prompt text (:func:`classify`):
 How judges favour better models without knowing who wrote an answer: a candidate model of
 quality ``q`` (``SimConfig.model_quality``) writes longer answers drawn from a larger
 vocabulary, and the simulated judge scores each answer by those same surface features
-(:func:`answer_quality`: log word count and log distinct-word count).  The difference of the
-two scores drives an ordered-logit draw over the five verdicts (:func:`verdict_probabilities`).
+(:func:`answer_quality`); a judge model's :class:`~judgekit.sim.judge_style.JudgeStyle` adds
+its position bias, verbosity bias, noise, tie readiness and leniency.
 
 Token accounting is simulated too: about 0.75 words per token when cutting at ``max_tokens``,
 and ``completion_tokens = round(words * 1.3)``.
@@ -40,7 +36,6 @@ and ``completion_tokens = round(words * 1.3)``.
 
 from __future__ import annotations
 
-import math
 import random
 import re
 import sys
@@ -57,6 +52,17 @@ from judgekit.sim.guess import (
     guess_kind,
     guess_reply,
 )
+from judgekit.sim.judge_replies import (
+    KIND_PAIRWISE,
+    KIND_VFS,
+    PUNCT_TABLE,
+    VERDICTS,
+    answer_quality,
+    extract_answers,
+    pairwise_text,
+    vfs_text,
+)
+from judgekit.sim.judge_style import JudgeStyle, verdict_probabilities
 from judgekit.sim.mmie import MMIE_JUDGE_KINDS, MMIE_KINDS, mmie_kind, mmie_reply
 
 __all__ = [
@@ -75,25 +81,15 @@ __all__ = [
     "extract_answers",
     "answer_quality",
     "verdict_probabilities",
+    "JudgeStyle",
     "make_reply",
     "completion_tokens_for",
 ]
 
-KIND_PAIRWISE = "pairwise"
-KIND_VFS = "vfs"
 KIND_ANSWER = "answer"
 KIND_CAPTION = "caption"
 #: markers of MMGenBench's caption prompt (prompts/mmgenbench/caption.txt)
 _CAPTION_MARKS = ("image caption-prompt", "Text-to-Image model")
-
-#: verdicts from best-for-A to best-for-B
-VERDICTS: tuple[str, ...] = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
-_MIRRORED = {"A>>B": "B<<A", "A>B": "B<A", "A=B": "B=A", "B>A": "A<B", "B>>A": "A<<B"}
-
-#: ordered-logit slope and thresholds of the simulated judge
-_SLOPE = 2.5
-_T_MILD = 0.5
-_T_STRONG = 2.0
 
 _WORDS_PER_TOKEN = 0.75
 _TOKENS_PER_WORD = 1.3
@@ -183,11 +179,10 @@ def _build_vocab() -> tuple[str, ...]:
 _VOCAB = _build_vocab()
 
 _WORD_RE = re.compile(r"\S+")
-_PUNCT_TABLE = str.maketrans({c: " " for c in ".,;:!?\"'()[]{}*#-_/\\<>=`~|"})
 
 
 # ----------------------------------------------------------------------------------------
-# classification and judge helpers
+# classification
 # ----------------------------------------------------------------------------------------
 
 
@@ -214,151 +209,6 @@ def classify(text: str, last_user_text: str | None = None) -> str:
     return guess_kind(text, text if last_user_text is None else last_user_text) or KIND_ANSWER
 
 
-def _between(text: str, start: str, end: str) -> str:
-    """The text between the last ``start`` before ``end`` and ``end``; '' if not found.
-
-    Taking the *last* opening marker before the closing one skips any mention of the marker
-    in the prompt's instructions.  A missing closing marker takes the text up to the next
-    ``[`` marker line, or to the end.
-    """
-    j = text.find(end)
-    if j < 0:
-        i = text.rfind(start)
-        if i < 0:
-            return ""
-        i += len(start)
-        k = text.find("\n[", i)
-        return text[i : k if k >= 0 else len(text)].strip()
-    i = text.rfind(start, 0, j)
-    if i < 0:
-        return ""
-    return text[i + len(start) : j].strip()
-
-
-def extract_answers(text: str) -> tuple[str, str]:
-    """The two answers of a judge prompt: between ``[ASSISTANT A]`` .. ``[END ASSISTANT A]``
-    and ``[ASSISTANT B]`` .. ``[END ASSISTANT B]``."""
-    return (
-        _between(text, "[ASSISTANT A]", "[END ASSISTANT A]"),
-        _between(text, "[ASSISTANT B]", "[END ASSISTANT B]"),
-    )
-
-
-def answer_quality(answer: str) -> float:
-    """A surface-feature score of an answer (0 for an empty one, ~5.5 for a typical one).
-
-    ``0.35 * ln(1 + words) + 0.65 * ln(1 + distinct words)`` with punctuation removed and
-    case folded: it grows with length and vocabulary variety and saturates (logarithmically).
-    """
-    toks = answer.lower().translate(_PUNCT_TABLE).split()
-    if not toks:
-        return 0.0
-    return 0.35 * math.log1p(len(toks)) + 0.65 * math.log1p(len(set(toks)))
-
-
-def _sigmoid(x: float) -> float:
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
-
-
-def verdict_probabilities(quality_a: float, quality_b: float) -> tuple[float, ...]:
-    """Probabilities of ``A>>B, A>B, A=B, B>A, B>>A`` (ordered logit on the difference)."""
-    z = _SLOPE * (quality_a - quality_b)
-    c_ab_strong = _sigmoid(z - _T_STRONG)  # P(A>>B)
-    c_ab = _sigmoid(z - _T_MILD)  # P(A>>B or A>B)
-    c_tie = _sigmoid(z + _T_MILD)  # P(A wins or tie)
-    c_ba = _sigmoid(z + _T_STRONG)  # P(anything but B>>A)
-    return (c_ab_strong, c_ab - c_ab_strong, c_tie - c_ab, c_ba - c_tie, 1.0 - c_ba)
-
-
-def _draw(probs: tuple[float, ...], u: float) -> int:
-    acc = 0.0
-    for i, p in enumerate(probs):
-        acc += p
-        if u < acc:
-            return i
-    return len(probs) - 1
-
-
-def _describe(q: float, rng: random.Random) -> str:
-    if q >= 6.0:
-        options = ("is rich, detailed and closely follows the instructions",
-                   "covers the requested points thoroughly with vivid, specific language")
-    elif q >= 5.2:
-        options = ("addresses the main requirements with reasonable detail",
-                   "is solid overall, though some parts could be more specific")
-    elif q >= 4.0:
-        options = ("is fairly brief and somewhat repetitive",
-                   "touches on the task but lacks depth and variety")
-    else:
-        options = ("is very thin and misses most of the requirements",
-                   "barely engages with the task")
-    return rng.choice(options)
-
-
-def _pairwise_text(text: str, rng: random.Random, garbage: bool) -> str:
-    a, b = extract_answers(text)
-    qa, qb = answer_quality(a), answer_quality(b)
-    idx = _draw(verdict_probabilities(qa, qb), rng.random())
-    verdict = VERDICTS[idx]
-    body = (
-        f"1. Evaluation of Assistant A's Response: The response {_describe(qa, rng)}.\n\n"
-        f"2. Evaluation of Assistant B's Response: The response {_describe(qb, rng)}.\n\n"
-    )
-    if garbage:
-        tail = rng.choice((
-            "3. Conclusion: Both responses have their merits; it is hard to pick one.",
-            "Final Verdict is: [[A>>>B]]",
-            "Final verdict: Assistant A",
-            "Final Verdict is: [[",
-            "I cannot determine a final verdict for these responses.",
-        ))
-        return body + tail
-    u = rng.random()
-    if u < 0.03:
-        shown = _MIRRORED[verdict]
-    elif u < 0.04:
-        shown = f" {verdict} "
-    elif u < 0.05:
-        shown = verdict.replace(">", " > ").replace("=", " = ").replace("  ", " ")
-    else:
-        shown = verdict
-    return body + f"3. Final Verdict: see below.\n\nFinal Verdict is: [[{shown}]]"
-
-
-def _vfs_score(q: float, rng: random.Random) -> str:
-    x = 10.0 * _sigmoid(1.2 * (q - 5.0)) + rng.uniform(-1.0, 1.0)
-    x = min(10.0, max(0.0, x))
-    if rng.random() < 0.3:
-        return f"{round(x, 1):g}"
-    return str(int(round(x)))
-
-
-def _vfs_text(text: str, rng: random.Random, garbage: bool) -> str:
-    a, b = extract_answers(text)
-    qa, qb = answer_quality(a), answer_quality(b)
-    sa, sb = _vfs_score(qa, rng), _vfs_score(qb, rng)
-    body = (
-        f"Assistant A: the response {_describe(qa, rng)}; its visual details mostly agree "
-        f"with the criteria.\n\nAssistant B: the response {_describe(qb, rng)}; its visual "
-        f"details are checked against the same criteria.\n\n"
-    )
-    if garbage:
-        return body + rng.choice((
-            f"Response A Visual Factuality Score: {sa}/10",
-            "Response A Visual Factuality Score: high\nResponse B Visual Factuality Score: low",
-            f"Scores: A={sa}, B={sb}",
-            "I am unable to score visual factuality without seeing the images.",
-        ))
-    return (
-        body
-        + f"Response A Visual Factuality Score: {sa}/10\n"
-        + f"Response B Visual Factuality Score: {sb}/10"
-    )
-
-
 # ----------------------------------------------------------------------------------------
 # free-text answers
 # ----------------------------------------------------------------------------------------
@@ -367,7 +217,7 @@ def _vfs_text(text: str, rng: random.Random, garbage: bool) -> str:
 def _prompt_words(text: str, limit: int = 40) -> list[str]:
     """Distinct alphabetic words (4+ letters) of the prompt's tail, in order of appearance."""
     seen: dict[str, None] = {}
-    for w in text[-4000:].translate(_PUNCT_TABLE).split():
+    for w in text[-4000:].translate(PUNCT_TABLE).split():
         if len(w) >= 4 and w.isalpha():
             seen.setdefault(w.lower(), None)
             if len(seen) >= limit:
@@ -497,6 +347,7 @@ def make_reply(
     garbage: bool = False,
     images: Sequence[Mapping[str, str]] = (),
     last_user_text: str | None = None,
+    style: JudgeStyle | None = None,
 ) -> Reply:
     """The reply to a request whose prompt text is ``text``.
 
@@ -506,6 +357,8 @@ def make_reply(
     ``Reply.garbage`` stays False).  ``images`` holds one dict of PNG text labels per image of
     the request, in order (empty for an unlabelled image), and ``last_user_text`` the text of
     the last user message (None: ``text``); both only matter to GuessBench requests.
+    ``style`` is the judging model's :class:`~judgekit.sim.judge_style.JudgeStyle` (None: the
+    usual judge), read by pairwise, visual factuality and MMIE scoring requests.
     """
     rng = random.Random(int.from_bytes(digest[:16], "big"))
     last_user = text if last_user_text is None else last_user_text
@@ -513,13 +366,13 @@ def make_reply(
     if kind in GUESS_KINDS:
         out, garbage = guess_reply(kind, text, last_user, images, rng, quality=quality, garbage=garbage)
     elif kind == KIND_PAIRWISE:
-        out = _pairwise_text(text, rng, garbage)
+        out = pairwise_text(text, rng, garbage, style)
     elif kind == KIND_VFS:
-        out = _vfs_text(text, rng, garbage)
+        out = vfs_text(text, rng, garbage, style)
     elif kind == KIND_CAPTION:
         out = _caption_text(images, quality, rng)
     elif kind in MMIE_KINDS:
-        out = mmie_reply(kind, text, rng, quality=quality, garbage=garbage)
+        out = mmie_reply(kind, text, rng, quality=quality, garbage=garbage, style=style)
         garbage = garbage and kind in MMIE_JUDGE_KINDS
     else:
         budget = max(1, int(max_tokens * _WORDS_PER_TOKEN)) if max_tokens else None
