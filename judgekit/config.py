@@ -226,8 +226,9 @@ class Roles(_Strict):
             dup = next(j for j in self.judges if self.judges.count(j) > 1)
             raise ValueError(f"roles.judges: '{dup}' is named twice")
         if self.judges and self.judge != self.judges[0]:
-            raise ValueError(f"roles.judge ('{self.judge}') is not in roles.judges ({', '.join(self.judges)}): "
-                             f"name the panel in roles.judges only (its first is the judge)")
+            panel = ", ".join(f"'{j}'" for j in self.judges)
+            raise ValueError(f"roles.judge ('{self.judge}') is not in roles.judges ({panel}): add it to roles.judges "
+                             f"or leave roles.judge out (the panel's first is the judge)")
         return self
 
     @property
