@@ -15,11 +15,15 @@ Definitions (paper Sec. 3.1 and Table 5; the reference evaluation):
 
 Dual evaluation pools judgments: each item contributes its forward and its swapped judgment
 (the swapped one negated by the caller), and a failure in one order drops only that judgment.
+
+Every figure is a ratio of per-item sums (:func:`item_sums`, :data:`FIGURE_SUMS`), which is what
+an item bootstrap resamples; :func:`ensemble_records` turns a judge panel's records into one
+record per (candidate, item, kind, order) that :func:`summarize` reads like a judge's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -31,6 +35,11 @@ __all__ = [
     "parse_ok_rate",
     "vfs_mean",
     "summarize",
+    "SUM_COLUMNS",
+    "FIGURE_SUMS",
+    "item_sums",
+    "ENSEMBLE_JUDGE",
+    "ensemble_records",
 ]
 
 #: score -> the name of its count (Table 5's columns, and "fail" for None)
@@ -179,3 +188,105 @@ def summarize(
     for model, level, name in sorted(groups, key=lambda k: (k[0], order[k[1]], k[2])):
         rows.append({"model": model, "level": level, "group": name, **_stats(groups[(model, level, name)])})
     return rows
+
+
+# --------------------------------------------------------------------------- per-item sums
+
+#: the sums :func:`item_sums` gives each item, in this order
+SUM_COLUMNS = ("reward_num", "win_num", "valid", "vfs_num", "vfs_ref_num", "vfs_valid")
+
+#: each figure of :func:`summarize` as sum(numerator) / sum(denominator) over items: figure ->
+#: (numerator column, denominator column) of :data:`SUM_COLUMNS`
+FIGURE_SUMS = {
+    "reward": ("reward_num", "valid"),
+    "win_rate": ("win_num", "valid"),
+    "vfs": ("vfs_num", "vfs_valid"),
+    "vfs_ref": ("vfs_ref_num", "vfs_valid"),
+}
+
+
+def item_sums(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[float]]:
+    """``(model, index) -> sums`` in :data:`SUM_COLUMNS` order, over the item's judgment records
+    (both orders; records as :func:`summarize` reads them, each with an ``index``):
+
+    * ``reward_num`` = 50 x the sum of the valid pairwise scores, ``win_num`` = 100 x the valid
+      scores above 0, ``valid`` = how many scores are valid;
+    * ``vfs_num`` = the sum of the valid VFS values, ``vfs_ref_num`` = the sum of the baseline's
+      VFS over the same judgments, ``vfs_valid`` = how many VFS values are valid.
+
+    Summed over a group's items, each :data:`FIGURE_SUMS` ratio is :func:`summarize`'s figure
+    for the group (failures and judgments left out count nowhere).  Items come in the order of
+    their first record."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for r in records:
+        key = (str(r.get("model", "")), str(r["index"]))
+        sums = out.setdefault(key, [0.0] * len(SUM_COLUMNS))
+        if _is_pairwise(r):
+            s = _check_score(r.get("score"))
+            if s is not None:
+                sums[0] += 50.0 * s
+                sums[1] += 100.0 * (s > 0)
+                sums[2] += 1.0
+        if _is_vfs(r) and r.get("vfs") is not None:
+            sums[3] += float(r["vfs"])
+            sums[4] += float(r["vfs_ref"]) if r.get("vfs_ref") is not None else 0.0
+            sums[5] += 1.0
+    return out
+
+
+# --------------------------------------------------------------------------- a panel's ensemble
+
+#: the ``judge`` of the ensemble's records and rows
+ENSEMBLE_JUDGE = "ensemble"
+
+
+def _number(v: Any) -> bool:
+    return v is not None and not isinstance(v, (str, bool))
+
+
+def ensemble_records(records: Iterable[Mapping[str, Any]], *, pairwise_rule: Callable[[Sequence[Any]], Any],
+                     score_rule: Callable[[Sequence[Any]], Any]) -> list[dict[str, Any]]:
+    """One record per (model, index, kind, order) from the records of every judge of a panel
+    (``kind`` "pairwise" or "vfs", as :func:`summarize` reads them), with ``judge`` =
+    :data:`ENSEMBLE_JUDGE`:
+
+    * pairwise: ``score`` = ``pairwise_rule`` of the judges' valid scores (e.g.
+      :func:`judgekit.metrics.agreement.majority`); None when no judge's score is valid;
+    * vfs: ``vfs`` and ``vfs_ref`` = ``score_rule`` (e.g. the mean) over the judges whose VFS is
+      valid; with none valid, :data:`NO_VFS` when every judge's judgment was left out (an empty
+      reply), else None (a failure).
+
+    ``ok`` says whether the ensemble has a value; ``error_kind`` is the judges' common failure
+    kind (``candidate_failed``...) or ``no_valid_judgment`` when they failed differently.  The
+    item's ``task``, ``category`` and ``length_diff`` are the first record's.  Records come in
+    the order of each group's first record."""
+    groups: dict[tuple[str, str, str, int], list[Mapping[str, Any]]] = {}
+    for r in records:
+        kind = r.get("kind")
+        if kind not in ("pairwise", "vfs"):
+            continue
+        groups.setdefault((str(r.get("model", "")), str(r["index"]), kind, int(r.get("order", 0))), []).append(r)
+    out = []
+    for (model, index, kind, order), recs in groups.items():
+        first = recs[0]
+        rec: dict[str, Any] = {"model": model, "judge": ENSEMBLE_JUDGE, "index": index, "task": first.get("task"),
+                               "category": first.get("category"), "kind": kind, "order": order,
+                               "score": None, "vfs": None, "vfs_ref": None}
+        if kind == "pairwise":
+            rec["score"] = pairwise_rule([r.get("score") for r in recs if r.get("score") is not None])
+            ok = rec["score"] is not None
+        else:
+            valid = [r for r in recs if _number(r.get("vfs"))]
+            if valid:
+                rec["vfs"] = score_rule([r["vfs"] for r in valid])
+                rec["vfs_ref"] = score_rule([r["vfs_ref"] for r in valid if r.get("vfs_ref") is not None])
+            elif all(_no_vfs(r) for r in recs):
+                rec["vfs"] = NO_VFS
+            ok = bool(valid)
+        kinds = {r.get("error_kind") for r in recs}
+        rec["ok"] = ok
+        rec["error_kind"] = None if ok else (kinds.pop() if len(kinds) == 1 else "no_valid_judgment")
+        rec["judges"] = len(recs)
+        rec["length_diff"] = first.get("length_diff")
+        out.append(rec)
+    return out

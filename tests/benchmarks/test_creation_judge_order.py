@@ -96,7 +96,7 @@ async def test_an_items_judgments_follow_its_first_answer_with_the_same_results(
     assert peak > 4  # yet many items' judgments in flight at once
 
     # all at once (what batch mode does, and the code did before): the same tables
-    monkeypatch.setattr(pipeline, "_first_judgment_alone", lambda prep: False)
+    monkeypatch.setattr(pipeline, "_first_judgment_alone", lambda prep, judge=None: False)
     together = await _run(tmp_path, "together", monkeypatch)
     others_together, after_together, _, _ = _check(together, _orders(tmp_path, "together"))
     assert others_together == others and after_together < others  # the check can tell the difference

@@ -11,6 +11,10 @@ Per candidate and item (each item's judging starts as soon as its answer exists)
 
 Both orders' judgments are pooled, as the reference does.
 
+A panel (``roles.judges``): every judge makes every pairwise and VFS judgment, the same prompts
+with its own model settings (and its own batch mode); the results per judge, the panel's
+ensemble, the judges' agreement and behaviour and the intervals are built in :mod:`.results`.
+
 Live, an item's judgments of a kind go close together, not all at once: the first (a forward
 order) alone, every other one (its swapped order, the other candidates' orders) as soon as it has
 an answer, so they read the prefix they share with it from the provider's prompt cache: the
@@ -34,20 +38,18 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel
-
 from ...config import STRICT_CONFIG
 from ...engine import NOT_RUN, CallResult, Engine
-from ...metrics.alignment import consistency, mae
-from ...metrics.pairwise import NO_VFS, summarize
+from ...metrics.pairwise import NO_VFS
 from ...parsers.creation import NO_OBJECTIVE, parse_verdict, parse_vfs
-from ...resources import load_prompt
-from ...types import ChatRequest, GenParams, Message, TextPart
+from ...types import ChatRequest
 from ..base import BenchmarkResult, PlannedCall, require_candidates
 from ..deviations import ours
-from . import prompts as P
+from ..uncertainty import IntervalOptions
 from .data import CreationItem, load_data, read_human_ratings
-from .prediction_file import FAIL_MSG, as_judged
+from .prediction_file import FAIL_MSG
+from .requests import _Builder, _reask_request, check_judges
+from .results import build
 
 __all__ = ["Options", "Prepared", "prepare", "plan", "run", "stages"]
 
@@ -57,8 +59,10 @@ stages = ["describe", "candidate", "pairwise", "vfs"]
 FLOW_WINDOW = 512
 
 
-class Options(BaseModel):
-    """``[options]`` of a Creation-MMBench spec.  Defaults reproduce the authors' code."""
+class Options(IntervalOptions):
+    """``[options]`` of a Creation-MMBench spec.  Defaults reproduce the authors' code; the
+    bootstrap intervals (:class:`~judgekit.benchmarks.uncertainty.IntervalOptions`) are an
+    addition that leaves every point estimate as it is."""
 
     model_config = STRICT_CONFIG  # unknown keys, loose types, inf and nan are spec errors
 
@@ -88,7 +92,7 @@ class Options(BaseModel):
     text_only: bool = ours(False, reference="has no text-only variant (Creation-MMBench-TO is in the paper only)",
                            description="Creation-MMBench-TO: a describer's description replaces the images")
     description: Literal["generic", "query_specific"] = "generic"  # the TO variant's describer instruction
-    human_ratings: str | None = None  # CSV of human pairwise ratings for MAE / Consistency
+    human_ratings: str | None = None  # CSV of human pairwise ratings: MAE / Consistency per judge (Table 4)
     task_categories: dict[str, str] = ours(
         {}, reference="its fixed task -> category table",
         description="tasks moved to other categories (or categories for tasks the table lacks)")
@@ -126,71 +130,9 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
         from ...errors import SpecError
 
         raise SpecError("options.text_only needs roles.describer (the model that describes the images)")
+    if options.pairwise or options.vfs:
+        check_judges(spec)
     return Prepared(spec, options, items, set(data.unknown_tasks), human, list(data.warnings))
-
-
-def _params(spec, alias: str) -> GenParams:
-    return spec.models[alias].params.gen_params()
-
-
-# -- request builders ----------------------------------------------------------------------------
-class _Builder:
-    def __init__(self, prep: Prepared) -> None:
-        self.prep = prep
-        self.spec = prep.spec
-        self.judge = prep.spec.roles.judge
-
-    def describe_requests(self, item: CreationItem, fewshot_answer: str | None) -> list[ChatRequest]:
-        """TO variant: [fewshot request (query-specific only)] or the describe request."""
-        o, spec = self.prep.options, self.spec
-        if o.description == "query_specific" and fewshot_answer is None:
-            prompt, text = P.query_specific_fewshot(item)
-            return [ChatRequest(self.judge, (Message.user(text),), _params(spec, self.judge), stage="describe",
-                                item_id=item.index, prompt_hash=prompt.hash, attempt_tag="fewshot")]
-        prompt, text = P.describe_instruction(o.description, fewshot_answer or "")
-        msg = Message.user(*item.images, text)
-        return [ChatRequest(spec.roles.describer, (msg,), _params(spec, spec.roles.describer), stage="describe",
-                            item_id=item.index, prompt_hash=prompt.hash)]
-
-    def candidate_request(self, alias: str, item: CreationItem, description: str | None) -> ChatRequest:
-        if self.prep.options.text_only:
-            prompt, text = P.to_query(item, description or "")
-            return ChatRequest(alias, (Message.user(text),), _params(self.spec, alias), stage="candidate",
-                               item_id=item.index, prompt_hash=prompt.hash)
-        return ChatRequest(alias, P.candidate_messages(item), _params(self.spec, alias), stage="candidate",
-                           item_id=item.index)
-
-    def judge_requests(self, item: CreationItem, answer: str) -> list[tuple[str, int, ChatRequest]]:
-        """(kind, order, request): order 0 = baseline as A, candidate as B; order 1 swapped."""
-        o = self.prep.options
-        out = []
-        orders = (0, 1) if o.dual else (0,)
-        jp = _params(self.spec, self.judge)
-        for order in orders:
-            cand, base = answer, item.reference_answer
-            if not o.keep_all_answer_text:  # as the reference's .xlsx files return them
-                cand, base = as_judged(cand, order), as_judged(base, order)
-            a, b = (base, cand) if order == 0 else (cand, base)
-            if o.pairwise:
-                prompt, text = P.pairwise_prompt(item, a, b, defuse=o.defuse_answers)
-                msg = Message.user(*item.images, text)
-                out.append(("pairwise", order, ChatRequest(self.judge, (msg,), jp, stage="pairwise",
-                                                           item_id=item.index, prompt_hash=prompt.hash)))
-            if o.vfs and item.vf_criteria is not None:  # even empty criteria, as the reference
-                prompt, text = P.vfs_prompt(item, a, b, defuse=o.defuse_answers)
-                out.append(("vfs", order, ChatRequest(self.judge, (Message.user(text),), jp, stage="vfs",
-                                                      item_id=item.index, prompt_hash=prompt.hash)))
-        return out
-
-
-def _reask_request(kind: str, req: ChatRequest, reply: str) -> ChatRequest:
-    """The re-ask after judge reply ``reply`` to ``req`` did not parse: the conversation goes on
-    with the judge's own reply, then a request for the final line (asking the same thing again
-    would get the same reply from a temperature-0 judge)."""
-    follow = load_prompt(f"creation_mmbench/reask_{kind}.txt")
-    messages = (*req.messages, Message("assistant", (TextPart(reply),)), Message.user(follow.text))
-    return ChatRequest(req.model, messages, req.params, stage=req.stage, item_id=req.item_id,
-                       prompt_hash=f"{req.prompt_hash}+{follow.hash}", attempt_tag="reask1")
 
 
 #: the chance a judge reply does not parse, so ``reask_on_parse_failure`` asks again, assumed for a
@@ -233,10 +175,12 @@ async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
             out.append(PlannedCall("candidate", creq, exact=exact))
             answer = await cached_text(creq)
             judge_exact = exact and answer is not None
-            for kind, _order, jreq in b.judge_requests(item, answer if answer is not None else item.reference_answer):
-                out.append(PlannedCall(kind, jreq, exact=judge_exact))
-                if prep.options.reask_on_parse_failure:
-                    out.extend(await _planned_reask(kind, jreq, judge_exact))
+            judged = answer if answer is not None else item.reference_answer
+            for calls in b.panel_requests(item, judged).values():  # every judge of the panel
+                for kind, _order, jreq in calls:
+                    out.append(PlannedCall(kind, jreq, exact=judge_exact))
+                    if prep.options.reask_on_parse_failure:
+                        out.extend(await _planned_reask(kind, jreq, judge_exact))
         return out
 
     async def _planned_reask(kind: str, jreq: ChatRequest, exact: bool) -> list[PlannedCall]:
@@ -256,9 +200,10 @@ async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
 
 # -- run -----------------------------------------------------------------------------------------
 def _judgment(kind: str, order: int, result: CallResult, alias: str, item: CreationItem,
-              reasked: bool = False) -> dict[str, Any]:
+              reasked: bool = False, *, judge: str | None = None, length_diff: int | None = None) -> dict[str, Any]:
     """One judgment record: the candidate's pairwise score (negated for the swapped order) or
-    its VFS with the baseline's (``vfs_ref``), or a failure with its kind."""
+    its VFS with the baseline's (``vfs_ref``), or a failure with its kind; ``judge`` made it,
+    ``length_diff`` is the answers' length difference it saw (:meth:`_Builder.length_diff`)."""
     score = vfs = vfs_ref = None
     ok = False
     error_kind = result.error_kind
@@ -277,6 +222,7 @@ def _judgment(kind: str, order: int, result: CallResult, alias: str, item: Creat
                 ok = True
     return {
         "model": alias,
+        "judge": judge,
         "index": item.index,
         "task": item.task_name,
         "category": item.category,
@@ -289,6 +235,7 @@ def _judgment(kind: str, order: int, result: CallResult, alias: str, item: Creat
         "error_kind": None if ok else (error_kind or "parse_failure"),
         "error": result.error if not result.ok else None,
         "reasked": reasked,
+        "length_diff": length_diff,
         "judge_text": result.text,
     }
 
@@ -300,14 +247,16 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     n = len(prep.items)
     n_vf = sum(1 for it in prep.items if it.vf_criteria is not None)
     orders = 2 if o.dual else 1
+    judges = prep.spec.roles.panel
+    panel = len(judges) > 1
     st = engine.stats
     if o.text_only:
         st.plan("describe", n * (2 if o.description == "query_specific" else 1))
     st.plan("candidate", n * len(cands))
     if o.pairwise:
-        st.plan("pairwise", n * len(cands) * orders)
+        st.plan("pairwise", n * len(cands) * orders * len(judges))
     if o.vfs:
-        st.plan("vfs", n_vf * len(cands) * orders)
+        st.plan("vfs", n_vf * len(cands) * orders * len(judges))
 
     answers: list[dict[str, Any]] = []
     judgments: list[dict[str, Any]] = []
@@ -327,24 +276,26 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
         return await engine.call(reqs[0])
 
     async def judge_one(kind: str, order: int, req: ChatRequest, alias: str, item: CreationItem,
-                        answered: asyncio.Event | None = None) -> None:
+                        length_diff: int, answered: asyncio.Event | None = None) -> None:
         nonlocal not_run
         try:
             r = await engine.call(req)
         finally:
             if answered is not None:  # the next order may go (before any re-ask of this one)
                 answered.set()
-        j = _judgment(kind, order, r, alias, item)
+        judge = req.model
+        j = _judgment(kind, order, r, alias, item, judge=judge, length_diff=length_diff)
         if r.ok and not j["ok"] and o.reask_on_parse_failure and not engine.stopping:
             r2 = await engine.call(_reask_request(kind, req, r.text))
-            j2 = _judgment(kind, order, r2, alias, item, reasked=True)
+            j2 = _judgment(kind, order, r2, alias, item, reasked=True, judge=judge, length_diff=length_diff)
             if j2["ok"] or r2.error_kind != NOT_RUN:
                 j = j2
         if j["error_kind"] == NOT_RUN:
             not_run += 1
             return
         if not r.ok:
-            failed.append(f"{alias} item {item.index} {kind} order {order}: {r.error}")
+            by = f" (judge {judge})" if panel else ""
+            failed.append(f"{alias} item {item.index} {kind} order {order}{by}: {r.error}")
         judgments.append(j)
 
     async def flow(alias: str, item: CreationItem) -> None:
@@ -377,45 +328,55 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
                 answer = FAIL_MSG
             else:
                 # no answer to judge: every judgment of this item is a counted failure, never dropped
-                for kind, order, _req in b.judge_requests(item, ""):
-                    judgments.append({"model": alias, "index": item.index, "task": item.task_name,
-                                      "category": item.category, "kind": kind, "order": order, "score": None,
-                                      "vfs": None, "vfs_ref": None, "ok": False,
-                                      "error_kind": "candidate_failed", "error": r.error,
-                                      "reasked": False, "judge_text": ""})
-                    st.stage(kind).done += 1
+                for judge, calls in b.panel_requests(item, "").items():
+                    for kind, order, _req in calls:
+                        judgments.append({"model": alias, "judge": judge, "index": item.index,
+                                          "task": item.task_name, "category": item.category, "kind": kind,
+                                          "order": order, "score": None, "vfs": None, "vfs_ref": None,
+                                          "ok": False, "error_kind": "candidate_failed", "error": r.error,
+                                          "reasked": False, "length_diff": None, "judge_text": ""})
+                        st.stage(kind).done += 1
                 return
         await judge_item(alias, item, answer)
 
-    first_alone = _first_judgment_alone(prep)
-    warm: dict[tuple[str, str], asyncio.Event] = {}  # (item, kind): its first judgment has an answer
+    first_alone = {judge: _first_judgment_alone(prep, judge) for judge in judges}
+    # (judge, item, kind): that judge's first judgment of the kind on the item has an answer
+    warm: dict[tuple[str, str, str], asyncio.Event] = {}
 
     async def judge_item(alias: str, item: CreationItem, answer: str) -> None:
-        calls = b.judge_requests(item, answer)
-        if not first_alone:
-            await asyncio.gather(*(judge_one(kind, order, req, alias, item) for kind, order, req in calls))
+        diffs = {order: b.length_diff(item, answer, order) for order in b.orders()}
+        await asyncio.gather(*(judge_by(judge, calls, alias, item, diffs)
+                               for judge, calls in b.panel_requests(item, answer).items()))
+
+    async def judge_by(judge: str, calls: list[tuple[str, int, ChatRequest]], alias: str, item: CreationItem,
+                       diffs: dict[int, int]) -> None:
+        """One judge's judgments of a candidate's answer."""
+        if not first_alone[judge]:
+            await asyncio.gather(*(judge_one(kind, order, req, alias, item, diffs[order]) for kind, order, req in calls))
             return
         kinds = dict.fromkeys(kind for kind, _, _ in calls)  # pairwise, vfs: each on its own
-        await asyncio.gather(*(judge_kind(kind, [(order, req) for k, order, req in calls if k == kind], alias, item)
-                               for kind in kinds))
+        await asyncio.gather(*(judge_kind(judge, kind, [(order, req) for k, order, req in calls if k == kind],
+                                          alias, item, diffs) for kind in kinds))
 
-    async def judge_kind(kind: str, calls: list[tuple[int, ChatRequest]], alias: str, item: CreationItem) -> None:
-        """A candidate's judgments of one kind on an item: the item's first one (a forward order)
-        alone, every other (its swapped order, other candidates' orders) once it has an answer."""
-        key = (item.index, kind)
+    async def judge_kind(judge: str, kind: str, calls: list[tuple[int, ChatRequest]], alias: str,
+                         item: CreationItem, diffs: dict[int, int]) -> None:
+        """A judge's judgments of one kind on a candidate's answer: the judge's first one on the
+        item (a forward order) alone, every other (its swapped order, other candidates' orders)
+        once it has an answer.  Each judge has its own prompt cache, so each waits only for its own."""
+        key = (judge, item.index, kind)
         answered = warm.get(key)
         if answered is not None:
             await answered.wait()
-            await asyncio.gather(*(judge_one(kind, order, req, alias, item) for order, req in calls))
+            await asyncio.gather(*(judge_one(kind, order, req, alias, item, diffs[order]) for order, req in calls))
             return
         answered = warm[key] = asyncio.Event()
         (first_order, first), *rest = calls
 
         async def then(order: int, req: ChatRequest) -> None:
             await answered.wait()
-            await judge_one(kind, order, req, alias, item)
+            await judge_one(kind, order, req, alias, item, diffs[order])
 
-        await asyncio.gather(judge_one(kind, first_order, first, alias, item, answered),
+        await asyncio.gather(judge_one(kind, first_order, first, alias, item, diffs[first_order], answered),
                              *(then(order, req) for order, req in rest))
 
     # At most FLOW_WINDOW items in progress: enough to keep every bucket busy, few enough that
@@ -433,9 +394,11 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
                 tg.create_task(windowed(alias, item))
 
     order_key = {it.index: i for i, it in enumerate(prep.items)}
-    judgments.sort(key=lambda j: (cands.index(j["model"]), order_key[j["index"]], j["kind"], j["order"]))
+    judge_key = {judge: i for i, judge in enumerate(judges)}
+    judgments.sort(key=lambda j: (judge_key[j["judge"]], cands.index(j["model"]), order_key[j["index"]],
+                                  j["kind"], j["order"]))
     answers.sort(key=lambda a: (cands.index(a["model"]), order_key[a["index"]]))
-    summary_rows = summarize(judgments)
+    built = build(judgments, judges=judges, candidates=cands, options=o, human=prep.human, dual=o.dual)
     summary: dict[str, Any] = {
         "benchmark": "creation_mmbench",
         "items": n,
@@ -443,56 +406,15 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
         "judge": prep.spec.roles.judge,
         "complete": not_run == 0,
         "unknown_tasks": sorted(prep.unknown_tasks),
-        "results": summary_rows,
+        **built.summary,
     }
-    if prep.human is not None:
-        summary["human_alignment"] = _alignment(judgments, prep.human)
-    display = [_display_row(r) for r in summary_rows if r.get("level") in ("overall", "category")]
-    return BenchmarkResult(summary=summary, tables={"answers": answers, "judgments": judgments,
-                                                    "summary": summary_rows},
-                           failed_items=failed, not_run=not_run, display=display, notes=list(prep.warnings))
+    return BenchmarkResult(summary=summary, tables={"answers": answers, "judgments": judgments, **built.tables},
+                           failed_items=failed, not_run=not_run, display=built.display,
+                           more_displays=built.more_displays, notes=list(prep.warnings))
 
 
-def _first_judgment_alone(prep: Prepared) -> bool:
-    """Whether an item's first judgment of a kind goes alone, the others once it has an answer
-    (see the module docstring): live, yes; a judge in batch mode gets them all at once."""
-    return not prep.spec.models[prep.spec.roles.judge].batch
-
-
-def _pct(v: float | None) -> float | None:
-    return None if v is None else round(100.0 * v, 1)
-
-
-def _display_row(r: dict[str, Any]) -> dict[str, Any]:
-    """A row of the printed table, shaped like the paper's Tables 2 and 5."""
-    counts = "/".join(str(r[k]) for k in ("much_better", "better", "tie", "worse", "much_worse"))
-    return {
-        "model": r["model"],
-        "category": "Overall" if r["level"] == "overall" else r["group"],
-        "Reward": r["reward"],
-        "Win Rate %": r["win_rate"],
-        "VFS": r["vfs"],
-        "VFS ref": r["vfs_ref"],
-        "+2/+1/0/-1/-2": counts,
-        "fail": r["fail"] + r.get("vfs_fail", 0),
-        "parse ok % (pair/VFS)": f"{_pct(r['pairwise_parse_ok'])}/{_pct(r['vfs_parse_ok'])}",
-    }
-
-
-def _alignment(judgments: list[dict[str, Any]], human: dict) -> list[dict[str, Any]]:
-    """MAE and Consistency per model: J = the mean of the judge's valid pairwise scores of an
-    item (both orders), P = the mean human rating of that item."""
-    per: dict[tuple[str, str], list[int]] = {}
-    for j in judgments:
-        if j["kind"] == "pairwise" and j["ok"]:
-            per.setdefault((j["model"], j["index"]), []).append(j["score"])
-    rows = []
-    for model in sorted({m for m, _ in per}):
-        js, ps = [], []
-        for (m, idx), scores in per.items():
-            p = human.get((model, idx), human.get(("", idx)))
-            if m == model and p is not None:
-                js.append(sum(scores) / len(scores))
-                ps.append(p)
-        rows.append({"model": model, "items": len(js), "mae": mae(js, ps), "consistency": consistency(js, ps)})
-    return rows
+def _first_judgment_alone(prep: Prepared, judge: str | None = None) -> bool:
+    """Whether a judge's (the first judge's by default) first judgment of a kind on an item goes
+    alone, the others once it has an answer (see the module docstring): live, yes; a judge in
+    batch mode gets them all at once."""
+    return not prep.spec.models[judge or prep.spec.roles.judge].batch

@@ -1,0 +1,82 @@
+"""Creation-MMBench judges judged: their agreement and their behaviour, from the judgment records.
+
+* Agreement (a panel): Krippendorff's alpha between the judges on the pairwise verdict (ordinal,
+  the candidate's -2..+2 score) and on the candidate's VFS (interval, 0-10), rated per
+  (candidate, item, order), for each candidate and pooled over candidates.
+* Behaviour (every judge, and a panel's ensemble): :func:`judgekit.metrics.behaviour.
+  pairwise_behaviour` on each candidate's pairwise judgments and pooled over candidates (swap
+  consistency, first-slot preference, ties, Spearman's rho of the verdict with the answers'
+  length difference as the judge saw them), with the judge's parse-failure rate on the VFS
+  judgments beside it.  Judgments with no judge call (``candidate_failed``) take no part: they
+  say nothing about the judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...metrics.agreement import agreement
+from ...metrics.behaviour import pairwise_behaviour
+from ...metrics.pairwise import NO_VFS
+
+__all__ = ["ALL", "QUANTITIES", "agreement_records", "behaviour_row", "behaviour_rows"]
+
+#: the ``model`` of a figure pooled over candidates
+ALL = "all"
+
+#: what the judges rate: (quantity name, judgment kind, field, Krippendorff level)
+QUANTITIES = (("pairwise verdict", "pairwise", "score", "ordinal"), ("vfs", "vfs", "vfs", "interval"))
+
+_NO_CALL = "candidate_failed"
+
+
+def _value(v: Any) -> float | None:
+    return None if v is None or isinstance(v, str) and v == NO_VFS else v
+
+
+def agreement_records(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
+                      candidates: Sequence[str]) -> list[dict[str, Any]]:
+    """Agreement records ({quantity, model, judges, krippendorff_alpha, level, full_agreement,
+    items}) per quantity, for each candidate (in ``candidates`` order) then ``"all"``."""
+    judges = list(records_by_judge)
+    out = []
+    for quantity, kind, field, level in QUANTITIES:
+        ratings: dict[tuple[str, str, int], dict[str, Any]] = {}
+        for judge, records in records_by_judge.items():
+            for r in records:
+                if r.get("kind") == kind:
+                    key = (str(r["model"]), str(r["index"]), int(r.get("order", 0)))
+                    ratings.setdefault(key, {})[judge] = _value(r.get(field))
+        if not ratings:
+            continue
+        for model in [*candidates, ALL]:
+            sel = ratings if model == ALL else {k: v for k, v in ratings.items() if k[0] == model}
+            if sel:
+                out.append({"quantity": quantity, "model": model, **agreement(sel, judges, level)})
+    return out
+
+
+def behaviour_row(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The behaviour figures of one judge's records (one candidate's, or several candidates')."""
+    pairwise = [{"item": (r["model"], r["index"]), "order": r.get("order", 0), "score": r.get("score"),
+                 "length_diff": r.get("length_diff")}
+                for r in records if r.get("kind") == "pairwise" and r.get("error_kind") != _NO_CALL]
+    # a VFS judgment left out (an empty reply, as the reference) is neither a value nor a failure
+    vfs = [r for r in records if r.get("kind") == "vfs" and r.get("error_kind") != _NO_CALL
+           and not (isinstance(r.get("vfs"), str) and r["vfs"] == NO_VFS)]
+    failures = sum(1 for r in vfs if r.get("vfs") is None)
+    return {**pairwise_behaviour(pairwise), "vfs_judgments": len(vfs), "vfs_parse_failures": failures,
+            "vfs_parse_failure_rate": failures / len(vfs) if vfs else None}
+
+
+def behaviour_rows(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
+                   candidates: Sequence[str]) -> list[dict[str, Any]]:
+    """``{judge, model, ...figures}`` for every judge (in order) x candidate, then the judge
+    pooled over candidates (``model`` = ``"all"``)."""
+    rows = []
+    for judge, records in records_by_judge.items():
+        for model in [*candidates, ALL]:
+            sel = records if model == ALL else [r for r in records if r.get("model") == model]
+            rows.append({"judge": judge, "model": model, **behaviour_row(sel)})
+    return rows

@@ -1,0 +1,131 @@
+"""Creation-MMBench's requests: the describer's, the candidates' and every judge's (the same
+judge prompts for each judge of a panel, each with its own model settings), and the re-ask after
+a judge reply that does not parse.  Which models may judge is checked here too."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...resources import load_prompt
+from ...types import ChatRequest, GenParams, Message, TextPart
+from . import prompts as P
+from .data import CreationItem
+from .prediction_file import as_judged
+
+if TYPE_CHECKING:
+    from .pipeline import Prepared
+
+__all__ = ["CHAT_PROVIDERS", "check_judges"]
+
+
+#: providers whose models can judge (chat models); a local model must have local.task = "chat"
+CHAT_PROVIDERS = ("openai", "azure", "gemini", "anthropic", "sim")
+
+
+def check_judges(spec) -> None:
+    """A judge is named, and every judge of the panel is a chat model (SpecError naming the role)."""
+    from ...errors import SpecError
+
+    role = "roles.judges" if spec.roles.judges else "roles.judge"
+    if not spec.roles.panel:
+        raise SpecError(f"{spec.source_path}: Creation-MMBench needs roles.judge (or a panel in roles.judges): "
+                        f"the model that makes the pairwise and VFS judgments")
+    for alias in spec.roles.panel:
+        m = spec.models[alias]
+        if not (m.provider in CHAT_PROVIDERS or (m.provider == "local" and m.local.task == "chat")):
+            raise SpecError(f"{spec.source_path}: {role}: '{alias}' cannot judge (provider {m.provider!r}"
+                            + (f", local.task {m.local.task!r}" if m.provider == "local" else "") + ")")
+
+
+def _params(spec, alias: str) -> GenParams:
+    return spec.models[alias].params.gen_params()
+
+
+# -- request builders ----------------------------------------------------------------------------
+class _Builder:
+    """The requests of a prepared run (its spec and options)."""
+
+    def __init__(self, prep: Prepared) -> None:
+        self.prep = prep
+        self.spec = prep.spec
+        self.judge = prep.spec.roles.judge
+        self.judges = prep.spec.roles.panel
+
+    def describe_requests(self, item: CreationItem, fewshot_answer: str | None) -> list[ChatRequest]:
+        """TO variant: [fewshot request (query-specific only)] or the describe request."""
+        o, spec = self.prep.options, self.spec
+        if o.description == "query_specific" and fewshot_answer is None:
+            prompt, text = P.query_specific_fewshot(item)
+            return [ChatRequest(self.judge, (Message.user(text),), _params(spec, self.judge), stage="describe",
+                                item_id=item.index, prompt_hash=prompt.hash, attempt_tag="fewshot")]
+        prompt, text = P.describe_instruction(o.description, fewshot_answer or "")
+        msg = Message.user(*item.images, text)
+        return [ChatRequest(spec.roles.describer, (msg,), _params(spec, spec.roles.describer), stage="describe",
+                            item_id=item.index, prompt_hash=prompt.hash)]
+
+    def candidate_request(self, alias: str, item: CreationItem, description: str | None) -> ChatRequest:
+        if self.prep.options.text_only:
+            prompt, text = P.to_query(item, description or "")
+            return ChatRequest(alias, (Message.user(text),), _params(self.spec, alias), stage="candidate",
+                               item_id=item.index, prompt_hash=prompt.hash)
+        return ChatRequest(alias, P.candidate_messages(item), _params(self.spec, alias), stage="candidate",
+                           item_id=item.index)
+
+    def orders(self) -> tuple[int, ...]:
+        return (0, 1) if self.prep.options.dual else (0,)
+
+    def _judged(self, item: CreationItem, answer: str, order: int) -> tuple[str, str]:
+        """(candidate, baseline) answers as the judge reads them in ``order``."""
+        cand, base = answer, item.reference_answer
+        if not self.prep.options.keep_all_answer_text:  # as the reference's .xlsx files return them
+            cand, base = as_judged(cand, order), as_judged(base, order)
+        return cand, base
+
+    def length_diff(self, item: CreationItem, answer: str, order: int) -> int:
+        """The candidate's answer length minus the baseline's, in characters, as the judge saw them
+        in ``order`` (the judge-behaviour figures' length difference)."""
+        cand, base = self._judged(item, answer, order)
+        defuse = self.prep.options.defuse_answers
+        return len(P._answer(cand, defuse)) - len(P._answer(base, defuse))
+
+    def _judge_messages(self, item: CreationItem, answer: str) -> list[tuple[str, int, Message, str]]:
+        """(kind, order, message, prompt hash) of the item's judgments, the same for every judge."""
+        o = self.prep.options
+        out = []
+        for order in self.orders():
+            cand, base = self._judged(item, answer, order)
+            a, b = (base, cand) if order == 0 else (cand, base)
+            if o.pairwise:
+                prompt, text = P.pairwise_prompt(item, a, b, defuse=o.defuse_answers)
+                out.append(("pairwise", order, Message.user(*item.images, text), prompt.hash))
+            if o.vfs and item.vf_criteria is not None:  # even empty criteria, as the reference
+                prompt, text = P.vfs_prompt(item, a, b, defuse=o.defuse_answers)
+                out.append(("vfs", order, Message.user(text), prompt.hash))
+        return out
+
+    def _requests(self, judge: str, messages) -> list[tuple[str, int, ChatRequest]]:
+        jp = _params(self.spec, judge)
+        return [(kind, order, ChatRequest(judge, (msg,), jp, stage=kind, item_id=item_id, prompt_hash=h))
+                for kind, order, msg, h, item_id in messages]
+
+    def judge_requests(self, item: CreationItem, answer: str,
+                       judge: str | None = None) -> list[tuple[str, int, ChatRequest]]:
+        """(kind, order, request) of one judge (the first by default): order 0 = baseline as A,
+        candidate as B; order 1 swapped."""
+        messages = [(*m, item.index) for m in self._judge_messages(item, answer)]
+        return self._requests(judge or self.judge, messages)
+
+    def panel_requests(self, item: CreationItem, answer: str) -> dict[str, list[tuple[str, int, ChatRequest]]]:
+        """:meth:`judge_requests` of every judge of the panel, the prompts built once."""
+        messages = [(*m, item.index) for m in self._judge_messages(item, answer)]
+        return {judge: self._requests(judge, messages) for judge in self.judges}
+
+
+def _reask_request(kind: str, req: ChatRequest, reply: str) -> ChatRequest:
+    """The re-ask after judge reply ``reply`` to ``req`` did not parse: the conversation goes on
+    with the judge's own reply, then a request for the final line (asking the same thing again
+    would get the same reply from a temperature-0 judge)."""
+    follow = load_prompt(f"creation_mmbench/reask_{kind}.txt")
+    messages = (*req.messages, Message("assistant", (TextPart(reply),)), Message.user(follow.text))
+    return ChatRequest(req.model, messages, req.params, stage=req.stage, item_id=req.item_id,
+                       prompt_hash=f"{req.prompt_hash}+{follow.hash}", attempt_tag="reask1")

@@ -1,0 +1,148 @@
+"""Creation-MMBench's results from the judgment records: what summary.json, the CSVs and the printed
+tables hold.
+
+Per judge of the panel, :func:`~judgekit.metrics.pairwise.summarize`'s rows (Reward, Win Rate,
+VFS, VFS ref and counts per task, category and overall) with bootstrap intervals
+(:mod:`.bootstrap`); with two or more judges, the ensemble's rows (the majority verdict and the
+mean VFS per candidate, item and order, through the same ``summarize``) and the judges'
+agreement (:mod:`.panel`); every judge's behaviour figures; paired comparisons between
+candidates; and, with human ratings, Table 4's alignment (:mod:`.human`).  The first judge's rows
+are ``results``, as with one judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...metrics.agreement import ENSEMBLE_RULES, majority, mean_score
+from ...metrics.intervals import shown
+from ...metrics.pairwise import ENSEMBLE_JUDGE, ensemble_records, summarize
+from ..uncertainty import IntervalOptions
+from .bootstrap import FIGURES, add_intervals, comparison_rows
+from .human import table4_rows
+from .panel import agreement_records, behaviour_rows
+
+__all__ = ["Built", "build", "ENSEMBLE_JUDGE", "ensemble_summary"]
+
+
+@dataclass
+class Built:
+    """The result's parts: summary keys, CSV tables and printed tables."""
+
+    summary: dict[str, Any]
+    tables: dict[str, list[dict[str, Any]]]
+    display: list[dict[str, Any]]
+    more_displays: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+
+
+def ensemble_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """``summary["ensemble"]``: the rules by name, what they do, and the ensemble's rows."""
+    return {"rule": "majority/mean", "rules": {"pairwise verdict": "majority", "vfs": "mean"},
+            "description": f"pairwise verdict: {ENSEMBLE_RULES['majority']}; VFS and VFS ref: "
+                           f"{ENSEMBLE_RULES['mean']} (per candidate, item and order)",
+            "results": results}
+
+
+def intervals_summary(options: IntervalOptions) -> dict[str, Any]:
+    """``summary["intervals"]``: how the intervals were made."""
+    if options.bootstrap_samples == 0:
+        return {"method": None, "samples": 0, "level": options.interval_level, "seed": options.bootstrap_seed}
+    return {"method": "percentile bootstrap over items", "samples": options.bootstrap_samples,
+            "level": options.interval_level, "seed": options.bootstrap_seed,
+            "item": "a (candidate, index): its judgments in both orders resampled together",
+            "figures": list(FIGURES)}
+
+
+def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
+          options: IntervalOptions, human: Mapping[tuple[str, str], float] | None = None,
+          dual: bool = True) -> Built:
+    """Everything the run reports from its judgment records (each with ``judge``)."""
+    judges = list(judges)
+    by_judge = {j: [r for r in judgments if r.get("judge") == j] for j in judges}
+    panel = len(judges) > 1
+    everyone: dict[str, Sequence[Mapping[str, Any]]] = dict(by_judge)
+    if panel:
+        everyone[ENSEMBLE_JUDGE] = ensemble_records(judgments, pairwise_rule=majority, score_rule=mean_score)
+    rows = {j: summarize(records) for j, records in everyone.items()}
+    add_intervals(rows, everyone, options)
+    first = rows[judges[0]] if judges else []
+    compared = judges[:1] + ([ENSEMBLE_JUDGE] if panel else [])
+    comps = [c for j in compared for c in comparison_rows(everyone[j], j, candidates, options)]
+    behaviour = behaviour_rows(everyone, candidates)
+    summary: dict[str, Any] = {"judges": judges, "results": first, "intervals": intervals_summary(options),
+                               "comparisons": comps, "judge_behaviour": behaviour}
+    tables: dict[str, list[dict[str, Any]]] = {
+        "summary": [{"judge": j, **r} for j in everyone for r in rows[j]],
+        "comparisons": comps,
+        "judge_behaviour": behaviour,
+    }
+    if panel:
+        summary["per_judge"] = {j: rows[j] for j in judges}
+        summary["ensemble"] = ensemble_summary(rows[ENSEMBLE_JUDGE])
+        summary["agreement"] = agreement_records(by_judge, candidates)
+        tables["agreement"] = [{**a, "judges": ", ".join(a["judges"])} for a in summary["agreement"]]
+    if human is not None:
+        summary["human_alignment"] = tables["human_alignment"] = table4_rows(everyone, human, candidates, dual)
+    display = [display_row(r) for r in first if r.get("level") in ("overall", "category")]
+    more: list[tuple[str, list[dict[str, Any]]]] = []
+    if panel:
+        more.append(("Per judge, overall", [{"judge": j, **display_row(r)} for j in everyone for r in rows[j]
+                                            if r["level"] == "overall"]))
+        more.append(("Judge agreement (Krippendorff's alpha)", [agreement_display(a) for a in summary["agreement"]]))
+    more.append(("Judge behaviour", [behaviour_display(b) for b in behaviour]))
+    if comps:
+        more.append(("Paired comparisons (overall, a - b)", [comparison_display(c) for c in comps]))
+    return Built(summary, tables, display, more)
+
+
+# -- printed tables ------------------------------------------------------------------------------
+def _pct(v: float | None) -> float | None:
+    return None if v is None else round(100.0 * v, 1)
+
+
+def _fig(r: Mapping[str, Any], name: str) -> str:
+    return shown(r.get(name), r.get(f"{name}_ci_low"), r.get(f"{name}_ci_high"), 2)
+
+
+def display_row(r: Mapping[str, Any]) -> dict[str, Any]:
+    """A row of the printed table, shaped like the paper's Tables 2 and 5; Reward, Win Rate and
+    VFS with their interval when there is one."""
+    counts = "/".join(str(r[k]) for k in ("much_better", "better", "tie", "worse", "much_worse"))
+    return {
+        "model": r["model"],
+        "category": "Overall" if r["level"] == "overall" else r["group"],
+        "Reward": _fig(r, "reward"),
+        "Win Rate %": _fig(r, "win_rate"),
+        "VFS": _fig(r, "vfs"),
+        "VFS ref": r["vfs_ref"],
+        "+2/+1/0/-1/-2": counts,
+        "fail": r["fail"] + r.get("vfs_fail", 0),
+        "parse ok % (pair/VFS)": f"{_pct(r['pairwise_parse_ok'])}/{_pct(r['vfs_parse_ok'])}",
+    }
+
+
+def _num(v: float | None, digits: int = 2) -> str:
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def behaviour_display(b: Mapping[str, Any]) -> dict[str, Any]:
+    return {"judge": b["judge"], "model": b["model"],
+            "swap consistency %": _num(_pct(b["swap_consistency"]), 1),
+            "first-slot %": _num(_pct(b["first_slot_preference"]), 1),
+            "ties %": _num(_pct(b["tie_rate"]), 1),
+            "length rho": _num(b["length_correlation"]),
+            "parse failures % (pair/VFS)": f"{_num(_pct(b['parse_failure_rate']), 1)}/"
+                                           f"{_num(_pct(b['vfs_parse_failure_rate']), 1)}"}
+
+
+def agreement_display(a: Mapping[str, Any]) -> dict[str, Any]:
+    return {"quantity": a["quantity"], "model": a["model"], "alpha": _num(a["krippendorff_alpha"], 3),
+            "level": a["level"], "full agreement %": _num(_pct(a["full_agreement"]), 1), "items": a["items"]}
+
+
+def comparison_display(c: Mapping[str, Any]) -> dict[str, Any]:
+    return {"judge": c["judge"], "figure": c["metric"], "a - b": f"{c['a']} - {c['b']}",
+            "difference": shown(c["difference"], c["ci_low"], c["ci_high"], 2), "items": c["items"],
+            "excludes 0": "yes" if c["excludes_zero"] else "no"}
