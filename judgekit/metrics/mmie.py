@@ -22,6 +22,13 @@ to 3 decimals as ``rint(x * 1000) / 1000``, which :func:`_reference_mean` does i
 
 Alignment with humans (Table 5) is computed on the 0..6 scores, not on percentages: the paper's
 MSE (3.300) and MAE (1.444) are in points of the 0..6 scale.
+
+A panel's ensemble score of an answer (the mean of its scorers' valid scores) may be fractional:
+``whole=False`` lets :func:`category_table` and :func:`field_table` read such scores, by the same
+code.  :func:`item_sums` gives each figure's per-item numerator and denominator for its bootstrap
+interval, from the records the point estimate reads, the same way: a scored item contributes
+(score, 1), an item with no valid score (0, 0), so it is drawn but, as in the mean, counts in
+neither sum.
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ __all__ = [
     "score_distribution",
     "alignment",
     "load_human_scores",
+    "item_sums",
+    "FIGURES",
 ]
 
 _CATS = ("situational_analysis", "project_based_learning", "multi_step_reasoning")
@@ -49,6 +58,8 @@ CATEGORY_KEYS: dict[str, str] = {"situational_analysis": "sa", "project_based_le
                                  "multi_step_reasoning": "msr"}
 _CODES = {"SA": "situational_analysis", "PBL": "project_based_learning", "MSR": "multi_step_reasoning"}
 _MAX = 6
+#: the figures of a :func:`category_table` row that are percentages over items
+FIGURES: tuple[str, ...] = ("sa", "pbl", "msr", "avg")
 
 
 def _category(rec: Mapping[str, Any]) -> str:
@@ -60,40 +71,46 @@ def _category(rec: Mapping[str, Any]) -> str:
     raise ValueError(f"unknown category {c!r} in record {dict(rec)!r}")
 
 
-def _score(rec: Mapping[str, Any]) -> int | None:
+def _score(rec: Mapping[str, Any], whole: bool = True) -> float | None:
+    """The record's score: an integer 0..6 (``whole``), or any number in 0..6 (a panel's mean)."""
     s = rec.get("score")
     if s is None:
         return None
-    if isinstance(s, bool) or not isinstance(s, (int, float)) or s != int(s) or not 0 <= s <= _MAX:
-        raise ValueError(f"score must be an integer 0..6 or None, not {s!r}")
-    return int(s)
+    if whole:
+        if isinstance(s, bool) or not isinstance(s, (int, float)) or s != int(s) or not 0 <= s <= _MAX:
+            raise ValueError(f"score must be an integer 0..6 or None, not {s!r}")
+        return int(s)
+    if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s) or not 0 <= s <= _MAX:
+        raise ValueError(f"score must be a number 0..6 or None, not {s!r}")
+    return s
 
 
-def _reference_mean(total: int, n: int) -> float | None:
+def _reference_mean(total: float, n: int) -> float | None:
     """``round(np.mean(scores), 3)`` of the reference for ``n`` scores summing to ``total``: the sum
     of integers is exact in float64, the mean is ``total / n``, and NumPy's rounding to 3 decimals
     is ``rint(mean * 1000) / 1000`` (``round`` of a float rounds half to even, as ``rint``)."""
     return None if n == 0 else round(total / n * 1000) / 1000
 
 
-def _pct(total: int, n: int) -> float | None:
+def _pct(total: float, n: int) -> float | None:
     return None if n == 0 else round(100.0 * total / (_MAX * n), 2)
 
 
-def category_table(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def category_table(records: Iterable[Mapping[str, Any]], *, whole: bool = True) -> list[dict[str, Any]]:
     """Tables 3 and 4: one row per model, in the order first seen.
 
     A row has ``model``; ``sa``, ``pbl``, ``msr`` (percent, None when no item of the category
     was scored); ``avg`` (percent over all scored items, the paper's "Avg."); ``mean_of_categories``
     (the mean of the category percentages that exist); ``score_avg``, ``score_sa``, ... (the mean
     scores 0..6 the reference prints); ``n`` and ``failed`` (scored and failed items) and
-    ``n_sa``, ``failed_sa``, ... per category.
+    ``n_sa``, ``failed_sa``, ... per category.  ``whole=False``: scores may be fractional (an
+    ensemble's means).
     """
-    acc: dict[str, dict[str, list[int]]] = {}
+    acc: dict[str, dict[str, list[float]]] = {}
     for rec in records:
         model = rec.get("model")
         cat = _category(rec)
-        score = _score(rec)
+        score = _score(rec, whole)
         m = acc.setdefault(str(model), {c: [0, 0, 0] for c in _CATS})  # sum, n, failed
         cell = m[cat]
         if score is None:
@@ -126,16 +143,16 @@ def category_table(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]
     return rows
 
 
-def field_table(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def field_table(records: Iterable[Mapping[str, Any]], *, whole: bool = True) -> list[dict[str, Any]]:
     """Percent per model and field (the paper's per-field comparison): rows of ``model``,
     ``field``, ``category``, ``percent`` (None when nothing was scored), ``n``, ``failed``; models
     and, within a model, fields in the order first seen.  A record without a field counts under
-    the field None."""
+    the field None.  ``whole=False``: scores may be fractional (an ensemble's means)."""
     acc: dict[tuple[str, Any], list[Any]] = {}
     for rec in records:
         key = (str(rec.get("model")), rec.get("field"))
         cat = _category(rec)
-        score = _score(rec)
+        score = _score(rec, whole)
         cell = acc.setdefault(key, [0, 0, 0, cat])
         if score is None:
             cell[2] += 1
@@ -152,6 +169,28 @@ def field_table(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             rows.append({"model": key[0], "field": key[1], "category": cat, "percent": _pct(s, n),
                          "n": n, "failed": failed})
     return rows
+
+
+def item_sums(records: Iterable[Mapping[str, Any]], *,
+              whole: bool = True) -> dict[str, dict[str, dict[Any, tuple[float, float]]]]:
+    """model -> figure (``sa``, ``pbl``, ``msr``, ``avg``) -> item ``id`` -> (numerator, denominator)
+    of the figure's mean score over the records :func:`category_table` reads: (score, 1) for a
+    scored item, (0, 0) for one with no valid score (drawn, but in neither sum, as the mean leaves
+    it out).  ``100 / 6 x sum(num) / sum(den)`` over an entry's items is the row's percentage.
+    Models in the order first seen, each with every figure (empty where it has no item); an id
+    seen twice for a model and figure adds up."""
+    out: dict[str, dict[str, dict[Any, tuple[float, float]]]] = {}
+    for rec in records:
+        model = str(rec.get("model"))
+        cat = _category(rec)
+        score = _score(rec, whole)
+        figs = out.setdefault(model, {f: {} for f in FIGURES})
+        add = (0.0, 0.0) if score is None else (float(score), 1.0)
+        item = rec.get("id")
+        for fig in (CATEGORY_KEYS[cat], "avg"):
+            num, den = figs[fig].get(item, (0.0, 0.0))
+            figs[fig][item] = (num + add[0], den + add[1])
+    return out
 
 
 def score_distribution(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from ...config import STRICT_CONFIG
 from ..deviations import ours
+from ..uncertainty import IntervalOptions
 
 __all__ = ["Options"]
 
 
-class Options(BaseModel):
-    """``[options]`` of an MMIE spec."""
+class Options(IntervalOptions):
+    """``[options]`` of an MMIE spec (and the bootstrap intervals' ``bootstrap_samples``,
+    ``bootstrap_seed``, ``interval_level``)."""
 
     model_config = STRICT_CONFIG  # unknown keys, loose types, inf and nan are spec errors
 

@@ -14,7 +14,8 @@ Systems under test
     * native (``options.native_answers``): interleaved answers imported from scorer-format files
       (:func:`judgekit.benchmarks.mmie.data.load_answers`), named by their ``model`` field.
 
-Scoring (``roles.judge``: an API model, or the local MMIE-Score checkpoint through the worker)
+Scoring (``roles.judge``: an API model, or the local MMIE-Score checkpoint through the worker;
+    or a panel, ``roles.judges``: every scorer scores every answer, the answers and images made once)
     the request the authors' scorer builds (:mod:`judgekit.benchmarks.mmie.scoring`): the
     category's prompt from their ``prompts.py``, question and answer flattened as their
     ``dataset.py`` does (the answer read until question and answer hold 3 images), each
@@ -28,11 +29,15 @@ Scoring (``roles.judge``: an API model, or the local MMIE-Score checkpoint throu
     the prompt's section headers (``### Score`` ..., in any case, width or spacing) is defused to
     ``## Score``, and a literal ``<image>`` is written ``[image]``.
 
-Resumable at every stage: answers, images and scores are cached calls; images are in the store.
-Outputs: ``scores.csv`` (one row per system and item), ``answers.csv``, ``images.csv``,
-``categories.csv`` (Table 3), ``fields.csv`` (Table 4), ``distribution.csv``, ``alignment.csv``
-(Table 5, with ``options.human_scores``) and ``answers_scorer_format.json``: every scored answer
-in the scorer format, images as paths relative to that file, so another scorer can read them; and
+Resumable at every stage: answers, images and scores are cached calls (each scorer's on its own);
+images are in the store.
+Outputs (:mod:`~judgekit.benchmarks.mmie.results`): ``scores.csv`` (one row per system, item and
+scorer), ``answers.csv``, ``images.csv``, ``categories.csv`` (Table 3, per scorer and the panel's
+ensemble, with bootstrap intervals), ``fields.csv`` (Table 4), ``distribution.csv``,
+``comparisons.csv`` (paired Avg. differences), ``agreement.csv`` (a panel's Krippendorff's alpha),
+``alignment.csv`` (Table 5 per scorer, with ``options.human_scores``) and
+``answers_scorer_format.json``: every scored answer in the scorer format (the first scorer's score),
+images as paths relative to that file, so another scorer can read them; and
 one ``answers_scorer_format.<system>.json`` per system (ids are unique only within a system), which
 ``load_answers`` and ``options.native_answers`` read back.
 """
@@ -106,9 +111,17 @@ class Prepared:
     items: list[MMIEItem]
     skipped: list[Any]
     systems: list[System]
-    judge: str
+    judge: str  # the first scorer
     human: dict[str, float] | None = None
     human_system: str | None = None
+    #: the panel of scorers (``roles.judges``, or the one ``roles.judge``); ``judge`` is its first
+    judges: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.judges:
+            self.judges = [self.judge]
+        elif self.judges[0] != self.judge:
+            raise ValueError(f"the first of the panel ({self.judges[0]!r}) is not the judge ({self.judge!r})")
 
 
 def _is_generator(m) -> bool:
@@ -122,12 +135,15 @@ def _is_chat(m) -> bool:
 def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
     where = spec.source_path
     roles = spec.roles
-    if not roles.judge:
+    panel = roles.panel
+    if not panel:
         raise SpecError(f"{where}: MMIE needs roles.judge (the scoring model: an API model, or the MMIE-Score "
-                        f"checkpoint as a local chat model)")
-    if not _is_chat(spec.models[roles.judge]):
-        raise SpecError(f"{where}: roles.judge: '{roles.judge}' cannot score (provider "
-                        f"{spec.models[roles.judge].provider!r})")
+                        f"checkpoint as a local chat model), or a panel of them in roles.judges")
+    role = "roles.judges" if roles.judges else "roles.judge"
+    for alias in panel:
+        if not _is_chat(spec.models[alias]):
+            raise SpecError(f"{where}: {role}: '{alias}' cannot score (provider "
+                            f"{spec.models[alias].provider!r})")
     for alias in roles.candidates:
         if not _is_chat(spec.models[alias]):
             raise SpecError(f"{where}: roles.candidates: '{alias}' cannot answer questions (provider "
@@ -182,8 +198,8 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
         if human_system not in names:
             raise SpecError(f"{where}: options.human_scores_system: {human_system!r} is not a system of this run "
                             f"({', '.join(names)})")
-    return Prepared(spec, options, list(loaded.items), list(loaded.skipped), systems, roles.judge, human,
-                    human_system)
+    return Prepared(spec, options, list(loaded.items), list(loaded.skipped), systems, panel[0], human,
+                    human_system, judges=panel)
 
 
 # -- flows ------------------------------------------------------------------------------------------
@@ -196,23 +212,33 @@ class GeneratedImage:
 
 
 @dataclass
+class Judged:
+    """One scorer's score of one answer."""
+
+    reply: str | None = None
+    parse: ScoreParse | None = None
+    error: str | None = None  # the scoring call failed
+    aborted: bool = False  # the run stopped before the call was made
+
+
+@dataclass
 class Outcome:
-    """One system's answer to one item, and its score."""
+    """One system's answer to one item, and each scorer's score of it."""
 
     system: str
     item: MMIEItem
     raw_answer: str | None = None  # the LVLM's text (integrated / text)
     answer: tuple[Segment, ...] | None = None  # the interleaved answer that was scored
     images: list[GeneratedImage] = field(default_factory=list)
-    judge_reply: str | None = None
-    parse: ScoreParse | None = None
+    #: scorer alias -> its score, in the panel's order (empty when the answer was not scored)
+    judged: dict[str, Judged] = field(default_factory=dict)
     images_attached: int = 0
     images_dropped: int = 0
     texts_dropped: int = 0
     skipped: str | None = None  # why the reference's rules leave the row unscored
-    error: str | None = None
+    error: str | None = None  # making the answer failed (a scoring call's failure is its Judged's)
     stage: str | None = None  # where it failed
-    aborted: bool = False
+    aborted: bool = False  # the answer was not made (the run stopped)
     #: the item's question images, read once per item and shared by every system's scoring
     question_images: dict[str, ImagePart] = field(default_factory=dict, repr=False)
 
@@ -231,7 +257,7 @@ class _Flow:
     def __init__(self, prep: Prepared, engine: Engine, caller: FlowCaller) -> None:
         self.prep, self.engine, self.caller = prep, engine, caller
         spec = prep.spec
-        self.params = {a: spec.models[a].params.gen_params() for a in [*spec.roles.candidates, prep.judge]}
+        self.params = {a: spec.models[a].params.gen_params() for a in [*spec.roles.candidates, *prep.judges]}
         self.instruction: Prompt = load_prompt(_INTEGRATED_PROMPT)
         self.score_prompts = score_prompts()
         self.expected_image_tokens = {g: generation_tokens(engine, g) for g in spec.roles.generators}
@@ -355,6 +381,7 @@ class _Flow:
                        height=int(g.image.get("height") or 0))
 
     async def _score(self, o: Outcome, exact: bool) -> None:
+        """Every scorer of the panel scores the answer: one prompt, built once, sent to each."""
         item = o.item
         built = scorer_text(item, o.answer, self.prep.options, self.score_prompts)
         flat = built.flat
@@ -362,18 +389,27 @@ class _Flow:
                                                                 flat.texts_dropped)
         known = o.question_images
         images = await asyncio.to_thread(lambda: [known.get(s.sha256) or s.image_part() for s in flat.images])
-        parts = interleave(built.text, images)
-        req = ChatRequest(self.prep.judge, (Message("user", tuple(parts)),), params=self.params[self.prep.judge],
-                          stage=SCORE, item_id=f"{o.system}/{item.id}", prompt_hash=built.prompt.hash)
-        r, real = await self.caller.call(req, exact=exact, expected=250.0)
+        message = Message("user", tuple(interleave(built.text, images)))
+        o.judged = {j: Judged() for j in self.prep.judges}
+        await asyncio.gather(*(self._score_by(o, j, message, built.prompt.hash, exact) for j in self.prep.judges))
+
+    async def _score_by(self, o: Outcome, judge: str, message: Message, prompt_hash: str, exact: bool) -> None:
+        jd = o.judged[judge]
+        req = ChatRequest(judge, (message,), params=self.params[judge], stage=SCORE,
+                          item_id=f"{o.system}/{o.item.id}", prompt_hash=prompt_hash)
+        try:
+            r, real = await self.caller.call(req, exact=exact, expected=250.0)
+        except Aborted:
+            jd.aborted = True
+            return
         if not real:
-            o.judge_reply = _STANDIN_SCORE
+            jd.reply = _STANDIN_SCORE
             return
         if not r.ok:
-            o.error, o.stage = r.error or r.error_kind, SCORE
+            jd.error = r.error or r.error_kind
             return
-        o.judge_reply = r.text
-        o.parse = parse_score(r.text)
+        jd.reply = r.text
+        jd.parse = parse_score(r.text)
 
 
 def _skipped(prep: Prepared, item: MMIEItem) -> bool:
@@ -421,7 +457,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     n = sum(1 for it in prep.items if not _skipped(prep, it))
     cands = {s.candidate for s in prep.systems if s.candidate}
     st.plan(ANSWER, n * len(cands))
-    st.plan(SCORE, n * len(prep.systems))
+    st.plan(SCORE, n * len(prep.systems) * len(prep.judges))
     flow = _Flow(prep, engine, FlowCaller(engine, planning=False))
 
     async def one(item: MMIEItem) -> list[Outcome]:
@@ -430,7 +466,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
             if o.images:
                 st.plan(GENERATE, len(o.images))
             if o.stage in (ANSWER, GENERATE):
-                st.stage(SCORE).total -= 1
+                st.stage(SCORE).total -= len(prep.judges)
         return outs
 
     per_item = await each_item(prep.items, one, ITEM_WINDOW)
