@@ -21,7 +21,7 @@ from judgekit.metrics.agreement import (
     mean_score,
 )
 
-PROPS = settings(max_examples=100, deadline=None, derandomize=True, database=None)
+PROPS = settings(max_examples=60, deadline=None, derandomize=True, database=None)
 
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", example C: 4 observers,
 # 12 units, values 1-5, missing values ("." = not rated; unit 12 has one value and is not pairable).

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from judgekit.metrics.behaviour import pairwise_behaviour
 
-PROPS = settings(max_examples=80, deadline=None, derandomize=True, database=None)
+PROPS = settings(max_examples=50, deadline=None, derandomize=True, database=None)
 
 
 def _j(item, order, score, length_diff=None):

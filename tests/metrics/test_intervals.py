@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from judgekit.metrics import intervals
 from judgekit.metrics.intervals import Interval, paired_difference, ratio_interval, shown, with_interval
 
-PROPS = settings(max_examples=150, deadline=None, derandomize=True, database=None)
+PROPS = settings(max_examples=60, deadline=None, derandomize=True, database=None)
 
 
 def _draws(seed: int, key: str, n: int, samples: int) -> list[list[int]]:
