@@ -9,6 +9,18 @@ dataset's parquet (``data/test-00000-of-00001.parquet`` next to the TSV: ``image
 ``{bytes, path}``, a pointer row holding the images it points to).
 
     python -m judgekit.benchmarks.creation_mmbench.sample OUT.tsv [--parquet OUT.parquet] [--seed N]
+
+Made-up human ratings of the sample (``human_ratings.csv`` beside it, for the Table 4 sample
+runner ``runners/creation_mmbench_table4_sample.toml``): the runner's three simulated candidates
+are judged once by a noiseless, unbiased simulated judge (``JudgeStyle(noise=0)``: its verdict is
+a fixed function of the two answers' quality, the same in both orders), and four made-up raters
+rate each (candidate, item) around that verdict with their own spread and leniency
+(:data:`HUMAN_RATERS`), rounded to the -2..+2 scale.  So a simulated judge with less position bias
+and noise aligns better with them.  The verdict is kept in the file's ``sim_reference`` column
+(not a rating column: the reader ignores it), from which :func:`write_human_ratings` rewrites the
+same bytes.
+
+    python -m judgekit.benchmarks.creation_mmbench.sample --human-ratings OUT.csv [--seed N]
 """
 
 from __future__ import annotations
@@ -20,6 +32,7 @@ import io
 import json
 import math
 import random
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Callable
 
@@ -28,7 +41,8 @@ from PIL import Image, ImageDraw, ImageFont
 from .prompts import compose_question
 from .tasks import normalise_task, task_categories
 
-__all__ = ["COLUMNS", "write_sample", "write_sample_parquet", "main"]
+__all__ = ["COLUMNS", "HUMAN_RATERS", "HUMAN_RATINGS_RUNNER", "write_sample", "write_sample_parquet",
+           "reference_verdicts", "human_ratings", "write_human_ratings", "read_reference", "main"]
 
 #: the real file's columns, in its order
 COLUMNS = (
@@ -357,15 +371,125 @@ def write_sample_parquet(tsv: str | Path, out: str | Path) -> Path:
     return tsv_to_parquet(tsv, out)
 
 
+# --------------------------------------------------------------------------- made-up human ratings
+
+#: the made-up raters of ``human_ratings.csv``: (column, spread, leniency).  A rating is the
+#: reference verdict plus the rater's leniency plus Gaussian noise of that spread, rounded and
+#: clamped to -2..+2.  The spreads (0.55-0.85) put one rater against the mean of the others at an
+#: MAE of about 0.6-0.8, near the paper's human-human alignment (supplement Table 7: 0.60-0.82).
+HUMAN_RATERS: tuple[tuple[str, float, float], ...] = (
+    ("human_1", 0.55, 0.0), ("human_2", 0.85, 0.25), ("human_3", 0.75, -0.2), ("human_4", 0.6, 0.05),
+)
+#: the runner whose candidates the ratings rate
+HUMAN_RATINGS_RUNNER = "creation_mmbench_table4_sample"
+_REFERENCE_MODEL = "sim-judge-reference"
+_REFERENCE_COLUMN = "sim_reference"
+
+
+def reference_verdicts(runner: str = HUMAN_RATINGS_RUNNER, work_dir: str | Path | None = None,
+                       limit: int | None = None) -> dict[tuple[str, str], int]:
+    """``(candidate alias, index) -> verdict`` (-2..+2, the candidate's point of view) of a
+    noiseless, unbiased simulated judge on ``runner``'s candidates: the runner is run once with
+    that judge alone (pairwise, both orders, no VFS; its first ``limit`` items) in a temporary
+    folder under ``work_dir``.  Raises RuntimeError when the run fails or the orders disagree."""
+    import asyncio
+    import tempfile
+
+    from judgekit.config import RunSpec, load_spec
+    from judgekit.runner import RunOptions, run_spec
+
+    spec = load_spec(runner)
+    data = spec.model_dump()
+    data["models"]["reference-judge"] = {**data["models"][spec.roles.panel[0]], "model": _REFERENCE_MODEL}
+    data["roles"] = {**data["roles"], "judge": "reference-judge", "judges": ["reference-judge"]}
+    # one simulator for all (the candidates' answers do not depend on judge styles, latency or faults
+    # of judge replies), answering at once; the reference judge's style is noiseless and unbiased
+    drop = ("latency_ms", "latency_jitter_ms", "garbage_rate", "reply_faults", "reply_fault_models")
+    for alias in (*spec.roles.candidates, "reference-judge"):
+        m = data["models"][alias]
+        if m.get("sim") is not None:
+            m["sim"] = {**{k: v for k, v in m["sim"].items() if k not in drop},
+                        "judge_styles": {_REFERENCE_MODEL: {"noise": 0.0}}}
+    opts = {k: v for k, v in data["options"].items() if k != "human_ratings"}
+    data["options"] = {**opts, "pairwise": True, "vfs": False, "dual": True}
+    ref_spec = RunSpec.model_validate(data)
+    with tempfile.TemporaryDirectory(dir=work_dir) as tmp:
+        out = asyncio.run(run_spec(ref_spec, RunOptions(out_dir=Path(tmp) / "out", cache_path=Path(tmp) / "cache.duckdb",
+                                                        limit=limit, yes=True)))
+        if out.exit_code != 0 or out.result is None:
+            raise RuntimeError(f"the reference run of {runner} failed: {out.message}")
+        judgments = out.result.tables["judgments"]
+    verdicts: dict[tuple[str, str], set[int]] = {}
+    for j in judgments:
+        if j["kind"] != "pairwise":
+            continue
+        if not j["ok"]:
+            raise RuntimeError(f"the reference judge gave no verdict for {j['model']} item {j['index']}")
+        verdicts.setdefault((str(j["model"]), str(j["index"])), set()).add(int(j["score"]))
+    split = [k for k, v in verdicts.items() if len(v) != 1]
+    if split:
+        raise RuntimeError(f"the noiseless judge's two orders disagree on {split[0]}")
+    return {k: v.pop() for k, v in verdicts.items()}
+
+
+def human_ratings(reference: Mapping[tuple[str, str], int], seed: int = 0) -> list[dict[str, object]]:
+    """The made-up ratings of every ``(model, index)`` of ``reference`` (its verdict): one row
+    each, ``index, model, human_1..human_4, sim_reference``, sorted by model then index.  Each
+    (model, index) draws from its own seeded stream, so the rows do not depend on each other."""
+    def order(key: tuple[str, str]) -> tuple[str, int, str]:
+        model, index = key
+        return (model, int(index), "") if index.isdigit() else (model, -1, index)
+
+    rows: list[dict[str, object]] = []
+    for model, index in sorted(reference, key=order):
+        truth = int(reference[(model, index)])
+        rng = random.Random(f"judgekit creation_mmbench human ratings:{seed}:{model}:{index}")
+        row: dict[str, object] = {"index": index, "model": model}
+        for column, spread, leniency in HUMAN_RATERS:
+            row[column] = min(2, max(-2, round(truth + leniency + rng.gauss(0.0, spread))))
+        row[_REFERENCE_COLUMN] = truth
+        rows.append(row)
+    return rows
+
+
+def write_human_ratings(path: str | Path, reference: Mapping[tuple[str, str], int], seed: int = 0) -> Path:
+    """Write :func:`human_ratings` as the CSV :func:`~.ratings.read_human_ratings` reads."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    columns = ["index", "model", *(c for c, _, _ in HUMAN_RATERS), _REFERENCE_COLUMN]
+    with out.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=columns, lineterminator="\n")
+        w.writeheader()
+        w.writerows(human_ratings(reference, seed))
+    return out
+
+
+def read_reference(path: str | Path) -> dict[tuple[str, str], int]:
+    """The ``sim_reference`` verdicts of a ratings file written by :func:`write_human_ratings`."""
+    with Path(path).open(encoding="utf-8", newline="") as fh:
+        return {(r["model"], r["index"]): int(r[_REFERENCE_COLUMN]) for r in csv.DictReader(fh)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m judgekit.benchmarks.creation_mmbench.sample",
-        description="Write the 12-row synthetic Creation-MMBench sample TSV (and its parquet).",
+        description="Write the 12-row synthetic Creation-MMBench sample TSV (and its parquet, and made-up "
+                    "human ratings).",
     )
-    ap.add_argument("out", help="where to write the .tsv")
+    ap.add_argument("out", nargs="?", help="where to write the .tsv")
     ap.add_argument("--parquet", help="also write the same rows as the Hugging Face parquet here")
-    ap.add_argument("--seed", type=int, default=0, help="seed for the small random details of the drawings")
+    ap.add_argument("--seed", type=int, default=0, help="seed for the small random details of the drawings "
+                    "(and of the made-up raters)")
+    ap.add_argument("--human-ratings", metavar="CSV", help="write made-up human ratings of the shipped sample's "
+                    f"Table 4 runner ({HUMAN_RATINGS_RUNNER}) here: runs its candidates with a noiseless judge")
     args = ap.parse_args(argv)
+    if args.human_ratings:
+        hr = write_human_ratings(args.human_ratings, reference_verdicts(), seed=args.seed)
+        print(f"wrote {hr} ({hr.stat().st_size:,} bytes)")
+    if not args.out:
+        if not args.human_ratings:
+            ap.error("give OUT.tsv, --human-ratings CSV, or both")
+        return 0
     path = write_sample(args.out, seed=args.seed)
     print(f"wrote {path} ({path.stat().st_size:,} bytes)")
     if args.parquet:
