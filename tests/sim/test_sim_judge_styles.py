@@ -139,7 +139,7 @@ def test_less_noise_agrees_more_with_the_noiseless_verdict():
     assert quiet > usual > loud and quiet > 0.7
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(z=st.floats(-10, 10, allow_nan=False), tie=st.floats(0, 1.99))
 def test_the_noiseless_band_is_symmetric(z, tie):
     assert verdict_band(-z, tie) == 4 - verdict_band(z, tie)
@@ -147,7 +147,7 @@ def test_the_noiseless_band_is_symmetric(z, tie):
     assert (verdict_band(z, tie) in (0, 4)) == (abs(z) > STRONG)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(qa=st.floats(0, 8), qb=st.floats(0, 8), bias=st.floats(-3, 3), noise=st.floats(0, 3),
        tie=st.floats(0, 1.9), wa=st.integers(0, 2000), wb=st.integers(0, 2000), lw=st.floats(-2, 2))
 def test_probabilities_are_a_distribution_and_the_bias_moves_them_toward_a(qa, qb, bias, noise, tie, wa, wb, lw):
