@@ -29,6 +29,11 @@ if not all(importlib.util.find_spec(m) for m in ("judgekit_local", "torch", "dif
 SIMS = ("sim-lvlm", "judge")
 INTEGRATED, NATIVE = "sim-lvlm+tiny-sd", "sample-native"
 DATA = Path(__file__).resolve().parents[2] / "data" / "mmie"
+#: a second simulated scorer, noisier and lenient (its own simulator: its judge style)
+JUDGE_B = ["models.judge-b.provider='sim'", "models.judge-b.model='sim-judge-b'",
+           "models.judge-b.params={ temperature = 0, max_tokens = 1024 }",
+           "models.judge-b.sim={ seed = 7, latency_ms = 0, judge_styles = { sim-judge-b = { noise = 0.6, "
+           "score_offset = 1.0 } } }"]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -150,8 +155,9 @@ async def test_estimate_before_any_call_counts_every_stage(sample):
     assert st.stage("answer").calls == 12 and st.stage("score").calls == 24
 
 
-async def test_scorer_format_export_reads_back_and_rescores_from_the_cache(sample, tmp_path):
+async def test_scorer_format_export_reads_back_and_rescores_from_the_cache_by_a_panel(sample, tmp_path):
     from judgekit.benchmarks.mmie.data import load_answers
+    from judgekit.metrics.mmie import alignment
     from judgekit.benchmarks.mmie.results import EXPORT_NAME, system_export_names
 
     # the combined file: every scored answer of every system
@@ -166,20 +172,64 @@ async def test_scorer_format_export_reads_back_and_rescores_from_the_cache(sampl
     assert exported == drawn
     assert all(s.path.parent == sample.out / "images" for _, segs in answers.values() for s in segs if s.is_image)
 
-    # scored again as a native system: the same judge requests, so all from the cache
-    s = spec("roles.candidates=[]", f"options.native_answers=['{path}']",
-             f"options.human_scores_system='{INTEGRATED}'")
+    # scored again as a native system by a panel: the sample's judge (the same requests, all from the
+    # cache) and a second, lenient scorer (new calls); the estimate counts each scorer's calls
+    rescore = ["roles.candidates=[]", f"options.native_answers=['{path}']",
+               f"options.human_scores_system='{INTEGRATED}'"]
+    s = spec(*rescore, "roles.judges=['judge', 'judge-b']", *JUDGE_B)
+    before = await estimate_spec(s, RunOptions(out_dir=tmp_path / "est", cache_path=sample.cache))
+    lines = {ln.alias: ln for ln in before.estimate.lines if ln.stage == "score"}
+    assert {a: (ln.calls_cached, ln.calls_to_make) for a, ln in lines.items()} == {"judge": (12, 0),
+                                                                                  "judge-b": (0, 12)}
     out = await run_spec(s, RunOptions(out_dir=tmp_path / "out", cache_path=sample.cache))
     assert out.exit_code == 0, (out.message, out.failed_items)
     assert [x["name"] for x in out.summary["systems"]] == [INTEGRATED]
     assert out.summary["systems"][0]["kind"] == "native"
-    assert out.stats.paid_calls == 0 and out.served_by_simulator == 0
+    sc = out.stats.stage("score")
+    assert (sc.cache_hits, sc.calls) == (12, 12) and out.stats.paid_calls == out.served_by_simulator == 12
     key = ("id", "score", "outcome", "judge_reply", "images_attached")
     was = {r["id"]: tuple(r[k] for k in key) for r in sample.first.result.tables["scores"] if r["system"] == INTEGRATED}
-    now = {r["id"]: tuple(r[k] for k in key) for r in out.result.tables["scores"]}
+    rows = out.result.tables["scores"]
+    assert len(rows) == 24 and {r["judge"] for r in rows} == {"judge", "judge-b"}
+    now = {r["id"]: tuple(r[k] for k in key) for r in rows if r["judge"] == "judge"}
     assert now == was
+    # the panel's first scorer's results are the single scorer's, intervals included
     (row,) = out.summary["results"]
     assert row == next(r for r in sample.first.summary["results"] if r["model"] == INTEGRATED)
+    assert out.summary["judges"] == ["judge", "judge-b"] and out.summary["per_judge"]["judge"] == [row]
+    assert row["avg_ci_low"] <= row["avg"] <= row["avg_ci_high"]
+    # the ensemble: each answer's mean of the two scores, percent over the answers (all scored here)
+    by_id: dict[str, list[int]] = {}
+    for r in rows:
+        by_id.setdefault(r["id"], []).append(r["score"])
+    assert all(len(v) == 2 and None not in v for v in by_id.values())
+    (ens,) = out.summary["ensemble"]["results"]
+    assert ens["avg"] == round(sum(sum(v) / 2 for v in by_id.values()) / 12 / 6 * 100, 2)
+    assert ens["avg_ci_low"] <= ens["avg"] <= ens["avg_ci_high"]
+    # the scorers' agreement (interval alpha; one system, so pooled is the same) and Table 5 per scorer
+    agree = out.summary["agreement"]
+    assert [a["system"] for a in agree] == [INTEGRATED, "all"] and agree[0]["items"] == 12
+    assert agree[0]["krippendorff_alpha"] == agree[1]["krippendorff_alpha"] is not None
+    human = {r["id"]: float(r["score"]) for r in read_csv(DATA / "human_scores.csv")}
+    want = {"judge": [v[0] for v in by_id.values()], "judge-b": [v[1] for v in by_id.values()],
+            "ensemble": [sum(v) / 2 for v in by_id.values()]}
+    assert [a["scorer"] for a in out.summary["alignment"]] == list(want)
+    for a in out.summary["alignment"]:
+        ref = alignment(want[a["scorer"]], [human[i] for i in by_id])
+        assert a["items"] == 12 and a["mae"] == pytest.approx(ref["mae"]) and a["pearson"] == pytest.approx(ref["pearson"])
+    assert any(t == "Human alignment (Table 5)" for t, _ in out.result.more_displays)
+    assert {d["scorer"] for d in out.result.display} == {"judge", "judge-b", "ensemble"}
+
+    # resumed per scorer: the other order, and a one-scorer panel, are all cached and give the same
+    again = await run_spec(spec(*rescore, "roles.judges=['judge-b', 'judge']", *JUDGE_B),
+                           RunOptions(out_dir=tmp_path / "again", cache_path=sample.cache))
+    assert again.exit_code == 0 and again.stats.paid_calls == 0 and again.served_by_simulator == 0
+    assert again.summary["per_judge"] == out.summary["per_judge"]
+    assert again.summary["results"] == out.summary["per_judge"]["judge-b"]
+    one = await run_spec(spec(*rescore, "roles.judges=['judge']"),
+                         RunOptions(out_dir=tmp_path / "one", cache_path=sample.cache))
+    assert one.exit_code == 0 and one.stats.paid_calls == 0
+    assert one.summary["results"] == out.summary["results"] and "per_judge" not in one.summary
 
 
 async def test_image_cap_drops_images_never_text(sample, tmp_path, monkeypatch):
@@ -278,6 +328,8 @@ async def test_spec_errors(tmp_path):
         await run_spec(spec("roles.generators=[]"), opts(tmp_path))
     with pytest.raises(SpecError, match="roles.judge"):
         await run_spec(spec("roles.judge=''"), opts(tmp_path))
+    with pytest.raises(SpecError, match="roles.judges: 'tiny-sd' cannot score"):  # a panel's every scorer
+        await run_spec(spec("roles.judges=['judge', 'tiny-sd']"), opts(tmp_path))
 
     rows = json.loads((DATA / "scorer_format.json").read_text(encoding="utf-8"))
     short = tmp_path / "short.json"

@@ -32,9 +32,8 @@ from ...metrics.intervals import with_interval
 from ...metrics.mmie import FIGURES, alignment, category_table, item_sums
 from ..uncertainty import IntervalOptions, comparisons, interval
 
-__all__ = ["ENSEMBLE", "RULE", "SCALE", "QUANTITY", "POOLED", "category_rows", "ensemble_records",
-           "agreement_records", "comparison_rows", "alignment_rows", "intervals_summary",
-           "ensemble_summary"]
+__all__ = ["ENSEMBLE", "POOLED", "QUANTITY", "RULE", "SCALE", "agreement_records", "alignment_rows",
+           "category_rows", "comparison_rows", "ensemble_records", "ensemble_summary", "intervals_summary"]
 
 #: the ensemble's name where a scorer's would stand (``judge`` column, ``scorer`` of Table 5)
 ENSEMBLE = "ensemble"

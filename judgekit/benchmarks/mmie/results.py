@@ -255,8 +255,8 @@ def displays(prep: "Prepared", by_scorer: list[tuple[str, list[dict[str, Any]]]]
                       for a in align_rows]))
     judges = [j for j, _ in by_scorer if j != ENSEMBLE]
     if panel:
-        notes = [f"scorers: {', '.join(judges)}; {ENSEMBLE}: {ENSEMBLE_RULES[RULE]} for each answer; percent = "
-                 f"mean score / 6 x 100; Avg. over all scored items"]
+        notes = [(f"scorers: {', '.join(judges)}; {ENSEMBLE}: {ENSEMBLE_RULES[RULE]} for each answer; percent = "
+                  f"mean score / 6 x 100; Avg. over all scored items")]
     else:
         notes = [f"scorer: {prep.judge}; percent = mean score / 6 x 100; Avg. over all scored items"]
     if opts.bootstrap_samples:
