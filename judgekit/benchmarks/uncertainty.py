@@ -9,7 +9,7 @@ point estimates are unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -36,12 +36,19 @@ class IntervalOptions(BaseModel):
     interval_level: float = Field(DEFAULT_LEVEL, gt=0.5, lt=1.0, description="the intervals' coverage")
 
 
+def _in_order(items: Iterable[Hashable]) -> list[Hashable]:
+    """Items in a fixed order (by ``repr``), so an interval does not depend on the order in which a
+    pipeline happened to collect its items: the i-th drawn index always names the same item."""
+    return sorted(items, key=repr)
+
+
 def interval(sums: ItemSums, options: IntervalOptions, key: str, scale: float = 1.0) -> Interval | None:
     """The figure sum(num) / sum(den) x ``scale`` over ``sums``' items with its interval; None when
-    intervals are off (``bootstrap_samples = 0``)."""
+    intervals are off (``bootstrap_samples = 0``).  The items are resampled in ``repr`` order of
+    their keys, so the same items give the same interval whatever order ``sums`` lists them in."""
     if options.bootstrap_samples == 0:
         return None
-    items = list(sums.values())
+    items = [sums[i] for i in _in_order(sums)]
     return ratio_interval([n for n, _ in items], [d for _, d in items], samples=options.bootstrap_samples,
                           level=options.interval_level, seed=options.bootstrap_seed, key=key, scale=scale)
 
@@ -49,14 +56,15 @@ def interval(sums: ItemSums, options: IntervalOptions, key: str, scale: float = 
 def comparisons(per_candidate: Mapping[str, ItemSums], options: IntervalOptions, metric: str,
                 scale: float = 1.0, key: str = "", candidates: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """Every pair of candidates (in ``candidates`` order) on the items both have: the difference
-    ``a - b`` of ``metric`` and its paired bootstrap interval."""
+    ``a - b`` of ``metric`` and its paired bootstrap interval (items in ``repr`` order, as
+    :func:`interval`)."""
     if options.bootstrap_samples == 0:
         return []
     names = list(candidates) if candidates is not None else list(per_candidate)
     rows = []
     for a, b in combinations([n for n in names if n in per_candidate], 2):
         sa, sb = per_candidate[a], per_candidate[b]
-        common = [i for i in sa if i in sb]
+        common = _in_order(i for i in sa if i in sb)
         iv = paired_difference([sa[i][0] for i in common], [sa[i][1] for i in common],
                                [sb[i][0] for i in common], [sb[i][1] for i in common],
                                samples=options.bootstrap_samples, level=options.interval_level,

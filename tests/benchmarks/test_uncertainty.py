@@ -21,7 +21,7 @@ SUMS = {
 def test_interval_is_ratio_interval_with_the_options():
     opts = IntervalOptions(bootstrap_samples=300, bootstrap_seed=4, interval_level=0.9)
     iv = interval(SUMS["strong"], opts, key="j:strong:reward", scale=50.0)
-    nums, dens = zip(*SUMS["strong"].values())
+    nums, dens = zip(*(SUMS["strong"][i] for i in sorted(SUMS["strong"])))  # items in repr order
     assert iv == ratio_interval(nums, dens, samples=300, level=0.9, seed=4, key="j:strong:reward", scale=50.0)
     assert iv.estimate == pytest.approx(50.0 * sum(nums) / sum(dens))
     assert iv.low < iv.estimate < iv.high
@@ -52,7 +52,7 @@ def test_comparisons_every_pair_in_candidate_order_on_common_items():
     assert [(r["a"], r["b"]) for r in rows] == [("strong", "weak"), ("strong", "mid"), ("weak", "mid")]
     for r in rows:
         a, b = SUMS[r["a"]], SUMS[r["b"]]
-        common = [i for i in a if i in b]
+        common = sorted(i for i in a if i in b)
         iv = paired_difference([a[i][0] for i in common], [a[i][1] for i in common],
                                [b[i][0] for i in common], [b[i][1] for i in common], samples=400, seed=1,
                                key=f"judge:reward:{r['a']}-{r['b']}", scale=50.0)
@@ -82,3 +82,14 @@ def test_a_tie_between_identical_candidates_does_not_exclude_zero():
     rows = comparisons({"a": SUMS["strong"], "b": dict(SUMS["strong"])}, IntervalOptions(bootstrap_samples=100),
                        "reward", scale=50.0)
     assert (rows[0]["difference"], rows[0]["ci_low"], rows[0]["ci_high"], rows[0]["excludes_zero"]) == (0, 0, 0, False)
+
+
+def test_the_order_items_were_collected_in_does_not_matter():
+    opts = IntervalOptions(bootstrap_samples=200, bootstrap_seed=3)
+    backwards = {c: dict(reversed(list(items.items()))) for c, items in SUMS.items()}
+    assert list(backwards["strong"]) != list(SUMS["strong"])
+    assert interval(backwards["weak"], opts, key="k") == interval(SUMS["weak"], opts, key="k")
+    assert comparisons(backwards, opts, "reward", candidates=list(SUMS)) == comparisons(SUMS, opts, "reward")
+    # items of any hashable kind (MMIE ids, (model, index) pairs) have a fixed order too
+    mixed = {3: (1.0, 1.0), "3": (0.0, 1.0), ("a", 1): (2.0, 2.0), 10: (0.0, 0.0)}
+    assert interval(mixed, opts, key="m") == interval(dict(reversed(list(mixed.items()))), opts, key="m")
