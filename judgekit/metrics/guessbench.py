@@ -35,6 +35,7 @@ __all__ = [
     "ACCURACY_COLUMNS",
     "carry_forward",
     "accuracy_rows",
+    "accuracy_items",
     "difficulty",
     "separability",
     "spearman",
@@ -108,6 +109,49 @@ def _dynamic_value(rec: Mapping[str, Any]) -> list[bool | None]:
     return carry_forward(v)
 
 
+def _tally(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(model, approach) -> {"acc": column -> {set_id: 0|1}, the four counts}: each scored set's
+    outcome in each column it counts in (the rules of :func:`accuracy_rows`)."""
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    seen: set[tuple[str, str, str, Any]] = set()
+    for rec in records:
+        model, approach, task, set_id = rec["model"], rec["approach"], rec["task"], rec["set_id"]
+        if task not in ("static", "dynamic"):
+            raise ValueError(f"task must be 'static' or 'dynamic', not {task!r} (set {set_id!r})")
+        key = (model, approach, task, set_id)
+        if key in seen:
+            raise ValueError(f"duplicate record for model {model!r}, approach {approach!r}, {task} set {set_id!r}")
+        seen.add(key)
+        g = groups.setdefault(
+            (model, approach),
+            {
+                "acc": {c: {} for c in ACCURACY_COLUMNS},
+                "n_static": 0, "failed_static": 0, "n_dynamic": 0, "failed_dynamic": 0,
+            },
+        )
+        split = "short" if rec["short"] else "long"
+        if task == "static":
+            v = _static_value(rec)
+            if v is None:
+                g["failed_static"] += 1
+                continue
+            g["n_static"] += 1
+            for s in (split, "all"):
+                g["acc"][f"static_{s}"][set_id] = int(v)
+        else:
+            vec = _dynamic_value(rec)
+            if None in vec:
+                g["failed_dynamic"] += 1
+            else:
+                g["n_dynamic"] += 1
+            for k, v in enumerate(vec, start=1):
+                if v is None:
+                    break
+                for s in (split, "all"):
+                    g["acc"][f"dynamic_{k}_{s}"][set_id] = int(v)
+    return groups
+
+
 def accuracy_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Table 2: one row per (model, approach), in the order first seen.
 
@@ -127,59 +171,24 @@ def accuracy_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
     A repeated (model, approach, task, set_id) or an unknown task is a ValueError.
     """
-    groups: dict[tuple[str, str], dict[str, Any]] = {}
-    seen: set[tuple[str, str, str, Any]] = set()
-    for rec in records:
-        model, approach, task, set_id = rec["model"], rec["approach"], rec["task"], rec["set_id"]
-        if task not in ("static", "dynamic"):
-            raise ValueError(f"task must be 'static' or 'dynamic', not {task!r} (set {set_id!r})")
-        key = (model, approach, task, set_id)
-        if key in seen:
-            raise ValueError(f"duplicate record for model {model!r}, approach {approach!r}, {task} set {set_id!r}")
-        seen.add(key)
-        g = groups.setdefault(
-            (model, approach),
-            {
-                # column -> [hits, n]
-                "acc": {c: [0, 0] for c in ACCURACY_COLUMNS},
-                "n_static": 0, "failed_static": 0, "n_dynamic": 0, "failed_dynamic": 0,
-            },
-        )
-        split = "short" if rec["short"] else "long"
-        if task == "static":
-            v = _static_value(rec)
-            if v is None:
-                g["failed_static"] += 1
-                continue
-            g["n_static"] += 1
-            for s in (split, "all"):
-                cell = g["acc"][f"static_{s}"]
-                cell[0] += int(v)
-                cell[1] += 1
-        else:
-            vec = _dynamic_value(rec)
-            if None in vec:
-                g["failed_dynamic"] += 1
-            else:
-                g["n_dynamic"] += 1
-            for k, v in enumerate(vec, start=1):
-                if v is None:
-                    break
-                for s in (split, "all"):
-                    cell = g["acc"][f"dynamic_{k}_{s}"]
-                    cell[0] += int(v)
-                    cell[1] += 1
-
     rows: list[dict[str, Any]] = []
-    for (model, approach), g in groups.items():
+    for (model, approach), g in _tally(records).items():
         row: dict[str, Any] = {"model": model, "approach": approach}
         for col in ACCURACY_COLUMNS:
-            hits, n = g["acc"][col]
-            row[col] = _pct(hits, n)
+            cell = g["acc"][col]
+            row[col] = _pct(sum(cell.values()), len(cell))
         for k in ("n_static", "n_dynamic", "failed_static", "failed_dynamic"):
             row[k] = g[k]
         rows.append(row)
     return rows
+
+
+def accuracy_items(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, dict[Any, int]]]:
+    """What each accuracy of :func:`accuracy_rows` is made of: (model, approach) -> column ->
+    {set_id: 1 (right) or 0 (wrong)} over the sets that count in that column (a column's
+    accuracy is 100 x the mean of its values, before rounding).  The bootstrap resamples these
+    sets (:mod:`judgekit.metrics.intervals`)."""
+    return {k: g["acc"] for k, g in _tally(records).items()}
 
 
 # --------------------------------------------------------------------------- AutoBencher

@@ -33,7 +33,10 @@ class Caller(Protocol):
     #: whether a reply so far was a stand-in (planning only): what follows is not a real outcome
     inexact: bool
 
-    async def call(self, req: ChatRequest) -> CallResult: ...
+    async def call(self, req: ChatRequest, *, steers: bool = True) -> CallResult:
+        """Make ``req``.  ``steers=False``: nothing in the flow depends on the reply (another
+        extractor of a panel reading a reply), so a stand-in for it leaves the flow exact."""
+        ...
 
     def image(self, retrieved: Retrieved) -> ImagePart | None: ...
 
@@ -53,7 +56,7 @@ class RunCaller:
         self.counts: dict[str, int] = {}
         self.inexact = False
 
-    async def call(self, req: ChatRequest) -> CallResult:
+    async def call(self, req: ChatRequest, *, steers: bool = True) -> CallResult:
         self.counts[req.stage] = self.counts.get(req.stage, 0) + 1
         r = await self.engine.call(req)
         if r.error_kind == NOT_RUN:
@@ -128,7 +131,7 @@ class PlanCaller:
         self._passed: list[str] = []  # stand-in-decided stop points passed so far
         self._passed_at: list[tuple[str, ...]] = []  # per planned call
 
-    async def call(self, req: ChatRequest) -> CallResult:
+    async def call(self, req: ChatRequest, *, steers: bool = True) -> CallResult:
         self.counts[req.stage] = self.counts.get(req.stage, 0) + 1
         key, hit = await self.engine.lookup(req)
         kind = _kind_of(req.stage)
@@ -137,7 +140,8 @@ class PlanCaller:
         self._passed_at.append(tuple(self._passed))
         if hit is not None:
             return CallResult(req, hit, key=key)
-        self.inexact = True  # everything after this depends on a reply we do not have
+        if steers:
+            self.inexact = True  # everything after this depends on a reply we do not have
         n = len(self.planned)  # each stand-in differs, as real replies do (so each is extracted)
         if kind == "retrieve":
             text = Retrieved(status="ok", query=req.messages[-1].text(), sha256=self.placeholder.sha256,

@@ -25,6 +25,14 @@ A turn (static: ``3.png`` + Hint_3; dynamic attempt t: ``t.png`` + Hint_t):
   after ``Answer:`` only).
 
 Dynamic scoring stops at the first correct turn; later turns count as correct.
+
+A panel of extractors (``FlowConfig.extractors``): every extractor reads every reply that is
+scored (each turn's answer reply; each self-consistency sample, and votes over its own readings),
+all at once, and each turn keeps every extractor's :class:`Reading`.  The first extractor steers
+the flow as the single extractor does: its verdict stops a dynamic set at the first right guess,
+its reply is the previous guess the next turn quotes, and it alone reads the reply under review
+in an image-retrieval round (that reading is a search query, not a score).  The others score the
+same replies; a failed call of theirs is a failed reading (``Reading.error``), not a failed set.
 """
 
 from __future__ import annotations
@@ -44,7 +52,7 @@ from .callers import PRIOR_STOP, Aborted, Caller, PlanCaller, RunCaller, StopTal
 from .data import GuessSet
 from .messages import TurnPrompts
 
-__all__ = ["APPROACHES", "TASKS", "FlowConfig", "TurnRecord", "SetOutcome", "Aborted", "RunCaller", "PlanCaller",
+__all__ = ["APPROACHES", "TASKS", "FlowConfig", "Reading", "TurnRecord", "SetOutcome", "Aborted", "RunCaller", "PlanCaller",
            "StopTally", "PRIOR_STOP", "run_set", "stage_names", "max_calls"]
 
 APPROACHES = ("cot", "no_cot", "one_shot", "self_consistency", "self_refine", "image_retrieval",
@@ -58,7 +66,7 @@ _NO_GUESS = "No Answering"
 class FlowConfig:
     """What every flow of a run shares (the benchmark's options, resolved)."""
 
-    extractor: str  # alias of the extraction judge
+    extractor: str  # alias of the extraction judge (the panel's first, which steers the flow)
     params: dict[str, GenParams]  # alias -> the spec's generation parameters
     retriever: str | None = None
     example: GuessSet | None = None  # the one-shot worked example
@@ -72,6 +80,28 @@ class FlowConfig:
     vote: str = "reply"  # "reply" (the reference) | "answer"
     previous_guess: str = "reply"  # "reply" (the reference) | "answer"
     stop_signal: str = "exact"  # "exact" (the reference) | "lenient"
+    panel: tuple[str, ...] = ()  # every extractor, the first = extractor; () = the extractor alone
+
+    @property
+    def extractors(self) -> tuple[str, ...]:
+        """The extractors that score each reply, the steering one first."""
+        return self.panel or (self.extractor,)
+
+
+@dataclass
+class Reading:
+    """One extractor's reading of a turn: what it extracted and whether that is right."""
+
+    judge: str
+    extractions: list[dict[str, Any]] = field(default_factory=list)  # as TurnRecord.extractions
+    votes: dict[str, int] | None = None
+    vote_tied: bool = False
+    final_reply: str | None = None  # the reply its verdict is on (self-consistency: its vote's)
+    extracted: str | None = None  # its reply on final_reply, lower-cased
+    guess: str | None = None
+    outcome: str | None = None  # answer / no_answer / unparsed
+    correct: bool | None = None  # None: its extraction call failed
+    error: str | None = None
 
 
 @dataclass
@@ -91,6 +121,8 @@ class TurnRecord:
     correct: bool | None = None
     stop: str = ""  # well_done / rounds / retrieval_<status> / no_guess / ""
     error: str | None = None
+    #: every extractor's reading, the steering one's first (its fields are the ones above)
+    readings: dict[str, Reading] = field(default_factory=dict)
 
 
 @dataclass
@@ -101,6 +133,7 @@ class SetOutcome:
     turns: list[TurnRecord] = field(default_factory=list)
     correct: list[bool | None] = field(default_factory=list)  # static: [c]; dynamic: 3, carried forward
     error: str | None = None
+    extraction_failures: dict[str, int] = field(default_factory=dict)  # extractor -> its failed calls
 
 
 def stage_names(approach: str) -> tuple[str, str, str]:
@@ -112,14 +145,15 @@ def max_calls(approach: str, task: str, cfg: FlowConfig) -> dict[str, int]:
     """The most calls one set can take, per stage (dynamic sets that end early take fewer)."""
     g, e, r = stage_names(approach)
     turns = 3 if task == "dynamic" else 1
+    n = len(cfg.extractors)
     if approach == "self_consistency":
-        per = {g: cfg.sc_samples, e: cfg.sc_samples}
+        per = {g: cfg.sc_samples, e: cfg.sc_samples * n}
     elif approach == "self_refine":
-        per = {g: 1 + cfg.rounds, e: 1}
+        per = {g: 1 + cfg.rounds, e: n}
     elif approach == "image_retrieval":
-        per = {g: 1 + cfg.rounds, e: 1 + cfg.rounds, r: cfg.rounds}
+        per = {g: 1 + cfg.rounds, e: cfg.rounds + n, r: cfg.rounds}  # round readings: the first only
     else:
-        per = {g: 1, e: 1}
+        per = {g: 1, e: n}
     return {k: v * turns for k, v in per.items()}
 
 
@@ -134,7 +168,8 @@ class _Turns:
         self.cfg, self.alias, self.approach, self.gs, self.caller = cfg, alias, approach, gs, caller
         self.g_stage, self.e_stage, self.r_stage = stage_names(approach)
         self.prompts = TurnPrompts(approach, cfg.example, cfg.retrieval_source)
-        self._extracted: dict[tuple[str, str, int], Extraction] = {}
+        self._extracted: dict[tuple[str, str, str, int], Extraction] = {}
+        self.failures: dict[str, int] = {}  # extractor -> failed extraction calls
 
     def _req(self, stage: str, messages: tuple[Message, ...], phash: str, *, alias: str | None = None,
              params: GenParams | None = None, sample: int = 0, tag: str = "") -> ChatRequest:
@@ -152,22 +187,28 @@ class _Turns:
                                seed=seed, image_detail=params.image_detail, extra=params.extra)
         return await self.caller.call(self._req(self.g_stage, messages, phash, params=params, sample=sample, tag=tag))
 
-    async def extract(self, reply: str, rec: TurnRecord, index: int, *, prompt_name: str = "extract",
-                      sample: int = 0) -> Extraction:
-        """The extractor's reading of ``reply``.  Each self-consistency sample's is its own call
-        (``sample``), as in the reference, even when two samples wrote the same reply."""
-        key = (prompt_name, reply, sample)
+    async def extract(self, reply: str, into: list[dict[str, Any]], index: int, *, prompt_name: str = "extract",
+                      sample: int = 0, judge: str | None = None) -> Extraction:
+        """``judge``'s reading of ``reply`` (default: the steering extractor), recorded in
+        ``into``.  Each self-consistency sample's is its own call (``sample``), as in the
+        reference, even when two samples wrote the same reply.  A failed call raises
+        :class:`_Failed`."""
+        judge = judge or self.cfg.extractor
+        key = (judge, prompt_name, reply, sample)
         hit = self._extracted.get(key)
         if hit is None:
             prompt = load_prompt(f"guessbench/{prompt_name}.txt")
             msg = (Message.user(prompt.render(response=reply)),)
-            r = await self.caller.call(self._req(self.e_stage, msg, prompt.hash, alias=self.cfg.extractor,
-                                                 sample=sample))
+            req = self._req(self.e_stage, msg, prompt.hash, alias=judge, sample=sample)
+            # (steers is passed only when False: a caller written for one extractor needs no change)
+            r = await (self.caller.call(req) if judge == self.cfg.extractor else self.caller.call(req, steers=False))
             if not r.ok:
-                raise _Failed(f"extraction: {r.error}")
+                self.failures[judge] = self.failures.get(judge, 0) + 1
+                raise _Failed(f"extraction by {judge}: {r.error}" if len(self.cfg.extractors) > 1
+                              else f"extraction: {r.error}")
             hit = self._extracted[key] = parse_extraction(r.text, response=reply)
-        rec.extractions.append({"reply": index, "prompt": prompt_name, "outcome": hit.outcome, "guess": hit.guess,
-                                "raw": hit.raw})
+        into.append({"judge": judge, "reply": index, "prompt": prompt_name, "outcome": hit.outcome,
+                     "guess": hit.guess, "raw": hit.raw})
         return hit
 
     async def retrieve(self, query: str, rec: TurnRecord, round_: int) -> ImagePart | None:
@@ -197,13 +238,7 @@ class _Turns:
             if bad:
                 raise _Failed(f"guess: {bad[0].error}")
             rec.replies = [r.text for r in results]
-            ext = await asyncio.gather(*(self.extract(t, rec, i, sample=i) for i, t in enumerate(rec.replies)))
-            pick, guess = self._vote(rec, list(ext))
-            rec.final_reply = rec.replies[pick]
-            chosen = ext[pick]
-            rec.guess = guess
-            rec.extraction_outcome = chosen.outcome if self.cfg.vote == "reply" else (
-                "answer" if guess is not None else "no_answer")
+            read = self._read_samples
         else:
             r = await self.guess(context, phash)
             if not r.ok:
@@ -214,18 +249,57 @@ class _Turns:
                 reply = await self._review(context, phash, reply, rec, self.gs.images[attempt - 1])
                 self.caller.loop_done()
             rec.final_reply = reply
-            chosen = await self.extract(reply, rec, rec.replies.index(reply))
-            rec.guess, rec.extraction_outcome = chosen.guess, chosen.outcome
-        rec.extracted = chosen.raw.lower()
-        if self.caller.inexact:  # planning past a stand-in reply: never right, so the plan goes on
-            rec.correct = False
-        elif self.cfg.match == "answer":
-            rec.correct = is_correct(self.gs.answer, rec.guess)
-        else:
-            rec.correct = reply_matches(self.gs.answer, rec.extracted)
+            read = self._read_reply
+        judges = self.cfg.extractors
+        got = await asyncio.gather(*(read(rec, j) for j in judges), return_exceptions=True)
+        for j, g in zip(judges, got):
+            if isinstance(g, _Failed) and j != judges[0]:
+                rec.readings[j] = Reading(j, correct=None, error=str(g))  # another extractor's failure: its own
+            elif isinstance(g, BaseException):
+                raise g
+            else:
+                rec.readings[j] = g
+        first = rec.readings[judges[0]]
+        # the steering extractor's reading is the turn's (as with a single extractor); its
+        # extractions follow the retrieval rounds' (which only it reads)
+        rec.extractions.extend(first.extractions)
+        rec.votes, rec.vote_tied, rec.final_reply = first.votes, first.vote_tied, first.final_reply
+        rec.extracted, rec.guess, rec.extraction_outcome, rec.correct = (first.extracted, first.guess, first.outcome,
+                                                                         first.correct)
         return rec
 
-    def _vote(self, rec: TurnRecord, ext: list[Extraction]) -> tuple[int, str | None]:
+    def _verdict(self, reading: Reading) -> None:
+        if self.caller.inexact:  # planning past a stand-in reply: never right, so the plan goes on
+            reading.correct = False
+        elif self.cfg.match == "answer":
+            reading.correct = is_correct(self.gs.answer, reading.guess)
+        else:
+            reading.correct = reply_matches(self.gs.answer, reading.extracted)
+
+    async def _read_reply(self, rec: TurnRecord, judge: str) -> Reading:
+        reading = Reading(judge, final_reply=rec.final_reply)
+        assert rec.final_reply is not None
+        chosen = await self.extract(rec.final_reply, reading.extractions, rec.replies.index(rec.final_reply),
+                                    judge=judge)
+        reading.guess, reading.outcome, reading.extracted = chosen.guess, chosen.outcome, chosen.raw.lower()
+        self._verdict(reading)
+        return reading
+
+    async def _read_samples(self, rec: TurnRecord, judge: str) -> Reading:
+        reading = Reading(judge)
+        ext = await asyncio.gather(*(self.extract(t, reading.extractions, i, sample=i, judge=judge)
+                                     for i, t in enumerate(rec.replies)))
+        reading.extractions.sort(key=lambda e: e["reply"])  # in sample order, not the order they came back
+        pick, guess = self._vote(reading, list(ext))
+        reading.final_reply = rec.replies[pick]
+        reading.guess = guess
+        reading.outcome = ext[pick].outcome if self.cfg.vote == "reply" else (
+            "answer" if guess is not None else "no_answer")
+        reading.extracted = ext[pick].raw.lower()
+        self._verdict(reading)
+        return reading
+
+    def _vote(self, rec: Reading, ext: list[Extraction]) -> tuple[int, str | None]:
         """The self-consistency vote: (the sample that carries the winner, the winning guess)."""
         if self.cfg.vote == "answer":
             v = vote([e.guess for e in ext], tie_break=self.cfg.sc_tie_break)  # type: ignore[arg-type]
@@ -248,7 +322,8 @@ class _Turns:
             if refine:
                 ask = self.prompts.self_refine(reply)
             else:
-                ext = await self.extract(reply, rec, len(rec.replies) - 1, prompt_name="extract_retrieval")
+                ext = await self.extract(reply, rec.extractions, len(rec.replies) - 1,
+                                         prompt_name="extract_retrieval")
                 guess = retrieval_guess(ext.raw)
                 if not guess.strip():
                     rec.stop = "no_guess"
@@ -275,7 +350,7 @@ class _Turns:
 async def run_set(cfg: FlowConfig, alias: str, approach: str, task: str, gs: GuessSet, caller: Caller) -> SetOutcome:
     """Run (or plan) one set.  Raises :class:`Aborted` when the run is stopping."""
     t = _Turns(cfg, alias, approach, gs, caller)
-    out = SetOutcome(gs.set_id)
+    out = SetOutcome(gs.set_id, extraction_failures=t.failures)  # counted as the calls fail
     context: tuple[Message, ...] = ()
     hashes: list[str] = []
 

@@ -1,37 +1,35 @@
 """GuessBench end to end: every (candidate, approach, task, set) flow, then Table 2 and AutoBencher.
 
 The flows themselves (turns, samples, refine rounds, retrieval) are in
-:mod:`judgekit.benchmarks.guessbench.flow`; this module prepares the data, plans the estimate,
-runs the flows concurrently and turns their records into tables:
-
-- ``turns``: one row per turn with every raw reply, every extraction, the vote, the retrievals,
-  the extractor's reply the turn was judged on (``extracted``, lower-cased), the guess after its
-  ``Answer:`` and whether the turn is right;
-- ``sets``: one row per (model, approach, task, set) with the (carried-forward) correctness;
-- ``retrievals``: the query -> image mapping of the run (status, sha256 in the image store, URL);
-- ``summary``: Table 2 per (model, approach), with extraction failure counts.
+:mod:`judgekit.benchmarks.guessbench.flow`; this module prepares the data, plans the estimate and
+runs the flows concurrently; :mod:`~judgekit.benchmarks.guessbench.results` turns their records
+into tables (``turns``, ``sets``, ``retrievals``, ``summary``, ``comparisons``) and the summary,
+and :mod:`~judgekit.benchmarks.guessbench.panel` computes the figures: Table 2 per extractor of
+``roles.judges`` (or the one ``roles.judge``), the panel's ensemble and agreement, bootstrap
+intervals and paired comparisons between candidates.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
 from ...config import STRICT_CONFIG
 from ...engine import Engine
 from ...errors import DataError, SpecError
-from ...metrics.guessbench import accuracy_rows, autobencher, read_earlier_accuracies
+from ...metrics.guessbench import read_earlier_accuracies
 from ...types import GenParams
 from ..base import BenchmarkResult, PlannedCall, require_candidates
 from ..deviations import ours
+from ..uncertainty import IntervalOptions
 from .data import GuessSet, load_set, load_sets
 from .flow import (APPROACHES, Aborted, FlowConfig, PlanCaller, RunCaller, SetOutcome, StopTally, max_calls,
                    run_set, stage_names)
+from .results import build_result
 
 __all__ = ["Options", "Prepared", "prepare", "plan", "run", "stages"]
 
@@ -44,12 +42,13 @@ Approach = Literal["cot", "no_cot", "one_shot", "self_consistency", "self_refine
                    "image_only", "hint_only"]
 
 
-class Options(BaseModel):
+class Options(IntervalOptions):
     """``[options]`` of a GuessBench spec.
 
     Every default is what the authors' evaluation code does; an option declared with
     :func:`~judgekit.benchmarks.deviations.ours` departs from it when set (listed in
-    ``summary.json`` under ``deviations``)."""
+    ``summary.json`` under ``deviations``).  The bootstrap options (``bootstrap_samples``,
+    ``bootstrap_seed``, ``interval_level``) add intervals and change no accuracy."""
 
     model_config = STRICT_CONFIG  # unknown keys, loose types, inf and nan are spec errors
 
@@ -122,6 +121,7 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
             raise DataError(str(ex_path), "the one-shot example is one of the evaluated sets; use another set")
     if not spec.roles.judge:
         raise SpecError(f"{spec.source_path}: GuessBench needs roles.judge (the model that extracts each guess)")
+    _check_extractors(spec)
     if "image_retrieval" in options.approaches and not spec.roles.retriever:
         raise SpecError(f"{spec.source_path}: the image_retrieval approach needs roles.retriever "
                         "(a model alias with provider brave, sim_image_search or image_folder)")
@@ -137,15 +137,33 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
     return Prepared(spec, options, sets, example, earlier, flows)
 
 
+#: providers whose models can read a reply and extract its guess
+_CHAT_PROVIDERS = ("openai", "azure", "gemini", "anthropic", "sim")
+
+
+def _check_extractors(spec) -> None:
+    """Every extractor must be a chat model (not an image retriever or generator, nor a local
+    model run for another task)."""
+    role = "roles.judges" if spec.roles.judges else "roles.judge"
+    for alias in spec.roles.panel:
+        m = spec.models[alias]
+        if m.provider in _CHAT_PROVIDERS or (m.provider == "local" and m.local.task == "chat"):
+            continue
+        what = f"local task {m.local.task!r}" if m.provider == "local" else f"provider {m.provider!r}"
+        raise SpecError(f"{spec.source_path}: {role}: '{alias}' cannot extract answers ({what}); an extractor "
+                        f"is a chat model")
+
+
 def _params(spec, alias: str) -> GenParams:
     return spec.models[alias].params.gen_params()
 
 
 def _config(prep: Prepared) -> FlowConfig:
     spec, o = prep.spec, prep.options
-    aliases = [*spec.roles.candidates, spec.roles.judge]
+    aliases = [*spec.roles.candidates, *spec.roles.panel]
     return FlowConfig(
         extractor=spec.roles.judge,
+        panel=tuple(spec.roles.panel),
         params={a: _params(spec, a) for a in aliases},
         retriever=spec.roles.retriever,
         example=prep.example,
@@ -220,114 +238,4 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
             for gs in prep.sets:
                 tg.create_task(flow(alias, approach, task, gs))
 
-    return _result(prep, outcomes, not_run)
-
-
-def _result(prep: Prepared, outcomes: dict[tuple[str, str, str, str], SetOutcome], not_run: int) -> BenchmarkResult:
-    turns: list[dict[str, Any]] = []
-    sets: list[dict[str, Any]] = []
-    retrievals: list[dict[str, Any]] = []
-    failed: list[str] = []
-    ext_counts: dict[tuple[str, str], dict[str, int]] = {}
-    by_id = {g.set_id: g for g in prep.sets}
-    for alias, approach, task in prep.flows:
-        counts = ext_counts.setdefault((alias, approach), {"answer": 0, "no_answer": 0, "unparsed": 0})
-        for gs in prep.sets:
-            out = outcomes.get((alias, approach, task, gs.set_id))
-            if out is None:
-                continue
-            key = {"model": alias, "approach": approach, "task": task, "set_id": gs.set_id}
-            if out.error:
-                failed.append(f"{alias} {approach} {task} set {gs.set_id}: {out.error}")
-            sets.append({**key, "answer": gs.answer, "letters": gs.letters, "short": gs.is_short,
-                         "correct": out.correct[0] if task == "static" else None,
-                         "correct_1": out.correct[0] if task == "dynamic" else None,
-                         "correct_2": out.correct[1] if task == "dynamic" else None,
-                         "correct_3": out.correct[2] if task == "dynamic" else None,
-                         "turns_asked": len(out.turns), "error": out.error})
-            for rec in out.turns:
-                if rec.extraction_outcome in counts:
-                    counts[rec.extraction_outcome] += 1
-                turns.append({**key, "turn": rec.turn, "answer": gs.answer, "extracted": rec.extracted,
-                              "guess": rec.guess, "correct": rec.correct, "extraction": rec.extraction_outcome,
-                              "stop": rec.stop,
-                              "votes": json.dumps(rec.votes) if rec.votes is not None else None,
-                              "vote_tied": rec.vote_tied, "replies": json.dumps(rec.replies),
-                              "extractions": json.dumps(rec.extractions), "final_reply": rec.final_reply,
-                              "retrievals": json.dumps(rec.retrievals), "error": rec.error})
-                for r in rec.retrievals:
-                    retrievals.append({**key, "turn": rec.turn, "round": r["round"], "query": r["query"],
-                                       "status": r["status"], "sha256": r.get("sha256"), "url": r.get("url"),
-                                       "page_url": r.get("page_url"), "title": r.get("title"),
-                                       "source": r.get("source"), "error": r.get("error")})
-                    if r["status"] == "error":
-                        failed.append(f"{alias} {approach} {task} set {gs.set_id} turn {rec.turn} retrieval "
-                                      f"of {r['query']!r}: {r.get('error')}")
-    records = []
-    for row in sets:
-        gs = by_id[row["set_id"]]
-        correct = row["correct"] if row["task"] == "static" else [row["correct_1"], row["correct_2"], row["correct_3"]]
-        records.append({"model": row["model"], "approach": row["approach"], "task": row["task"],
-                        "set_id": row["set_id"], "short": gs.is_short, "correct": correct})
-    summary_rows = accuracy_rows(records)
-    for r in summary_rows:
-        c = ext_counts.get((r["model"], r["approach"]), {})
-        r["extraction_no_answer"] = c.get("no_answer", 0)
-        r["extraction_unparsed"] = c.get("unparsed", 0)
-    summary: dict[str, Any] = {
-        "benchmark": "guessbench",
-        "sets": len(prep.sets),
-        "candidates": list(prep.spec.roles.candidates),
-        "judge": prep.spec.roles.judge,
-        "retriever": prep.spec.roles.retriever,
-        "tasks": list(prep.options.tasks),
-        "approaches": list(prep.options.approaches),
-        "complete": not_run == 0,
-        "results": summary_rows,
-        "retrieval_outcomes": _count(r["status"] for r in retrievals),
-    }
-    summary["autobencher"] = _autobencher(prep, summary_rows)
-    display = [_display_row(r) for r in summary_rows]
-    return BenchmarkResult(summary=summary, tables={"turns": turns, "sets": sets, "retrievals": retrievals,
-                                                    "summary": summary_rows},
-                           failed_items=failed, not_run=not_run, display=display)
-
-
-def _count(values) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for v in values:
-        out[v] = out.get(v, 0) + 1
-    return out
-
-
-def _autobencher(prep: Prepared, rows: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Difficulty, separability and novelty over the run's candidates (static and dynamic #3
-    accuracy of ``autobencher_approach``); None with fewer than two candidates."""
-    approach = prep.options.autobencher_approach
-    out: dict[str, Any] = {"approach": approach}
-    for task_key in ("static_all", "dynamic_3_all"):
-        acc = {r["model"]: r[task_key] / 100.0 for r in rows
-               if r["approach"] == approach and r.get(task_key) is not None}
-        if len(acc) >= 2:
-            out[task_key] = autobencher(acc, prep.earlier_csv)
-    return out if len(out) > 1 else None
-
-
-_APPROACH_NAMES = {"cot": "CoT", "no_cot": "w/o CoT", "one_shot": "One-shot",
-                   "self_consistency": "Self-Consistency", "self_refine": "Self-Refine",
-                   "image_retrieval": "Image Retrieval", "image_only": "Image Only",
-                   "hint_only": "Hint Only"}
-
-
-def _display_row(r: dict[str, Any]) -> dict[str, Any]:
-    """A row of the printed table, shaped like the paper's Table 2."""
-    row = {"model": r["model"], "approach": _APPROACH_NAMES.get(r["approach"], r["approach"])}
-    for key, title in (("static", "Static"), ("dynamic_1", "Dyn #1"), ("dynamic_2", "Dyn #2"),
-                       ("dynamic_3", "Dyn #3")):
-        for split, s in (("short", "S"), ("long", "L"), ("all", "All")):
-            v = r.get(f"{key}_{split}")
-            row[f"{title} {s}"] = "-" if v is None else f"{v:.1f}"
-    row["no answer"] = r["extraction_no_answer"] + r["extraction_unparsed"]
-    row["failed"] = r.get("failed_static", 0) + r.get("failed_dynamic", 0)
-    return row
-
+    return build_result(prep, outcomes, not_run)
