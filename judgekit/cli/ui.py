@@ -232,9 +232,16 @@ class ConsoleUI:
                     self.console.print(f"AutoBencher ({ab.get('approach')}, {task_key}) over {', '.join(m['models'])}: "
                                        f"difficulty {_cell(m['difficulty'])}, separability {_cell(m['separability'])}, "
                                        f"novelty {_cell(m['novelty'])}")
-            for row in outcome.summary.get("human_alignment", []) if outcome.summary else []:
-                self.console.print(f"human alignment {row['model']}: MAE {_cell(row['mae'])}, "
-                                   f"Consistency {_cell(row['consistency'])}% over {row['items']} items")
+            alignment = (outcome.summary or {}).get("human_alignment") or []
+            if alignment:  # Creation-MMBench's Table 4: per judge and model, dual and single evaluation
+                t = Table(title="Human alignment (Table 4)", title_justify="left")
+                for c in ("Judge", "Model", "Dual MAE", "Dual Cons.", "Single MAE", "Single Cons.", "Items"):
+                    t.add_column(c, justify="left" if c in ("Judge", "Model") else "right")
+                for row in alignment:
+                    t.add_row(str(row.get("judge", "-")), str(row["model"]), _cell(row.get("dual_mae")),
+                              _cell(row.get("dual_consistency")), _cell(row.get("single_mae")),
+                              _cell(row.get("single_consistency")), _cell(row.get("items")))
+                self.console.print(t)
         if outcome.stats is not None:
             st = outcome.stats
             self.console.print(f"paid calls {st.paid_calls:,}, cache hits "

@@ -121,3 +121,90 @@ def test_summarize_kind_records():
     overall = summarize(recs, levels=("overall",))[0]
     assert overall["n_pairwise"] == 2 and overall["fail"] == 0 and overall["reward"] == 0.0
     assert overall["n_vfs"] == 2 and overall["vfs_fail"] == 1 and overall["vfs"] == 6.0
+
+
+# --------------------------------------------------------------------------- per-item sums, ensemble
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from judgekit.metrics.agreement import majority, mean_score  # noqa: E402
+from judgekit.metrics.pairwise import ENSEMBLE_JUDGE, FIGURE_SUMS, SUM_COLUMNS, ensemble_records, item_sums  # noqa: E402
+
+_SCORE = st.sampled_from([2, 1, 0, -1, -2, None])
+_VFS = st.one_of(st.none(), st.just(NO_VFS), st.integers(0, 20).map(lambda v: v / 2))
+
+
+@st.composite
+def _kind_records(draw):
+    out = []
+    for model in draw(st.lists(st.sampled_from("abc"), min_size=1, max_size=3, unique=True)):
+        for index in range(draw(st.integers(1, 5))):
+            task, category = f"t{index % 3}", f"C{index % 2}"
+            for order in (0, 1):
+                out.append({"model": model, "index": str(index), "task": task, "category": category, "order": order,
+                            "kind": "pairwise", "score": draw(_SCORE)})
+                if index % 3:
+                    v = draw(_VFS)
+                    ref = draw(st.integers(0, 20).map(lambda x: x / 2)) if isinstance(v, float) else None
+                    out.append({"model": model, "index": str(index), "task": task, "category": category,
+                                "order": order, "kind": "vfs", "score": None, "vfs": v, "vfs_ref": ref})
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(_kind_records())
+def test_item_sums_add_up_to_the_summarized_figures(records):
+    sums = item_sums(records)
+    col = {c: i for i, c in enumerate(SUM_COLUMNS)}
+    for row in summarize(records):
+        items = [s for (m, idx), s in sums.items() if m == row["model"]
+                 and (row["level"] == "overall" or any(r["index"] == idx and r["model"] == m
+                                                       and r[row["level"]] == row["group"] for r in records))]
+        for figure, (num, den) in FIGURE_SUMS.items():
+            n, d = sum(s[col[num]] for s in items), sum(s[col[den]] for s in items)
+            if row[figure] is None:
+                assert d == 0
+            else:
+                assert n / d == pytest.approx(row[figure], abs=1e-12)
+
+
+def _j(judge, model, index, kind, order, **kw):
+    return {"judge": judge, "model": model, "index": index, "task": "t", "category": "C", "kind": kind,
+            "order": order, "score": None, "vfs": None, "vfs_ref": None, "error_kind": None, "length_diff": 5, **kw}
+
+
+def test_ensemble_records_by_hand():
+    recs = [
+        # pairwise, order 0: +2, +1, +1 -> majority +1; order 1: +1, -1, failure -> a tie between two: median 0
+        _j("a", "m", "1", "pairwise", 0, score=2), _j("b", "m", "1", "pairwise", 0, score=1),
+        _j("c", "m", "1", "pairwise", 0, score=1),
+        _j("a", "m", "1", "pairwise", 1, score=1), _j("b", "m", "1", "pairwise", 1, score=-1),
+        _j("c", "m", "1", "pairwise", 1, error_kind="parse_failure"),
+        # vfs: 6 and 8 (refs 4 and 5) and a failure -> 7 (ref 4.5)
+        _j("a", "m", "1", "vfs", 0, vfs=6.0, vfs_ref=4.0), _j("b", "m", "1", "vfs", 0, vfs=8.0, vfs_ref=5.0),
+        _j("c", "m", "1", "vfs", 0, error_kind="parse_failure"),
+        # vfs left out by every judge -> left out; left out and failed -> a failure
+        _j("a", "m", "1", "vfs", 1, vfs=NO_VFS, error_kind="no_objective"),
+        _j("b", "m", "1", "vfs", 1, vfs=NO_VFS, error_kind="no_objective"),
+        _j("a", "m", "2", "vfs", 0, vfs=NO_VFS, error_kind="no_objective"),
+        _j("b", "m", "2", "vfs", 0, error_kind="parse_failure"),
+        # every judge failed the same way / differently
+        _j("a", "m", "2", "pairwise", 0, error_kind="candidate_failed"),
+        _j("b", "m", "2", "pairwise", 0, error_kind="candidate_failed"),
+        _j("a", "m", "2", "pairwise", 1, error_kind="parse_failure"), _j("b", "m", "2", "pairwise", 1, error_kind="http"),
+    ]
+    got = {(r["index"], r["kind"], r["order"]): r for r in
+           ensemble_records(recs, pairwise_rule=majority, score_rule=mean_score)}
+    assert all(r["judge"] == ENSEMBLE_JUDGE and r["model"] == "m" and r["length_diff"] == 5 for r in got.values())
+    assert got[("1", "pairwise", 0)]["score"] == 1 and got[("1", "pairwise", 0)]["ok"]
+    assert got[("1", "pairwise", 1)]["score"] == 0 and got[("1", "pairwise", 1)]["judges"] == 3
+    v = got[("1", "vfs", 0)]
+    assert (v["vfs"], v["vfs_ref"], v["ok"], v["error_kind"]) == (7.0, 4.5, True, None)
+    assert got[("1", "vfs", 1)]["vfs"] == NO_VFS and got[("1", "vfs", 1)]["error_kind"] == "no_objective"
+    assert got[("2", "vfs", 0)]["vfs"] is None and got[("2", "vfs", 0)]["error_kind"] == "no_valid_judgment"
+    assert got[("2", "pairwise", 0)]["error_kind"] == "candidate_failed" and not got[("2", "pairwise", 0)]["ok"]
+    assert got[("2", "pairwise", 1)]["error_kind"] == "no_valid_judgment"
+    overall = summarize(list(got.values()), levels=("overall",))[0]
+    # verdicts +1, 0 valid (2 failed); VFS 7 valid, one failure, one left out
+    assert (overall["reward"], overall["fail"], overall["vfs"], overall["vfs_fail"], overall["n_vfs"]) == (25.0, 2, 7.0, 1, 2)

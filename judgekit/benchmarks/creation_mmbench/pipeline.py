@@ -119,13 +119,8 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
     data = load_data(path, task_categories=options.task_categories or None)
     items = data.items[:limit] if limit else data.items
     human = None
-    if options.human_ratings:
-        from pathlib import Path
-
-        hp = Path(options.human_ratings)
-        if not hp.is_absolute() and spec.source_path:
-            hp = Path(spec.source_path).parent / hp
-        human = read_human_ratings(hp)
+    if options.human_ratings:  # relative to the spec file, or a shipped sample (samples:...)
+        human = read_human_ratings(spec.resolve_path(options.human_ratings))
     if options.text_only and not spec.roles.describer:
         from ...errors import SpecError
 

@@ -40,8 +40,8 @@ class Built:
 def ensemble_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
     """``summary["ensemble"]``: the rules by name, what they do, and the ensemble's rows."""
     return {"rule": "majority/mean", "rules": {"pairwise verdict": "majority", "vfs": "mean"},
-            "description": f"pairwise verdict: {ENSEMBLE_RULES['majority']}; VFS and VFS ref: "
-                           f"{ENSEMBLE_RULES['mean']} (per candidate, item and order)",
+            "description": f"per candidate, item and order: the pairwise verdict by majority "
+                           f"({ENSEMBLE_RULES['majority']}); VFS and VFS ref by mean ({ENSEMBLE_RULES['mean']})",
             "results": results}
 
 
@@ -102,8 +102,8 @@ def _pct(v: float | None) -> float | None:
     return None if v is None else round(100.0 * v, 1)
 
 
-def _fig(r: Mapping[str, Any], name: str) -> str:
-    return shown(r.get(name), r.get(f"{name}_ci_low"), r.get(f"{name}_ci_high"), 2)
+def _fig(r: Mapping[str, Any], name: str, digits: int) -> str:
+    return shown(r.get(name), r.get(f"{name}_ci_low"), r.get(f"{name}_ci_high"), digits)
 
 
 def display_row(r: Mapping[str, Any]) -> dict[str, Any]:
@@ -113,9 +113,9 @@ def display_row(r: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "model": r["model"],
         "category": "Overall" if r["level"] == "overall" else r["group"],
-        "Reward": _fig(r, "reward"),
-        "Win Rate %": _fig(r, "win_rate"),
-        "VFS": _fig(r, "vfs"),
+        "Reward": _fig(r, "reward", 1),
+        "Win Rate %": _fig(r, "win_rate", 1),
+        "VFS": _fig(r, "vfs", 2),
         "VFS ref": r["vfs_ref"],
         "+2/+1/0/-1/-2": counts,
         "fail": r["fail"] + r.get("vfs_fail", 0),
