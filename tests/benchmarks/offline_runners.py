@@ -35,7 +35,7 @@ _SIM = {"seed": 7, "latency_ms": 0, "latency_jitter_ms": 0}
 
 def _judge_aliases(data: dict[str, Any]) -> set[str]:
     roles = data.get("roles", {})
-    return {a for a in (roles.get("judge"), roles.get("describer")) if a}
+    return {a for a in (roles.get("judge"), *roles.get("judges", ()), roles.get("describer")) if a}
 
 
 def _offline_model(alias: str, m: dict[str, Any], judges: set[str]) -> tuple[dict[str, Any], str | None]:
