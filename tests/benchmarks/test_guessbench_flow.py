@@ -8,7 +8,7 @@ import pytest
 from judgekit.benchmarks.guessbench.data import load_sets
 from judgekit.benchmarks.guessbench.flow import FlowConfig, max_calls, run_set
 from judgekit.engine import CallResult
-from judgekit.resources import samples_dir
+from judgekit.resources import load_prompt, samples_dir
 from judgekit.retrieval.base import Retrieved
 from judgekit.types import ChatResponse, GenParams, ImagePart, TextPart
 
@@ -26,10 +26,13 @@ class Script:
         self.answer = answer
         self.counts = {}
         self.requests = []
+        self.aside = []  # requests whose reply steers nothing (another extractor of a panel)
 
-    async def call(self, req):
+    async def call(self, req, *, steers=True):
         self.counts[req.stage] = self.counts.get(req.stage, 0) + 1
         self.requests.append(req)
+        if not steers:
+            self.aside.append(req)
         out = self.answer(req)
         if isinstance(out, CallResult):
             return out
@@ -385,3 +388,91 @@ def test_max_calls_upper_bounds():
     assert max_calls("image_retrieval", "static", c) == {"image_retrieval": 4, "image_retrieval/extract": 4,
                                                          "image_retrieval/retrieve": 3}
     assert max_calls("self_refine", "dynamic", cfg(rounds=2)) == {"self_refine": 9, "self_refine/extract": 3}
+
+
+# ------------------------------------------------------------------------------ a panel of extractors
+
+
+def panel_cfg(**kw):
+    params = {a: GenParams(temperature=0, top_p=1, max_tokens=1000, seed=42) for a in ("cand", "judge", "j2")}
+    return FlowConfig(extractor="judge", params=params, retriever="search", panel=("judge", "j2"), **kw)
+
+
+def second_reads(other, by_turn):
+    """The first extractor reads as ``extractor``; "j2" answers ``other(req)``; guesses by turn."""
+    def answer(req):
+        if req.stage.endswith("/extract"):
+            return other(req) if req.model == "j2" else extractor(req)
+        return f"I think it is GUESS={by_turn[turn_of(req)].replace(' ', '_')} ."
+    return answer
+
+
+async def test_the_first_extractor_steers_a_dynamic_set_and_the_second_reads_the_same_replies():
+    # j2 reads every reply as the gold answer: right from turn 1, but the flow follows "judge"
+    s = Script(second_reads(lambda req: f"Answer: {GS.answer}", {1: "tree", 2: GS.answer, 3: "never asked"}))
+    out = await run_set(panel_cfg(), "cand", "cot", "dynamic", GS, s)
+    assert [t.turn for t in out.turns] == [1, 2] and out.correct == [False, True, True]
+    assert [(t.readings["judge"].correct, t.readings["j2"].correct) for t in out.turns] == [(False, True),
+                                                                                          (True, True)]
+    # the next attempt quotes the steering extractor's reply, never the other's
+    assert s.of("cot")[1].messages[3].text().startswith("Your previous guess is: answer: tree.")
+    # each extractor read each answer reply once; the turn's own fields are the first's
+    assert sorted((r.model, turn) for turn in (1, 2) for r in s.of("cot/extract")
+                  if f"GUESS={ {1: 'tree', 2: GS.answer}[turn]}" in last_text(r)) == [
+        ("j2", 1), ("j2", 2), ("judge", 1), ("judge", 2)]
+    t1 = out.turns[0]
+    assert t1.extracted == "answer: tree" and t1.readings["j2"].extracted == f"answer: {GS.answer}"
+    assert {e["judge"] for e in t1.extractions} == {"judge"}
+    assert {r.model for r in s.aside} == {"j2"} and len(s.aside) == 2
+    assert [e["judge"] for e in t1.readings["j2"].extractions] == ["j2"]
+
+
+async def test_another_extractors_failure_is_its_reading_not_the_set():
+    def fails(req):
+        return CallResult(req, None, error_kind="server", error="HTTP 500")
+
+    out = await run_set(panel_cfg(), "cand", "cot", "static", GS,
+                        Script(second_reads(fails, {3: GS.answer})))
+    assert out.error is None and out.correct == [True]
+    assert out.turns[0].readings["j2"].correct is None and "HTTP 500" in out.turns[0].readings["j2"].error
+    assert out.extraction_failures == {"j2": 1}
+    # the first extractor's failure still fails the set, as with one extractor
+    swapped = FlowConfig(extractor="j2", params=panel_cfg().params, retriever="search", panel=("j2", "judge"))
+    out = await run_set(swapped, "cand", "cot", "static", GS, Script(second_reads(fails, {3: GS.answer})))
+    assert out.error and out.correct == [None] and out.extraction_failures == {"j2": 1}
+
+
+async def test_each_extractor_votes_over_its_own_readings_of_the_samples():
+    def answer(req):
+        if req.stage.endswith("/extract"):
+            return "No Answering" if req.model == "j2" else extractor(req)
+        return {0: f"GUESS={GS.answer}", 1: f"GUESS={GS.answer}", 2: "GUESS=tree"}[req.sample_index]
+
+    s = Script(answer)
+    out = await run_set(panel_cfg(), "cand", "self_consistency", "static", GS, s)
+    first, second = out.turns[0].readings["judge"], out.turns[0].readings["j2"]
+    assert first.votes == {f"answer: {GS.answer}": 2, "answer: tree": 1} and first.correct
+    assert second.votes == {"no answering": 3} and second.correct is False
+    assert [e["reply"] for e in second.extractions] == [0, 1, 2]  # in sample order
+    assert sorted((r.model, r.sample_index) for r in s.of("self_consistency/extract")) == [
+        ("j2", 0), ("j2", 1), ("j2", 2), ("judge", 0), ("judge", 1), ("judge", 2)]
+
+
+async def test_only_the_first_extractor_reads_the_retrieval_rounds():
+    s = Script(retrieval_script(lambda req: ok(last_text(req)), reviews=("GUESS=boat", "$Well done!$")))
+    out = await run_set(panel_cfg(), "cand", "image_retrieval", "static", GS, s)
+    names = {load_prompt(f"guessbench/{n}.txt").hash: n for n in ("extract", "extract_retrieval")}
+    by = sorted((r.model, names[r.prompt_hash]) for r in s.of("image_retrieval/extract"))
+    # the two rounds' queries by the first alone, the answer reply (boat) by both
+    assert by == [("j2", "extract"), ("judge", "extract"), ("judge", "extract_retrieval"),
+                  ("judge", "extract_retrieval")]
+    assert out.turns[0].readings["j2"].extracted == "answer: boat"
+    assert max_calls("image_retrieval", "static", panel_cfg())["image_retrieval/extract"] == 3 + 2
+    assert out.turns[0].readings["j2"].final_reply == out.turns[0].final_reply
+
+
+def test_max_calls_count_every_extractor():
+    c = panel_cfg(sc_samples=3)
+    assert max_calls("cot", "dynamic", c) == {"cot": 3, "cot/extract": 6}
+    assert max_calls("self_consistency", "static", c) == {"self_consistency": 3, "self_consistency/extract": 6}
+    assert max_calls("self_refine", "static", c) == {"self_refine": 4, "self_refine/extract": 2}

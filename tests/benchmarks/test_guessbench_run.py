@@ -14,7 +14,7 @@ from judgekit.config import load_spec
 from judgekit.runner import RunOptions, estimate_spec, run_spec
 from judgekit.sim import SimConfig, SimProcess
 
-ALIASES = ("sim-strong", "sim-weak", "extractor", "search")
+ALIASES = ("sim-strong", "sim-weak", "extractor", "extractor-b", "search")
 
 
 def opts(tmp_path, **kw):
@@ -47,6 +47,15 @@ async def test_every_approach_runs_scores_and_resumes(tmp_path):
     # simulator's reply is a function of the request); GuessBench has no injection guard to list
     assert [(d["option"], d["kind"]) for d in first.summary["deviations"]] == [("sc_seed", "option")]
     assert len(first.result.display) == 16 and "Static All" in first.result.display[0]
+    # one extractor: no panel keys; every accuracy has its interval, printed for the all-set columns
+    assert first.summary["judges"] == ["extractor"] and "per_judge" not in first.summary
+    for r in rows:
+        for k in ("static_all", "dynamic_3_all", "static_short"):
+            assert r[f"{k}_ci_low"] <= r[k] <= r[f"{k}_ci_high"]
+    title, shown_rows = first.result.more_displays[0]
+    assert "intervals" in title and shown_rows[0]["Static"].startswith(f"{rows[0]['static_all']:.1f} [")
+    assert first.summary["intervals"]["samples"] == 1000
+    assert {(c["a"], c["b"]) for c in first.summary["comparisons"]} == {("sim-strong", "sim-weak")}
     for name in ("summary.json", "turns.csv", "sets.csv", "retrievals.csv"):
         assert (tmp_path / "out" / name).exists()
 
@@ -64,7 +73,9 @@ async def test_every_approach_runs_scores_and_resumes(tmp_path):
 
 
 async def test_estimate_is_an_upper_bound_then_exact_from_the_cache(tmp_path):
-    spec = fast("options.approaches=['cot','self_refine','self_consistency','image_retrieval']")
+    # with a panel of two extractors: the second's calls are planned too
+    spec = fast("options.approaches=['cot','self_refine','self_consistency','image_retrieval']",
+                "roles.judges=['extractor','extractor-b']", "options.bootstrap_samples=200")
     before = await estimate_spec(spec, opts(tmp_path, limit=3))
     to_make = sum(line.calls_to_make for line in before.estimate.lines)
     done = await run_spec(spec, opts(tmp_path, limit=3))
@@ -78,12 +89,38 @@ async def test_estimate_is_an_upper_bound_then_exact_from_the_cache(tmp_path):
     # the cot, self-refine and retrieval approaches share their first guess: one paid call
     assert done.stats.cache_hits > 0
 
+    # the panel's results: the first extractor's as results, each extractor's, the ensemble, agreement
+    sm = done.summary
+    assert sm["judges"] == ["extractor", "extractor-b"] and sm["judge"] == "extractor"
+    assert sm["results"] == sm["per_judge"]["extractor"] and len(sm["per_judge"]["extractor-b"]) == 8
+    assert sm["ensemble"]["rule"] == "majority" and len(sm["ensemble"]["results"]) == 8
+    assert [a["model"] for a in sm["agreement"]] == ["sim-strong", "sim-weak", "all"]
+    pooled = sm["agreement"][-1]
+    assert pooled["items"] > 0 and pooled["level"] == "nominal" and -1 <= pooled["krippendorff_alpha"] <= 1
+    rates = {r["judge"]: r for r in sm["extraction"]}
+    assert rates["extractor"]["calls"] == rates["extractor-b"]["calls"] > 0  # every scored reply read twice
+    assert rates["extractor-b"]["unparsed"] > rates["extractor"]["unparsed"] == 0  # its 15 % garbage
+    assert {c["judge"] for c in sm["comparisons"]} == {"extractor", "ensemble"}
+    assert any("steers" in n for n in done.result.notes)
+    tables = done.result.tables
+    assert {r["judge"] for r in tables["sets"]} == {"extractor", "extractor-b", "ensemble"}
+    assert {r["judge"] for r in tables["turns"]} == {"extractor", "extractor-b"}
+    assert len(tables["summary"]) == 3 * 8 and "static_all_ci_low" in tables["summary"][0]
+    # the first extractor's figures are the ones a run without the panel gives (the same cache)
+    alone = await run_spec(fast("options.approaches=['cot','self_refine','self_consistency','image_retrieval']",
+                                "options.bootstrap_samples=200"), opts(tmp_path, limit=3))
+    assert alone.served_by_simulator == 0 and alone.summary["results"] == sm["results"]
+
 
 async def test_missing_retriever_and_judge_are_spec_errors(tmp_path):
     from judgekit.errors import SpecError
 
     spec = fast("roles.retriever=''")
     with pytest.raises(SpecError, match="roles.retriever"):
+        await run_spec(spec, opts(tmp_path, limit=1))
+    # an image retriever cannot extract answers
+    spec = fast("roles.judges=['extractor','search']")
+    with pytest.raises(SpecError, match="roles.judges: 'search' cannot extract answers"):
         await run_spec(spec, opts(tmp_path, limit=1))
 
 
