@@ -68,6 +68,15 @@ async def test_all_stages_metrics_report_and_resume(tmp_path):
     assert first.result.more_displays and first.result.more_displays[0][0].startswith("SIM per pattern")
     pats = {p["pattern"] for p in first.summary["patterns"]}
     assert "Count" in pats and "Color" in pats
+    # SIM's intervals over the images (overall and per pattern), candidates compared per generator;
+    # no judge, no FID interval
+    for r in rows.values():
+        assert r["sim_mean_ci_low"] <= r["sim_mean"] <= r["sim_mean_ci_high"]
+    assert all(p["mean_ci_low"] <= p["mean"] <= p["mean_ci_high"] for p in first.summary["patterns"] if p["n"])
+    assert [(c["generator"], c["a"], c["b"], c["items"]) for c in first.summary["comparisons"]] == [
+        ("tiny-sd", "sim-strong", "sim-weak", 12), ("sim-images", "sim-strong", "sim-weak", 12)]
+    assert first.summary["judges"] == [] and "FID" in first.summary["intervals"]["fid"]
+    assert all(" [" in d["SIM"] for d in first.result.display)
 
     # SIM is the cosine of the stored features; seeds are index + 0 and recorded
     blobs = BlobStore(blob_dir_for(tmp_path / "cache.duckdb"))

@@ -20,8 +20,10 @@ Per image (one flow each, many at once):
    round trip (:mod:`.jpeg`: Pillow's default JPEG, as the reference stores generated images), or
    as drawn with ``options.lossless_generated``;
 5. metrics (:mod:`judgekit.metrics.mmgenbench`): SIM per image (cosine of the two vectors), its
-   mean and std overall and per pattern, and FID per (candidate, generator) over the images both
-   sides of which were encoded.
+   mean and std overall and per pattern, each mean with a percentile bootstrap interval over the
+   images and candidates compared on the same images (:mod:`.results`), and FID per (candidate,
+   generator) over the images both sides of which were encoded (no interval: a whole-set
+   statistic).
 
 A failed call fails only what depends on it (a failed caption: that candidate's generations of
 the image), is listed, and is retried by the next run.  The estimate (:func:`plan`) follows the
@@ -41,7 +43,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ...blobs import BlobMissing
 from ...config import STRICT_CONFIG
@@ -53,6 +55,7 @@ from ...types import ChatRequest, GenParams, ImagePart, Message
 from ..base import BenchmarkResult, PlannedCall, require_candidates
 from ..calls import Aborted, FlowCaller, each_item, generation_tokens
 from ..deviations import ours
+from ..uncertainty import IntervalOptions
 from .data import LoadedSet, MMGenItem, load_data
 from .jpeg import JpegCopies
 from .results import build_result
@@ -77,8 +80,9 @@ _STANDIN_CAPTION = (
 )
 
 
-class Options(BaseModel):
-    """``[options]`` of an MMGenBench spec."""
+class Options(IntervalOptions):
+    """``[options]`` of an MMGenBench spec (the bootstrap options add SIM's intervals and change
+    no score)."""
 
     model_config = STRICT_CONFIG  # unknown keys, loose types, inf and nan are spec errors
 
@@ -121,6 +125,10 @@ def _check_roles(spec) -> tuple[list[str], list[str], str]:
     require_candidates(spec)
     where = spec.source_path
     roles = spec.roles
+    if roles.panel:
+        role = "roles.judges" if roles.judges else "roles.judge"
+        raise SpecError(f"{where}: {role}: MMGenBench has no judge ('{roles.panel[0]}'): SIM and FID come from "
+                        f"the image encoder (roles.encoder); remove {role}")
     if not roles.generators:
         raise SpecError(f"{where}: MMGenBench needs roles.generators (text-to-image models: local text_to_image, "
                         f"openai_image or sim_image aliases)")

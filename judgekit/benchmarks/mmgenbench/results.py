@@ -4,6 +4,13 @@ Scores come from the vectors in the store: SIM per image is the cosine of the or
 generated image's encodings (:func:`judgekit.metrics.mmgenbench.cosine`); FID per (candidate,
 generator) is over the images whose two encodings both exist (the reference compares the whole
 set; when nothing failed the two are the same, and ``n`` says how many went in).
+
+Intervals (:func:`sim_intervals`, :func:`sim_comparisons`): each SIM mean, overall and per
+pattern, gets a percentile bootstrap interval over its scored images (an image contributes its
+SIM over 1, so the resampled figure is the mean, as the point estimate); candidates are compared
+per generator on the images both have.  FID has none: it is a statistic of the whole set of
+encodings (a covariance square root per resample, and a resample repeats images, which biases
+it), not a mean over images.
 """
 
 from __future__ import annotations
@@ -14,16 +21,59 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...local import read_vector
+from ...metrics.intervals import shown
 from ...metrics.mmgenbench import cosine, fid, sim_summary
 from ...report.html import ReportItem, ReportSection, best_and_worst, write_html_report
 from ..base import BenchmarkResult
+from ..uncertainty import IntervalOptions, comparisons, interval
 from .data import PATTERNS
 
 if TYPE_CHECKING:
     from ...engine import Engine
     from .pipeline import ItemOutcome, Prepared
 
-__all__ = ["build_result"]
+__all__ = ["build_result", "sim_intervals", "sim_comparisons", "FID_NOTE"]
+
+#: why FID has no interval (summary.json and the printed notes)
+FID_NOTE = ("FID has no interval: it is a statistic of the whole set of encodings (a covariance square root "
+            "per resample, and resamples that repeat images bias it), not a mean over images")
+
+
+def _sums(per_item: dict[str, float]) -> dict[str, tuple[float, float]]:
+    return {i: (v, 1.0) for i, v in per_item.items()}
+
+
+def sim_intervals(results: list[dict[str, Any]], pattern_rows: list[dict[str, Any]],
+                  sims: dict[tuple[str, str], dict[str, float]], patterns: dict[str, list[str]],
+                  options: IntervalOptions) -> None:
+    """Add ``sim_mean_ci_low/_ci_high`` to each row of ``results`` and ``mean_ci_low/_ci_high`` to
+    each row of ``pattern_rows`` (None when intervals are off or nothing was scored): the
+    bootstrap over the images scored in that row (``sims``: (candidate, generator) -> image ->
+    SIM; a pattern's images as :func:`~judgekit.metrics.mmgenbench.sim_summary` counts them)."""
+    def put(row: dict[str, Any], name: str, per_item: dict[str, float], key: str) -> None:
+        iv = interval(_sums(per_item), options, key=key)
+        # unrounded, as the SIM means are (a rounded bound could pass its own mean)
+        row[f"{name}_ci_low"], row[f"{name}_ci_high"] = (None, None) if iv is None else (iv.low, iv.high)
+
+    for r in results:
+        put(r, "sim_mean", sims[(r["model"], r["generator"])], f"{r['model']}:{r['generator']}:sim")
+    for r in pattern_rows:
+        per_item = sims[(r["model"], r["generator"])]
+        ids = dict.fromkeys(str(i) for i in patterns.get(r["pattern"], ()))
+        put(r, "mean", {i: per_item[i] for i in ids if i in per_item},
+            f"{r['model']}:{r['generator']}:{r['pattern']}:sim")
+
+
+def sim_comparisons(sims: dict[tuple[str, str], dict[str, float]], candidates: list[str], generators: list[str],
+                    options: IntervalOptions) -> list[dict[str, Any]]:
+    """Per generator, every pair of candidates: the difference of their mean SIM on the images both
+    have, with its paired bootstrap interval (``judge`` None: MMGenBench has no judge)."""
+    out = []
+    for gen in generators:
+        per = {c: _sums(sims[(c, gen)]) for c in candidates if (c, gen) in sims}
+        for row in comparisons(per, options, "sim", key=f"{gen}:", candidates=candidates):
+            out.append({"judge": None, "generator": gen, **row})
+    return out
 
 
 def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome"]) -> BenchmarkResult:
@@ -109,6 +159,9 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
             pattern_rows.append({"model": cand, "generator": gen, "encoder": encoder_name, "pattern": name, **ps})
         reference.setdefault(cand, {})[gen] = {
             "sim": {str(index_of[i]): v for i, v in per_item.items()}, "fid": fid_value}
+    sim_intervals(results, pattern_rows, sims, patterns, prep.options)
+    comps = sim_comparisons(sims, prep.candidates, prep.generators, prep.options)
+    o = prep.options
     summary: dict[str, Any] = {
         "benchmark": "mmgenbench",
         "data": prep.data.source,
@@ -120,11 +173,16 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
         "encoder": encoder_name,
         "seed": prep.options.seed,
         "complete": not_run == 0,
+        "judges": [],
         "results": results,
         "patterns": pattern_rows,
+        "comparisons": comps,
+        "intervals": {"method": "percentile bootstrap over items", "items": "images", "samples": o.bootstrap_samples,
+                      "level": o.interval_level, "seed": o.bootstrap_seed, "fid": FID_NOTE},
         "reference_format": reference,
     }
-    display = [{"model": r["model"], "generator": r["generator"], "SIM": _f(r["sim_mean"]),
+    display = [{"model": r["model"], "generator": r["generator"],
+                "SIM": shown(r["sim_mean"], r.get("sim_mean_ci_low"), r.get("sim_mean_ci_high"), 4),
                 "SIM std": _f(r["sim_std"]), "FID": _f(r["fid"]), "n": r["n"],
                 "failed": r["caption_failures"] + r["generation_failures"] + r["encode_failures"],
                 "empty captions": r["empty_captions"]} for r in results]
@@ -137,11 +195,20 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
         row["All"] = next(_f(r["sim_mean"]) for r in results if r["model"] == cand and r["generator"] == gen)
         by_pattern.append(row)
     more = [("SIM per pattern (Table 2)", by_pattern)] if patterns else []
+    if comps:
+        more.append(("Paired SIM differences between candidates (same images)",
+                     [{"generator": c["generator"], "a": c["a"], "b": c["b"], "images": c["items"],
+                       "a - b": shown(c["difference"], c["ci_low"], c["ci_high"], 4),
+                       "excludes 0": "yes" if c["excludes_zero"] else "no"} for c in comps]))
     notes = [f"encoder: {encoder_name}; seeds: {prep.options.seed} + image index"]
+    if o.bootstrap_samples:
+        notes.append(f"SIM [lo, hi]: {o.interval_level:.0%} percentile bootstrap intervals over the images "
+                     f"({o.bootstrap_samples} resamples, seed {o.bootstrap_seed}); per pattern in patterns.csv; "
+                     + FID_NOTE)
     if prep.data.skipped:
         notes.append(f"{len(prep.data.skipped)} unreadable images left out (summary.json lists them)")
     tables = {"results": results, "patterns": pattern_rows, "captions": captions, "generations": generations,
-              "originals": originals}
+              "originals": originals, "comparisons": comps}
 
     def write_report(out_dir: Path) -> Path:
         return _write_report(out_dir, prep, engine, outcomes, sims, results, by_pattern, encoder_name)
