@@ -101,6 +101,8 @@ async def test_estimate_is_an_upper_bound_then_exact_from_the_cache(tmp_path):
     assert rates["extractor"]["calls"] == rates["extractor-b"]["calls"] > 0  # every scored reply read twice
     assert rates["extractor-b"]["unparsed"] > rates["extractor"]["unparsed"] == 0  # its 15 % garbage
     assert {c["judge"] for c in sm["comparisons"]} == {"extractor", "ensemble"}
+    for st in done.stats.stages.values():  # progress totals count every extractor's calls
+        assert st.done == st.total, st
     assert any("steers" in n for n in done.result.notes)
     tables = done.result.tables
     assert {r["judge"] for r in tables["sets"]} == {"extractor", "extractor-b", "ensemble"}
