@@ -1,7 +1,8 @@
 """Creation-MMBench, live, sends an item's first judgment of each kind (a forward order) alone and
 the item's other judgments of that kind (the swapped order, the other candidate's orders) once it
-has an answer, so they can hit the provider's prompt cache; items stay concurrent, and the results
-are those of sending them all at once."""
+has an answer, so they can hit the provider's prompt cache; each judge of a panel (the quickstart
+has two) on its own; items stay concurrent, and the results are those of sending them all at
+once."""
 
 from __future__ import annotations
 
@@ -27,18 +28,18 @@ def _text(req) -> str:
     return "\n".join(p.text for m in req.messages for p in m.parts if isinstance(p, TextPart))
 
 
-async def _run(tmp: Path, name: str, monkeypatch) -> list[tuple[str, str, str]]:
+async def _run(tmp: Path, name: str, monkeypatch) -> list[tuple[str, str, str, str]]:
     """The quickstart offline on ITEMS items; every engine call's start and end, in order:
-    (event, stage, prompt text)."""
-    events: list[tuple[str, str, str]] = []
+    (event, stage, prompt text, model alias)."""
+    events: list[tuple[str, str, str, str]] = []
     call = Engine.call
 
     async def recorded(self, req, *a, **kw):
-        events.append(("start", req.stage, _text(req)))
+        events.append(("start", req.stage, _text(req), req.model))
         try:
             return await call(self, req, *a, **kw)
         finally:
-            events.append(("end", req.stage, _text(req)))
+            events.append(("end", req.stage, _text(req), req.model))
 
     monkeypatch.setattr(Engine, "call", recorded)
     spec, _ = offline_spec("quickstart")
@@ -64,34 +65,35 @@ def _orders(tmp: Path, name: str) -> dict[str, tuple[str, int, str, str]]:
 
 
 def _check(events, orders) -> tuple[int, int, int, bool]:
-    """(judge calls that are not their item's first of a kind, those started after that first
-    one's answer, most judge calls in flight at once, every first one a forward order)."""
-    first: dict[tuple[str, str], tuple] = {}  # (kind, item) -> the first call started
+    """(judge calls that are not their judge's first of a kind on the item, those started after
+    that first one's answer, most judge calls in flight at once, every first one a forward order)."""
+    first: dict[tuple[str, str, str], tuple] = {}  # (judge, kind, item) -> the judge's first call started
     ends: dict[tuple, int] = {}
     starts: list[tuple[int, tuple]] = []
-    for i, (event, stage, text) in enumerate(events):
+    for i, (event, stage, text, judge) in enumerate(events):
         if stage in ("pairwise", "vfs"):
-            call = orders[text]
+            call = (judge, *orders[text])  # (judge, kind, order, candidate, item)
             if event == "start":
-                first.setdefault((call[0], call[3]), call)
+                first.setdefault((judge, call[1], call[4]), call)
                 starts.append((i, call))
             else:
                 ends.setdefault(call, i)
-    others = [(i, call) for i, call in starts if first[(call[0], call[3])] != call]
-    after = sum(1 for i, call in others if i > ends[first[(call[0], call[3])]])
+    others = [(i, call) for i, call in starts if first[(call[0], call[1], call[4])] != call]
+    after = sum(1 for i, call in others if i > ends[first[(call[0], call[1], call[4])]])
     in_flight = peak = 0
-    for event, stage, _ in events:
+    for event, stage, _, _ in events:
         if stage in ("pairwise", "vfs"):
             in_flight += 1 if event == "start" else -1
             peak = max(peak, in_flight)
-    return len(others), after, peak, all(call[1] == 0 for call in first.values())
+    return len(others), after, peak, all(call[2] == 0 for call in first.values())
 
 
 async def test_an_items_judgments_follow_its_first_answer_with_the_same_results(tmp_path, monkeypatch):
     events = await _run(tmp_path, "ordered", monkeypatch)
     orders = _orders(tmp_path, "ordered")
     others, after, peak, forward_first = _check(events, orders)
-    assert others >= 3 * ITEMS  # per item: a swapped order and the other candidate's two, pairwise alone
+    # per judge and item: a swapped order and the other candidate's two, pairwise alone
+    assert others >= 2 * 3 * ITEMS
     assert after == others and forward_first  # every one after its item's first answer, a forward order
     assert peak > 4  # yet many items' judgments in flight at once
 

@@ -89,15 +89,17 @@ def _intervals(matrix: np.ndarray, options: IntervalOptions, key: str) -> list[t
 
 def add_intervals(rows_by_judge: Mapping[str, list[dict[str, Any]]],
                   records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
-                  options: IntervalOptions) -> None:
+                  options: IntervalOptions, sums: Mapping[str, Mapping[tuple[str, str], list[float]]] | None = None
+                  ) -> None:
     """Add ``<figure>_ci_low`` / ``<figure>_ci_high`` for every figure of :data:`FIGURES` to every
     row of every judge's :func:`~judgekit.metrics.pairwise.summarize` rows (in place); nothing
     when intervals are off.  A row's items are its candidate's items in its task, its category
-    or all of them."""
+    or all of them.  ``sums``: each judge's :func:`~judgekit.metrics.pairwise.item_sums`, when
+    the caller has them."""
     if options.bootstrap_samples == 0:
         return
     judges = list(rows_by_judge)
-    sums = {j: item_sums(records_by_judge[j]) for j in judges}
+    sums = sums or {j: item_sums(records_by_judge[j]) for j in judges}
     zero = [0.0] * len(SUM_COLUMNS)
     groups = _item_groups(records_by_judge)
     matrices = {model: np.array([[v for j in judges for v in sums[j].get((model, index), zero)]
@@ -131,10 +133,14 @@ COMPARED = ("reward", "win_rate", "vfs")
 
 
 def comparison_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates: Sequence[str],
-                    options: IntervalOptions) -> list[dict[str, Any]]:
+                    options: IntervalOptions, sums: Mapping[tuple[str, str], list[float]] | None = None
+                    ) -> list[dict[str, Any]]:
     """Every candidate pair's Reward, Win Rate and VFS difference (a - b) with its paired interval,
-    on the items both have, from one judge's (or the ensemble's) records; rows have ``judge``."""
-    sums = item_sums(records)
+    on the items both have, from one judge's (or the ensemble's) records (or their ``sums``);
+    rows have ``judge``."""
+    if options.bootstrap_samples == 0:
+        return []
+    sums = item_sums(records) if sums is None else sums
     rows = []
     for figure in COMPARED:
         num, den = (_COLUMN[c] for c in FIGURE_SUMS[figure])

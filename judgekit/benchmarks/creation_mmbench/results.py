@@ -18,7 +18,7 @@ from typing import Any
 
 from ...metrics.agreement import ENSEMBLE_RULES, majority, mean_score
 from ...metrics.intervals import shown
-from ...metrics.pairwise import ENSEMBLE_JUDGE, ensemble_records, summarize
+from ...metrics.pairwise import ENSEMBLE_JUDGE, ensemble_records, item_sums, summarize
 from ..uncertainty import IntervalOptions
 from .bootstrap import FIGURES, add_intervals, comparison_rows
 from .human import table4_rows
@@ -66,10 +66,11 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     if panel:
         everyone[ENSEMBLE_JUDGE] = ensemble_records(judgments, pairwise_rule=majority, score_rule=mean_score)
     rows = {j: summarize(records) for j, records in everyone.items()}
-    add_intervals(rows, everyone, options)
+    sums = {j: item_sums(records) for j, records in everyone.items()} if options.bootstrap_samples else {}
+    add_intervals(rows, everyone, options, sums)
     first = rows[judges[0]] if judges else []
     compared = judges[:1] + ([ENSEMBLE_JUDGE] if panel else [])
-    comps = [c for j in compared for c in comparison_rows(everyone[j], j, candidates, options)]
+    comps = [c for j in compared for c in comparison_rows(everyone[j], j, candidates, options, sums.get(j))]
     behaviour = behaviour_rows(everyone, candidates)
     summary: dict[str, Any] = {"judges": judges, "results": first, "intervals": intervals_summary(options),
                                "comparisons": comps, "judge_behaviour": behaviour}
