@@ -89,8 +89,8 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     display = [display_row(r) for r in first if r.get("level") in ("overall", "category")]
     more: list[tuple[str, list[dict[str, Any]]]] = []
     if panel:
-        more.append(("Per judge, overall", [{"judge": j, **display_row(r)} for j in everyone for r in rows[j]
-                                            if r["level"] == "overall"]))
+        more.append(("Per judge, overall", [{"judge": j, **{k: v for k, v in display_row(r).items() if k != "category"}}
+                                            for j in everyone for r in rows[j] if r["level"] == "overall"]))
         more.append(("Judge agreement (Krippendorff's alpha)", [agreement_display(a) for a in summary["agreement"]]))
     more.append(("Judge behaviour", [behaviour_display(b) for b in behaviour]))
     if comps:
