@@ -4,12 +4,14 @@ killed mid-run; the run still completes, loses no finished item, and shows the w
 Skipped where judgekit-local with torch is not installed (this process never imports torch)."""
 
 import asyncio
+import contextlib
 import importlib.util
 import io
 import os
 import signal
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 from rich.console import Console
@@ -61,15 +63,20 @@ judge = "judge"
     return p
 
 
-async def test_mixed_api_and_local_run_survives_a_worker_kill(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.delenv(local_provider.WORKER_ENV, raising=False)
+@pytest.fixture(scope="module")
+def vlm(tmp_path_factory):
+    """The tiny VLM, built once for both runs, in a subprocess (this process never imports torch)."""
+    path = tmp_path_factory.mktemp("mixed") / "vlm"
     code = "import sys; from judgekit_local.testing import build_tiny_vlm; build_tiny_vlm(sys.argv[1])"
-    subprocess.run([sys.executable, "-c", code, str(tmp_path / "vlm")], check=True, capture_output=True, timeout=300)
-    spec = load_spec(str(spec_file(tmp_path, tmp_path / "vlm")))
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True, capture_output=True, timeout=300,
+                   env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    return path
 
-    out = io.StringIO()
-    ui = ConsoleUI(Console(file=out, width=200, force_terminal=False), interval=0.1)
+
+async def _run_killing_the_worker_once(spec, out_dir, cache):
+    """The run, its worker SIGKILLed once after it finished at least one item; the outcome, the
+    killed pid (or none) and what the progress display printed (off a terminal: plain lines)."""
+    ui = ConsoleUI(Console(file=io.StringIO(), width=200, force_terminal=False), interval=0.1)
     killed = []
 
     async def kill_the_worker_once() -> None:
@@ -84,30 +91,52 @@ async def test_mixed_api_and_local_run_survives_a_worker_kill(tmp_path, monkeypa
                     return
 
     killer = asyncio.ensure_future(kill_the_worker_once())
-    outcome = await run_spec(spec, RunOptions(out_dir=tmp_path / "out", cache_path=tmp_path / "c.duckdb"), ui)
-    killer.cancel()
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            outcome = await run_spec(spec, RunOptions(out_dir=out_dir, cache_path=cache), ui)
+    finally:
+        killer.cancel()
+    return outcome, killed, printed.getvalue()
+
+
+@pytest.fixture(scope="module")
+def killed_run(tmp_path_factory, vlm):
+    """The mixed run on the subprocess backend with its worker killed mid-run, once for the module:
+    the kill test checks it, the Ray test compares its answers with it."""
+    root = tmp_path_factory.mktemp("killed")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        mp.delenv(local_provider.WORKER_ENV, raising=False)
+        spec = load_spec(str(spec_file(root, vlm)))
+        outcome, killed, printed = asyncio.run(_run_killing_the_worker_once(spec, root / "out", root / "c.duckdb"))
+    return SimpleNamespace(spec=spec, root=root, outcome=outcome, killed=killed, printed=printed)
+
+
+async def test_mixed_api_and_local_run_survives_a_worker_kill(killed_run, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv(local_provider.WORKER_ENV, raising=False)
+    outcome, root = killed_run.outcome, killed_run.root
     assert outcome.exit_code == 0, (outcome.message, outcome.failed_items)
     answers = outcome.result.tables["answers"]
     local = [a for a in answers if a["model"] == "tiny-vlm"]
     assert len(local) == 12 and all(a["ok"] for a in local)
     judged = {r["model"] for r in outcome.summary["results"] if r["level"] == "overall"}
     assert judged == {"tiny-vlm", "sim-vlm"}
-    printed = capsys.readouterr().out  # off a terminal, progress is a plain line every interval
+    printed = killed_run.printed  # off a terminal, progress is a plain line every interval
     assert "local: worker pid" in printed and "chat" in printed  # the worker's progress
-    assert killed, "the worker was never killed: the test did not exercise a crash"
+    assert killed_run.killed, "the worker was never killed: the test did not exercise a crash"
 
     # everything is cached: a rerun makes no local or API call
-    again = await run_spec(spec, RunOptions(out_dir=tmp_path / "out", cache_path=tmp_path / "c.duckdb"))
+    again = await run_spec(killed_run.spec, RunOptions(out_dir=root / "out", cache_path=root / "c.duckdb"))
     assert again.exit_code == 0 and again.stats.paid_calls == 0
 
 
-async def test_the_same_run_on_the_ray_backend(tmp_path, monkeypatch):
+async def test_the_same_run_on_the_ray_backend(tmp_path, monkeypatch, vlm, killed_run):
     pytest.importorskip("ray")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv(local_provider.WORKER_ENV, raising=False)
-    code = "import sys; from judgekit_local.testing import build_tiny_vlm; build_tiny_vlm(sys.argv[1])"
-    subprocess.run([sys.executable, "-c", code, str(tmp_path / "vlm")], check=True, capture_output=True, timeout=300)
-    path = spec_file(tmp_path, tmp_path / "vlm")
+    path = spec_file(tmp_path, vlm)
     path.write_text(path.read_text().replace('batch_size = 4, max_wait_ms = 50 }',
                                              'batch_size = 4, max_wait_ms = 50, backend = "ray", workers = 2 }'))
     spec = load_spec(str(path))
@@ -115,9 +144,8 @@ async def test_the_same_run_on_the_ray_backend(tmp_path, monkeypatch):
     assert outcome.exit_code == 0, (outcome.message, outcome.failed_items)
     local = [a for a in outcome.result.tables["answers"] if a["model"] == "tiny-vlm"]
     assert len(local) == 12 and all(a["ok"] for a in local)
-    # identical greedy answers on either backend: the same worker code
-    (tmp_path / "sub").mkdir()
-    sub_spec = load_spec(str(spec_file(tmp_path / "sub", tmp_path / "vlm")))
-    sub = await run_spec(sub_spec, RunOptions(out_dir=tmp_path / "sub" / "out", cache_path=tmp_path / "sub" / "c.duckdb"))
+    # identical greedy answers on either backend: the same worker code (the subprocess backend's
+    # are the kill test's run, whose items all finished on one worker or its replacement)
+    sub = killed_run.outcome
     assert {a["index"]: a["answer"] for a in sub.result.tables["answers"] if a["model"] == "tiny-vlm"} == \
         {a["index"]: a["answer"] for a in local}
