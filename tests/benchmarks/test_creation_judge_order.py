@@ -115,3 +115,14 @@ def test_only_a_live_judge_waits(batch, expected):
 
     prep = pipeline.Prepared(RunSpec.model_validate(data), pipeline.Options(), [])
     assert pipeline._first_judgment_alone(prep) is expected
+
+
+def test_each_judge_of_a_panel_waits_by_its_own_batch_mode():
+    spec, _ = offline_spec("quickstart")
+    data = spec.model_dump(exclude_none=True)
+    data["models"]["judge-2"]["batch"] = True
+    from judgekit.config import RunSpec
+
+    prep = pipeline.Prepared(RunSpec.model_validate(data), pipeline.Options(), [])
+    assert pipeline._first_judgment_alone(prep, "judge") is True
+    assert pipeline._first_judgment_alone(prep, "judge-2") is False
