@@ -1,13 +1,12 @@
 """End to end with the real worker (``python -m judgekit_local``) and its tiny random-weight models,
 through the engine.  Skipped where judgekit-local or torch is not installed; this process never
-imports torch (the models are built in a subprocess, the worker runs in its own)."""
+imports torch (the worker builds the ``tiny:`` models on first use, in its own process, into the
+session's tiny-model folder that the benchmark tests share)."""
 
 import asyncio
 import importlib.util
 import io
 import json
-import subprocess
-import sys
 
 import pytest
 from PIL import Image
@@ -30,20 +29,19 @@ def png(color):
     return buf.getvalue()
 
 
-async def test_the_real_worker_embeds_chats_and_draws_through_the_engine(tmp_path, monkeypatch):
+async def test_the_real_worker_embeds_chats_and_draws_through_the_engine(tmp_path, tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     monkeypatch.delenv(local_provider.WORKER_ENV, raising=False)
-    code = ("import sys; from judgekit_local.testing import build_tiny_clip, build_tiny_vlm, build_tiny_diffusion; "
-            "d = sys.argv[1]; build_tiny_clip(d + '/clip'); build_tiny_vlm(d + '/vlm'); "
-            "build_tiny_diffusion(d + '/diff')")
-    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True, capture_output=True, timeout=300)
+    # the tiny models' folder of the whole session (built once, as on a user's machine; the
+    # MMGenBench and MMIE tests use the same one)
+    monkeypatch.setenv("JUDGEKIT_LOCAL_TINY_DIR", str(tmp_path_factory.getbasetemp() / "tiny-models"))
     cache = await CacheStore.open(tmp_path / "cache.duckdb", run_id="t")
     cpu = {"device": "cpu"}
     engine = Engine({
-        "clip": ModelSpec(provider="local", model=str(tmp_path / "clip"), local={"task": "embed_image", **cpu}),
-        "vlm": ModelSpec(provider="local", model=str(tmp_path / "vlm"), local={"task": "chat", **cpu}),
-        "diff": ModelSpec(provider="local", model=str(tmp_path / "diff"),
+        "clip": ModelSpec(provider="local", model="tiny:clip", local={"task": "embed_image", **cpu}),
+        "vlm": ModelSpec(provider="local", model="tiny:vlm", local={"task": "chat", **cpu}),
+        "diff": ModelSpec(provider="local", model="tiny:sd",
                           local={"task": "text_to_image", "steps": 2, "width": 32, "height": 32, **cpu}),
     }, cache, blobs=BlobStore(tmp_path / "blobs"))
     try:
