@@ -145,6 +145,7 @@ def _spec(data: Path | None, judge: str, batch: bool, cache: bool, sim) -> RunSp
     if provider == "anthropic":
         new["prompt_cache"] = cache
     d["models"]["judge"] = new
+    d["roles"]["judges"] = ["judge"]  # the quickstart's first judge alone
     return RunSpec.model_validate(d)
 
 
@@ -158,7 +159,7 @@ async def one_run(tmp: Path, data: Path | None, judge: str, mode: str) -> dict:
                        prefix_cache_min_tokens={"sim-judge": minimum} if minimum else {})
     scheduling = pipeline._first_judgment_alone
     if together:  # every judgment of an item at once (the scheduling before)
-        pipeline._first_judgment_alone = lambda prep: False
+        pipeline._first_judgment_alone = lambda prep, judge=None: False
     sim = SimProcess(config)
     await asyncio.to_thread(sim.start)
     try:

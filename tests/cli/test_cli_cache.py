@@ -9,6 +9,7 @@ import time
 import urllib.request
 
 FAST = [f"--set=models.{a}.sim.latency_ms=0" for a in ("sim-strong", "sim-weak", "judge")]
+FAST.append('--set=roles.judges=["judge"]')  # the quickstart's first judge alone
 
 
 def judgekit(*args):

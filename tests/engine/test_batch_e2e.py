@@ -22,7 +22,8 @@ TABLES = ("answers.csv", "judgments.csv", "summary.csv")
 
 
 async def _run(tmp: Path, name: str, overrides: list[str]):
-    spec = load_spec("quickstart", [PRICE, "models.judge.sim.batch_turnaround_s=0.3", *overrides])
+    spec = load_spec("quickstart", [PRICE, "models.judge.sim.batch_turnaround_s=0.3", 'roles.judges=["judge"]',
+                                    *overrides])  # the quickstart's first judge alone
     out = await run_spec(spec, RunOptions(out_dir=tmp / name, cache_path=tmp / f"{name}.duckdb", yes=True))
     assert out.exit_code == 0, out.message
     return out
@@ -66,7 +67,8 @@ def test_a_run_killed_while_its_batches_run_submits_nothing_twice(tmp_path, live
     server.start()
     try:
         args = ["run", "quickstart", "--cache", str(tmp_path / "c.duckdb"), "--out", str(tmp_path / "out"),
-                "--set", PRICE, "--set", f"models.judge.sim.url={server.base_url}", *sum((["--set", o] for o in BATCH), [])]
+                "--set", PRICE, "--set", f"models.judge.sim.url={server.base_url}", "--set", 'roles.judges=["judge"]',
+                *sum((["--set", o] for o in BATCH), [])]
         first = _judgekit(*args)
         deadline = time.monotonic() + 60
         while server.stats()["batches_created"] == 0:

@@ -17,9 +17,17 @@ from offline_runners import offline_spec
 KEY_ENV = "JK_ANTHROPIC_RUN_KEY"
 
 
+def _first_judge_alone(spec: RunSpec) -> RunSpec:
+    """The quickstart with its first judge only (its panel's second judge would stay on the
+    simulator's chat endpoint)."""
+    data = spec.model_dump(exclude_none=True)
+    data["roles"]["judges"] = ["judge"]
+    return RunSpec.model_validate(data)
+
+
 async def test_quickstart_with_a_claude_judge_gives_the_same_results(tmp_path, monkeypatch):
     monkeypatch.setenv(KEY_ENV, "sk-ant-run-0123456789")
-    spec, _ = offline_spec("quickstart")
+    spec = _first_judge_alone(offline_spec("quickstart")[0])
     base = await run_spec(spec, RunOptions(out_dir=tmp_path / "sim", cache_path=tmp_path / "sim.duckdb", limit=2,
                                            yes=True))
     assert base.exit_code == 0, base.message
@@ -46,7 +54,7 @@ async def test_claude_as_candidate_live_and_as_judge_in_batches_gives_the_same_r
     """A candidate answering through the Messages API and the judge through Message Batches (half
     price): the same results as the quickstart on the simulator's chat endpoint."""
     monkeypatch.setenv(KEY_ENV, "sk-ant-run-0123456789")
-    spec, _ = offline_spec("quickstart")
+    spec = _first_judge_alone(offline_spec("quickstart")[0])
     base = await run_spec(spec, RunOptions(out_dir=tmp_path / "sim", cache_path=tmp_path / "sim.duckdb", limit=2,
                                            yes=True))
     assert base.exit_code == 0, base.message
