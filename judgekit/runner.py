@@ -312,10 +312,21 @@ def _served(engine: Engine) -> int | None:
 async def estimate_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> RunOutcome:
     """Estimate only: prepares the data and reads the cache; makes no call."""
     ui = ui or _NullUI()
+    try:
+        return await _estimate_spec(spec, opts, ui)
+    finally:
+        _status(ui, None)  # the status line goes before an error is printed
+
+
+async def _estimate_spec(spec: RunSpec, opts: RunOptions, ui: UI) -> RunOutcome:
+    _status(ui, f"loading {spec.benchmark}")
     spec = _batch_option(spec, opts, ui)
     bench, options = _benchmark(spec)
+    _status(ui, "loading data")
     prepared = bench.prepare(spec, options, opts.limit)
+    _status(ui, "opening the cache")
     async with _Session(spec, opts, "estimate-" + uuid.uuid4().hex[:8], offline=True) as s:
+        _status(ui, "estimating")
         est = await _estimate(bench, prepared, s.engine)
     ui.show_estimate(est, _cached_note(est))
     return RunOutcome(EXIT["ok"], estimate=est)
@@ -331,6 +342,20 @@ def _batch_option(spec: RunSpec, opts: RunOptions, ui: UI) -> RunSpec:
     ui.note(f"batch mode for {', '.join(chosen)}: calls go in the provider's batches at batch prices; answers "
             "come as the batches finish (usually within an hour, at most a day)")
     return spec
+
+
+def _status(ui: UI, message: str | None) -> None:
+    """Say what the run is doing before anything else is on screen (None: say nothing more); a UI
+    without ``status`` shows nothing."""
+    say = getattr(ui, "status", None)
+    if say is not None:
+        say(message)
+
+
+def _starting(spec: RunSpec) -> str:
+    kinds = {spec.models[a].provider for a in _aliases(spec) if a in spec.models}
+    what = [w for k, w in (("sim", "the simulator"), ("local", "the local worker")) if k in kinds]
+    return "opening the cache" + (", starting " + " and ".join(what) if what else "")
 
 
 def _cached_note(est: Estimate) -> str:
@@ -357,26 +382,31 @@ async def run_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> Run
         (holder.get("calls") or main_task).cancel()
 
     interrupted = _on_signals(on_signal if opts.handle_signals else None)
+    ui = ui or _NullUI()
     try:
-        return await _run_spec(spec, opts, ui or _NullUI(), holder, interrupted)
+        return await _run_spec(spec, opts, ui, holder, interrupted)
     except asyncio.CancelledError:
         if not interrupted():
             raise
         main_task.uncancel()
         return RunOutcome(EXIT["interrupted"], "interrupted before any call was made")
     finally:
+        _status(ui, None)  # the status line goes before an error is printed
         _restore_signals()
 
 
 async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, Any], interrupted) -> RunOutcome:
+    _status(ui, f"loading {spec.benchmark}")
     spec = _batch_option(spec, opts, ui)
     bench, options = _benchmark(spec)
     dropped = check_models(spec.models, _aliases(spec))  # parameters drop_unsupported_params leaves out
     for note in dropped:
         ui.note(note)
+    _status(ui, "loading data")
     prepared = bench.prepare(spec, options, opts.limit)
     run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
     out_dir = opts.out_dir or Path("judgekit-out") / spec.name
+    _status(ui, _starting(spec))
     async with _Session(spec, opts, run_id, out_dir=out_dir) as s:
         engine, cache = s.engine, s.cache
         holder["engine"] = engine
@@ -385,6 +415,7 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
 
             ui.note(f"cost cap: --max-cost {cap_text(s.cap.usd)}, kept from the earlier run into {out_dir} "
                     "(pass --max-cost to change it)")
+        _status(ui, "estimating")
         est = await _estimate(bench, prepared, engine)
         for line in est.lines:
             st = engine.stats.stage(line.stage)

@@ -14,7 +14,9 @@ from rich import box
 from rich.console import Console, Group
 from rich.live import Live
 from rich.markup import escape
+from rich.spinner import Spinner
 from rich.table import Table
+from rich.text import Text
 
 from ..benchmarks.deviations import deviation_lines
 from ..engine.batch_status import status_lines as batch_status_lines
@@ -45,9 +47,33 @@ class ConsoleUI:
         self.console = console
         self.live = self.console.is_terminal
         self.interval = interval if interval is not None else (0.25 if self.live else 5.0)
+        self._status: Live | None = None
+        self._status_line: _StatusLine | None = None
+
+    # -- what is happening before the estimate --------------------------------------------------
+    def status(self, message: str | None) -> None:
+        """One transient line saying what the run is doing (loading data, starting the simulator),
+        redrawn with its elapsed time by rich's own thread, so a step that holds the event loop
+        (an import, reading data) does not freeze it; None takes it away.  Terminals only: logs
+        and pipes get the estimate as before."""
+        if message is None or not self.live:
+            self._end_status()
+            return
+        if self._status is None:
+            self._status_line = _StatusLine(message)
+            self._status = Live(self._status_line, console=self.console, refresh_per_second=8, transient=True)
+            self._status.start()
+        else:
+            self._status_line.set(message)
+
+    def _end_status(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = self._status_line = None
 
     # -- estimate ---------------------------------------------------------------------------
     def show_estimate(self, estimate, cached_note: str) -> None:
+        self._end_status()
         batch = getattr(estimate, "batch", False)
         t = Table(title="Estimate before any call", title_justify="left")
         cols = ["stage", "model", "calls", "cached", "to make (exp./bound)", "input tok", "output tok (max)",
@@ -95,6 +121,7 @@ class ConsoleUI:
                                f"(set price = {{input_per_mtok=..., output_per_mtok=...}} in the spec)[/yellow]")
 
     def confirm(self, message: str) -> bool:
+        self._end_status()
         import click
 
         return click.confirm(message, default=False)
@@ -199,6 +226,7 @@ class ConsoleUI:
 
     # -- results ----------------------------------------------------------------------------
     def show_results(self, outcome) -> None:
+        self._end_status()
         if outcome.result is not None:
             rows = outcome.result.display
             if rows:
@@ -307,6 +335,21 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
+class _StatusLine:
+    """A spinner, what is happening, and for how long (rendered anew at each refresh)."""
+
+    def __init__(self, message: str) -> None:
+        self.set(message)
+
+    def set(self, message: str) -> None:
+        self.message, self.since = message, time.monotonic()
+        self.spinner = Spinner("dots", style="cyan")
+
+    def __rich_console__(self, console, options):
+        self.spinner.text = Text(f"{self.message} ({time.monotonic() - self.since:.1f}s)")
+        yield self.spinner
+
+
 class _Progress:
     def __init__(self, ui: ConsoleUI, engine) -> None:
         self.ui, self.engine = ui, engine
@@ -314,6 +357,7 @@ class _Progress:
         self._live: Live | None = None
 
     async def __aenter__(self):
+        self.ui._end_status()
         if self.ui.live:
             self._live = Live(self.ui.render(self.engine), console=self.ui.console, refresh_per_second=4,
                               transient=False)
