@@ -221,8 +221,7 @@ def serve(host, port, seed, latency_ms, latency_jitter_ms, rpm, tpm, error_rate,
                            batch_request_fail_rate=batch_request_fail_rate, batch_expire_rate=batch_expire_rate)
     except ValidationError as e:
         raise UsageError("; ".join(f"--{p.replace('_', '-')}" for p in validation_problems(e))) from None
-    click.echo(f"judgekit simulator on http://{host}:{port}/v1 (stats: /sim/stats); Ctrl-C stops it")
-    try:
+    try:  # it says where it listens once it does (the port may be 0: a free one)
         serve_forever(config, host, port)
     except KeyboardInterrupt:
         pass

@@ -63,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: parse the flags and serve until SIGINT/SIGTERM."""
     config, host, port = parse_args(argv)
     flags = build_parser().parse_args(argv)
-    serve_forever(config, host, port, exit_with_parent=flags.exit_with_parent)
+    serve_forever(config, host, port, ready_line=True, exit_with_parent=flags.exit_with_parent)
 
 
 if __name__ == "__main__":

@@ -337,9 +337,12 @@ async def _serve(config: SimConfig, host: str, port: int, ready_line: bool, exit
     if exit_with_parent:
         # the parent holds the write end of our stdin: EOF means it is gone (even after kill -9)
         loop.add_reader(sys.stdin.fileno(), lambda: sys.stdin.buffer.read1(4096) or done.set())
-    if ready_line:
+    if ready_line:  # the handshake SimProcess reads (python -m judgekit.sim)
         sys.stdout.write(f"{READY_PREFIX} {server.port}\n")
-        sys.stdout.flush()
+    else:  # a person at a terminal (judgekit sim serve)
+        sys.stdout.write(f"simulator on http://{_url_host(host)}:{server.port}/v1 (OpenAI-compatible; "
+                         f"Anthropic and Gemini SDKs at http://{_url_host(host)}:{server.port}); Ctrl-C stops it\n")
+    sys.stdout.flush()
     try:
         await done.wait()
     finally:
@@ -351,14 +354,16 @@ def serve_forever(
     host: str = "127.0.0.1",
     port: int = 0,
     *,
-    ready_line: bool = True,
+    ready_line: bool = False,
     exit_with_parent: bool = False,
 ) -> None:
     """Run a simulator until SIGINT/SIGTERM (or, with ``exit_with_parent``, until its stdin
     reaches end of file: the parent that holds the other end of the pipe has exited).
 
-    Prints exactly one line, ``JUDGEKIT_SIM_READY <port>``, flushed, once it listens (unless
-    ``ready_line`` is False).  Uses uvloop when it is installed.  SIGINT and SIGTERM are
+    Prints exactly one line, flushed, once it listens: with ``ready_line`` the machine-readable
+    ``JUDGEKIT_SIM_READY <port>`` that :class:`~judgekit.sim.process.SimProcess` waits for (what
+    ``python -m judgekit.sim`` prints), else a line for a person: the URL to point a client at
+    and how to stop it (what ``judgekit sim serve`` prints).  Uses uvloop when it is installed.  SIGINT and SIGTERM are
     unblocked first (see :func:`_unblock_stop_signals`), so either one ends it promptly.
     """
     config = config or SimConfig()

@@ -82,6 +82,9 @@ def test_sim_serve(tmp_path):
                     raise
                 time.sleep(0.2)
         assert stats["served"] == 0
+        # one line for a person (listening by then), not the handshake python -m judgekit.sim prints
+        assert p.stdout.readline() == (f"simulator on http://127.0.0.1:{port}/v1 (OpenAI-compatible; Anthropic and "
+                                       f"Gemini SDKs at http://127.0.0.1:{port}); Ctrl-C stops it\n")
         import openai
 
         client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0)
