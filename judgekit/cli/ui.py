@@ -18,11 +18,27 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from ..benchmarks.deviations import deviation_lines
-from ..engine.batch_status import status_lines as batch_status_lines
-from ..engine.budget import cap_text
-
 __all__ = ["ConsoleUI", "fmt_usd"]
+
+
+# The engine and the benchmarks are imported when first needed, so the CLI can put a status line on
+# screen before the ~1 s of importing them (the cost of ``import judgekit.cli.ui`` is rich's).
+def deviation_lines(deviations):
+    from ..benchmarks.deviations import deviation_lines
+
+    return deviation_lines(deviations)
+
+
+def batch_status_lines(engine):
+    from ..engine.batch_status import status_lines
+
+    return status_lines(engine)
+
+
+def cap_text(usd):
+    from ..engine.budget import cap_text
+
+    return cap_text(usd)
 
 
 def fmt_usd(v: float | None) -> str:
@@ -62,7 +78,7 @@ class ConsoleUI:
         if self._status is None:
             self._status_line = _StatusLine(message)
             self._status = Live(self._status_line, console=self.console, refresh_per_second=8, transient=True)
-            self._status.start()
+            self._status.start(refresh=True)
         else:
             self._status_line.set(message)
 
