@@ -20,17 +20,24 @@ from ..errors import CacheLockedError, CacheSchemaError, DataError, JudgekitErro
 __all__ = ["main", "cli"]
 
 
-def _spec_options(f):
-    """Options every spec-taking command shares."""
+_MAX_COST_RUN = ("USD cap on what the run spends: ask (or refuse) when the estimate's bound is above it; launch "
+                 "no call whose worst case (input + max output at the model's price) would pass it. Later runs "
+                 "into the same --out keep it")
+_MAX_COST_ESTIMATE = ("USD cap to check the estimate against: says whether its bound (every call writing "
+                      "max_tokens) is above it, i.e. whether `judgekit run --max-cost` would ask before starting")
+
+
+def _spec_options(f=None, *, max_cost_help: str = _MAX_COST_RUN):
+    """Options every spec-taking command shares (``--max-cost`` worded for the command)."""
+    if f is None:
+        return functools.partial(_spec_options, max_cost_help=max_cost_help)
     for deco in reversed([
         click.argument("spec_or_name"),
         click.option("--cache", "cache_path", type=click.Path(path_type=Path), default=None,
                      help="DuckDB cache file [default: $JUDGEKIT_CACHE or judgekit-out/cache.duckdb]"),
         click.option("--limit", type=click.IntRange(min=1), default=None, help="only the first N items"),
         click.option("--max-cost", "max_cost", type=click.FloatRange(min=0), default=None,
-                     help="USD cap on what the run spends: ask (or refuse) when the estimate's bound is above "
-                          "it; launch no call whose worst case (input + max output at the model's "
-                          "price) would pass it. Later runs into the same --out keep it"),
+                     help=max_cost_help),
         click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
                      help="override a spec value, e.g. --set models.judge.limits.max_concurrency=8"),
         click.option("--batch", is_flag=True,
@@ -108,7 +115,7 @@ def cli() -> None:
 
 
 @cli.command()
-@_spec_options
+@_spec_options()
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="results folder [default: judgekit-out/<spec name>]")
 @click.option("--yes", "-y", is_flag=True, help="do not ask before spending above --max-cost")
@@ -151,7 +158,7 @@ def _resume_command(spec_or_name, overrides, cache_path, out_dir, limit, yes, ou
 
 
 @cli.command()
-@_spec_options
+@_spec_options(max_cost_help=_MAX_COST_ESTIMATE)
 @_errors
 def estimate(spec_or_name, cache_path, limit, max_cost, overrides, batch):
     """Estimate calls, tokens and dollars per stage and model, without making any call."""
@@ -161,8 +168,21 @@ def estimate(spec_or_name, cache_path, limit, max_cost, overrides, batch):
 
     spec = load_spec(spec_or_name, overrides)
     _folder_for((cache_path or default_cache_path()).parent, "--cache")
-    asyncio.run(estimate_spec(spec, RunOptions(cache_path=cache_path, limit=limit, max_cost_usd=max_cost, batch=batch),
-                              ConsoleUI()))
+    outcome = asyncio.run(estimate_spec(spec, RunOptions(cache_path=cache_path, limit=limit, max_cost_usd=max_cost,
+                                                         batch=batch), ConsoleUI()))
+    if max_cost is not None and outcome.estimate is not None:
+        click.echo(_cap_check(outcome.estimate, max_cost))
+
+
+def _cap_check(est, cap: float) -> str:
+    """``estimate --max-cost``: the estimate's bound against the cap, as ``run`` would judge it."""
+    from ..engine.budget import cap_text, usd
+
+    bound = est.total_max_usd
+    if bound > cap:
+        return (f"--max-cost {cap_text(cap)}: the estimate's bound ({usd(bound)}) is above it; `judgekit run` "
+                "would ask before starting (or refuse without a terminal; --yes runs up to the cap)")
+    return f"--max-cost {cap_text(cap)}: the estimate's bound ({usd(bound)}) is within it"
 
 
 @cli.command(name="list")
@@ -186,11 +206,14 @@ def sim() -> None:
 
 
 @sim.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
-@click.option("--seed", default=0, show_default=True, type=int)
-@click.option("--latency-ms", default=0.0, show_default=True, type=float)
-@click.option("--latency-jitter-ms", default=0.0, show_default=True, type=float)
+@click.option("--host", default="127.0.0.1", show_default=True, help="address to listen on (0.0.0.0: every interface)")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535),
+              help="port to listen on (0: a free one, said in the line printed once it listens)")
+@click.option("--seed", default=0, show_default=True, type=int,
+              help="seed of every simulated answer, verdict and fault: the same seed, the same replies")
+@click.option("--latency-ms", default=0.0, show_default=True, type=float, help="mean delay before each answer")
+@click.option("--latency-jitter-ms", default=0.0, show_default=True, type=float,
+              help="spread of the delay, +/- around --latency-ms")
 @click.option("--rpm", default=None, type=int, help="requests/min per model, enforced with 429s")
 @click.option("--tpm", default=None, type=int, help="tokens/min per model, enforced with 429s")
 @click.option("--error-rate", default=0.0, type=float, help="share of requests answered 5xx")
@@ -297,7 +320,8 @@ def stats(cache_path):
 @cache.command()
 @_cache_option
 @click.argument("out", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default="jsonl", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default="jsonl", show_default=True,
+              help="file format: JSON lines (one row a line), CSV with a header, or Parquet")
 @click.option("--table", default="responses", show_default=True, help="responses, attempts, runs or a result table")
 @_errors
 def export(cache_path, out, fmt, table):
@@ -310,14 +334,19 @@ def export(cache_path, out, fmt, table):
 
 @cache.command()
 @_cache_option
-@click.option("--older-than-days", type=float, default=None)
-@click.option("--model", default=None)
-@click.option("--stage", default=None)
-@click.option("--failures", is_flag=True, help="prune the failed-attempt records instead of responses")
-@click.option("--dry-run", is_flag=True)
+@click.option("--older-than-days", type=float, default=None, metavar="DAYS",
+              help="only rows written more than DAYS days ago (fractions allowed: 0.5 is 12 hours)")
+@click.option("--model", default=None, metavar="NAME",
+              help="only rows of this model, as the provider names it (see `judgekit cache stats`)")
+@click.option("--stage", default=None, metavar="NAME",
+              help="only rows of this stage, e.g. candidate, pairwise, vfs (see `judgekit cache stats`)")
+@click.option("--failures", is_flag=True,
+              help="prune the failed-attempt records instead of responses (no filter: all of them)")
+@click.option("--dry-run", is_flag=True, help="count the rows that would go; delete nothing")
 @_errors
 def prune(cache_path, older_than_days, model, stage, failures, dry_run):
-    """Delete cached responses (or failure records) matching the filters."""
+    """Delete cached responses (or failure records) matching every filter given.  Responses need at
+    least one filter (a bare prune never empties the cache); the next run makes those calls again."""
     from ..cache.admin import prune as cache_prune
 
     n = cache_prune(_cache_file(cache_path), older_than_days=older_than_days, model=model, stage=stage,
