@@ -14,6 +14,7 @@ from rich import box
 from rich.console import Console, Group
 from rich.live import Live
 from rich.markup import escape
+from rich.progress_bar import ProgressBar
 from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
@@ -167,16 +168,16 @@ class ConsoleUI:
                          overflow="ellipsis" if col == "stage" else "fold")
         for st in engine.stats.stages.values():
             if narrow:
-                t.add_row(st.name, f"{st.done:,}/{st.total:,}", f"{st.calls_per_s():.1f}",
+                t.add_row(st.name, f"{st.done:,}/{st.total:,}", _fmt_rate(st.calls_per_s()),
                           f"{st.retries:,}/{st.rate_limited:,}/{st.failures:,}", fmt_usd(st.cost_usd),
-                          _fmt_eta(st.eta_s()))
+                          _eta_text(st.eta_s(), st.total, label=''))
             else:
-                t.add_row(st.name, f"{st.done:,}/{st.total:,}", f"{st.calls_per_s():.1f}", f"{st.cache_hits:,}",
+                t.add_row(st.name, f"{st.done:,}/{st.total:,}", _fmt_rate(st.calls_per_s()), f"{st.cache_hits:,}",
                           f"{st.retries:,}", f"{st.rate_limited:,}", f"{st.failures:,}",
                           f"{st.input_tokens:,}/{st.output_tokens:,}", fmt_usd(st.cost_usd),
-                          fmt_usd(st.estimate_usd), _fmt_eta(st.eta_s()))
+                          fmt_usd(st.estimate_usd), _eta_text(st.eta_s(), st.total, label=''))
         b = self._buckets(engine.bucket_states(), narrow)
-        parts: list[Any] = [t, b]
+        parts: list[Any] = [t, self._overall(engine.stats), b]
         waits = batch_status_lines(engine)
         if waits:
             bt = Table(title="batches", title_justify="left", show_header=False, box=None, padding=(0, 1))
@@ -194,6 +195,19 @@ class ConsoleUI:
         if engine.stop_reason:
             parts.append(f"[yellow]stopping: {engine.stop_reason}[/yellow]")
         return Group(*parts)
+
+    def _overall(self, stats):
+        """One line for the whole run: a bar, items done of planned, elapsed time, the ETA at the
+        recent pace and calls/s over the last seconds ('-' while there is no pace to go by)."""
+        total, done = stats.total, stats.done
+        g = Table.grid(padding=(0, 2))
+        g.add_column(no_wrap=True)
+        g.add_column(no_wrap=True)
+        bar = ProgressBar(total=max(total, 1), completed=done, width=max(10, min(40, self.console.width - 60)))
+        pct = f" ({100 * done / total:.0f}%)" if total else ""
+        g.add_row(bar, f"{done:,}/{total:,}{pct}  elapsed {_fmt_eta(stats.elapsed_s())}  "
+                       f"{_eta_text(stats.eta_s(), total)}  {_fmt_rate(stats.calls_per_s())} calls/s")
+        return g
 
     @staticmethod
     def _buckets(states, narrow: bool):
@@ -227,7 +241,10 @@ class ConsoleUI:
             bits.append(f"{st.name} {st.done}/{st.total} (cached {st.cache_hits}, retries {st.retries}, "
                         f"429s {st.rate_limited}, failed {st.failures})")
         waiting = [f"{s.name}: {s.reason}" for s in engine.bucket_states() if s.reason]
-        line = f"[{time.strftime('%H:%M:%S')}] " + "; ".join(bits) + f"; spent {fmt_usd(engine.stats.spent_usd)}"
+        stats = engine.stats
+        line = (f"[{time.strftime('%H:%M:%S')}] {stats.done:,}/{stats.total:,} done, elapsed "
+                f"{_fmt_eta(stats.elapsed_s())}, {_eta_text(stats.eta_s(), stats.total)}: " + "; ".join(bits)
+                + f"; spent {fmt_usd(stats.spent_usd)}")
         if engine.max_cost_usd is not None:
             line += f" of max {cap_text(engine.max_cost_usd)}"
         if waiting:
@@ -374,6 +391,7 @@ class _Progress:
 
     async def __aenter__(self):
         self.ui._end_status()
+        self.engine.stats.sample()  # the elapsed time starts with the calls
         if self.ui.live:
             self._live = Live(self.ui.render(self.engine), console=self.ui.console, refresh_per_second=4,
                               transient=False)
@@ -387,6 +405,7 @@ class _Progress:
             self._tick()
 
     def _tick(self) -> None:
+        self.engine.stats.sample()
         if self._live is not None:
             self._live.update(self.ui.render(self.engine))
         else:
@@ -399,6 +418,20 @@ class _Progress:
         if self._live is not None:
             self._live.__exit__(None, None, None)
         return False
+
+
+def _eta_text(eta: float | None, total: int, label: str = "ETA ") -> str:
+    """'done' when every planned item is done, '-' when there is no pace to go by (or nothing is
+    planned yet), else the time left."""
+    if total and eta == 0:
+        return "done"
+    if not total or eta is None:
+        return f"{label}-"
+    return f"{label}{_fmt_eta(eta)}"
+
+
+def _fmt_rate(rate: float | None) -> str:
+    return "-" if rate is None else f"{rate:.1f}"
 
 
 def _fmt_calls(expected: float, bound: int) -> str:
