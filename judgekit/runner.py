@@ -220,8 +220,9 @@ class _Session:
         self.engine: Engine | None = None
 
     async def __aenter__(self) -> "_Session":
-        self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-        self.cache = await CacheStore.open(self.cache_path, run_id=self.run_id)
+        if not self.offline:  # an estimate reads a snapshot: it makes no cache and waits for no run
+            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+        self.cache = await CacheStore.open(self.cache_path, run_id=self.run_id, snapshot=self.offline)
         try:
             self.cap = await choose_cap(self.cache, self.spec, self.out_dir, self.opts.max_cost_usd)
             if not self.offline:  # a cap cannot hold over a model of unknown price: refuse now

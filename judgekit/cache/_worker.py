@@ -23,6 +23,7 @@ import duckdb
 from judgekit.cache import schema
 from judgekit.cache._rows import CacheCounters, buffered_response, is_answer, row_line, row_response
 from judgekit.cache.batches import write_batch_ops
+from judgekit.cache.snapshot import CacheView, open_view
 from judgekit.types import ChatResponse
 
 if TYPE_CHECKING:
@@ -119,6 +120,8 @@ class StoreWorker:
 
     path: str
     read_only: bool
+    snapshot: bool
+    _view: CacheView | None
     flush_interval: float
     batch_rows: int
     counters: CacheCounters
@@ -138,7 +141,12 @@ class StoreWorker:
 
     def _thread_main(self) -> None:
         try:
-            self._con = schema.open_database(self.path, read_only=self.read_only)
+            if self.snapshot:  # only reading: no file made, a file another run holds read from a copy
+                self._view = open_view(self.path)
+                self._con = self._view.con
+                self.read_only = self.read_only or self._view.source != "file"
+            else:
+                self._con = schema.open_database(self.path, read_only=self.read_only)
         except BaseException as exc:  # reported to open()
             self._closed = self._stopped = True
             self._on_open(None, exc)
@@ -237,7 +245,7 @@ class StoreWorker:
                 self._wal.close_current()
             self._wal.cleanup()
         try:
-            self._con.close()
+            (self._view or self._con).close()  # a view deletes its copy too
         except Exception as e:
             exc = exc or e
         self._stopped = True

@@ -1,10 +1,10 @@
 """Maintenance of a cache file, for the ``judgekit cache`` commands: stats, export, prune.
 
-Plain synchronous functions (nothing else is running when the CLI calls them).  Each opens the
-file itself, upgrading an old file to the current schema as ``judgekit run`` would, and closes
-it before returning.  A file held by another process raises
-:class:`~judgekit.errors.CacheLockedError`; a missing file raises ``FileNotFoundError`` (these
-functions never create a cache).
+Plain synchronous functions.  Each opens the file itself, upgrading an old file to the current
+schema as ``judgekit run`` would, and closes it before returning.  ``stats`` reads a file held by
+another process (a run going on) from a copy; ``export`` and ``prune`` raise
+:class:`~judgekit.errors.CacheLockedError` for it.  A missing file raises ``FileNotFoundError``
+(these functions never create a cache).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, Iterator, Literal
 import duckdb
 
 from judgekit.cache import schema
+from judgekit.cache.snapshot import CacheView, open_view
 from judgekit.errors import UsageError
 
 __all__ = ["stats", "export", "prune", "ExportFormat"]
@@ -45,6 +46,18 @@ def _open(path: str | os.PathLike[str]) -> Iterator[duckdb.DuckDBPyConnection]:
         con.close()
 
 
+@contextmanager
+def _read(path: str | os.PathLike[str]) -> Iterator[CacheView]:
+    """The file to read, or a copy of it while another process (a run) holds it."""
+    where = os.fspath(path)
+    if not os.path.exists(where):
+        raise FileNotFoundError(f"no cache file at {where}")
+    if os.path.isdir(where):
+        raise UsageError(f"{where} is a folder, not a cache file (pass --cache PATH of a .duckdb file)")
+    with open_view(where) as view:
+        yield view
+
+
 def _file_bytes(path: str) -> int:
     return sum(os.path.getsize(p) for p in (path, path + ".wal") if os.path.exists(p))
 
@@ -60,7 +73,11 @@ def _tables(con: duckdb.DuckDBPyConnection) -> list[str]:
 def stats(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A summary of the cache file at ``path``.
 
-    Keys: ``path``, ``file_bytes`` (database plus WAL), ``schema_version``, ``responses``
+    A file another process holds (a run going on) is read from a copy taken now
+    (:mod:`judgekit.cache.snapshot`).
+
+    Keys: ``path``, ``read_from`` (``"file"``, or ``"copy"`` when another process held it),
+    ``file_bytes`` (database plus WAL), ``schema_version``, ``responses``
     (total rows), ``responses_by`` (list of ``{provider, model, stage, rows, output_tokens_mean,
     cost_usd}``), ``failures`` (total failed attempts), ``failures_by_kind`` (``{kind: n}``),
     ``runs`` (list of ``{run_id, name, status, started_at, finished_at}``, newest first),
@@ -69,7 +86,8 @@ def stats(path: str | os.PathLike[str]) -> dict[str, Any]:
     ``live_batches`` (one dict per live batch, oldest first: what ``judgekit batches cancel`` acts on).
     """
     where = os.fspath(path)
-    with _open(where) as con:
+    with _read(where) as view:
+        con, read_from = view.con, view.source
         version = schema.schema_version(con)
         by = con.execute(
             "SELECT provider, model, stage, count(*), avg(output_tokens), sum(cost_usd) "
@@ -93,6 +111,7 @@ def stats(path: str | os.PathLike[str]) -> dict[str, Any]:
                  "requests", "succeeded", "failed", "created_at", "updated_at")
     return {
         "path": where,
+        "read_from": read_from,
         "file_bytes": _file_bytes(where),
         "schema_version": version,
         "responses": sum(int(r[3]) for r in by),

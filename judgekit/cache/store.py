@@ -88,11 +88,13 @@ class CacheStore(BatchRecords, StoreWorker):
     """
 
     def __init__(self, path: str, *, run_id: str, flush_interval: float, batch_rows: int,
-                 read_only: bool, batch_window: float) -> None:
+                 read_only: bool, batch_window: float, snapshot: bool = False) -> None:
         """Internal; use :meth:`CacheStore.open`."""
         self.path = path
         self.run_id = run_id
         self.read_only = read_only
+        self.snapshot = snapshot
+        self._view = None
         self.flush_interval = float(flush_interval)
         self.batch_rows = int(batch_rows)
         self.batch_window = float(batch_window)
@@ -126,6 +128,7 @@ class CacheStore(BatchRecords, StoreWorker):
         batch_rows: int = 1000,
         read_only: bool = False,
         batch_window: float = 0.0,
+        snapshot: bool = False,
     ) -> "CacheStore":
         """Open (creating or upgrading) the cache file at ``path`` and start its thread.
 
@@ -134,7 +137,10 @@ class CacheStore(BatchRecords, StoreWorker):
         ``run_id`` is written on every row this store puts; ``batch_rows`` is both the
         buffer size that triggers a write and the most rows one write transaction holds.
         ``batch_window`` > 0 makes :meth:`get` wait that many seconds to collect more
-        lookups into one query (0: one event-loop tick).
+        lookups into one query (0: one event-loop tick).  ``snapshot`` is for a caller that only
+        reads (an estimate): no file is made where there is none (the store is empty), and a file
+        another process holds is read from a copy (:mod:`judgekit.cache.snapshot`); either way the
+        store is then read-only.  ``source`` says which: ``"file"``, ``"copy"`` or ``"none"``.
 
         Raises :class:`~judgekit.errors.CacheLockedError` when another process holds the file
         and :class:`~judgekit.cache.schema.CacheSchemaError` when it is newer than this code.
@@ -142,7 +148,7 @@ class CacheStore(BatchRecords, StoreWorker):
         if flush_interval <= 0 or batch_rows < 1:
             raise ValueError("flush_interval must be > 0 and batch_rows >= 1")
         store = cls(os.fspath(path), run_id=run_id, flush_interval=flush_interval,
-                    batch_rows=batch_rows, read_only=read_only, batch_window=batch_window)
+                    batch_rows=batch_rows, read_only=read_only, batch_window=batch_window, snapshot=snapshot)
         fut, store._on_open = store._future()
         t = threading.Thread(target=store._thread_main, name=f"judgekit-cache:{store.path}",
                              daemon=True)
@@ -167,6 +173,11 @@ class CacheStore(BatchRecords, StoreWorker):
         store._atexit = _at_exit
         atexit.register(_at_exit)
         return store
+
+    @property
+    def source(self) -> str:
+        """What the store reads: ``"file"``, or for a snapshot ``"copy"`` or ``"none"`` (see :meth:`open`)."""
+        return self._view.source if self._view is not None else "file"
 
     @property
     def closed(self) -> bool:

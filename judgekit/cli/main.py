@@ -81,6 +81,15 @@ def _folder_for(path: Path, option: str) -> None:
         raise UsageError(f"{option} {path}: cannot make this folder ({e.strerror or e})") from None
 
 
+def _readable_folder(path: Path, option: str) -> None:
+    """A folder that may not exist yet (nothing is made), but whose path does not run into a file."""
+    for p in (path, *path.parents):
+        if p.exists():
+            if not p.is_dir():
+                raise UsageError(f"{option} {path}: not a folder ({p} is a file)")
+            return
+
+
 class _OneLineErrors(click.Group):
     """click's own usage errors (an unknown option, a value out of range, a missing argument)
     as one line, exit 2, like every other user error (click prints usage, a hint and the error)."""
@@ -167,7 +176,7 @@ def estimate(spec_or_name, cache_path, limit, max_cost, overrides, batch):
     from .ui import ConsoleUI
 
     spec = load_spec(spec_or_name, overrides)
-    _folder_for((cache_path or default_cache_path()).parent, "--cache")
+    _readable_folder((cache_path or default_cache_path()).parent, "--cache")  # a missing cache is none yet: nothing is made
     outcome = asyncio.run(estimate_spec(spec, RunOptions(cache_path=cache_path, limit=limit, max_cost_usd=max_cost,
                                                          batch=batch), ConsoleUI()))
     if max_cost is not None and outcome.estimate is not None:

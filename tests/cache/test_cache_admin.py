@@ -115,15 +115,17 @@ def test_admin_on_a_file_held_by_another_process(filled: Path):
                             env=dict(os.environ, PYTHONPATH=str(REPO)))
     try:
         assert proc.stdout.readline().startswith("HOLDING"), proc.stderr.read()
-        for call in (lambda: admin.stats(filled), lambda: admin.prune(filled, failures=True)):
-            with pytest.raises(CacheLockedError, match="another judgekit process"):
-                call()
+        with pytest.raises(CacheLockedError, match="another judgekit process"):  # it writes: refused
+            admin.prune(filled, failures=True)
+        st = admin.stats(filled)  # it reads: from a copy of the file, taken now
+        assert (st["read_from"], st["responses"]) == ("copy", 14)
     finally:
         proc.stdin.write("\n")
         proc.stdin.flush()
         proc.wait(30)
     assert proc.returncode == 0, proc.stderr.read()
     assert admin.stats(filled)["responses"] == 14  # free again once the holder closed
+    assert admin.stats(filled)["read_from"] == "file"
 
 
 def test_public_api():

@@ -1,0 +1,68 @@
+"""`judgekit estimate` and `judgekit cache stats` only read: a missing cache is no cache yet (no file
+is made), and a cache a run holds in another process is read from a copy instead of refused."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from judgekit.cli.main import cli
+
+FAST = [f"--set=models.{a}.sim.latency_ms=0" for a in ("sim-strong", "sim-weak", "judge")]
+FAST.append('--set=roles.judges=["judge"]')  # the quickstart's first judge alone: 2 + 4 + 4 calls for an item
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    d = tmp_path_factory.mktemp("reading")
+    r = invoke("run", "quickstart", "--limit", "1", "--cache", d / "c.duckdb", "--out", d / "o", *FAST)
+    assert r.exit_code == 0, r.output
+    return d / "c.duckdb"
+
+
+def test_estimate_on_a_missing_cache_makes_nothing(tmp_path):
+    where = tmp_path / "not" / "yet" / "c.duckdb"
+    r = invoke("estimate", "quickstart", "--limit", "1", "--cache", where, *FAST)
+    assert r.exit_code == 0, r.output
+    assert "0 of 10 calls already cached" in " ".join(r.output.split())  # every call counted as to make
+    assert list(tmp_path.iterdir()) == []  # neither the file nor its folder
+
+
+def test_cache_stats_on_a_missing_cache_makes_nothing(tmp_path):
+    r = invoke("cache", "stats", "--cache", tmp_path / "none.duckdb")
+    assert r.exit_code == 2 and "no cache file there" in r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_cache_a_run_holds_is_read_from_a_copy(cache):
+    # another process holds the file read-write, as a run does (DuckDB refuses it to every other
+    # process, read-only connections included); it says so once it holds it, then waits on stdin
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('held', flush=True); "
+                               "sys.stdin.read()", str(cache)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        from judgekit.cache.admin import export
+
+        with pytest.raises(Exception, match="another judgekit process"):  # still refused where it writes
+            export(cache, cache.parent / "x.jsonl", "jsonl")
+        r = invoke("cache", "stats", "--cache", cache)
+        assert r.exit_code == 0, r.output
+        st = json.loads(r.stdout)
+        assert (st["read_from"], st["responses"], st["runs"][0]["status"]) == ("copy", 10, "done")
+        r = invoke("estimate", "quickstart", "--limit", "1", "--cache", cache, *FAST)
+        assert r.exit_code == 0, r.output
+        assert "10 of 10 calls already cached" in " ".join(r.output.split())
+    finally:
+        holder.stdin.close()
+        holder.wait(30)
+    assert [p.name for p in cache.parent.iterdir() if p.name.startswith("c.duckdb")] == ["c.duckdb"]  # nothing added
