@@ -92,32 +92,18 @@ class ConsoleUI:
     def show_estimate(self, estimate, cached_note: str) -> None:
         self._end_status()
         batch = getattr(estimate, "batch", False)
-        t = Table(title="Estimate before any call", title_justify="left")
-        cols = ["stage", "model", "calls", "cached", "to make (exp./bound)", "input tok", "output tok (max)",
-                "output tok (exp.)", "cost bound", "cost exp."]
-        if batch:  # batch lines: what the run pays (batch prices) beside the same calls live
-            cols = cols[:-2] + ["cost bound", "batch exp.", "live exp."]
-        for col in (*cols, "time"):
-            t.add_column(col, justify="left" if col in ("stage", "model") else "right")
-        for ln in estimate.lines:
-            exp_out = "-" if ln.output_tokens_expected is None else f"{ln.output_tokens_expected:,.0f}"
-            row = [ln.stage, f"{ln.alias} ({ln.model})",
-                   f"{ln.calls_total:,}", f"{ln.calls_cached:,}", _fmt_calls(ln.calls_expected, ln.calls_to_make),
-                   f"{ln.input_tokens:,}" + ("" if ln.input_exact else "~"),
-                   f"{ln.output_tokens_max:,}", exp_out, fmt_usd(ln.cost_max_usd)]
-            if batch:
-                row += [fmt_usd(ln.cost_expected_usd) if ln.batch else "-",
-                        fmt_usd(ln.live_cost_expected_usd if ln.batch else ln.cost_expected_usd)]
-            else:
-                row.append(fmt_usd(ln.cost_expected_usd))
-            row.append("batch" if getattr(ln, "batch", False) else _fmt_time(ln.time_s))
-            t.add_row(*row)
+        if self.console.width < 120:
+            t = self._estimate_narrow(estimate, batch)
+        else:
+            t = self._estimate_wide(estimate, batch)
         self.console.print(t)
         self.console.print(
-            f"total: {fmt_usd(estimate.total_expected_usd)} expected, {fmt_usd(estimate.total_max_usd)} at most "
-            f"(the bound: every call to make, every adaptive turn and round, each writing max_tokens; --max-cost "
-            f"is checked against it); {cached_note}. '~' = counted with a stand-in for answers not written yet."
-        )
+            f"cost: {fmt_usd(estimate.total_expected_usd)} expected, {fmt_usd(estimate.total_max_usd)} at most "
+            f"(the bound --max-cost is checked against: every call, turn and round made, each writing max_tokens)", highlight=False)
+        self.console.print(f"cached: {cached_note}", highlight=False)
+        if any(not ln.input_exact for ln in estimate.lines):
+            self.console.print("~: input tokens of calls that use earlier answers, counted with a stand-in",
+                               highlight=False)
         if batch:
             self.console.print(
                 f"batch: lines marked 'batch' go through the provider's batch API at batch prices; the same calls "
@@ -136,6 +122,55 @@ class ConsoleUI:
         if estimate.unknown_prices:
             self.console.print(f"[yellow]no price known for: {', '.join(estimate.unknown_prices)} "
                                f"(set price = {{input_per_mtok=..., output_per_mtok=...}} in the spec)[/yellow]")
+
+    @staticmethod
+    def _estimate_wide(estimate, batch: bool) -> Table:
+        t = Table(title="Estimate before any call", title_justify="left")
+        cols = ["stage", "model", "calls", "cached", "to make\n(exp./bound)", "input tok", "output tok\n(max)",
+                "output tok\n(exp.)", "cost bound", "cost exp."]
+        if batch:  # batch lines: what the run pays (batch prices) beside the same calls live
+            cols = cols[:-2] + ["cost bound", "batch exp.", "live exp."]
+        for col in (*cols, "time"):  # names fold, figures stay whole
+            text = col in ("stage", "model")
+            t.add_column(col, justify="left" if text else "right", overflow="fold", no_wrap=not text)
+        for ln in estimate.lines:
+            exp_out = "-" if ln.output_tokens_expected is None else f"{ln.output_tokens_expected:,.0f}"
+            row = [ln.stage, f"{ln.alias} ({ln.model})",
+                   f"{ln.calls_total:,}", f"{ln.calls_cached:,}", _fmt_calls(ln.calls_expected, ln.calls_to_make),
+                   f"{ln.input_tokens:,}" + ("" if ln.input_exact else "~"),
+                   f"{ln.output_tokens_max:,}", exp_out, fmt_usd(ln.cost_max_usd)]
+            if batch:
+                row += [fmt_usd(ln.cost_expected_usd) if ln.batch else "-",
+                        fmt_usd(ln.live_cost_expected_usd if ln.batch else ln.cost_expected_usd)]
+            else:
+                row.append(fmt_usd(ln.cost_expected_usd))
+            row.append("batch" if getattr(ln, "batch", False) else _fmt_time(ln.time_s))
+            t.add_row(*row)
+        return t
+
+    @staticmethod
+    def _estimate_narrow(estimate, batch: bool) -> Table:
+        """Below 120 columns: six columns, the figures of a line stacked in its cells (stage over
+        model, to make over cached, expected over bound); figures never wrap, names may."""
+        t = Table(title="Estimate before any call", title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1))
+        t.add_column("stage\nmodel", overflow="fold", min_width=14)
+        for col in ("calls to\nmake\n(cached)", "input\ntokens", "output\ntokens\nmax/exp.",
+                    "cost\nexp./max" + ("\n/live" if batch else ""), "time"):
+            t.add_column(col, justify="right", no_wrap=True)
+        for ln in estimate.lines:
+            calls = _fmt_calls(ln.calls_expected, ln.calls_to_make)
+            if ln.calls_cached:
+                calls += f"\n({ln.calls_cached:,})"
+            out = f"{ln.output_tokens_max:,}"
+            if ln.output_tokens_expected is not None:
+                out += f"\n{ln.output_tokens_expected:,.0f}"
+            cost = f"{fmt_usd(ln.cost_expected_usd)}\n{fmt_usd(ln.cost_max_usd)}"
+            if batch and ln.batch:
+                cost += f"\n{fmt_usd(ln.live_cost_expected_usd)}"
+            t.add_row(escape(f"{ln.stage}\n{ln.alias}"), calls,
+                      f"{ln.input_tokens:,}" + ("" if ln.input_exact else "~"), out, cost,
+                      "batch" if getattr(ln, "batch", False) else _fmt_time(ln.time_s))
+        return t
 
     def confirm(self, message: str) -> bool:
         self._end_status()
@@ -157,15 +192,16 @@ class ConsoleUI:
         narrow = self.console.width < 120
         title = (f"judgekit  spent {fmt_usd(engine.stats.spent_usd)}"
                  + (f" of max {cap_text(engine.max_cost_usd)}" if engine.max_cost_usd is not None else ""))
-        t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD if narrow else box.HEAVY_HEAD)
+        t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD if narrow else box.HEAVY_HEAD,
+                  show_edge=not narrow)
         if narrow:
-            cols = ("stage", "done/total", "calls/s", "retry/429/fail", "spent", "ETA")
+            cols = ("stage", "done/total", "calls/s", "retry/\n429/fail", "spent", "ETA")
         else:
             cols = ("stage", "done/total", "calls/s", "cache hits", "retries", "429s", "failures", "tokens in/out",
                     "spent", "estimate", "ETA")
-        for col in cols:
-            t.add_column(col, justify="left" if col == "stage" else "right", no_wrap=True,
-                         overflow="ellipsis" if col == "stage" else "fold")
+        for col in cols:  # figures stay whole; a long stage name folds
+            t.add_column(col, justify="left" if col == "stage" else "right", no_wrap=col != "stage",
+                         overflow="fold", min_width=8 if col == "stage" else None)
         for st in engine.stats.stages.values():
             if narrow:
                 t.add_row(st.name, f"{st.done:,}/{st.total:,}", _fmt_rate(st.calls_per_s()),
@@ -202,8 +238,8 @@ class ConsoleUI:
         total, done = stats.total, stats.done
         g = Table.grid(padding=(0, 2))
         g.add_column(no_wrap=True)
-        g.add_column(no_wrap=True)
-        bar = ProgressBar(total=max(total, 1), completed=done, width=max(10, min(40, self.console.width - 60)))
+        g.add_column()  # wraps between figures on a narrow terminal, never cuts one
+        bar = ProgressBar(total=max(total, 1), completed=done, width=max(10, min(40, self.console.width - 66)))
         pct = f" ({100 * done / total:.0f}%)" if total else ""
         g.add_row(bar, f"{done:,}/{total:,}{pct}  elapsed {_fmt_eta(stats.elapsed_s())}  "
                        f"{_eta_text(stats.eta_s(), total)}  {_fmt_rate(stats.calls_per_s())} calls/s")
