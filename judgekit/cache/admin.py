@@ -62,6 +62,19 @@ def _file_bytes(path: str) -> int:
     return sum(os.path.getsize(p) for p in (path, path + ".wal") if os.path.exists(p))
 
 
+def _blob_files(path: str) -> dict[str, int]:
+    """The image store beside the cache (``<file>.blobs/``): its files and their bytes."""
+    files = size = 0
+    for root, _dirs, names in os.walk(path + ".blobs"):
+        for n in names:
+            try:
+                size += os.path.getsize(os.path.join(root, n))
+                files += 1
+            except OSError:  # removed meanwhile (a prune, a run's clean-up)
+                pass
+    return {"files": files, "bytes": size}
+
+
 def _tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     rows = con.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
@@ -77,9 +90,10 @@ def stats(path: str | os.PathLike[str]) -> dict[str, Any]:
     (:mod:`judgekit.cache.snapshot`).
 
     Keys: ``path``, ``read_from`` (``"file"``, or ``"copy"`` when another process held it),
-    ``file_bytes`` (database plus WAL), ``schema_version``, ``responses``
-    (total rows), ``responses_by`` (list of ``{provider, model, stage, rows, output_tokens_mean,
-    cost_usd}``), ``failures`` (total failed attempts), ``failures_by_kind`` (``{kind: n}``),
+    ``file_bytes`` (database plus WAL), ``blobs`` (``{files, bytes}`` of the image store beside
+    it), ``schema_version``, ``responses`` (total rows), ``responses_by`` (list of ``{provider,
+    model, stage, rows, output_tokens_mean, cost_usd, input_tokens, output_tokens}``, the tokens
+    summed), ``failures`` (total failed attempts), ``failures_by_kind`` (``{kind: n}``),
     ``runs`` (list of ``{run_id, name, status, started_at, finished_at}``, newest first),
     ``result_tables`` (names of ``result_*`` tables), ``batches`` (``{total, live, by_state: {state:
     {batches, requests, live}}}``: provider batches, live = answers not collected yet) and
@@ -90,7 +104,8 @@ def stats(path: str | os.PathLike[str]) -> dict[str, Any]:
         con, read_from = view.con, view.source
         version = schema.schema_version(con)
         by = con.execute(
-            "SELECT provider, model, stage, count(*), avg(output_tokens), sum(cost_usd) "
+            "SELECT provider, model, stage, count(*), avg(output_tokens), sum(cost_usd), "
+            "sum(input_tokens), sum(output_tokens) "
             "FROM responses GROUP BY ALL ORDER BY 1, 2, 3"
         ).fetchall()
         kinds = con.execute(
@@ -114,6 +129,7 @@ def stats(path: str | os.PathLike[str]) -> dict[str, Any]:
         "read_from": read_from,
         "file_bytes": _file_bytes(where),
         "schema_version": version,
+        "blobs": _blob_files(where),
         "responses": sum(int(r[3]) for r in by),
         "responses_by": [
             {
@@ -123,8 +139,10 @@ def stats(path: str | os.PathLike[str]) -> dict[str, Any]:
                 "rows": int(n),
                 "output_tokens_mean": None if mean is None else float(mean),
                 "cost_usd": float(cost or 0.0),
+                "input_tokens": int(tin or 0),
+                "output_tokens": int(tout or 0),
             }
-            for p, m, s, n, mean, cost in by
+            for p, m, s, n, mean, cost, tin, tout in by
         ],
         "failures": sum(int(n) for _, n in kinds),
         "failures_by_kind": {k: int(n) for k, n in kinds},

@@ -316,14 +316,26 @@ def _cache_file(cache_path: Path | None) -> Path:
 
 @cache.command()
 @_cache_option
+@click.option("--json", "as_json", is_flag=True, help="everything as one JSON object (for scripts), not tables")
 @_errors
-def stats(cache_path):
-    """Rows per provider, model and stage; failures by kind; runs."""
+def stats(cache_path, as_json):
+    """What the cache holds: calls per stage and model with their tokens and dollars, runs,
+    failures, provider batches, images.  Works while a run holds the cache (it reads a copy)."""
     import json
 
     from ..cache.admin import stats as cache_stats
 
-    click.echo(json.dumps(cache_stats(_cache_file(cache_path)), indent=2, default=str))
+    st = cache_stats(_cache_file(cache_path))
+    if as_json:
+        click.echo(json.dumps(st, indent=2, default=str))
+        return
+    from rich.console import Console
+
+    from .stats_view import stats_renderables
+
+    console = Console(highlight=False)
+    for part in stats_renderables(st):
+        console.print(part)
 
 
 @cache.command()

@@ -80,7 +80,7 @@ def test_cancel_a_runs_batches_then_the_next_run_collects_what_they_answered(tmp
         assert lines[0].startswith("j (sim sim-judge) batches: 1 batch(es) live (") and "4 requests" in lines[0]
         assert f"judgekit batches cancel --cache {path} --spec cancel-me" in lines[1]
 
-        stats = json.loads(invoke("cache", "stats", "--cache", path).output)
+        stats = json.loads(invoke("cache", "stats", "--cache", path, "--json").output)
         assert stats["batches"]["live"] == 1 and stats["live_batches"][0]["requests"] == 4
         (batch_id,) = [b["batch_id"] for b in stats["live_batches"]]
 
@@ -89,7 +89,7 @@ def test_cancel_a_runs_batches_then_the_next_run_collects_what_they_answered(tmp
         r = invoke("batches", "cancel", "--cache", path, "--spec", "cancel-me")
         assert r.exit_code == 0, r.output
         assert f"{batch_id} (j, run run1, 4 requests): cancelling" in r.output
-        (b,) = json.loads(invoke("cache", "stats", "--cache", path).output)["live_batches"]
+        (b,) = json.loads(invoke("cache", "stats", "--cache", path, "--json").output)["live_batches"]
         assert b["state"] == "cancelling"  # still live: its answers are collected by the next run
 
         async def next_run():
@@ -144,5 +144,5 @@ def test_ctrl_c_while_waiting_on_a_batch_ends_at_once_and_says_how_to_resume_or_
     assert ("batch(es) (" in err and "still running at the provider and recorded in the cache" in err
             and f"judgekit batches cancel --cache {cache} --spec quickstart" in err)
     assert "resume with: judgekit run quickstart" in err and "--batch" in err.splitlines()[-1]
-    stats = json.loads(invoke("cache", "stats", "--cache", cache).output)
+    stats = json.loads(invoke("cache", "stats", "--cache", cache, "--json").output)
     assert stats["batches"]["live"] == 1 and stats["live_batches"][0]["alias"] == "judge"

@@ -21,7 +21,7 @@ def test_cache_stats_export_prune(tmp_path):
     cache = str(tmp_path / "c.duckdb")
     assert judgekit("run", "quickstart", "--limit", "1", "--cache", cache, "--out", str(tmp_path / "o"),
                     *FAST).returncode == 0
-    r = judgekit("cache", "stats", "--cache", cache)
+    r = judgekit("cache", "stats", "--cache", cache, "--json")
     assert r.returncode == 0, r.stderr
     st = json.loads(r.stdout)
     assert st["responses"] == 2 + 4 + 4  # 2 candidates, 2x2 pairwise, 2x2 VFS for item 0
@@ -38,7 +38,7 @@ def test_cache_stats_export_prune(tmp_path):
     assert r.returncode == 0 and "would remove 4 rows" in r.stdout
     r = judgekit("cache", "prune", "--cache", cache, "--stage", "vfs")
     assert "removed 4 rows" in r.stdout
-    assert json.loads(judgekit("cache", "stats", "--cache", cache).stdout)["responses"] == 6
+    assert json.loads(judgekit("cache", "stats", "--cache", cache, "--json").stdout)["responses"] == 6
 
 
 def test_cache_commands_need_a_file(tmp_path):

@@ -16,8 +16,8 @@ FAST = [f"--set=models.{a}.sim.latency_ms=0" for a in ("sim-strong", "sim-weak",
 FAST.append('--set=roles.judges=["judge"]')  # the quickstart's first judge alone: 2 + 4 + 4 calls for an item
 
 
-def invoke(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
+def invoke(*args, env=None):
+    return CliRunner().invoke(cli, [str(a) for a in args], env=env)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +55,7 @@ def test_a_cache_a_run_holds_is_read_from_a_copy(cache):
 
         with pytest.raises(Exception, match="another judgekit process"):  # still refused where it writes
             export(cache, cache.parent / "x.jsonl", "jsonl")
-        r = invoke("cache", "stats", "--cache", cache)
+        r = invoke("cache", "stats", "--cache", cache, "--json")
         assert r.exit_code == 0, r.output
         st = json.loads(r.stdout)
         assert (st["read_from"], st["responses"], st["runs"][0]["status"]) == ("copy", 10, "done")
@@ -66,3 +66,20 @@ def test_a_cache_a_run_holds_is_read_from_a_copy(cache):
         holder.stdin.close()
         holder.wait(30)
     assert [p.name for p in cache.parent.iterdir() if p.name.startswith("c.duckdb")] == ["c.duckdb"]  # nothing added
+
+
+def test_cache_stats_is_a_table_that_fits_80_columns(cache):
+    r = invoke("cache", "stats", "--cache", cache, env={"COLUMNS": "80"})
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    text = "\n".join(lines)
+    assert lines[0].startswith(f"cache {cache}: ")  # the absolute path
+    assert "10 cached calls" in text and "1 run (done 1)" in text and "0 failed attempts" in text
+    rows = {tuple(line.split()[:3]) for line in lines}
+    # one row per stage and model, the provider said once in the header (all sim here)
+    assert {("candidate", "sim-vlm-strong", "1"), ("candidate", "sim-vlm-weak", "1"),
+            ("pairwise", "sim-judge", "4"), ("vfs", "sim-judge", "4")} <= rows
+    assert any(line.split()[:2] == ["stage", "model"] and "(sim)" in line for line in lines)
+    st = json.loads(invoke("cache", "stats", "--cache", cache, "--json").stdout)  # the machines' view
+    assert st["responses"] == 10 and sum(r["input_tokens"] for r in st["responses_by"]) > 0
