@@ -1,0 +1,56 @@
+"""Results tables whose cells carry intervals ("29.2 [6.2, 54.2]"): one line a row at 160 columns,
+and at 80 every figure whole (the interval under its estimate, or the columns shared among parts)."""
+
+from __future__ import annotations
+
+import pytest
+from rich.console import Console
+
+from judgekit.cli.ui import _fit_tables
+
+COLS = ["model", "category", "Reward", "Win Rate %", "VFS", "VFS ref", "+2/+1/0/-1/-2", "fail", "parse ok % (pair/VFS)"]
+CATS = ["Common Functional Writing", "Creative Multimodal Understanding", "Literary Writing", "Overall"]
+
+
+def _cells() -> list[list[str]]:
+    rows = []
+    for m, model in enumerate(["sim-strong", "sim-weak"]):
+        for c, cat in enumerate(CATS):
+            rows.append([model, cat, f"{-58.3 + c:.1f} [{-100.0 + m:.1f}, {-25.0 - c:.1f}]",
+                         f"{83.3 - c:.1f} [50.0, 100.0]", f"{5.18 + m:.2f} [5.00, 5.50]", f"{3.67 + c:.2f}",
+                         "5/10/5/2/2", "0", "100.0/100.0"])
+    return rows
+
+
+def _render(width: int) -> str:
+    console = Console(width=width, force_terminal=True, color_system=None, record=True)
+    for t in _fit_tables("Results", COLS, _cells(), width, left={"model", "category"}):
+        console.print(t)
+    return console.export_text()
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_every_figure_whole(width):
+    text = _render(width)
+    assert "…" not in text, text
+    assert all(len(line) <= width for line in text.splitlines()), text
+    for row in _cells():
+        for cell in row[2:]:
+            for part in cell.replace(" [", "\n[").split("\n"):  # an interval may sit under its estimate
+                assert part in text, (part, text)
+    for col in ("Reward", "Win Rate %", "+2/+1/0/-1/-2"):
+        assert col in text
+
+
+def test_one_line_a_row_when_it_fits():
+    text = _render(160)
+    body = [line for line in text.splitlines() if "sim-strong" in line or "sim-weak" in line]
+    assert len(body) == len(_cells()), text  # every row on one line, names whole
+    for row in _cells():
+        assert any(all(cell in line for cell in row) for line in body), (row, text)
+    assert "Results (1/" not in text  # one table
+
+
+def test_80_columns_intervals_go_under_the_estimate():
+    text = _render(80)
+    assert "[-100.0, -25.0]" in text and "-58.3 [-100.0" not in text, text
