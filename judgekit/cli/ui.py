@@ -331,12 +331,13 @@ class ConsoleUI:
                       _cell(row.get("single_consistency")), _cell(row.get("items"))] for row in alignment])
         if outcome.stats is not None:
             st = outcome.stats
-            self.console.print(f"paid calls {st.paid_calls:,}, cache hits "
-                               f"{st.cache_hits:,}, failures {st.failures:,}, "
+            served = outcome.served_by_simulator  # the simulator's calls cost nothing: not "paid"
+            self.console.print(f"calls made {st.paid_calls:,}"
+                               + (f" (simulator served {served:,}, free)" if served is not None else "")
+                               + f", cache hits {st.cache_hits:,}, failures {st.failures:,}, "
                                f"spent {fmt_usd(st.spent_usd)}"
-                               + (f" of max {cap_text(outcome.max_cost_usd)}" if outcome.max_cost_usd is not None else "")
-                               + (f", simulator served {outcome.served_by_simulator:,}"
-                                  if outcome.served_by_simulator is not None else ""))
+                               + (f" of max {cap_text(outcome.max_cost_usd)}" if outcome.max_cost_usd is not None else ""),
+                               highlight=False)
             for line in savings_lines(outcome.summary or {}):
                 self.console.print(line, highlight=False)
             if st.usage_anomalies or st.over_reservation:

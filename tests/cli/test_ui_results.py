@@ -54,3 +54,21 @@ def test_one_line_a_row_when_it_fits():
 def test_80_columns_intervals_go_under_the_estimate():
     text = _render(80)
     assert "[-100.0, -25.0]" in text and "-58.3 [-100.0" not in text, text
+
+
+def test_summary_line_calls_simulator_calls_free():
+    from types import SimpleNamespace
+
+    from judgekit.cli.ui import ConsoleUI
+    from judgekit.engine.stats import RunStats
+
+    stats = RunStats()
+    st = stats.stage("pairwise")
+    st.calls, st.cache_hits = 116, 92
+    outcome = SimpleNamespace(result=None, stats=stats, served_by_simulator=116, max_cost_usd=None, summary=None,
+                              failed_items=[], out_dir=None)
+    ui = ConsoleUI(Console(width=80, force_terminal=False, record=True))
+    ui.show_results(outcome)
+    text = " ".join(ui.console.export_text().split())
+    assert "calls made 116 (simulator served 116, free), cache hits 92, failures 0, spent $0.0000" in text, text
+    assert "paid" not in text
