@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from .benchmarks.base import BenchmarkResult, load_benchmark
 from .benchmarks.deviations import deviations
 from .blobs import BlobStore
+from .cache.describe import cache_line
 from .cache.store import CacheStore
 from .config import RunSpec, check_simulator_settings, validation_problems
 from .cost.estimate import Estimate, EstimateBuilder, line_time_s, price_lookup_for
@@ -327,6 +328,7 @@ async def _estimate_spec(spec: RunSpec, opts: RunOptions, ui: UI) -> RunOutcome:
     prepared = bench.prepare(spec, options, opts.limit)
     _status(ui, "opening the cache")
     async with _Session(spec, opts, "estimate-" + uuid.uuid4().hex[:8], offline=True) as s:
+        ui.note(await cache_line(s.cache, spec.name))  # which cache, and its earlier runs of the spec
         _status(ui, "estimating")
         est = await _estimate(bench, prepared, s.engine)
     ui.show_estimate(est, _cached_note(est))
@@ -411,6 +413,7 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
     async with _Session(spec, opts, run_id, out_dir=out_dir) as s:
         engine, cache = s.engine, s.cache
         holder["engine"] = engine
+        ui.note(await cache_line(cache, spec.name))  # a run from another folder opens another cache: say so
         if s.cap.source == "earlier run" and s.cap.usd is not None:
             from .engine.budget import cap_text
 

@@ -16,6 +16,9 @@ FAST = [f"--set=models.{a}.sim.latency_ms=0" for a in ("sim-strong", "sim-weak",
 FAST.append('--set=roles.judges=["judge"]')  # the quickstart's first judge alone: 2 + 4 + 4 calls for an item
 
 
+WIDE = {"COLUMNS": "300"}  # the lines checked whole, unfolded
+
+
 def invoke(*args, env=None):
     return CliRunner().invoke(cli, [str(a) for a in args], env=env)
 
@@ -23,8 +26,10 @@ def invoke(*args, env=None):
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
     d = tmp_path_factory.mktemp("reading")
-    r = invoke("run", "quickstart", "--limit", "1", "--cache", d / "c.duckdb", "--out", d / "o", *FAST)
+    r = invoke("run", "quickstart", "--limit", "1", "--cache", d / "c.duckdb", "--out", d / "o", *FAST, env=WIDE)
     assert r.exit_code == 0, r.output
+    # the run says which cache it uses (absolute) and that it holds no earlier run of the spec
+    assert f"cache {d / 'c.duckdb'}: new (no earlier run of quickstart)\n" in r.output
     return d / "c.duckdb"
 
 
@@ -33,6 +38,7 @@ def test_estimate_on_a_missing_cache_makes_nothing(tmp_path):
     r = invoke("estimate", "quickstart", "--limit", "1", "--cache", where, *FAST)
     assert r.exit_code == 0, r.output
     assert "0 of 10 calls already cached" in " ".join(r.output.split())  # every call counted as to make
+    assert f"cache {where}: none yet (a run makes it); every call is counted as to make" in " ".join(r.output.split())
     assert list(tmp_path.iterdir()) == []  # neither the file nor its folder
 
 
@@ -83,3 +89,17 @@ def test_cache_stats_is_a_table_that_fits_80_columns(cache):
     assert any(line.split()[:2] == ["stage", "model"] and "(sim)" in line for line in lines)
     st = json.loads(invoke("cache", "stats", "--cache", cache, "--json").stdout)  # the machines' view
     assert st["responses"] == 10 and sum(r["input_tokens"] for r in st["responses_by"]) > 0
+
+
+def test_a_run_and_an_estimate_say_what_the_cache_holds_of_the_spec(cache, tmp_path, monkeypatch):
+    r = invoke("estimate", "quickstart", "--limit", "1", "--cache", cache, *FAST, env=WIDE)
+    assert r.exit_code == 0, r.output
+    line = next(x for x in r.output.splitlines() if x.startswith("cache "))
+    assert line.startswith(f"cache {cache}: 1 earlier run of quickstart, the last at 20")
+    assert line.endswith(" UTC, 10 calls cached by them")
+    # from another folder the default cache is another file: said, with what it holds (here: nothing)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("JUDGEKIT_CACHE", raising=False)
+    r = invoke("estimate", "quickstart", "--limit", "1", *FAST, env=WIDE)
+    assert r.exit_code == 0, r.output
+    assert f"cache {tmp_path / 'judgekit-out' / 'cache.duckdb'}: none yet" in r.output
