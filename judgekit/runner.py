@@ -477,6 +477,7 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
             summary = dict(result.summary)
             summary.update(run_id=run_id, spec=spec.name, status=status, cost_usd=round(engine.stats.spent_usd, 6),
                            paid_calls=engine.stats.paid_calls,
+                           calls_by_provider=dict(cache.counters.made_by_provider),  # sim, local: free
                            cache_hits=engine.stats.cache_hits)
             summary.update(engine.savings.as_dict())  # what batching and prompt caching saved
             # every choice in force that departs from the authors' code: the options' (injection

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from judgekit.cache import schema
@@ -74,6 +74,10 @@ class CacheCounters:
     #: responses refused by :meth:`~judgekit.cache.store.CacheStore.put` or by the file (set
     #: aside in ``<file>.wal-rejected``, never served)
     rows_rejected: int = 0
+    #: responses put, by provider kind (``sim``, ``openai``, ``local``, ...): the calls this
+    #: process made and got answers to, batch answers included; the kinds in
+    #: :data:`judgekit.cost.prices.FREE_PROVIDERS` (the simulator, local models) cost nothing
+    made_by_provider: dict[str, int] = field(default_factory=dict)
 
 
 def _now_us() -> int:

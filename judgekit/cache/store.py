@@ -260,6 +260,8 @@ class CacheStore(BatchRecords, StoreWorker):
             self._refuse(row, problem)
             return
         line = WriteAheadLog.encode(row)
+        made = self.counters.made_by_provider
+        made[request_meta.provider] = made.get(request_meta.provider, 0) + 1
         with self._lock:
             self._pending[key] = row
             n = len(self._pending)

@@ -30,6 +30,9 @@ def cache(tmp_path_factory):
     assert r.exit_code == 0, r.output
     # the run says which cache it uses (absolute) and that it holds no earlier run of the spec
     assert f"cache {d / 'c.duckdb'}: new (no earlier run of quickstart)\n" in r.output
+    # every call was made by the simulator (free): the summary says so, for the "paid calls" line
+    summary = json.loads((d / "o" / "summary.json").read_text())
+    assert (summary["calls_by_provider"], summary["paid_calls"]) == ({"sim": 10}, 10)
     return d / "c.duckdb"
 
 
