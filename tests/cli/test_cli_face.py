@@ -1,5 +1,6 @@
-"""The CLI as a new user meets it: help on every option, `estimate --max-cost` worded for an
-estimate, `sim serve`'s line, `cache stats` as a table, the cache a command uses said plainly."""
+"""The CLI's help as a new user meets it: help on every option, and `estimate --max-cost` worded
+for an estimate (and saying what `run` would do).  `sim serve`'s line: tests/cli/test_cli_cache.py;
+`cache stats` as a table and the cache a command uses: tests/cli/test_cli_cache_reading.py."""
 
 from __future__ import annotations
 
