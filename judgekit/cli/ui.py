@@ -101,7 +101,8 @@ class ConsoleUI:
         self.console.print(t)
         self.console.print(
             f"cost: {fmt_usd(estimate.total_expected_usd)} expected, {fmt_usd(estimate.total_max_usd)} at most "
-            f"(the bound --max-cost is checked against: every call, turn and round made, each writing max_tokens)", highlight=False)
+            "(the bound --max-cost is checked against: every call, turn and round made, each writing max_tokens)",
+            highlight=False)
         self.console.print(f"cached: {cached_note}", highlight=False)
         if any(not ln.input_exact for ln in estimate.lines):
             self.console.print("~: input tokens of calls that use earlier answers, counted with a stand-in",
@@ -331,12 +332,12 @@ class ConsoleUI:
                       _cell(row.get("single_consistency")), _cell(row.get("items"))] for row in alignment])
         if outcome.stats is not None:
             st = outcome.stats
-            served = outcome.served_by_simulator  # the simulator's calls cost nothing: not "paid"
-            self.console.print(f"calls made {st.paid_calls:,}"
-                               + (f" (simulator served {served:,}, free)" if served is not None else "")
+            self.console.print(_calls_made(st.paid_calls, (outcome.summary or {}).get("calls_by_provider"),
+                                           outcome.served_by_simulator)
                                + f", cache hits {st.cache_hits:,}, failures {st.failures:,}, "
                                f"spent {fmt_usd(st.spent_usd)}"
-                               + (f" of max {cap_text(outcome.max_cost_usd)}" if outcome.max_cost_usd is not None else ""),
+                               + (f" of max {cap_text(outcome.max_cost_usd)}"
+                                  if outcome.max_cost_usd is not None else ""),
                                highlight=False)
             for line in savings_lines(outcome.summary or {}):
                 self.console.print(line, highlight=False)
@@ -418,6 +419,29 @@ def _fit_tables(title: str, cols: list[str], cells: list[list[str]], width: int,
         else:
             parts.append([i])
     return [table(keys + p, body, ws, f" ({k + 1}/{len(parts)})") for k, p in enumerate(parts)]
+
+
+_FREE_NAMES = {"sim": "simulator", "sim_image": "simulator", "sim_image_search": "simulator", "local": "local model",
+               "image_folder": "image folder"}
+
+
+def _calls_made(made: int, by_provider: dict | None, served: int | None) -> str:
+    """The calls a run made, the free ones (simulator, local models) told apart from the paid:
+    'calls made 116 (simulator, free)', 'calls made 116 (92 paid; 24 free: sim 24)', 'paid calls 116'."""
+    from ..cost.prices import FREE_PROVIDERS
+
+    if by_provider is None:  # no count by provider (an interrupted run): the simulator's own count
+        if served is None:
+            return f"paid calls {made:,}"
+        return f"calls made {made:,} (simulator served {served:,}, free)"
+    free = {k: n for k, n in by_provider.items() if k in FREE_PROVIDERS and n}
+    n_free = sum(free.values())
+    paid = max(0, made - n_free)
+    if not n_free:
+        return f"paid calls {made:,}"
+    if not paid:
+        return f"calls made {made:,} ({', '.join(dict.fromkeys(_FREE_NAMES.get(k, k) for k in free))}, free)"
+    return f"calls made {made:,} ({paid:,} paid; {n_free:,} free: {', '.join(f'{k} {n:,}' for k, n in free.items())})"
 
 
 def savings_lines(summary: dict) -> list[str]:

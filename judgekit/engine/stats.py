@@ -32,7 +32,7 @@ class StageStats:
     started: float = field(default_factory=time.monotonic)
     first_call: float | None = None
 
-    _window: "_Window" = field(default_factory=lambda: _Window(), repr=False, compare=False)
+    _window: _Window = field(default_factory=lambda: _Window(), repr=False, compare=False)
 
     def sample(self, now: float) -> None:
         """Note the counters at ``now`` (the display does, at each refresh)."""

@@ -56,7 +56,13 @@ def test_80_columns_intervals_go_under_the_estimate():
     assert "[-100.0, -25.0]" in text and "-58.3 [-100.0" not in text, text
 
 
-def test_summary_line_calls_simulator_calls_free():
+@pytest.mark.parametrize("by_provider, served, want", [
+    ({"sim": 116}, 130, "calls made 116 (simulator, free), cache hits 92"),
+    ({"sim": 24, "openai": 92}, 24, "calls made 116 (92 paid; 24 free: sim 24), cache hits 92"),
+    ({"openai": 116}, None, "paid calls 116, cache hits 92"),
+    (None, 116, "calls made 116 (simulator served 116, free), cache hits 92"),  # no count by provider
+])
+def test_summary_line_tells_free_calls_from_paid(by_provider, served, want):
     from types import SimpleNamespace
 
     from judgekit.cli.ui import ConsoleUI
@@ -65,10 +71,10 @@ def test_summary_line_calls_simulator_calls_free():
     stats = RunStats()
     st = stats.stage("pairwise")
     st.calls, st.cache_hits = 116, 92
-    outcome = SimpleNamespace(result=None, stats=stats, served_by_simulator=116, max_cost_usd=None, summary=None,
-                              failed_items=[], out_dir=None)
+    summary = None if by_provider is None else {"calls_by_provider": by_provider}
+    outcome = SimpleNamespace(result=None, stats=stats, served_by_simulator=served, max_cost_usd=None,
+                              summary=summary, failed_items=[], out_dir=None)
     ui = ConsoleUI(Console(width=80, force_terminal=False, record=True))
     ui.show_results(outcome)
     text = " ".join(ui.console.export_text().split())
-    assert "calls made 116 (simulator served 116, free), cache hits 92, failures 0, spent $0.0000" in text, text
-    assert "paid" not in text
+    assert want + ", failures 0, spent $0.0000" in text, text
