@@ -438,7 +438,7 @@ def _calls_made(made: int, by_provider: dict | None, served: int | None) -> str:
     n_free = sum(free.values())
     paid = max(0, made - n_free)
     if not n_free:
-        return f"paid calls {made:,}"
+        return f"paid calls {made:,}" if made else "calls made 0"
     if not paid:
         return f"calls made {made:,} ({', '.join(dict.fromkeys(_FREE_NAMES.get(k, k) for k in free))}, free)"
     return f"calls made {made:,} ({paid:,} paid; {n_free:,} free: {', '.join(f'{k} {n:,}' for k, n in free.items())})"

@@ -61,6 +61,7 @@ def test_80_columns_intervals_go_under_the_estimate():
     ({"sim": 24, "openai": 92}, 24, "calls made 116 (92 paid; 24 free: sim 24), cache hits 92"),
     ({"openai": 116}, None, "paid calls 116, cache hits 92"),
     (None, 116, "calls made 116 (simulator served 116, free), cache hits 92"),  # no count by provider
+    ({}, 0, "calls made 0, cache hits 92"),  # every call from the cache
 ])
 def test_summary_line_tells_free_calls_from_paid(by_provider, served, want):
     from types import SimpleNamespace
@@ -70,7 +71,7 @@ def test_summary_line_tells_free_calls_from_paid(by_provider, served, want):
 
     stats = RunStats()
     st = stats.stage("pairwise")
-    st.calls, st.cache_hits = 116, 92
+    st.calls, st.cache_hits = (116 if by_provider != {} else 0), 92
     summary = None if by_provider is None else {"calls_by_provider": by_provider}
     outcome = SimpleNamespace(result=None, stats=stats, served_by_simulator=served, max_cost_usd=None,
                               summary=summary, failed_items=[], out_dir=None)
