@@ -132,14 +132,19 @@ def cli() -> None:
 def run(spec_or_name, cache_path, limit, max_cost, overrides, batch, out_dir, yes):
     """Run a spec (a TOML file, or the name of a shipped runner).  Re-running resumes: finished
     calls come from the cache, failed ones are retried."""
-    from ..config import load_spec
-    from ..runner import RunOptions, default_cache_path, run_spec
     from .ui import ConsoleUI
 
-    spec = load_spec(spec_or_name, overrides)
+    ui = ConsoleUI()
+    ui.status("loading the spec")  # on screen at once: importing the runner takes a second
+    try:
+        from ..config import load_spec
+        from ..runner import RunOptions, default_cache_path, run_spec
+
+        spec = load_spec(spec_or_name, overrides)
+    finally:
+        ui.status(None)  # gone before an error is printed
     _folder_for((cache_path or default_cache_path()).parent, "--cache")
     _folder_for(out_dir or Path("judgekit-out") / spec.name, "--out")
-    ui = ConsoleUI()
     opts = RunOptions(out_dir=out_dir, cache_path=cache_path, limit=limit, max_cost_usd=max_cost, yes=yes,
                       interactive=sys.stdin.isatty() and sys.stdout.isatty(), handle_signals=True, batch=batch)
     outcome = asyncio.run(run_spec(spec, opts, ui))
@@ -171,14 +176,20 @@ def _resume_command(spec_or_name, overrides, cache_path, out_dir, limit, yes, ou
 @_errors
 def estimate(spec_or_name, cache_path, limit, max_cost, overrides, batch):
     """Estimate calls, tokens and dollars per stage and model, without making any call."""
-    from ..config import load_spec
-    from ..runner import RunOptions, default_cache_path, estimate_spec
     from .ui import ConsoleUI
 
-    spec = load_spec(spec_or_name, overrides)
+    ui = ConsoleUI()
+    ui.status("loading the spec")  # on screen at once: importing the runner takes a second
+    try:
+        from ..config import load_spec
+        from ..runner import RunOptions, default_cache_path, estimate_spec
+
+        spec = load_spec(spec_or_name, overrides)
+    finally:
+        ui.status(None)  # gone before an error is printed
     _readable_folder((cache_path or default_cache_path()).parent, "--cache")  # a missing cache is none yet: nothing is made
     outcome = asyncio.run(estimate_spec(spec, RunOptions(cache_path=cache_path, limit=limit, max_cost_usd=max_cost,
-                                                         batch=batch), ConsoleUI()))
+                                                         batch=batch), ui))
     if max_cost is not None and outcome.estimate is not None:
         click.echo(_cap_check(outcome.estimate, max_cost))
 
