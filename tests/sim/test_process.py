@@ -17,6 +17,7 @@ PUBLIC = {
     "SimConfig", "SimServer", "SimThread", "SimProcess", "SimStats", "SimStartError", "READY_PREFIX",
     "build_app", "serve_forever", "estimate_prompt_tokens", "RateLimiter", "RateDecision", "TokenBucket",
     "format_duration", "Reply", "make_reply", "classify", "answer_quality", "verdict_probabilities",
+    "JudgeStyle",  # a simulated judge's habits (SimConfig.judge_styles)
 }
 
 
