@@ -95,7 +95,8 @@ def test_signal_stops_keeps_finished_calls_and_resumes(tmp_path, sig):
     cache = tmp_path / "c.duckdb"
     slow = [f"--set=models.{a}.sim.latency_ms=150" for a in ("sim-strong", "sim-weak", "judge")]
     slow += [f"--set=models.{a}.limits.max_concurrency=2" for a in ("sim-strong", "sim-weak", "judge")]
-    p = popen("run", "quickstart", "--cache", str(cache), "--out", str(tmp_path / "o"), *slow)
+    # 4 of the sample's 12 items (40 calls, 2 at a time per model): most are still to make at the signal
+    p = popen("run", "quickstart", "--limit", "4", "--cache", str(cache), "--out", str(tmp_path / "o"), *slow)
     # signal once a few calls have finished (each is in the cache's write-ahead log as it lands),
     # however long start-up takes on a busy machine
     deadline, segments = time.monotonic() + 120, {}
@@ -109,7 +110,7 @@ def test_signal_stops_keeps_finished_calls_and_resumes(tmp_path, sig):
     [(status, first)] = runs(cache)
     assert status == "interrupted" and first["paid_calls"] > 0
 
-    r = judgekit("run", "quickstart", "--cache", str(cache), "--out", str(tmp_path / "o"), *FAST)
+    r = judgekit("run", "quickstart", "--limit", "4", "--cache", str(cache), "--out", str(tmp_path / "o"), *FAST)
     assert r.returncode == 0, r.stderr
     (_, _), (status2, second) = runs(cache)
     assert status2 == "done"
