@@ -7,6 +7,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 from judgekit.benchmarks.mmgenbench.data import load_data
@@ -33,8 +34,17 @@ def _files(root: Path) -> list[Path]:
     return sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file())
 
 
-def test_regenerating_gives_the_shipped_sample(tmp_path):
-    a, b = write_sample(tmp_path / "a"), write_sample(tmp_path / "b")
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """The sample as its command writes it (``main``), once for the module."""
+    out = tmp_path_factory.mktemp("mmgenbench-sample") / "out"
+    assert main([str(out)]) == 0
+    return out
+
+
+def test_regenerating_gives_the_shipped_sample(tmp_path, written):
+    # the command's copy and another one: the same bytes, and the shipped files
+    a, b = written, write_sample(tmp_path / "b")
     files = _files(a)
     assert files == _files(b) == _files(ROOT)
     assert len([f for f in files if f.suffix == ".png"]) == N_IMAGES
@@ -95,8 +105,7 @@ def test_domain_tsv_is_the_released_layout_without_labels():
         assert scene_from_png(it.data) == domain_scene(it.index) != sample_scene(it.index)
 
 
-def test_sample_is_reached_as_a_shipped_sample_and_the_cli_writes(tmp_path):
+def test_sample_is_reached_as_a_shipped_sample_and_the_cli_writes(written):
     assert (samples_dir() / "mmgenbench" / "labels.json").is_file()
     assert "synthetic" in (ROOT / "README.md").read_text()
-    assert main([str(tmp_path / "out")]) == 0
-    assert len(list((tmp_path / "out" / "images").glob("*.png"))) == N_IMAGES
+    assert len(list((written / "images").glob("*.png"))) == N_IMAGES
