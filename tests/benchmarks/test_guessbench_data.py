@@ -131,8 +131,19 @@ def test_stages_are_nested_and_about_40_70_100_percent():
             assert abs(len(cells) / len(s3) - frac) < 0.02
 
 
-def test_generator_is_deterministic_and_reproduces_the_shipped_sample(tmp_path):
-    a, b = write_sample(tmp_path / "a"), write_sample(tmp_path / "b")
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """The sample as its command writes it (``main``), once for the module."""
+    from judgekit.benchmarks.guessbench.sample import main
+
+    out = tmp_path_factory.mktemp("guessbench-sample") / "out"
+    assert main([str(out)]) == 0
+    return out
+
+
+def test_generator_is_deterministic_and_reproduces_the_shipped_sample(tmp_path, written):
+    # the command's copy and another one: the same bytes, and the shipped files
+    a, b = written, write_sample(tmp_path / "b")
     files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(ROOT) for p in ROOT.rglob("*") if p.is_file())
@@ -146,11 +157,8 @@ def test_generator_is_deterministic_and_reproduces_the_shipped_sample(tmp_path):
             assert (a / rel).read_bytes() == (ROOT / rel).read_bytes(), rel
 
 
-def test_generator_cli_writes_into_the_given_folder(tmp_path):
-    from judgekit.benchmarks.guessbench.sample import main
-
-    assert main([str(tmp_path / "out")]) == 0
-    assert len(load_sets(tmp_path / "out")) == 10
+def test_generator_cli_writes_into_the_given_folder(written):
+    assert len(load_sets(written)) == 10
 
 
 # --------------------------------------------------------------------------- read_png_text
