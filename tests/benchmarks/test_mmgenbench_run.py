@@ -1,15 +1,20 @@
 """MMGenBench end to end: simulated captioners, a tiny local diffusion pipeline and the simulator's
 images API as generators, a tiny local CLIP encoder; resumed after kills at every stage.
+One run of the shipped runner on 12 images serves the module: the first test checks it, the kill
+tests compare their resumed runs with it.
 
 Skipped where judgekit-local with torch is not installed (this process never imports torch)."""
 
+import asyncio
 import importlib.util
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -36,6 +41,20 @@ def tiny_home(tmp_path_factory, monkeypatch):
     return home
 
 
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    """The shipped runner on the sample's first 12 images, once for the module: the estimate
+    before any call, then the run (in its own folder and cache)."""
+    root = tmp_path_factory.mktemp("mmgenbench-12")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("JUDGEKIT_LOCAL_TINY_DIR", str(tmp_path_factory.getbasetemp() / "tiny-models"))
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        s = spec()
+        est = asyncio.run(estimate_spec(s, opts(root, limit=12)))
+        first = asyncio.run(run_spec(s, opts(root, limit=12)))
+    return SimpleNamespace(root=root, spec=s, est=est, first=first)
+
+
 def spec(*extra):
     return load_spec("mmgenbench", [*(f"models.{a}.sim.latency_ms=0" for a in SIMS),
                                     "models.tiny-sd.local.device='cpu'", "models.encoder.local.device='cpu'",
@@ -46,16 +65,15 @@ def opts(tmp_path, **kw):
     return RunOptions(out_dir=tmp_path / "out", cache_path=tmp_path / "cache.duckdb", **kw)
 
 
-async def test_all_stages_metrics_report_and_resume(tmp_path):
-    s = spec()
-    est = await estimate_spec(s, opts(tmp_path, limit=12))
+async def test_all_stages_metrics_report_and_resume(sample):
+    s, est, root = sample.spec, sample.est, sample.root
     by_stage = {}
     for line in est.estimate.lines:
         by_stage[line.stage] = by_stage.get(line.stage, 0) + line.calls_to_make
     # 12 images x 2 candidates x 2 generators; originals once per image
     assert by_stage == {"caption": 24, "generate": 48, "encode/original": 12, "encode/generated": 48}
 
-    first = await run_spec(s, opts(tmp_path, limit=12))
+    first = sample.first
     assert first.exit_code == 0, (first.message, first.failed_items)
     rows = {(r["model"], r["generator"]): r for r in first.summary["results"]}
     assert set(rows) == {(c, g) for c in ("sim-strong", "sim-weak") for g in ("tiny-sd", "sim-images")}
@@ -79,8 +97,8 @@ async def test_all_stages_metrics_report_and_resume(tmp_path):
     assert all(" [" in d["SIM"] for d in first.result.display)
 
     # SIM is the cosine of the stored features; seeds are index + 0 and recorded
-    blobs = BlobStore(blob_dir_for(tmp_path / "cache.duckdb"))
-    out = tmp_path / "out"
+    blobs = BlobStore(blob_dir_for(root / "cache.duckdb"))
+    out = root / "out"
     originals = {r["item_id"]: r for r in read_csv(out / "originals.csv")}
     for g in read_csv(out / "generations.csv"):
         assert int(g["seed"]) == int(g["index"])
@@ -93,7 +111,7 @@ async def test_all_stages_metrics_report_and_resume(tmp_path):
     assert all(c["raw"] for c in caps)
     assert all(c["caption"] == reference_caption(c["raw"]).text for c in caps)
     # every generated image was encoded after the reference's JPEG round trip, kept once in the store
-    copies = list((blob_dir_for(tmp_path / "cache.duckdb") / "derived" / "jpeg-q75").iterdir())
+    copies = list((blob_dir_for(root / "cache.duckdb") / "derived" / "jpeg-q75").iterdir())
     assert len(copies) == len({g["image_sha256"] for g in read_csv(out / "generations.csv")})
     summary = json.loads((out / "summary.json").read_text())
     assert summary["deviations"] == []  # defaults: the authors' rules (MMGenBench has no injection guard)
@@ -101,10 +119,10 @@ async def test_all_stages_metrics_report_and_resume(tmp_path):
     assert set(ref["sim-strong"]["tiny-sd"]) == {"sim", "fid"}
     assert (out / "report.html").exists()
 
-    again = await run_spec(s, opts(tmp_path, limit=12))
+    again = await run_spec(s, opts(root, limit=12))
     assert again.exit_code == 0 and again.served_by_simulator == 0 and again.stats.paid_calls == 0
     assert again.summary["results"] == first.summary["results"]
-    after = await estimate_spec(s, opts(tmp_path, limit=12))
+    after = await estimate_spec(s, opts(root, limit=12))
     assert sum(line.calls_to_make for line in after.estimate.lines) == 0
 
 
@@ -135,7 +153,7 @@ def _vectors(cache):
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 @pytest.mark.parametrize("stage, at", [("caption", 8), ("generate", 12), ("encode/generated", 12 + 10)])
-async def test_killed_at_a_stage_resumes_without_redrawing(tmp_path, stage, at):
+async def test_killed_at_a_stage_resumes_without_redrawing(sample, tmp_path, stage, at):
     from judgekit.sim import SimConfig, SimProcess
 
     sim = SimProcess(SimConfig(seed=7, latency_ms=40, latency_jitter_ms=20,
@@ -181,23 +199,23 @@ async def test_killed_at_a_stage_resumes_without_redrawing(tmp_path, stage, at):
         # no finished image is drawn again: the rerun draws exactly the ones the killed run had not
         assert kept + paid == total
         assert (await stage_rows(cache))["generate"] == total
-        clean = await run_spec(s, RunOptions(out_dir=tmp_path / "clean", cache_path=tmp_path / "clean.duckdb",
-                                             limit=12))
-        assert_same_results(clean.summary["results"], again.summary["results"])
+        # and the results are a clean run's: the module's, of the same 12 images (a latency, a
+        # simulator's address or a batch size changes no caption, drawing or encoding)
+        assert_same_results(sample.first.summary["results"], again.summary["results"])
     finally:
         sim.stop()
 
 
-def test_report_links_resolve_to_the_images(tmp_path):
+def test_report_links_resolve_to_the_images(sample, tmp_path):
     """report.html of a run on the released layout (the sample's MMGenBench-Test.tsv and the
     label index beside it): every linked image exists, each section shows original and generated
-    side by side."""
-    import asyncio
+    side by side.  (Its first images are the folder's: the module run's cache holds their calls.)"""
     import re
     from urllib.parse import unquote
 
     done = asyncio.run(run_spec(spec("options.report_items=2", "data='samples:mmgenbench/MMGenBench-Test.tsv'"),
-                                opts(tmp_path, limit=6)))
+                                RunOptions(out_dir=tmp_path / "out", cache_path=sample.root / "cache.duckdb",
+                                           limit=6)))
     assert done.exit_code == 0, done.failed_items
     assert done.summary["labels"].endswith("MMGenBench-Test-label-index.json")
     assert {p["pattern"] for p in done.summary["patterns"]} >= {"Position", "Symbol"}
@@ -259,21 +277,25 @@ async def test_failed_generations_are_listed_then_retried(tmp_path):
     assert again.stats.stage("caption").calls == 0
 
 
-async def test_estimate_counts_encodings_of_images_not_drawn_yet(tmp_path):
-    """A generator added after a run: its images are not drawn, so their encodings are still to
-    make (the estimate's stand-in drawing, the original, must not pass for a cached encoding)."""
-    first = await run_spec(spec('roles.generators=["tiny-sd"]'), opts(tmp_path, limit=4))
-    assert first.exit_code == 0, first.failed_items
-    est = await estimate_spec(spec(), opts(tmp_path, limit=4))
+async def test_estimate_counts_encodings_of_images_not_drawn_yet(sample, tmp_path):
+    """A generator whose images are not drawn yet (here: the module run's sim-images with another
+    seed, a new cache identity): their encodings are still to make, though every original's is
+    cached (the estimate's stand-in drawing, the original, must not pass for a cached encoding)."""
+    est = await estimate_spec(spec("models.sim-images.sim.seed=8"),
+                              RunOptions(out_dir=tmp_path / "out", cache_path=sample.root / "cache.duckdb", limit=4))
     to_make = {(line.stage, line.alias): line.calls_to_make for line in est.estimate.lines}
     assert to_make[("generate", "sim-images")] == 2 * 4
+    assert to_make[("generate", "tiny-sd")] == 0 and to_make[("caption", "sim-strong")] == 0
     assert to_make[("encode/generated", "encoder")] == 2 * 4
     assert to_make[("encode/original", "encoder")] == 0
 
 
-async def test_an_unusable_encoding_fails_its_image_not_the_run(tmp_path):
+async def test_an_unusable_encoding_fails_its_image_not_the_run(sample, tmp_path):
     """A zero vector in the store (an encoder that overflowed, say) is a listed failure of that
-    image; every other score and the tables are still written."""
+    image; every other score and the tables are still written.  (On a copy of the module run's
+    cache and store, which hold every call of this run.)"""
+    shutil.copyfile(sample.root / "cache.duckdb", tmp_path / "cache.duckdb")
+    shutil.copytree(blob_dir_for(sample.root / "cache.duckdb"), blob_dir_for(tmp_path / "cache.duckdb"))
     s = spec('roles.generators=["sim-images"]', 'roles.candidates=["sim-strong"]')
     first = await run_spec(s, opts(tmp_path, limit=4))
     assert first.exit_code == 0, first.failed_items
