@@ -132,17 +132,8 @@ def cli() -> None:
 def run(spec_or_name, cache_path, limit, max_cost, overrides, batch, out_dir, yes):
     """Run a spec (a TOML file, or the name of a shipped runner).  Re-running resumes: finished
     calls come from the cache, failed ones are retried."""
-    from .ui import ConsoleUI
-
-    ui = ConsoleUI()
-    ui.status("loading the spec")  # on screen at once: importing the runner takes a second
-    try:
-        from ..config import load_spec
-        from ..runner import RunOptions, default_cache_path, run_spec
-
-        spec = load_spec(spec_or_name, overrides)
-    finally:
-        ui.status(None)  # gone before an error is printed
+    ui, spec = _ui_and_spec(spec_or_name, overrides)
+    from ..runner import RunOptions, default_cache_path, run_spec
     _folder_for((cache_path or default_cache_path()).parent, "--cache")
     _folder_for(out_dir or Path("judgekit-out") / spec.name, "--out")
     opts = RunOptions(out_dir=out_dir, cache_path=cache_path, limit=limit, max_cost_usd=max_cost, yes=yes,
@@ -154,6 +145,22 @@ def run(spec_or_name, cache_path, limit, max_cost, overrides, batch, out_dir, ye
         resume = _resume_command(spec_or_name, overrides, cache_path, out_dir, limit, yes, outcome, batch)
         click.echo(f"resume with: {resume}", err=True)
     sys.exit(outcome.exit_code)
+
+
+def _ui_and_spec(spec_or_name, overrides):
+    """The console and the loaded spec, with "loading the spec" on screen at once (importing the
+    runner takes a second) and gone before an error is printed."""
+    from .ui import ConsoleUI
+
+    ui = ConsoleUI()
+    ui.status("loading the spec")
+    try:
+        from ..config import load_spec
+        from .. import runner  # noqa: F401  (the slow import, under the status line)
+
+        return ui, load_spec(spec_or_name, overrides)
+    finally:
+        ui.status(None)
 
 
 def _resume_command(spec_or_name, overrides, cache_path, out_dir, limit, yes, outcome, batch=False) -> str:
@@ -176,17 +183,8 @@ def _resume_command(spec_or_name, overrides, cache_path, out_dir, limit, yes, ou
 @_errors
 def estimate(spec_or_name, cache_path, limit, max_cost, overrides, batch):
     """Estimate calls, tokens and dollars per stage and model, without making any call."""
-    from .ui import ConsoleUI
-
-    ui = ConsoleUI()
-    ui.status("loading the spec")  # on screen at once: importing the runner takes a second
-    try:
-        from ..config import load_spec
-        from ..runner import RunOptions, default_cache_path, estimate_spec
-
-        spec = load_spec(spec_or_name, overrides)
-    finally:
-        ui.status(None)  # gone before an error is printed
+    ui, spec = _ui_and_spec(spec_or_name, overrides)
+    from ..runner import RunOptions, default_cache_path, estimate_spec
     _readable_folder((cache_path or default_cache_path()).parent, "--cache")  # a missing cache is none yet: nothing is made
     outcome = asyncio.run(estimate_spec(spec, RunOptions(cache_path=cache_path, limit=limit, max_cost_usd=max_cost,
                                                          batch=batch), ui))
