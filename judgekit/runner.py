@@ -487,6 +487,10 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
             written = write_results(out_dir, summary, result.tables)
             for writer in result.writers:
                 written.append(writer(out_dir))
+            if result.report is not None:
+                from .report.run_report import write_run_report
+
+                written.append(write_run_report(out_dir, result.report(), summary))
             outcome.files = written
             for name, rows in result.tables.items():
                 await cache.write_table(f"{spec.benchmark}_{name}", [dict(r, run_id=run_id) for r in rows])

@@ -70,6 +70,10 @@ class BenchmarkResult:
     #: extra files of the run (an HTML report): each is called with the output folder once the
     #: tables are written, and returns the path it wrote
     writers: list[Callable[[Path], Path]] = field(default_factory=list)
+    #: builds the run's report document (judgekit.report.doc.ReportDoc), called once the tables
+    #: are written; the runner adds the figures every benchmark shares (panel, agreement,
+    #: comparisons, cost) and writes report.json, report_files/ and report.html
+    report: Callable[[], Any] | None = None
 
 
 def load_benchmark(name: str):
