@@ -282,13 +282,16 @@ class ReportDoc:
     items: list[Item] = field(default_factory=list)
     items_note: str | None = None
     """A line above the item list (e.g. "best and worst 5 per candidate and generator")."""
+    links: list[tuple[str, str]] = field(default_factory=list)
+    """(label, href) shown as links under the title; hrefs relative to the page (a leaderboard's
+    runs: ``("creation run", "runs/a/report.html")``)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"version": 1, "title": self.title, "benchmark": self.benchmark,
                 "meta": {str(k): str(v) for k, v in self.meta.items()},
                 "headline": [h.to_json() for h in self.headline], "charts": [c.to_json() for c in self.charts],
                 "tables": [t.to_json() for t in self.tables], "items": [i.to_json() for i in self.items],
-                "items_note": self.items_note}
+                "items_note": self.items_note, "links": [list(x) for x in self.links]}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "ReportDoc":
@@ -296,7 +299,8 @@ class ReportDoc:
                    headline=[Headline.from_json(h) for h in d.get("headline", [])],
                    charts=[Chart.from_json(c) for c in d.get("charts", [])],
                    tables=[Table.from_json(t) for t in d.get("tables", [])],
-                   items=[Item.from_json(i) for i in d.get("items", [])], items_note=d.get("items_note"))
+                   items=[Item.from_json(i) for i in d.get("items", [])], items_note=d.get("items_note"),
+                   links=[(str(a), str(b)) for a, b in d.get("links", [])])
 
     def images(self):
         """Every image of the items, in order."""
