@@ -238,4 +238,4 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
             for gs in prep.sets:
                 tg.create_task(flow(alias, approach, task, gs))
 
-    return build_result(prep, outcomes, not_run)
+    return build_result(prep, outcomes, not_run, blobs=engine.blobs)

@@ -24,6 +24,7 @@ from ...metrics.guessbench import autobencher
 from ...metrics.intervals import shown
 from ..base import BenchmarkResult
 from .panel import ENSEMBLE, SetVerdicts, ensemble_verdicts, filled, panel_summary
+from .report import build_report
 
 if TYPE_CHECKING:
     from .flow import SetOutcome, TurnRecord
@@ -81,7 +82,8 @@ def extraction_rates(counts: dict[str, dict[str, int]], judges: list[str]) -> li
 
 
 def build_result(prep: "Prepared", outcomes: dict[tuple[str, str, str, str], "SetOutcome"],
-                 not_run: int) -> BenchmarkResult:
+                 not_run: int, blobs: Any = None) -> BenchmarkResult:
+    """``blobs``: the engine's image store, where the report finds the retrieved images."""
     judges = list(prep.spec.roles.panel)
     panel = len(judges) > 1
     turns: list[dict[str, Any]] = []
@@ -169,7 +171,8 @@ def build_result(prep: "Prepared", outcomes: dict[tuple[str, str, str, str], "Se
     return BenchmarkResult(summary=summary, tables={"turns": turns, "sets": sets, "retrievals": retrievals,
                                                     "summary": summary_table,
                                                     "comparisons": figures["comparisons"]},
-                           failed_items=failed, not_run=not_run, display=display, more_displays=more, notes=notes)
+                           failed_items=failed, not_run=not_run, display=display, more_displays=more, notes=notes,
+                           report=lambda: build_report(prep, outcomes, summary, display, failed, blobs))
 
 
 def _carried(vec: list[bool | None], task: str) -> list[bool | None]:
