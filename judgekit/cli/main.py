@@ -218,6 +218,26 @@ def list_() -> None:
         click.echo(f"  {name}")
 
 
+@cli.command()
+@click.argument("run_dirs", nargs=-1, required=True, metavar="RUN_DIR...",
+                type=click.Path(path_type=Path))
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
+              help="where to write the leaderboard page [default: ./leaderboard.html]")
+@_errors
+def report(run_dirs, out):
+    """Rebuild each RUN_DIR's report.html from its report.json (no cache needed).  Several runs,
+    or one with several candidates: also a leaderboard page (per benchmark, a row per run and
+    candidate) linking each run's page."""
+    from ..report.leaderboard import load_run, wants_leaderboard, write_leaderboard
+    from ..report.write import rebuild_report
+
+    runs = [load_run(d) for d in dict.fromkeys(run_dirs)]  # every folder checked before anything is written
+    for run in runs:
+        click.echo(str(rebuild_report(run.path)))
+    if wants_leaderboard(runs) or out is not None:
+        click.echo(f"leaderboard: {write_leaderboard(runs, out or Path('leaderboard.html'))}")
+
+
 @cli.group()
 def sim() -> None:
     """The OpenAI-compatible simulator (for tests, demos and benchmarks)."""

@@ -1,0 +1,243 @@
+"""A leaderboard across run folders: ``judgekit report RUN_DIR RUN_DIR ...``.
+
+Each run folder's ``report.json`` (written by ``judgekit run``) carries its headline, one figure
+per candidate (and judge) with its interval; its ``summary.json``, where present, says the spec,
+run id and status.  The leaderboard page has, per benchmark, one table with a row per (run,
+candidate) and a column per headline figure ("value [lo, hi]"), sorted by the first figure (best
+first; a candidate without it last), a bar chart per figure with interval whiskers, and links to
+each run's ``report.html`` relative to the page.  Runs of different benchmarks are never mixed in
+one table; the same candidate in two runs is two rows, told apart by the run.
+
+The page is a :class:`~judgekit.report.doc.ReportDoc` with no items, rendered by
+:func:`judgekit.report.render.render_html` like every run's page.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from .doc import Chart, Headline, ReportDoc, Series, Table
+from .run_report import interval_text
+
+__all__ = ["Run", "Row", "load_run", "run_label", "leaderboard_rows", "leaderboard_doc", "write_leaderboard",
+           "wants_leaderboard", "REPORT_JSON"]
+
+REPORT_JSON = "report.json"
+#: (figure, judge): one column of a benchmark's table
+Column = tuple[str, "str | None"]
+
+
+@dataclass
+class Run:
+    """A run folder as the leaderboard reads it."""
+
+    path: Path
+    doc: ReportDoc
+    summary: dict[str, Any] = field(default_factory=dict)
+    label: str = ""
+    """How its rows and link name it (the folder's name; its path where two names are alike)."""
+
+
+@dataclass
+class Row:
+    """One leaderboard row: a candidate of a run, its headline figures by column."""
+
+    run: str
+    candidate: str
+    cells: dict[Column, Headline]
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("judgekit")
+    except PackageNotFoundError:
+        return "0.1.0"
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a number JSON has (the page could not be drawn)")
+
+
+def load_run(run_dir: Path) -> Run:
+    """Read a run folder's ``report.json`` (and ``summary.json`` when there is one).  A folder that
+    does not exist, has no report.json or an invalid one is a :class:`UsageError` naming the path."""
+    run_dir = Path(run_dir)
+    if not run_dir.exists():
+        raise UsageError(f"{run_dir}: no such folder")
+    if not run_dir.is_dir():
+        raise UsageError(f"{run_dir}: not a folder (give the run's results folder, e.g. judgekit-out/quickstart)")
+    p = run_dir / REPORT_JSON
+    if not p.is_file():
+        raise UsageError(f"{p}: no report.json (written by judgekit run since {_version()}); run the spec again "
+                         "to write it: a finished run re-runs from the cache for free")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"), parse_constant=_no_constant)
+        if not isinstance(data, dict) or "title" not in data:
+            raise ValueError("not a JSON object with a title")
+        doc = ReportDoc.from_json(data)
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{p}: not a valid report (invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}); "
+                         "run the spec again to write it") from None
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else f"{type(e).__name__}: {e}"
+        raise UsageError(f"{p}: not a valid report ({why}); run the spec again to write it") from None
+    summary: dict[str, Any] = {}
+    try:
+        s = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+        summary = s if isinstance(s, dict) else {}
+    except (OSError, UnicodeDecodeError, ValueError):
+        pass  # the leaderboard needs only the headline; the summary adds the spec and run id
+    return Run(path=run_dir, doc=doc, summary=summary)
+
+
+def run_label(runs: list[Run]) -> None:
+    """Label each run by its folder's name, or by its path where two folders share a name."""
+    names = [r.path.resolve().name or str(r.path) for r in runs]
+    for r, n in zip(runs, names):
+        r.label = n if names.count(n) == 1 else str(r.path)
+
+
+def wants_leaderboard(runs: list[Run]) -> bool:
+    """Several runs, or one whose headline has several candidates."""
+    return len(runs) > 1 or any(len({h.candidate for h in r.doc.headline}) > 1 for r in runs)
+
+
+def _value(h: Headline | None) -> float | None:
+    v = h.value if h is not None else None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return None
+    return float(v)
+
+
+def leaderboard_rows(runs: list[Run]) -> dict[str, tuple[list[Column], list[Row]]]:
+    """Per benchmark (first-seen order): its columns (figure, judge) in first-seen order and its
+    rows sorted by the first column, best first (``higher_is_better`` of the column's first
+    headline read); a row without a finite value there (None, NaN, infinite) comes last, in the
+    order read.  A candidate's second headline for the same column is ignored."""
+    out: dict[str, tuple[list[Column], list[Row]]] = {}
+    for run in runs:
+        cols, rows = out.setdefault(run.doc.benchmark or "(no benchmark)", ([], []))
+        by_cand: dict[str, Row] = {}
+        for h in run.doc.headline:
+            col = (str(h.figure), None if h.judge is None else str(h.judge))
+            if col not in cols:
+                cols.append(col)
+            row = by_cand.get(str(h.candidate))
+            if row is None:
+                row = by_cand[str(h.candidate)] = Row(run=run.label or run.path.name, candidate=str(h.candidate), cells={})
+                rows.append(row)
+            row.cells.setdefault(col, h)
+    for cols, rows in out.values():
+        if not cols:
+            continue
+        first = cols[0]
+        higher = next((r.cells[first].higher_is_better is not False for r in rows if first in r.cells), True)
+        known = [r for r in rows if _value(r.cells.get(first)) is not None]
+        unknown = [r for r in rows if _value(r.cells.get(first)) is None]
+        known.sort(key=lambda r: _value(r.cells[first]), reverse=higher)  # stable: ties keep their order
+        rows[:] = known + unknown
+    return out
+
+
+def _column_names(cols: list[Column]) -> dict[Column, str]:
+    """'reward' where one judge (or none) gives the figure; 'reward · judge' where several do."""
+    judges: dict[str, set[str | None]] = {}
+    for fig, j in cols:
+        judges.setdefault(fig, set()).add(j)
+    return {(fig, j): fig if len(judges[fig]) == 1 else f"{fig} · {j if j is not None else '-'}"
+            for fig, j in cols}
+
+
+def _href(target: Path, page_dir: Path) -> str:
+    """``target`` relative to the page's folder, percent-encoded (a file:// URI where no relative
+    path exists)."""
+    try:
+        rel = os.path.relpath(os.path.abspath(target), os.path.abspath(page_dir))
+    except ValueError:  # another drive
+        return Path(os.path.abspath(target)).as_uri()
+    return urllib.parse.quote(rel.replace(os.sep, "/"), safe="/")
+
+
+def leaderboard_doc(runs: list[Run], out: Path) -> ReportDoc:
+    """The leaderboard's document for a page written at ``out`` (links are relative to its folder)."""
+    run_label(runs)
+    by_bench = leaderboard_rows(runs)
+    tables, charts = [], []
+    multi_run = {b: len({r.run for r in rows}) > 1 for b, (_, rows) in by_bench.items()}
+    for bench, (cols, rows) in by_bench.items():
+        names = _column_names(cols)
+        out_rows = []
+        for r in rows:
+            row: dict[str, Any] = {"run": r.run, "candidate": r.candidate}
+            for c in cols:
+                h = r.cells.get(c)
+                row[names[c]] = interval_text(h.value, h.low, h.high) if h is not None else "–"
+            out_rows.append(row)
+        if cols:
+            hb = next((r.cells[cols[0]].higher_is_better for r in rows if cols[0] in r.cells), True)
+            note = f"sorted by {names[cols[0]]}, {'highest' if hb is not False else 'lowest'} first; [low, high]: the interval"
+        else:
+            note = "these runs' reports have no headline figures"
+        tables.append(Table(title=f"{bench}", rows=out_rows, note=note))
+        for fig in dict.fromkeys(f for f, _ in cols):
+            fcols = [c for c in cols if c[0] == fig]
+            groups = [f"{r.candidate} ({r.run})" if multi_run[bench] else r.candidate for r in rows]
+            series = []
+            for c in fcols:
+                hs = [r.cells.get(c) for r in rows]
+                series.append(Series(name=c[1] if len(fcols) > 1 and c[1] is not None else fig,
+                                     values=[_value(h) for h in hs], low=[_num(h, "low") for h in hs],
+                                     high=[_num(h, "high") for h in hs]))
+            whiskers = any(v is not None for x in series for v in (x.low or []) + (x.high or []))
+            charts.append(Chart(title=f"{bench}: {fig}", groups=groups, series=series,
+                                note="whiskers: the interval" if whiskers else None))
+    page_dir = Path(out).parent
+    links, run_rows = [], []
+    for run in runs:
+        href = _href(run.path / "report.html", page_dir)
+        links.append((run.label, href))
+        row: dict[str, Any] = {"run": run.label, "benchmark": run.doc.benchmark}
+        for key, label in (("spec", "spec"), ("run_id", "run id"), ("status", "status")):
+            # summary.json's word, else the report's meta line (write_run_report copies it there)
+            row[label] = str(run.summary.get(key) or run.doc.meta.get(label) or "")
+        row.update(candidates=len({h.candidate for h in run.doc.headline}), report=href)
+        run_rows.append(row)
+    empty = {k for k in run_rows[0] if all(r[k] == "" for r in run_rows)} if run_rows else set()
+    tables.append(Table(title="Runs", rows=[{k: v for k, v in r.items() if k not in empty} for r in run_rows]))
+    benches = list(by_bench)
+    return ReportDoc(title="judgekit leaderboard", benchmark=", ".join(benches),
+                     meta={"runs": str(len(runs)), "benchmarks": ", ".join(benches)},
+                     charts=charts, tables=tables, links=links)
+
+
+def _num(h: Headline | None, key: str) -> float | None:
+    v = getattr(h, key) if h is not None else None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return None
+    return float(v)
+
+
+def write_leaderboard(runs: list[Run], out: Path) -> Path:
+    """Write the leaderboard page at ``out`` (atomically); return its path.  A place where no file
+    can be written is a :class:`UsageError`."""
+    from .render import render_html
+
+    out = Path(out)
+    page = render_html(leaderboard_doc(runs, out).to_json())
+    tmp = out.with_name(out.name + ".tmp")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(page, encoding="utf-8")
+        os.replace(tmp, out)
+    except OSError as e:
+        raise UsageError(f"--out {out}: cannot write the leaderboard there ({e.strerror or e})") from None
+    return out

@@ -1,0 +1,74 @@
+"""`judgekit report RUN_DIR...`: rebuilds each run's page from report.json, writes a leaderboard for
+several runs (./leaderboard.html or --out), and every bad folder is one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from oneline import assert_user_error, invoke
+
+from judgekit.report.doc import Headline, ReportDoc
+from judgekit.report.write import write_report
+
+
+def _run(path, benchmark="creation_mmbench", heads=(("a", 1.0),)):
+    write_report(path, ReportDoc(title=f"run {path.name}", benchmark=benchmark,
+                                 headline=[Headline(c, "reward", v) for c, v in heads]))
+    return path
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_one_run_is_rebuilt_from_report_json_alone(here):
+    run = _run(here / "r1")
+    (run / "report.html").unlink()
+    r = invoke("report", run)
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines() == [str(run / "report.html")]
+    assert "run r1" in (run / "report.html").read_text(encoding="utf-8")
+    assert not (here / "leaderboard.html").exists()  # one run of one candidate: no leaderboard
+
+
+def test_several_runs_write_a_leaderboard(here):
+    a, b = _run(here / "r1", heads=(("a", 1.0),)), _run(here / "r2", heads=(("a", 3.0), ("b", 2.0)))
+    r = invoke("report", a, b)
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines() == [str(a / "report.html"), str(b / "report.html"), "leaderboard: leaderboard.html"]
+    page = (here / "leaderboard.html").read_text(encoding="utf-8")
+    assert 'href="r1/report.html"' in page and 'href="r2/report.html"' in page
+    # one run with several candidates gets one too; --out puts it elsewhere, links relative to it
+    r = invoke("report", b, "--out", here / "boards" / "b.html")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[-1] == f"leaderboard: {here / 'boards' / 'b.html'}"
+    assert 'href="../r2/report.html"' in (here / "boards" / "b.html").read_text(encoding="utf-8")
+
+
+def test_bad_folders_are_one_line_and_nothing_is_written(here):
+    good = _run(here / "good")
+    (good / "report.html").unlink()
+    assert_user_error(invoke("report", good, here / "missing"), str(here / "missing"), "no such folder")
+    assert not (good / "report.html").exists()  # every folder is checked before anything is written
+    (here / "old").mkdir()
+    (here / "old" / "summary.json").write_text(json.dumps({"spec": "quickstart"}))
+    assert_user_error(invoke("report", here / "old"), str(here / "old" / "report.json"), "written by judgekit run since",
+                      "run the spec again")
+    (here / "bad").mkdir()
+    (here / "bad" / "report.json").write_text('{"title": "t", "headline": [}')
+    assert_user_error(invoke("report", here / "bad"), str(here / "bad" / "report.json"), "invalid JSON at line 1")
+    (here / "bad" / "report.json").write_text('{"title": "t", "charts": [{"groups": []}]}')
+    assert_user_error(invoke("report", here / "bad"), str(here / "bad" / "report.json"), "not a valid report")
+    (here / "afile").write_text("x")
+    assert_user_error(invoke("report", here / "afile"), str(here / "afile"), "not a folder")
+    assert_user_error(invoke("report", good, "--out", here / "afile" / "lb.html"), str(here / "afile" / "lb.html"))
+    assert_user_error(invoke("report"), "RUN_DIR")
+
+
+def test_help_says_it_in_a_few_lines():
+    r = invoke("report", "--help")
+    assert r.exit_code == 0
+    assert "report.json" in r.output and "leaderboard" in r.output and "--out" in r.output
