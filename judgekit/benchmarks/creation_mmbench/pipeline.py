@@ -258,6 +258,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     failed: list[str] = []
     not_run = 0
     descriptions: dict[str, asyncio.Task] = {}
+    first_replies: dict[tuple[str, str, str, str, int], str] = {}  # a re-asked judgment's first reply
 
     async def describe(item: CreationItem) -> CallResult:
         reqs = b.describe_requests(item, None)
@@ -284,6 +285,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
             r2 = await engine.call(_reask_request(kind, req, r.text))
             j2 = _judgment(kind, order, r2, alias, item, reasked=True, judge=judge, length_diff=length_diff)
             if j2["ok"] or r2.error_kind != NOT_RUN:
+                first_replies[(judge, alias, item.index, kind, order)] = r.text  # for the report
                 j = j2
         if j["error_kind"] == NOT_RUN:
             not_run += 1
@@ -405,7 +407,14 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     }
     return BenchmarkResult(summary=summary, tables={"answers": answers, "judgments": judgments, **built.tables},
                            failed_items=failed, not_run=not_run, display=built.display,
-                           more_displays=built.more_displays, notes=list(prep.warnings))
+                           more_displays=built.more_displays, notes=list(prep.warnings),
+                           report=lambda: _report(prep, answers, judgments, summary, first_replies))
+
+
+def _report(prep: Prepared, answers, judgments, summary, first_replies):
+    from .report import build_report  # imported when the report is written, not for an estimate
+
+    return build_report(prep, answers, judgments, summary, first_replies)
 
 
 def _first_judgment_alone(prep: Prepared, judge: str | None = None) -> bool:
