@@ -84,6 +84,29 @@ async def test_every_approach_runs_scores_and_resumes(sample):
     assert stored > 0
 
 
+def test_the_run_writes_its_report(sample):
+    """The runner's report.html of the module's run: every set with every flow on it, the headline
+    from summary.json, every image a thumbnail in the run folder (retrieved ones included)."""
+    import json
+
+    out = sample.root / "out"
+    summary = json.loads((out / "summary.json").read_text())
+    doc = json.loads((out / "report.json").read_text())
+    assert (out / "report.html").stat().st_size > 0
+    assert doc["title"] == "GuessBench: guessbench" and len(doc["items"]) == summary["sets"] == 4
+    for it in doc["items"]:
+        groups = {b["group"] for b in it["blocks"] if b.get("group")}
+        assert len(groups) == 2 * 8 * 2  # candidates x approaches x tasks
+    cot = {(r["model"], "Static · CoT"): (r["static_all"], r["static_all_ci_low"], r["static_all_ci_high"])
+           for r in summary["results"] if r["approach"] == "cot"}
+    got = {(h["candidate"], h["figure"]): (h["value"], h["low"], h["high"]) for h in doc["headline"]
+           if h["figure"] == "Static · CoT"}
+    assert got == cot and {h["judge"] for h in doc["headline"]} == {"extractor"}
+    images = [p["image"] for it in doc["items"] for b in it["blocks"] for p in b["parts"] if "image" in p]
+    assert images and all("missing" not in im and (out / im["src"]).is_file() for im in images)
+    assert any("retrieved for" in (im.get("caption") or "") for im in images)
+
+
 async def test_estimate_is_an_upper_bound_then_exact_from_the_cache(tmp_path):
     # with a panel of two extractors: the second's calls are planned too
     spec = fast("options.approaches=['cot','self_refine','self_consistency','image_retrieval']",
