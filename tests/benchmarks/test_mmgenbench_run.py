@@ -24,6 +24,7 @@ from judgekit.blobs import BlobStore
 from judgekit.config import load_spec
 from judgekit.local import read_vector
 from judgekit.parsers.mmgenbench import reference_caption
+from judgekit.report.doc import ReportDoc
 from judgekit.runner import RunOptions, blob_dir_for, estimate_spec, run_spec
 
 if not all(importlib.util.find_spec(m) for m in ("judgekit_local", "torch", "diffusers", "transformers")):
@@ -206,27 +207,46 @@ async def test_killed_at_a_stage_resumes_without_redrawing(sample, tmp_path, sta
         sim.stop()
 
 
-def test_report_links_resolve_to_the_images(sample, tmp_path):
-    """report.html of a run on the released layout (the sample's MMGenBench-Test.tsv and the
-    label index beside it): every linked image exists, each section shows original and generated
-    side by side.  (Its first images are the folder's: the module run's cache holds their calls.)"""
-    import re
-    from urllib.parse import unquote
+def test_report_of_the_run(sample, tmp_path):
+    """The run's report: every image an item, each with its original and a drawing per candidate and
+    generator, thumbnails in the run folder (a copy of the folder keeps them all); the headline is
+    summary.json's."""
+    out = sample.root / "out"
+    summary = json.loads((out / "summary.json").read_text())
+    data = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert (out / "report.html").is_file()
+    doc = ReportDoc.from_json(data)
+    assert doc.title == "MMGenBench: mmgenbench"
+    assert [it.id for it in doc.items] == [str(i) for i in range(12)]
+    images = list(doc.images())
+    assert len(images) == 12 * (1 + 2 * 2) and not [im for im in images if im.missing]
+    shutil.copytree(out, tmp_path / "moved")
+    for im in images:
+        assert im.src.startswith("report_files/") and (tmp_path / "moved" / im.src).is_file(), im.src
+    heads = {(h.candidate, h.figure): h for h in doc.headline}
+    for r in summary["results"]:
+        h = heads[(r["model"], f"SIM · {r['generator']}")]
+        assert (h.value, h.low, h.high) == (r["sim_mean"], r["sim_mean_ci_low"], r["sim_mean_ci_high"])
+        assert heads[(r["model"], f"FID · {r['generator']}")].value == r["fid"]
+    assert {p for it in doc.items for p in it.tags.get("pattern", "").split(", ")} >= {"Count", "Color"}
 
-    done = asyncio.run(run_spec(spec("options.report_items=2", "data='samples:mmgenbench/MMGenBench-Test.tsv'"),
+
+def test_report_of_a_run_on_the_released_layout(sample, tmp_path):
+    """A run on the released layout (the sample's MMGenBench-Test.tsv and the label index beside
+    it): the originals come from the TSV's bytes, and every image is a thumbnail of the run folder.
+    (Its first images are the folder's: the module run's cache holds their calls.)"""
+    done = asyncio.run(run_spec(spec("data='samples:mmgenbench/MMGenBench-Test.tsv'"),
                                 RunOptions(out_dir=tmp_path / "out", cache_path=sample.root / "cache.duckdb",
                                            limit=6)))
     assert done.exit_code == 0, done.failed_items
     assert done.summary["labels"].endswith("MMGenBench-Test-label-index.json")
     assert {p["pattern"] for p in done.summary["patterns"]} >= {"Position", "Symbol"}
-    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
-    srcs = re.findall(r'<img [^>]*src="([^"]+)"', page)
-    # 2 candidates x 2 generators x (best 2 + worst 2) items, two images each
-    assert len(srcs) == 2 * 2 * 4 * 2
-    for src in srcs:
-        assert not src.startswith(("http:", "https:", "data:"))
-        assert (tmp_path / "out" / unquote(src)).resolve().is_file(), src
-    assert "sim-strong / sim-images: best 2" in page and "worst 2" in page
+    doc = ReportDoc.from_json(json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8")))
+    images = list(doc.images())
+    assert len(images) == 6 * (1 + 2 * 2)
+    for im in images:
+        assert im.src and (tmp_path / "out" / im.src).is_file(), im
+    assert doc.items[0].blocks[0].meta["source"].endswith("MMGenBench-Test.tsv, row 1")
 
 
 async def test_api_image_generation_is_priced_in_the_estimate_and_the_run(tmp_path, monkeypatch):

@@ -32,8 +32,9 @@ rest with a 55-word stand-in caption and the original image as a stand-in drawin
 
 Outputs: ``summary.json`` (with ``reference_format``: the reference's ``{"sim": {index: float},
 "fid": float}`` per candidate and generator), ``captions.csv``, ``generations.csv``,
-``originals.csv``, ``patterns.csv``, ``results.csv``, and ``report.html``: per candidate and
-generator the best and worst images, original | caption | generated.
+``originals.csv``, ``patterns.csv``, ``results.csv``, and ``report.html`` (:mod:`.report`): SIM and
+FID with their charts and tables, and every image: the original, each candidate's caption and the
+image each generator drew from it.
 """
 
 from __future__ import annotations
@@ -106,8 +107,6 @@ class Options(IntervalOptions):
                                     description="encode each generated image as the generator returned it, "
                                                 "without the JPEG round trip")
     seed: int = Field(0, ge=0, description="the image with index k is generated with seed + k")
-    report_items: int = Field(4, ge=0, description="best and worst images per candidate and generator in "
-                                                   "report.html")
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""MMGenBench's records -> tables, the summary (Table 1 / Table 2 / Fig. 6 shapes) and report.html.
+"""MMGenBench's records -> tables, the summary (Table 1 / Table 2 / Fig. 6 shapes) and the report
+document (:mod:`.report`, built when the runner writes report.html).
 
 Scores come from the vectors in the store: SIM per image is the cosine of the original's and the
 generated image's encodings (:func:`judgekit.metrics.mmgenbench.cosine`); FID per (candidate,
@@ -15,7 +16,6 @@ it), not a mean over images.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,7 +23,6 @@ import numpy as np
 from ...local import read_vector
 from ...metrics.intervals import shown
 from ...metrics.mmgenbench import cosine, fid, sim_summary
-from ...report.html import ReportItem, ReportSection, best_and_worst, write_html_report
 from ..base import BenchmarkResult
 from ..uncertainty import IntervalOptions, comparisons, interval
 from .data import PATTERNS
@@ -210,11 +209,13 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
     tables = {"results": results, "patterns": pattern_rows, "captions": captions, "generations": generations,
               "originals": originals, "comparisons": comps}
 
-    def write_report(out_dir: Path) -> Path:
-        return _write_report(out_dir, prep, engine, outcomes, sims, results, by_pattern, encoder_name)
+    def report():
+        from .report import build_doc  # imported when the report is written, after pipeline
+
+        return build_doc(prep, engine, outcomes, sims, results, pattern_rows, patterns, encoder_name)
 
     return BenchmarkResult(summary=summary, tables=tables, failed_items=failed, not_run=not_run, display=display,
-                           more_displays=more, notes=notes, writers=[write_report])
+                           more_displays=more, notes=notes, report=report)
 
 
 def _f(v: float | None) -> str:
@@ -226,57 +227,3 @@ def _pattern_order(found: dict[str, list[str]]) -> dict[str, list[str]]:
     out = {p: found[p] for p in PATTERNS if p in found}
     out.update({p: ids for p, ids in found.items() if p not in out})
     return out
-
-
-def _write_report(out_dir: Path, prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome"],
-                  sims: dict[tuple[str, str], dict[str, float]], results: list[dict[str, Any]],
-                  by_pattern: list[dict[str, Any]], encoder_name: str) -> Path:
-    blobs = engine.blobs
-    k = prep.options.report_items
-
-    def stored(sha: str | None) -> Path | None:
-        if not sha:
-            return None
-        try:
-            return blobs.path(sha)
-        except KeyError:
-            return None
-
-    def original_path(o: "ItemOutcome") -> Path | None:
-        if o.item.path is not None:
-            return o.item.path  # a folder image: link the file itself
-        if not blobs.has(o.image_sha256):  # a TSV image: into the store, to be linked
-            blobs.put(o.item.image().data, o.item.mime)
-        return stored(o.image_sha256)
-
-    sections: list[ReportSection] = []
-    originals = {o.item.item_id: original_path(o) for o in outcomes}
-    for cand in prep.candidates:
-        for gen in prep.generators:
-            items = []
-            for o in outcomes:
-                g = o.generations.get((cand, gen))
-                cap = o.captions.get(cand)
-                if g is None or cap is None:
-                    continue
-                items.append(ReportItem(
-                    item_id=o.item.item_id, score=sims[(cand, gen)].get(o.item.item_id),
-                    caption=(cap.caption.text if cap.caption else "") or "(no caption)",
-                    raw_caption=cap.raw, original=originals[o.item.item_id],
-                    generated=stored((g.image or {}).get("sha256")), labels=list(o.item.patterns),
-                    note=f"seed {g.seed}", error=g.error))
-            best, worst = best_and_worst(items, k)
-            row = next(r for r in results if r["model"] == cand and r["generator"] == gen)
-            sub = f"SIM {_f(row['sim_mean'])} over {row['n']} images; FID {_f(row['fid'])}"
-            sections.append(ReportSection(title=f"{cand} / {gen}: best {len(best)}", subtitle=sub, items=best))
-            sections.append(ReportSection(title=f"{cand} / {gen}: worst {len(worst)}", subtitle=sub, items=worst))
-    table = [{"model": r["model"], "generator": r["generator"], "SIM": r["sim_mean"], "SIM std": r["sim_std"],
-              "FID": r["fid"], "n": r["n"]} for r in results]
-    summary_tables = [("SIM and FID per candidate and generator (Table 1)", table)]
-    if any(len(r) > 3 for r in by_pattern):
-        summary_tables.append(("SIM per pattern (Table 2)", by_pattern))
-    return write_html_report(out_dir / "report.html", title=f"MMGenBench: {prep.spec.name}",
-                             meta={"encoder": encoder_name, "images": str(len(prep.data.items)),
-                                   "data": prep.data.source, "seeds": f"{prep.options.seed} + image index"},
-                             summary_tables=summary_tables, sections=sections, score_name="SIM",
-                             float_format="{:.4f}")
