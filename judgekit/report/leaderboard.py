@@ -184,7 +184,9 @@ def leaderboard_doc(runs: list[Run], out: Path) -> ReportDoc:
             out_rows.append(row)
         if cols:
             hb = next((r.cells[cols[0]].higher_is_better for r in rows if cols[0] in r.cells), True)
-            note = f"sorted by {names[cols[0]]}, {'highest' if hb is not False else 'lowest'} first; [low, high]: the interval"
+            judges = list(dict.fromkeys(j for _, j in cols if j is not None))
+            note = (f"sorted by {names[cols[0]]}, {'highest' if hb is not False else 'lowest'} first; [low, high]: "
+                    "the interval" + (f"; judge: {', '.join(judges)}" if judges else ""))
         else:
             note = "these runs' reports have no headline figures"
         tables.append(Table(title=f"{bench}", rows=out_rows, note=note))

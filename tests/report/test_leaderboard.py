@@ -71,7 +71,8 @@ def test_rows_sorted_by_first_figure_per_benchmark(runs):
                                                   "vfs": "5.00"}
     assert tables["creation_mmbench"].rows[3]["reward"] == "–" and tables["creation_mmbench"].rows[3]["vfs"] == "–"
     assert tables["creation_mmbench"].rows[2]["vfs"] == "–"  # this run gave no vfs
-    assert "lowest first" in tables["mmgenbench"].note
+    assert "lowest first" in tables["mmgenbench"].note and "judge" not in tables["mmgenbench"].note
+    assert tables["creation_mmbench"].note.endswith("; judge: ensemble")
     assert [c.title for c in doc.charts] == ["creation_mmbench: reward", "creation_mmbench: vfs", "mmgenbench: FID"]
     reward = doc.charts[0]
     assert reward.groups == ["qwen (creation a)", "gpt-4o (creation a)", "gpt-4o (creation b)", "llava (creation b)"]
