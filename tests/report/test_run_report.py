@@ -153,3 +153,17 @@ def test_written_report_holds_the_shared_sections(tmp_path):
     assert data["meta"]["run id"] == "20261124-090441-9615d7"
     html = page.read_text(encoding="utf-8")
     assert "Paired differences: reward" in html and "Krippendorff" in html and "defuse_answers = True" in html
+
+
+def test_nan_anywhere_in_the_document_is_written_as_null(tmp_path):
+    nan, inf = float("nan"), float("inf")
+    doc = ReportDoc(title="t", benchmark="mmie", headline=[Headline("a", "avg", nan, -inf, inf)],
+                    charts=[Chart("c", ["g"], [Series("s", [nan], [nan], [inf])], range=(0.0, nan))],
+                    tables=[Table("pearson", [{"model": "a", "pearson": nan, "per": [1.0, inf], "x": {"y": nan}}])])
+    write_run_report(tmp_path, doc, {})
+    data = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))  # strict JSON: no NaN
+    assert [data["headline"][0][k] for k in ("candidate", "value", "low", "high")] == ["a", None, None, None]
+    assert data["charts"][0]["series"][0] == {"name": "s", "values": [None], "low": [None], "high": [None]}
+    assert "range" not in data["charts"][0]
+    assert data["tables"][0]["rows"] == [{"model": "a", "pearson": None, "per": [1.0, None], "x": {"y": None}}]
+    assert math.isnan(doc.headline[0].value)  # the benchmark's document is not changed
