@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from .assets import CSS, SCRIPT
 from .svg import chart_svg, fmt
 
-__all__ = ["render_html", "SCRIPT", "CSP", "data_json"]
+__all__ = ["render_html", "SCRIPT", "CSP", "data_json", "dumps", "clean_text"]
 
 _SCRIPT_HASH = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
 CSP = (f"default-src 'none'; img-src 'self' file: data:; style-src 'unsafe-inline'; "
@@ -49,10 +49,30 @@ def _e(s: Any) -> str:
     return escape(str(s), quote=True).replace("\0", "\ufffd")
 
 
+def _finite(v: Any) -> Any:
+    """``v`` with NaN and infinities (not JSON; ``JSON.parse`` refuses them) as None."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v
+
+
+def dumps(doc_json: dict[str, Any]) -> str:
+    """Compact JSON of a document: NaN and infinities as null, other types as ``str``."""
+    try:
+        return json.dumps(doc_json, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+    except ValueError:
+        return json.dumps(_finite(doc_json), ensure_ascii=False, separators=(",", ":"), allow_nan=False,
+                          default=str)
+
+
 def data_json(doc_json: dict[str, Any]) -> str:
     """The document as JSON safe inside a ``<script>`` element (no ``<``, ``>``, ``&``, U+2028,
     U+2029 outside ``\\uXXXX`` escapes); ``json.loads`` gives the document back."""
-    s = json.dumps(doc_json, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+    s = dumps(doc_json)
     for ch, rep in _JSON_ESCAPES.items():
         if ch in s:
             s = s.replace(ch, rep)

@@ -117,7 +117,7 @@ def bars(chart: dict[str, Any]) -> str:
     if hi <= lo:
         hi = lo + 1
 
-    bar_w = max(6.0, min(28.0, 160.0 / ns))
+    bar_w = max(5.0, min(28.0, 160.0 / ns, 1100.0 / (ng * ns)))  # a wide chart scrolls past ~1200 px
     group_w = ns * bar_w + 14
     plot_w = max(520.0, ng * group_w)
     group_w = plot_w / ng

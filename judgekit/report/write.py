@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import DataError
 from .doc import Image, ReportDoc
-from .render import clean_text, render_html
+from .render import clean_text, dumps, render_html
 
 __all__ = ["write_report", "rebuild_report", "FILES_DIR", "THUMB_SIDE"]
 
@@ -133,8 +133,7 @@ def _prune(files: Path, used: set[str]) -> None:
 
 
 def _dump(doc_json: dict[str, Any]) -> bytes:
-    text = json.dumps(doc_json, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
-    return clean_text(text).encode("utf-8")
+    return clean_text(dumps(doc_json)).encode("utf-8")
 
 
 def write_report(out_dir: Path, doc: ReportDoc) -> Path:

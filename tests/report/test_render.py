@@ -1,0 +1,185 @@
+"""The report page (judgekit.report.render): any text in any field stays text (property-based),
+the data element gives the document back, the script runs only by its hash, and the leaderboard
+and tables are drawn in Python."""
+
+import base64
+import hashlib
+import json
+import re
+from html.parser import HTMLParser
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from judgekit.report.assets import SCRIPT
+from judgekit.report.doc import Block, Chart, Headline, Item, ReportDoc, Series, Table, image, text
+from judgekit.report.render import CSP, clean_text, render_html
+
+DATA_RE = re.compile(r'<script type="application/json" id="report-data">(.*?)</script>', re.S)
+
+
+class _Dom(HTMLParser):
+    """Elements, script contents and the title, as a browser's parser sees them."""
+
+    def __init__(self, page: str):
+        super().__init__(convert_charrefs=True)
+        self.elements: list[tuple[str, dict]] = []
+        self.scripts: list[str] = []
+        self.title = ""
+        self._in: str | None = None
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        self.elements.append((tag, dict(attrs)))
+        self._in = tag
+
+    def handle_startendtag(self, tag, attrs):
+        self.elements.append((tag, dict(attrs)))
+
+    def handle_endtag(self, tag):
+        self._in = None
+
+    def handle_data(self, data):
+        if self._in == "script":
+            self.scripts.append(data)
+        elif self._in == "title" and not any(t == "body" for t, _ in self.elements):
+            self.title += data  # the page's; an SVG's <title> is a tooltip
+
+
+NASTY = ["</script>", "<script>alert(1)</script>", '<img src=x onerror="document.title=1">', "]]>", "<!--",
+         "\u2028", "\u2029", "\0", "\ud800", "\udfff", "\ud83d\ude00", '"', "'", "&amp;", "&#x3c;", "\\u003c",
+         "</ScRiPt >", "<svg onload=alert(1)>", "javascript:alert(1)", "\r\n", "<style>*{}</style>"]
+_surrogates = st.text(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), max_size=2)
+TEXT = st.lists(st.one_of(st.text(max_size=12), st.sampled_from(NASTY), _surrogates), max_size=4).map("".join)
+
+
+@st.composite
+def docs(draw):
+    pool = draw(st.lists(TEXT, min_size=9, max_size=9))  # ~60 fields from 9 texts: fast to draw
+    step = draw(st.sampled_from([1, 2, 4, 5, 7, 8]))
+    at = iter(range(0, 10_000, step))
+    t = lambda: pool[next(at) % 9]  # noqa: E731
+    blocks = [Block(kind, t(), [text(t()), image(missing=t() or "x", caption=t())], group=t() or None,
+                    role=t(), verdict=t(), highlight=t(), meta={t(): t()})
+              for kind in ("question", "judgment", "turn")]
+    return ReportDoc(
+        title=t(), benchmark=t(), meta={t(): t(), "fixed": t()},
+        headline=[Headline(t(), t(), 0.5, 0.1, 0.9, judge=t()), Headline(t(), t(), None)],
+        charts=[Chart(t(), [t(), t()], [Series(t(), [1.0, -2.0], [0.0, -3.0], [2.0, -1.0])], unit=t(), note=t()),
+                Chart(t(), [t()], [Series(t(), [1.0]), Series(t(), [2.0])], kind="stacked")],
+        tables=[Table(t(), [{t(): t(), "n": 1.23456789}, {"n": None}], note=t())],
+        items=[Item(t(), t(), blocks, tags={t(): t()}, flags=[t()], score=t())],
+        items_note=t(), links=[(t(), "../other/report.html")])
+
+
+def _clean(v):
+    if isinstance(v, str):
+        return clean_text(v)
+    if isinstance(v, dict):
+        return {_clean(k): _clean(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_clean(x) for x in v]
+    return v
+
+
+STRUCTURE = {"version", "title", "benchmark", "meta", "headline", "charts", "tables", "items", "items_note",
+             "links", "candidate", "figure", "value", "low", "high", "judge", "higher_is_better", "kind", "groups",
+             "series", "unit", "note", "range", "name", "values", "rows", "id", "blocks", "tags", "flags", "score",
+             "label", "parts", "group", "role", "verdict", "highlight", "status", "text", "image", "src", "missing",
+             "caption", "width", "height"}
+
+
+def _shape(v, names):
+    """The same document with every text replaced by a plain one (distinct texts stay distinct,
+    empty ones empty; the document's own keys and kinds kept): the page of this has the elements
+    the page of ``v`` must have."""
+    if isinstance(v, str):
+        return names.setdefault(v, f"s{len(names)}") if v else ""
+    if isinstance(v, dict):
+        return {(k if k in STRUCTURE else _shape(k, names)): (x if k in ("kind", "status") else _shape(x, names))
+                for k, x in v.items()}
+    if isinstance(v, list):
+        return [_shape(x, names) for x in v]
+    return v
+
+
+def _tags(page: str) -> list[str]:
+    return [t for t, _ in _Dom(page).elements]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs())
+def test_any_text_stays_text(doc):
+    doc_json = doc.to_json()
+    doc_json["links"] = [[lab, href] for lab, href in doc_json["links"]]
+    page = render_html(doc_json)
+    page.encode("utf-8")  # lone surrogates replaced: the page is valid UTF-8
+    dom = _Dom(page)
+    # only the page's own elements: the same as for the document with plain strings
+    assert [t for t, _ in dom.elements] == _tags(render_html(_shape(doc_json, {})))
+    for tag, attrs in dom.elements:
+        assert not [k for k in attrs if k.lower().startswith("on")], (tag, attrs)
+    # two scripts: the data, and the page's own, unchanged
+    assert [a.get("type") for t, a in dom.elements if t == "script"] == ["application/json", None]
+    assert dom.scripts[-1] == SCRIPT
+    # the data gives the document back, and nothing in it can end its element
+    m = DATA_RE.search(page)
+    raw = m.group(1)
+    assert not set(raw) & {"<", ">", "&", "\u2028", "\u2029"}
+    assert json.loads(raw) == _clean(doc_json)
+    assert dom.title == clean_text(doc.title).replace("\0", "\ufffd")
+
+
+def test_only_the_pages_script_may_run():
+    digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in CSP
+    assert "default-src 'none'" in CSP and "unsafe-inline" not in CSP.split("script-src")[1]
+    page = render_html(ReportDoc("t", "b").to_json())
+    assert f'content="{CSP}"' in page
+    assert "innerHTML" not in SCRIPT and "insertAdjacentHTML" not in SCRIPT and "eval(" not in SCRIPT
+    assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "https://" not in page
+
+
+def _cells(page: str, table_class: str) -> list[list[str]]:
+    """The text of each row of the first table with the class, bold cells as **x**."""
+    start = page.index(f'<table class="{table_class}">')
+    body = page[start:page.index("</table>", start)]
+    rows = []
+    for tr in re.findall(r"<tr>(.*?)</tr>", body, re.S):
+        cells = re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", tr, re.S)
+        rows.append([re.sub(r"<b>(.*)</b>", r"**\1**", re.sub(r"<(?!/?b>)[^>]+>", "", c)) for c in cells])
+    return rows
+
+
+def test_leaderboard_marks_the_best_of_each_column():
+    doc = ReportDoc("t", "b", headline=[
+        Headline("gpt-4o", "Reward", 12.345678, 5.0, 20.0, judge="gpt-4o"),
+        Headline("claude", "Reward", -3.0, -10.0, 4.0, judge="gpt-4o"),
+        Headline("gpt-4o", "FID", 30.0, higher_is_better=False),
+        Headline("claude", "FID", 25.5, higher_is_better=False),
+        Headline("gemini", "FID", None, higher_is_better=False),
+    ])
+    rows = _cells(render_html(doc.to_json()), "lb")
+    assert rows[0] == ["candidate", "Rewardjudge: gpt-4ohigher is better", "FIDlower is better"]
+    assert rows[1:] == [["gpt-4o", "**12.35 [5, 20]**", "30"],
+                        ["claude", "-3 [-10, 4]", "**25.5**"],
+                        ["gemini", "-", "-"]]
+
+
+def test_tables_round_floats_and_show_none_as_a_dash():
+    doc = ReportDoc("t", "b", tables=[Table("Agreement", [{"judge": "a<b", "kappa": 0.7123456, "n": 50},
+                                                          {"judge": "c", "kappa": None, "extra": float("nan")}])])
+    page = render_html(doc.to_json())
+    start = page.index('<section class="table">')
+    rows = re.findall(r"<tr>(.*?)</tr>", page[start:], re.S)[:3]
+    cells = [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r) for r in rows]
+    assert cells == [["judge", "kappa", "n", "extra"], ["a&lt;b", "0.7123", "50", "-"], ["c", "-", "-", "nan"]]
+    assert json.loads(DATA_RE.search(page).group(1))["tables"][0]["rows"][1]["extra"] is None  # NaN: null
+
+
+def test_links_keep_relative_targets_and_drop_script_urls():
+    doc = ReportDoc("t", "b", links=[("run a", "runs/a/report.html"), ("evil", "JavaScript:alert(1)")])
+    dom = _Dom(render_html(doc.to_json()))
+    assert [a.get("href") for t, a in dom.elements if t == "a"] == ["runs/a/report.html"]
