@@ -46,6 +46,7 @@ from .panel import (
     ensemble_summary,
     intervals_summary,
 )
+from .report import build_report
 
 if TYPE_CHECKING:
     from ...engine import Engine
@@ -206,7 +207,8 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["Outcome"]) 
 
     writers = [export] + [export_system(n, f) for n, f in system_export_names(names).items()]
     return BenchmarkResult(summary=summary, tables=tables, failed_items=failed, not_run=not_run, display=display,
-                           more_displays=more, notes=notes, writers=writers)
+                           more_displays=more, notes=notes, writers=writers,
+                           report=lambda: build_report(prep, engine, outcomes, summary, tables))
 
 
 def displays(prep: "Prepared", by_scorer: list[tuple[str, list[dict[str, Any]]]], fields: list[dict[str, Any]],
