@@ -209,6 +209,13 @@ def _chromium() -> str | None:
         "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 
 
+def _chromium_dom(exe: str, profile: Path, page: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                           "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--virtual-time-budget=20000",
+                           "--dump-dom", page.resolve().as_uri() + "#check"],
+                          capture_output=True, text=True, timeout=120, env={"HOME": str(profile), "PATH": "/usr/bin:/bin"})
+
+
 def test_page_survives_the_cache_and_keeps_markup_as_text(made, tmp_path):
     exe = _chromium()
     root, _, _, result, doc, blobs = made
@@ -216,15 +223,16 @@ def test_page_survives_the_cache_and_keeps_markup_as_text(made, tmp_path):
     write_run_report(out, doc, result.summary)
     moved = tmp_path / "elsewhere"
     shutil.copytree(out, moved)
-    shutil.rmtree(blobs.root)  # the cache's image store is gone: the page has its own thumbnails
     if exe is None:
         pytest.skip("chromium is not installed (apt-get install chromium); .ci/run installs it")
     profile = tmp_path / "profile"
     profile.mkdir()
-    proc = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                           "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--virtual-time-budget=20000",
-                           "--dump-dom", (moved / "report.html").resolve().as_uri() + "#check"],
-                          capture_output=True, text=True, timeout=120, env={"HOME": str(profile), "PATH": "/usr/bin:/bin"})
+    away = tmp_path / "store-away"
+    blobs.root.rename(away)  # the cache's image store is gone while the page loads (put back after)
+    try:
+        proc = _chromium_dom(exe, profile, moved / "report.html")
+    finally:
+        away.rename(blobs.root)
     assert proc.returncode == 0, proc.stderr[-2000:]
     body = re.search(r"<body([^>]*)>", proc.stdout).group(1)
     attrs = dict(re.findall(r'([\w-]+)="([^"]*)"', body))
@@ -234,3 +242,15 @@ def test_page_survives_the_cache_and_keeps_markup_as_text(made, tmp_path):
     assert attrs["data-items"] == str(len(doc.items))
     assert "pwned" not in re.search(r"<title>(.*?)</title>", proc.stdout, re.S).group(1)
     assert "&lt;script&gt;document.title" in proc.stdout  # shown as text
+
+
+def test_an_interrupted_run_marks_the_flows_it_did_not_run(made, tmp_path):
+    _, prep, outcomes, _, _, blobs = made
+    cut = dict(list(outcomes.items())[: len(outcomes) // 2])
+    doc = build_result(prep, cut, len(outcomes) - len(cut), blobs=blobs).report()
+    skipped = [b for it in doc.items for b in it.blocks if b.status == "skipped"]
+    assert len(skipped) == len(outcomes) - len(cut) and all("not run" in it.flags for it in doc.items)
+    # nothing run at all: still a page (no figures, every flow marked)
+    empty = build_result(prep, {}, len(outcomes), blobs=blobs)
+    out = write_run_report(tmp_path / "out", empty.report(), empty.summary)
+    assert out.is_file() and all(len(it.blocks) == 3 + len(prep.flows) for it in empty.report().items)
