@@ -77,13 +77,13 @@ def fake_run(tmp_path, captions=None):
                 elif (it.item_id, c, g) == ("10", "cand-a", "gen-x"):
                     o.generations[(c, g)] = GenerationRecord(it.index, error=OOM, stage="generate")
                 else:
-                    sha = blobs.put(_png((0, 40 * n, 10 * len(c + g))), "image/png")
+                    sha = blobs.put(_png((0, 40 * n, 100 * CANDS.index(c) + 50 * GENS.index(g))), "image/png")
                     rec = GenerationRecord(it.index, image={"sha256": sha, "mime": "image/png", "width": 16,
                                                             "height": 16}, record={"revised_prompt": cap.text})
                     if (it.item_id, c, g) == ("4", "cand-b", "gen-y"):
                         rec.error, rec.stage = "encoder crashed", "encode/generated"
                     else:
-                        rec.vector = _vec(blobs, 100 + n * 10 + len(c + g))
+                        rec.vector = _vec(blobs, 100 + n * 10 + 2 * CANDS.index(c) + GENS.index(g))
                     o.generations[(c, g)] = rec
         outcomes.append(o)
     data = LoadedSet(items=sorted(items, key=lambda x: x.index), source="test.tsv", labels="labels.json")
