@@ -33,7 +33,7 @@ from judgekit.benchmarks.guessbench.flow import run_set
 from judgekit.benchmarks.guessbench.report_items import find_last
 from judgekit.benchmarks.guessbench.results import build_result
 
-MARKUP = '<script>document.title="pwned"</script> ]]> \x00 </script>'
+MARKUP = '<script>document.title="pwned"</script> ]]> \x00 </script> \ud800'
 _GUESS = re.compile(r"I guess: ([^.\n]+)\.")
 
 
@@ -55,7 +55,7 @@ class Scripted:
     def _h(self, req, salt: str = "") -> int:
         text = "".join(m.text() for m in req.messages)
         key = f"{req.model}|{req.stage}|{req.item_id}|{req.sample_index}|{req.attempt_tag}|{text}|{salt}"
-        return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16)
+        return int(hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:8], 16)
 
     async def call(self, req, *, steers: bool = True) -> CallResult:
         self.counts[req.stage] = self.counts.get(req.stage, 0) + 1
@@ -197,11 +197,16 @@ def test_headline_and_charts_match_the_summary(made):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(), st.text(min_size=1))
-def test_find_last_gives_text_of_the_reply(hay, needle):
-    got = find_last(needle, hay + needle.upper() + hay)
-    assert got is None or (got in hay + needle.upper() + hay and got.lower() == needle.lower() or
-                           re.fullmatch(re.escape(needle), got, re.IGNORECASE))
+@given(st.text(), st.text(min_size=1), st.text(), st.booleans())
+def test_a_highlight_is_text_of_the_reply(before, guess, after, upper):
+    """The extracted guess is lower-cased; the mark is the reply's own spelling of it, or none."""
+    reply = before + (guess.upper() if upper else guess) + after
+    got = find_last(guess, reply)
+    if not upper:
+        assert got is not None
+    assert got is None or (got in reply and re.fullmatch(re.escape(guess), got, re.IGNORECASE))
+    alone = find_last(guess, before)
+    assert alone is None or alone in before
 
 
 def _chromium() -> str | None:
