@@ -23,7 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from judgekit.benchmarks.creation_mmbench.data import load_data
-from judgekit.benchmarks.creation_mmbench.report import verdict_line, vfs_lines
+from judgekit.benchmarks.creation_mmbench.report import charts, headline
+from judgekit.benchmarks.creation_mmbench.report_items import build_items, verdict_line, vfs_lines
 from judgekit.config import load_spec
 from judgekit.parsers.creation import parse_verdict, parse_vfs
 from judgekit.report.doc import ReportDoc
@@ -219,3 +220,22 @@ def test_the_page_survives_the_cache_and_keeps_model_text_as_text(run, tmp_path)
     title = re.search(r"<title>(.*?)</title>", dom, re.DOTALL)
     assert title and "pwned" not in title.group(1) and title.group(1) != "1"  # no script of the answer ran
     assert "&lt;script&gt;document.title" in dom  # it is shown, as text
+
+
+def test_a_text_only_run_shows_the_description_and_a_run_without_vfs_has_no_vfs_figure(run):
+    tables = run.out.result.tables
+    said = SimpleNamespace(ok=True, text="<b>a red kite</b> in a tree", error=None)
+    failed = SimpleNamespace(ok=False, text=None, error="refused: no")
+    items = build_items(run.items[:2], tables["answers"], tables["judgments"], candidates=["sim-strong", "sim-weak"],
+                        judges=["judge", "judge-2"], descriptions={run.items[0].index: said,
+                                                                   run.items[1].index: failed}, describer="d")
+    first, second = (it.blocks[1] for it in items)
+    assert first.kind == second.kind == "note" and first.label.startswith("description by d")
+    assert _text(first) == said.text and first.status == "ok"
+    assert second.status == "failed" and "refused: no" in _text(second) and "failed" in items[1].flags
+
+    summary = run.out.summary
+    no_vfs = dict(summary, results=[dict(r, n_vfs=0, vfs=None) for r in summary["results"]], ensemble=None,
+                  per_judge=None)
+    assert {h.figure for h in headline(no_vfs, ["sim-strong", "sim-weak"])} == {"Reward", "Win Rate"}
+    assert "VFS per category" not in {c.title for c in charts(no_vfs, ["sim-strong", "sim-weak"])}

@@ -408,13 +408,14 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     return BenchmarkResult(summary=summary, tables={"answers": answers, "judgments": judgments, **built.tables},
                            failed_items=failed, not_run=not_run, display=built.display,
                            more_displays=built.more_displays, notes=list(prep.warnings),
-                           report=lambda: _report(prep, answers, judgments, summary, first_replies))
+                           report=lambda: _report(prep, answers, judgments, summary, first_replies, descriptions))
 
 
-def _report(prep: Prepared, answers, judgments, summary, first_replies):
+def _report(prep: Prepared, answers, judgments, summary, first_replies, descriptions):
     from .report import build_report  # imported when the report is written, not for an estimate
 
-    return build_report(prep, answers, judgments, summary, first_replies)
+    described = {index: t.result() for index, t in descriptions.items() if t.done() and not t.cancelled()}
+    return build_report(prep, answers, judgments, summary, first_replies, described)
 
 
 def _first_judgment_alone(prep: Prepared, judge: str | None = None) -> bool:

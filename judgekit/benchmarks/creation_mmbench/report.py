@@ -10,9 +10,10 @@ candidates' answers and every judgment record (each judge's full reply), and the
   consistency, first-slot preference, ties; length correlation);
 * tables: the results per category, each judge's behaviour, Table 4's human alignment (when the
   run has human ratings);
-* items: one per question, with its images, the baseline's answer, each candidate's answer and
-  every judge's pairwise and VFS replies in both orders, the parsed verdict highlighted in the
-  reply it was read from; failed calls, parse failures and re-asks flagged.
+* items (:mod:`.report_items`): one per question, with its images, the baseline's answer, each
+  candidate's answer and every judge's pairwise and VFS replies in both orders, the parsed
+  verdict highlighted in the reply it was read from; failed calls, parse failures and re-asks
+  flagged.
 
 The figures every benchmark shares (panel, agreement, paired comparisons, deviations, cost) are
 added by :func:`judgekit.report.run_report.write_run_report`, not here.
@@ -20,33 +21,15 @@ added by :func:`judgekit.report.run_report.write_run_report`, not here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...metrics.pairwise import ENSEMBLE_JUDGE, NO_VFS, item_sums
-from ...parsers.creation import (
-    VERDICT_MARKER,
-    VERDICT_SCORES,
-    VFS_MARKER_A,
-    VFS_MARKER_B,
-)
-from ...report.doc import (
-    Block,
-    Chart,
-    Headline,
-    Item,
-    ReportDoc,
-    Series,
-    Table,
-    image,
-    text,
-)
-from .data import CreationItem
-from .prediction_file import FAIL_MSG
+from ...metrics.pairwise import ENSEMBLE_JUDGE
+from ...report.doc import Chart, Headline, ReportDoc, Series, Table
+from .report_items import build_items
 from .results import behaviour_display, display_row
 
-__all__ = ["build_report", "verdict_line", "vfs_lines"]
+__all__ = ["build_report", "charts", "headline", "tables"]
 
 #: (summary key, headline figure, chart unit, axis range)
 FIGURES = (("reward", "Reward", "", (-100.0, 100.0)), ("win_rate", "Win Rate", "%", (0.0, 100.0)),
@@ -54,194 +37,6 @@ FIGURES = (("reward", "Reward", "", (-100.0, 100.0)), ("win_rate", "Win Rate", "
 #: the verdict counts of a results row, best first, with the names the chart shows
 VERDICTS = (("much_better", "much better (+2)"), ("better", "better (+1)"), ("tie", "tie (0)"),
             ("worse", "worse (-1)"), ("much_worse", "much worse (-2)"), ("fail", "fail"))
-ORDER_LABEL = {0: "baseline first (A)", 1: "candidate first (A)"}
-
-_DOUBLE = re.compile(r"\[\[\s*(.*?)\s*\]\]")
-_VFS_STRIP = re.compile("[\u201c\u201d*]")
-
-
-# -- where the parsers read their verdict --------------------------------------------------------
-def verdict_line(reply: str | None) -> tuple[str, str] | None:
-    """``(line, token)``: the line of ``reply`` :func:`~judgekit.parsers.creation.parse_verdict`
-    reads its verdict from (stripped of surrounding white space) and the verdict token as the
-    judge wrote it (``[[B>A]]``); None where the parser finds none."""
-    for line in (reply or "").split("\n"):
-        upper = line.upper()
-        if VERDICT_MARKER not in upper:
-            continue
-        m = _DOUBLE.search(upper)
-        if m is not None and m.group(1).replace(" ", "") in VERDICT_SCORES:
-            return line.strip(), line[m.start():m.end()] if len(line) == len(upper) else m.group(0)
-    return None
-
-
-def vfs_lines(reply: str | None) -> tuple[str, str] | None:
-    """The lines of ``reply`` :func:`~judgekit.parsers.creation.parse_vfs` reads the A and the B
-    score from (the last that parses of each, stripped of surrounding white space), or None."""
-    found: dict[str, str] = {}
-    for line in (reply or "").strip().split("\n"):
-        folded = _VFS_STRIP.sub("", line.upper())
-        for key, marker in (("a", VFS_MARKER_A), ("b", VFS_MARKER_B)):
-            if folded.startswith(marker):
-                rest = folded.split(marker)[1].strip().split("/")[0].strip()
-                try:
-                    float(rest)
-                except ValueError:
-                    continue
-                found[key] = line.strip()
-    return (found["a"], found["b"]) if len(found) == 2 else None
-
-
-def _vfs_highlight(reply: str, lines: tuple[str, str], order: int) -> str:
-    """Both score lines where they stand together in the reply, else the candidate's."""
-    a, b = lines
-    for first, second in ((a, b), (b, a)):
-        i = reply.rfind(first)
-        if i >= 0:
-            j = reply.find(second, i + len(first))
-            if j >= 0 and reply[i + len(first):j].strip() == "":
-                return reply[i:j + len(second)]
-    return b if order == 0 else a
-
-
-# -- one judgment as blocks ----------------------------------------------------------------------
-def _verdict(j: Mapping[str, Any]) -> str:
-    if j["kind"] == "pairwise":
-        s = j.get("score")
-        if s is None:
-            return "no verdict"
-        return f"{s:+d} for the candidate" if s else "0 (tie)"
-    v = j.get("vfs")
-    if isinstance(v, str) and v == NO_VFS:
-        return "no VFS (empty reply: left out)"
-    if v is None:
-        return "no score"
-    return f"candidate {v:g}/10, baseline {j['vfs_ref']:g}/10"
-
-
-def _status(j: Mapping[str, Any]) -> str:
-    if j.get("error_kind") in ("candidate_failed", "no_objective"):
-        return "skipped"
-    if not j.get("ok"):
-        return "failed"
-    return "ok"  # a re-asked one too: the first reply's block is marked "reasked"
-
-
-def judgment_blocks(j: Mapping[str, Any], group: str, first_reply: str | None = None) -> list[Block]:
-    """The blocks of one judgment record: the judge's reply with the parsed verdict (and, for a
-    re-ask, the first reply that did not parse before it)."""
-    kind = "pairwise" if j["kind"] == "pairwise" else "VFS"
-    label = f"{j['judge']} · {kind} · {ORDER_LABEL.get(int(j['order']), 'order ' + str(j['order']))}"
-    reply = j.get("judge_text") or ""
-    meta: dict[str, str] = {}
-    if j.get("length_diff") is not None and j["kind"] == "pairwise":
-        meta["length difference"] = f"{j['length_diff']:+d} chars (candidate - baseline, as judged)"
-    if j.get("error_kind"):
-        meta["error kind"] = str(j["error_kind"])
-    out = []
-    if first_reply is not None:
-        out.append(Block("judgment", label, [text(first_reply)], group=group, verdict="unreadable: re-asked",
-                         status="reasked", meta={"error kind": "parse_failure"}))
-        label += " · re-ask"
-    verdict, highlight = _verdict(j), None
-    if j["kind"] == "pairwise" and j.get("score") is not None:
-        found = verdict_line(reply)
-        if found is not None:
-            highlight, token = found
-            verdict = f"{token} -> {verdict}"
-    elif j["kind"] == "vfs" and j.get("ok"):
-        lines = vfs_lines(reply)
-        if lines is not None:
-            highlight = _vfs_highlight(reply, lines, int(j["order"]))
-    parts = [text(reply)]
-    if j.get("error_kind") == "candidate_failed":
-        parts = [text("no judge call: the candidate's answer failed")]
-    elif j.get("error"):
-        parts = [text(f"call failed: {j['error']}")] + ([text(reply)] if reply else [])
-    elif not j.get("ok") and j.get("error_kind") == "parse_failure":
-        verdict = f"{verdict} (the reply does not parse)"
-    out.append(Block("judgment", label, parts, group=group, verdict=verdict, highlight=highlight,
-                     status=_status(j), meta=meta))
-    return out
-
-
-# -- items ---------------------------------------------------------------------------------------
-def _question_block(item: CreationItem) -> Block:
-    parts = [image(data=im.data, caption=item.image_paths[k] if k < len(item.image_paths) else None)
-             for k, im in enumerate(item.images)]
-    return Block("question", "question", [*parts, text(item.question)],
-                 meta={"source": item.source} if item.source else {})
-
-
-def _criteria_block(item: CreationItem) -> Block:
-    parts = [text("General subjective criteria:\n" + item.subjective_criteria)]
-    if item.vf_criteria is not None:
-        parts.append(text("Visual factuality criteria:\n" + item.vf_criteria))
-    if item.ground_truth:
-        parts.append(text("Ground truth:\n" + item.ground_truth))
-    return Block("reference", "criteria", parts)
-
-
-def _answer_block(alias: str, a: Mapping[str, Any] | None, counted_failure: bool) -> Block:
-    if a is None:
-        return Block("answer", alias, [text("not run")], group=alias, status="skipped")
-    if a.get("ok"):
-        meta = {"output tokens": str(a["output_tokens"])} if a.get("output_tokens") is not None else {}
-        return Block("answer", alias, [text(a.get("answer"))], group=alias, status="ok", meta=meta)
-    judged = ("no judgment made (failed_answer_counts_as_failure)" if counted_failure
-              else f"judged as the reference does, with the answer {FAIL_MSG!r}")
-    return Block("answer", alias, [text(f"call failed: {a.get('error')}"), text(judged)], group=alias,
-                 status="failed", meta={"error kind": str(a.get("error_kind"))})
-
-
-def _item_score(first_judge_sums: Mapping[tuple[str, str], list[float]], index: str,
-                candidates: Sequence[str]) -> str | None:
-    shown = []
-    for c in candidates:
-        s = first_judge_sums.get((c, index))
-        if s is not None and s[2]:
-            shown.append(f"{c} {s[0] / s[2]:+.0f}")
-    return "Reward " + ", ".join(shown) if shown else None
-
-
-def build_items(items: Sequence[CreationItem], answers: Sequence[Mapping[str, Any]],
-                judgments: Sequence[Mapping[str, Any]], *, candidates: Sequence[str], judges: Sequence[str],
-                first_replies: Mapping[tuple, str] | None = None, counted_failure: bool = False) -> list[Item]:
-    """One :class:`Item` per question: every item of the run, in the data's order."""
-    first_replies = first_replies or {}
-    ans = {(a["model"], a["index"]): a for a in answers}
-    by_item: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for j in judgments:
-        by_item.setdefault((j["model"], j["index"]), []).append(j)
-    judge_rank = {j: k for k, j in enumerate(judges)}
-    sums = item_sums([j for j in judgments if judges and j.get("judge") == judges[0]])
-    out = []
-    for item in items:
-        blocks = [_question_block(item), _criteria_block(item),
-                  Block("baseline", "baseline (GPT-4o, reference_answer_by_gpt4o)", [text(item.reference_answer)])]
-        flags: list[str] = []
-        for alias in candidates:
-            a = ans.get((alias, item.index))
-            blocks.append(_answer_block(alias, a, counted_failure))
-            if a is None:
-                flags.append("not run")
-            elif not a.get("ok"):
-                flags += ["failed", "no answer"]
-            own = sorted(by_item.get((alias, item.index), []),
-                         key=lambda j: (judge_rank.get(j["judge"], len(judge_rank)), j["kind"] != "pairwise", j["order"]))
-            for j in own:
-                first = first_replies.get((j["judge"], alias, item.index, j["kind"], j["order"]))
-                blocks += judgment_blocks(j, alias, first if j.get("reasked") else None)
-                if j.get("reasked"):
-                    flags.append("reasked")
-                if j.get("error"):
-                    flags.append("failed")
-                elif j.get("error_kind") == "parse_failure":
-                    flags.append("parse failure")
-        out.append(Item(id=item.index, title=item.task_name,
-                        tags={"category": item.category, "task": item.task_name}, flags=flags,
-                        blocks=blocks, score=_item_score(sums, item.index, candidates)))
-    return out
 
 
 # -- headline, charts, tables --------------------------------------------------------------------
@@ -266,13 +61,20 @@ def headline(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Head
     shown = judges[:1] + ([ENSEMBLE_JUDGE] if ENSEMBLE_JUDGE in rows else [])
     out = []
     for judge in shown:
+        made = _figures_made(rows[judge])
         for c in candidates:
             r = _overall(rows[judge], c)
             if r is None:
                 continue
-            for key, figure, _, _ in FIGURES:
+            for key, figure, _, _ in made:
                 out.append(Headline(c, figure, r.get(key), r.get(f"{key}_ci_low"), r.get(f"{key}_ci_high"), judge=judge))
     return out
+
+
+def _figures_made(rows: Sequence[Mapping[str, Any]]) -> list[tuple]:
+    """The figures of :data:`FIGURES` the run has judgments for (no VFS with ``vfs = false``)."""
+    count = {"reward": "n_pairwise", "win_rate": "n_pairwise", "vfs": "n_vfs"}
+    return [f for f in FIGURES if any(r.get(count[f[0]]) for r in rows)]
 
 
 def _series(name: str, rows: Sequence[Mapping[str, Any] | None], key: str) -> Series:
@@ -292,7 +94,7 @@ def charts(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Chart]
     groups = ["Overall", *cats]
     note = f"judged by {judges[0]}; whiskers: {_interval_note(summary)}"
     out = []
-    for key, figure, unit, rng in FIGURES:
+    for key, figure, unit, rng in _figures_made(first):
         series = []
         for c in candidates:
             per = [_overall(first, c)] + [next((r for r in first if r["model"] == c and r["level"] == "category"
@@ -314,7 +116,7 @@ def charts(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Chart]
         out.append(Chart("Verdicts per candidate", bars, [Series(n, v) for n, v in shares.items()], kind="stacked",
                          unit="%", note="share of pairwise judgments, both orders pooled", range=(0.0, 100.0)))
     if len(judges) > 1:
-        for key, figure, unit, rng in (FIGURES[0], FIGURES[2]):
+        for key, figure, unit, rng in (f for f in _figures_made(first) if f[0] != "win_rate"):
             series = [_series(j, [_overall(rows[j], c) for c in candidates], key) for j in rows]
             out.append(Chart(f"Overall {figure} per judge", list(candidates), series, unit=unit, range=rng,
                              note=f"each judge and the ensemble; whiskers: {_interval_note(summary)}"))
@@ -331,7 +133,7 @@ def _interval_note(summary: Mapping[str, Any]) -> str:
 
 def _behaviour_charts(rows: Sequence[Mapping[str, Any]]) -> list[Chart]:
     pooled = [r for r in rows if r["model"] == "all"]
-    if not pooled:
+    if not any(r.get("judgments") for r in pooled):  # no pairwise judgment: no behaviour figure
         return []
     judges = [r["judge"] for r in pooled]
 
@@ -380,8 +182,11 @@ def _alignment_row(r: Mapping[str, Any]) -> dict[str, Any]:
 
 # -- the document --------------------------------------------------------------------------------
 def build_report(prep: Any, answers: Sequence[Mapping[str, Any]], judgments: Sequence[Mapping[str, Any]],
-                 summary: Mapping[str, Any], first_replies: Mapping[tuple, str] | None = None) -> ReportDoc:
-    """The run's report document (see the module docstring)."""
+                 summary: Mapping[str, Any], first_replies: Mapping[tuple, str] | None = None,
+                 descriptions: Mapping[str, Any] | None = None) -> ReportDoc:
+    """The run's report document (see the module docstring).  ``first_replies``: a re-asked
+    judgment's first reply by (judge, candidate, index, kind, order); ``descriptions``: the
+    Creation-MMBench-TO describer's call result (a CallResult) by item index."""
     spec, o = prep.spec, prep.options
     candidates = list(spec.roles.candidates)
     judges = list(summary.get("judges") or spec.roles.panel)
@@ -402,7 +207,8 @@ def build_report(prep: Any, answers: Sequence[Mapping[str, Any]], judgments: Seq
     if prep.warnings:
         meta["data warnings"] = f"{len(prep.warnings)}: " + "; ".join(prep.warnings[:3])
     items = build_items(prep.items, answers, judgments, candidates=candidates, judges=judges,
-                        first_replies=first_replies, counted_failure=o.failed_answer_counts_as_failure)
+                        first_replies=first_replies, counted_failure=o.failed_answer_counts_as_failure,
+                        descriptions=descriptions, describer=spec.roles.describer)
     return ReportDoc(title=f"Creation-MMBench: {spec.name}", benchmark="creation_mmbench", meta=meta,
                      headline=headline(summary, candidates), charts=charts(summary, candidates),
                      tables=tables(summary), items=items,
