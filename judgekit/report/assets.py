@@ -18,6 +18,7 @@ CSS = r"""
 :root{--fg:#1d2330;--mut:#5b6475;--bd:#d8dde6;--bg:#fff;--bg2:#f5f7fa;--acc:#0072B2;
 --red:#b3261e;--redbg:#fdecea;--amb:#8a5a00;--ambbg:#fff4d6;--gry:#5f6368;--grybg:#eceff1}
 *{box-sizing:border-box}
+[hidden]{display:none!important}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
 color:var(--fg);background:var(--bg)}
 header{padding:18px 28px 10px;border-bottom:1px solid var(--bd);background:var(--bg2)}

@@ -1,0 +1,157 @@
+"""The report page in headless Chromium, from a folder moved after it was written: the item
+browser's check mode (every matching item open, every image waited for) loads the thumbnails by
+their relative paths under the Content-Security-Policy, shows a model's markup as text, marks a
+verdict's source, and the address's search narrows the items.  Three Chromium runs."""
+
+import os
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image as PIL
+
+from judgekit.report.doc import Block, Chart, Headline, Item, ReportDoc, Series, image, text
+from judgekit.report.write import write_report
+
+EVIL = '<script>document.title="pwned"</script><img src=x onerror="document.title=1">'
+REPLY = "Both are fine. Not [[A>>B]] here.\nFinal verdict: [[A>>B]]\nthanks"
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None
+
+
+class _Dom(HTMLParser):
+    def __init__(self, page: str):
+        super().__init__(convert_charrefs=True)
+        self.elements: list[tuple[str, dict]] = []
+        self.marks: list[str] = []
+        self.texts: list[str] = []
+        self._stack: list[str] = []
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        self.elements.append((tag, dict(attrs)))
+        if tag not in ("img", "input", "br", "meta", "rect", "line"):
+            self._stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if tag in self._stack:
+            while self._stack.pop() != tag:
+                pass
+
+    def handle_data(self, data):
+        if self._stack and self._stack[-1] == "mark":
+            self.marks.append(data)
+        if "script" not in self._stack and "style" not in self._stack:
+            self.texts.append(data)
+
+    def body(self) -> dict:
+        return next(a for t, a in self.elements if t == "body")
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    exe = _chromium()
+    if exe is None:
+        pytest.skip("chromium is not installed (apt-get install chromium); .ci/run installs it")
+    root = tmp_path_factory.mktemp("chromium_report")
+    src = root / "blobs"
+    src.mkdir()
+    grad = np.linspace(0, 255, 200 * 300, dtype=np.uint8).reshape(200, 300)
+    PIL.fromarray(np.stack([grad, 255 - grad, np.full_like(grad, 90)], -1)).save(src / "photo.png")
+    PIL.new("RGBA", (500, 500), (0, 158, 115, 255)).save(src / "green.png")
+    PIL.new("RGB", (120, 80), (213, 94, 0)).save(src / "orange.jpg")
+    items = [
+        Item("q1", "A poem", [Block("question", "prompt", [text("Write a poem."), image(src / "photo.png", caption="input")]),
+                              Block("answer", "gpt-4o", [text(EVIL)], group="answers"),
+                              Block("baseline", "baseline", [text("roses are red")], group="answers"),
+                              Block("judgment", "judge · A/B", [text(REPLY)], verdict="A>>B", highlight="[[A>>B]]")],
+             tags={"category": "literary"}, score="Reward +100"),
+        Item("g1", "Guess the animal", [Block("turn", "round 1", [text("What is it?"), image(src / "green.png")], role="user"),
+                                        Block("turn", "gpt-4o", [text("a frog")], role="assistant"),
+                                        Block("turn", "extractor", [text("frog")], role="extractor")],
+             tags={"category": "guess"}, flags=["reasked"]),
+        Item("m1", "Generated image", [Block("answer", "flux", [image(src / "orange.jpg", caption="seed 1"),
+                                                                 image(src / "gone.png", caption="seed 2")])],
+             tags={"category": "generation"}, flags=["failed"], score="SIM 0.71"),
+    ] + [Item(f"x{i}", f"filler {i}", [Block("note", "n", [text(f"plain item {i}")], status="skipped")],
+              tags={"category": "literary"}) for i in range(3)]
+    doc = ReportDoc("Report <check>", "demo", meta={"judge": "gpt-4o"},
+                    headline=[Headline("gpt-4o", "Reward", 40.0, 20.0, 60.0, judge="gpt-4o"),
+                              Headline("claude", "Reward", -10.0, -30.0, 5.0, judge="gpt-4o")],
+                    charts=[Chart("Reward per category", ["literary", "guess"],
+                                  [Series("gpt-4o", [40.0, 20.0], [20.0, 5.0], [60.0, 35.0]),
+                                   Series("claude", [-10.0, None], [-30.0, None], [5.0, None])], range=(-100, 100))],
+                    items=items)
+    write_report(root / "written" / "run", doc)
+    moved = root / "moved" / "run"
+    shutil.move(root / "written" / "run", moved)
+    return exe, moved / "report.html", root
+
+
+def _run(exe: str, root: Path, tag: str, url: str, *args: str) -> str:
+    profile = root / f"profile-{tag}"
+    profile.mkdir()
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1280,900", *args, url]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=dict(os.environ, HOME=str(profile)))
+    assert proc.returncode == 0, f"chromium exited {proc.returncode}: {proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def test_check_mode_loads_every_thumbnail_and_keeps_model_text_as_text(page):
+    exe, html, root = page
+    dom = _Dom(_run(exe, root, "check", html.as_uri() + "#check", "--dump-dom", "--virtual-time-budget=10000"))
+    body = dom.body()
+    assert body.get("data-ready") == "1"
+    assert (body["data-items"], body["data-images-ok"], body["data-images-broken"]) == ("6", "3", "0")
+    imgs = [a for t, a in dom.elements if t == "img"]
+    assert len(imgs) == 3 and all(re.fullmatch(r"report_files/[0-9a-f]{20}\.jpg", a["src"]) for a in imgs)
+    # the model's markup is text: no element of it, no handler, the title untouched
+    assert [a.get("type") for t, a in dom.elements if t == "script"] == ["application/json", None]
+    assert not [a for t, a in dom.elements if t == "img" and a.get("src") == "x"]
+    assert not [(t, a) for t, a in dom.elements if any(k.startswith("on") for k in a)]
+    assert EVIL in "".join(dom.texts)
+    assert next(a for t, a in dom.elements if t == "title") is not None and "pwned" not in "".join(dom.texts[:3])
+    # the LAST occurrence of the verdict's source is marked
+    assert dom.marks == ["[[A>>B]]"]
+    joined = "".join(dom.texts)
+    assert "Final verdict: [[A>>B]]\nthanks" in joined
+    assert "image missing: gone.png: file not found" in joined
+    assert "6 of 6 items" in joined
+    for word in ("failed", "reasked", "skipped"):
+        assert any(t == "span" and word in (a.get("class") or "") for t, a in dom.elements)
+
+
+def test_search_in_the_address_narrows_the_items(page):
+    exe, html, root = page
+    dom = _Dom(_run(exe, root, "search", html.as_uri() + "#check&q=frog", "--dump-dom",
+                    "--virtual-time-budget=10000"))
+    body = dom.body()
+    assert (body["data-items"], body["data-images-ok"], body["data-images-broken"]) == ("1", "1", "0")
+    assert "1 of 6 items" in "".join(dom.texts)
+
+
+def test_screenshot_is_drawn(page):
+    exe, html, root = page
+    shot = root / "shot.png"
+    _run(exe, root, "shot", html.as_uri(), f"--screenshot={shot}", "--virtual-time-budget=5000")
+    with PIL.open(shot) as im:
+        px = np.asarray(im.convert("RGB"), dtype=np.int16)
+    assert px.shape[:2] == (900, 1280)
+    assert (px.min(axis=-1) < 200).mean() > 0.02  # text, bars, boxes: not a blank page
+    # a chart's bars in the palette's blue (#0072B2) are drawn
+    assert (np.abs(px - np.array([0, 114, 178])).max(axis=-1) <= 12).sum() > 300
+    if os.environ.get("JUDGEKIT_KEEP_SHOT"):
+        shutil.copy(shot, os.environ["JUDGEKIT_KEEP_SHOT"])
