@@ -105,8 +105,7 @@ def _meta(prep: "Prepared", summary: dict[str, Any]) -> dict[str, str]:
         else:
             systems.append(f"{s.name} (native interleaved answers, imported)")
     meta["systems"] = "; ".join(systems)
-    meta["scorers" if len(prep.judges) > 1 else "scorer"] = ", ".join(prep.judges)
-    if len(prep.judges) > 1:
+    if len(prep.judges) > 1:  # (the scorers themselves: the shared "judges" line)
         meta["ensemble"] = "the mean of the scorers' valid scores of each answer"
     if opts.keep_full_answer:
         cap = "all images" if opts.image_cap is None else f"at most {opts.image_cap} images"
@@ -338,7 +337,16 @@ def _judgments(o: "Outcome", judges: list[str], flags: list[str]) -> list[Block]
     return out
 
 
-def _item(prep: "Prepared", it: MMIEItem, outs: list["Outcome"], prompts, blobs: Any) -> Item:
+def _title(it: MMIEItem, shared: set[str]) -> str:
+    """The question's first text that is its own (not an instruction every question of its kind
+    opens with), cut to a line; the id when it has none.  The block holds the whole text."""
+    texts = [(s.text or "").strip() for s in it.question if not s.is_image and (s.text or "").strip()]
+    lead = next((t for t in texts if t not in shared), texts[0] if texts else "")
+    line = " ".join(lead.split())
+    return (line[:117] + "...") if len(line) > 120 else (line or it.id)
+
+
+def _item(prep: "Prepared", it: MMIEItem, outs: list["Outcome"], prompts, blobs: Any, shared: set[str]) -> Item:
     tags = {"category": it.code}
     if it.field:
         tags["field"] = it.field
@@ -376,8 +384,7 @@ def _item(prep: "Prepared", it: MMIEItem, outs: list["Outcome"], prompts, blobs:
         first = o.judged.get(prep.judge)
         s = first.parse.score if first is not None and first.parse is not None else None
         scores.append("-" if s is None else f"{s}/6")
-    lead = next((s.text for s in it.question if not s.is_image and (s.text or "").strip()), "")
-    title = f"{it.id}: {lead}" if lead else it.id
+    title = _title(it, shared)
     score = " · ".join(scores) if scores else None
     return Item(id=it.id, title=title, blocks=blocks, tags=tags, flags=list(dict.fromkeys(flags)), score=score)
 
@@ -388,11 +395,13 @@ def _items(prep: "Prepared", outcomes: list["Outcome"], blobs: Any) -> list[Item
     for o in outcomes:
         by_item.setdefault(o.item.id, []).append(o)
     order = {s.name: k for k, s in enumerate(prep.systems)}
+    seen = Counter((s.text or "").strip() for it in prep.items for s in set(it.question) if not s.is_image)
+    shared = {t for t, n in seen.items() if n > 1}
     items = [_item(prep, it, sorted(by_item.get(it.id, []), key=lambda o: order.get(o.system, 0)), prompts,
-                   blobs)
+                   blobs, shared)
              for it in prep.items]
     for s in prep.skipped:
-        items.append(Item(id=str(s.id or f"row {s.row}"), title=f"{s.id or 'row ' + str(s.row)}: left out",
+        items.append(Item(id=str(s.id or f"row {s.row}"), title="left out: an image does not decode",
                           blocks=[Block("note", "left out of the run", [text(s.reason)], status="skipped")],
                           flags=["left out"]))
     return items
