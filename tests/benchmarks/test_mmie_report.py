@@ -31,7 +31,7 @@ from judgekit.benchmarks.mmie.pipeline import (
     Prepared,
     System,
 )
-from judgekit.benchmarks.mmie.records import MMIEItem, Segment
+from judgekit.benchmarks.mmie.records import MMIEItem, Segment, SkippedRow
 from judgekit.benchmarks.mmie.report import FIGURES, score_highlight
 from judgekit.benchmarks.mmie.results import build_result
 from judgekit.benchmarks.mmie.scoring import score_prompts, scorer_text
@@ -107,7 +107,8 @@ def fake_run(root: Path):
     scored(NATIVE, items[3], (Segment.of_text("B"),), [ok(6), ok(5)])
     why = "5 images in the question: the reference scores rows with at most 4"
     outcomes += [Outcome(s, items[4], skipped=why) for s in (INTEGRATED, NATIVE)]
-    prep = Prepared(SimpleNamespace(name="made-up", data_path=lambda: DATA / "data.json"), opts, items, [],
+    unreadable = [SkippedRow("made-up.json", 12, "SA_0099", "image 'images/x.png' does not decode (OSError: <bad>)")]
+    prep = Prepared(SimpleNamespace(name="made-up", data_path=lambda: DATA / "data.json"), opts, items, unreadable,
                     [System(INTEGRATED, "integrated", "lvlm", "gen"), System(NATIVE, "native")], "A",
                     judges=judges)
     return prep, blobs, outcomes
@@ -160,7 +161,9 @@ def test_headline_charts_and_tables_follow_the_summary(run):
 
 def test_every_question_with_its_images_answers_and_failures(run):
     doc, prep = run.doc, run.prep
-    assert [i.id for i in doc.items] == [it.id for it in prep.items]
+    assert [i.id for i in doc.items] == [it.id for it in prep.items] + ["SA_0099"]  # and the row left out
+    left = doc.items[-1]
+    assert left.flags == ["left out"] and left.blocks[0].parts[0].text == prep.skipped[0].reason
     # every image: the question's and the ground truth's from the data, the answers' from the store
     # or the native files, a placeholder with the error for the one that failed to draw
     images = list(doc.images())
@@ -175,6 +178,7 @@ def test_every_question_with_its_images_answers_and_failures(run):
     sa1 = _item(doc, "SA_0001")
     assert sa1.tags == {"category": "SA", "field": "literature", "subfield": "visual storytelling"}
     assert sa1.score == "4/6 · 2/6" and "cut" not in sa1.flags
+    assert sa1.title.startswith("On the first windy afternoon")  # not the instruction every SA question opens with
     q = _blocks(sa1, kind="question")[0]
     assert [p.text is None for p in q.parts] == [s.is_image for s in prep.items[0].question]
     ans = _blocks(sa1, INTEGRATED, "answer")[0]
@@ -273,7 +277,7 @@ def test_the_page_from_a_copied_run_folder_without_the_cache(run, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     body = dict(re.findall(r'(data-[a-z-]+)="([^"]*)"', re.search(r"<body[^>]*>", proc.stdout).group(0)))
     assert body.get("data-ready") == "1", body
-    assert (body["data-items"], body["data-images-broken"]) == ("5", "0")
+    assert (body["data-items"], body["data-images-broken"]) == ("6", "0")
     assert int(body["data-images-ok"]) == n_images
     # the model's markup is text: no script of its own ran or was added, and it shows as written
     assert re.findall(r"<script[^>]*>", proc.stdout) == ['<script type="application/json" id="report-data">',
