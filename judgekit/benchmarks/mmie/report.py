@@ -17,7 +17,8 @@ paired comparisons, deviations, cost); this module gives MMIE's own:
   question and answer hold 3 images; defused headers), and every scorer's full reply with the
   score's text highlighted.  Flags: ``failed`` (a call failed), ``unparsed`` (a reply without a
   valid score), ``skipped`` (more than 4 question images: the reference scores none of its
-  answers), ``cut`` (the scorer saw less than the whole answer), ``not run``.  MMIE never re-asks.
+  answers), ``cut`` (the scorer saw less than the whole answer), ``not run``; a row left out for
+  an image that does not decode is an item too (``left out``, with the reason).  MMIE never re-asks.
 """
 
 from __future__ import annotations
