@@ -100,6 +100,7 @@ button.more{font-size:12px;margin-top:3px}
 mark{background:#ffe066;color:inherit;padding:0 1px;border-radius:2px}
 figure.img{display:inline-block;margin:4px 8px 4px 0;vertical-align:top;max-width:100%}
 figure.img img{display:block;max-width:min(384px,100%);height:auto;border:1px solid var(--bd);background:#fff}
+.kind-turn figure.img img{max-width:min(240px,100%)}
 figure.img figcaption{font-size:12px;color:var(--mut);max-width:384px;overflow-wrap:anywhere}
 .missing{width:220px;height:140px;display:flex;align-items:center;justify-content:center;text-align:center;
 padding:10px;background:#e0e0e0;color:#555;font-size:12px;border-radius:4px;overflow-wrap:anywhere}
