@@ -118,11 +118,13 @@ def _charts(prep: "Prepared", summary: dict[str, Any], judges: list[str], figure
     groups = [APPROACH_NAMES.get(a, a) for a in approaches]
     rows = summary["results"]
     by = f" (first extractor: {judges[0]})" if len(judges) > 1 else ""
+    whiskers = (f"whiskers: the {o.interval_level:.0%} interval over the build sets" if o.bootstrap_samples
+                else "no intervals (bootstrap_samples = 0)")
     charts = []
     for f in figures:
         charts.append(Chart(f"{_FIGURES[f]} accuracy per approach, all sets{by}", groups,
                             [_series(c, [_cell(rows, c, a, f) for a in approaches]) for c in cands],
-                            unit="%", range=(0, 100), note="whiskers: the interval over the build sets"))
+                            unit="%", range=(0, 100), note=whiskers))
     split = "static" if "static" in o.tasks else "dynamic_3"
     name = _FIGURES[f"{split}_all"]
     charts.append(Chart(f"{name} accuracy, short (8 letters or fewer) and long answers{by}", groups,
