@@ -154,7 +154,6 @@ class _Flow:
         query reading, search and retrieved image; then each round's reply."""
         queries = [e for e in rec.extractions if e["prompt"] == "extract_retrieval"]
         by_round = {r["round"]: r for r in rec.retrievals}
-        rnd = 0
         for rnd in range(1, len(rec.replies)):
             under = rec.replies[rnd - 1]
             if self.approach == "self_refine":
