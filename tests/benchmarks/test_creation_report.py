@@ -162,6 +162,9 @@ def test_headline_charts_and_tables_match_the_summary(run):
     assert [s.name for s in per_judge.series] == ["judge", "judge-2", "ensemble"]
     assert charts["Judge behaviour"].groups == ["judge", "judge-2", "ensemble"]
     assert {"Results per category, judged by judge", "Judge behaviour"} <= {t.title for t in doc.tables}
+    results = next(t for t in doc.tables if t.title.startswith("Results")).rows
+    assert list(dict.fromkeys(r["model"] for r in results)) == ["sim-strong", "sim-weak"]
+    assert [r["category"] for r in results if r["model"] == "sim-weak"][0] == "Overall"
     assert ReportDoc.from_json(json.loads(json.dumps(doc.to_json()))).to_json() == doc.to_json()
 
 

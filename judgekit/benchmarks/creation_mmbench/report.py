@@ -159,7 +159,10 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
     first = summary.get("results") or []
     out = []
     if first:
-        rows = [display_row(r) for r in first if r.get("level") in ("overall", "category")]
+        cands = list(dict.fromkeys([*(summary.get("candidates") or []), *(r["model"] for r in first)]))
+        shown = [r for r in first if r.get("level") in ("overall", "category")]  # each model: overall first
+        shown.sort(key=lambda r: (cands.index(r["model"]), r["level"] != "overall", r["group"]))
+        rows = [display_row(r) for r in shown]
         out.append(Table("Results per category" + (f", judged by {judges[0]}" if judges else ""), rows,
                          note="as the paper's Tables 2 and 5; +2/+1/0/-1/-2: verdict counts, both orders pooled"))
     if summary.get("judge_behaviour"):
@@ -193,11 +196,9 @@ def build_report(prep: Any, answers: Sequence[Mapping[str, Any]], judgments: Seq
     meta = {
         "data": str(spec.data), "items": str(len(prep.items)),
         "candidates": ", ".join(candidates),
-        "judges": ", ".join(judges) + (" (ensemble: majority verdict, mean VFS)" if len(judges) > 1 else ""),
         "baseline": "GPT-4o's answers in the data (reference_answer_by_gpt4o)",
         "orders": "both (dual evaluation, pooled)" if o.dual else "baseline as A only",
         "judgments": ", ".join(k for k, on in (("pairwise", o.pairwise), ("VFS", o.vfs)) if on) or "none",
-        "intervals": _interval_note(summary),
         "re-ask on parse failure": "yes" if o.reask_on_parse_failure else "no (as the reference)",
     }
     if o.text_only:
