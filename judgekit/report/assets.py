@@ -38,8 +38,8 @@ table.lb th small{display:block;font-weight:normal;color:var(--mut)}
 table.lb td.num b{color:#000}
 .ci{color:var(--mut);font-size:12px}
 .scroll{overflow-x:auto;max-width:100%}
-.charts{display:flex;flex-wrap:wrap;gap:18px}
-figure.chart{margin:0;padding:10px 12px;border:1px solid var(--bd);border-radius:6px;max-width:100%}
+.charts{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}
+figure.chart{margin:0;padding:10px 12px;border:1px solid var(--bd);border-radius:6px;width:min-content;max-width:100%}
 figure.chart figcaption{font-weight:600;margin-bottom:6px}
 svg.chart{font:11px system-ui,sans-serif;display:block}
 svg.chart .grid{stroke:#e3e6ec;stroke-width:1}svg.chart .zero{stroke:#333;stroke-width:1.2}

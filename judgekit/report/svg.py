@@ -118,14 +118,16 @@ def bars(chart: dict[str, Any]) -> str:
         hi = lo + 1
 
     bar_w = max(5.0, min(28.0, 160.0 / ns, 1100.0 / (ng * ns)))  # a wide chart scrolls past ~1200 px
-    group_w = ns * bar_w + 14
-    plot_w = max(520.0, ng * group_w)
+    group_w = max(ns * bar_w + 14, 64.0)
+    plot_w = max(300.0, ng * group_w)
     group_w = plot_w / ng
     longest = max((min(len(g), _MAX_LABEL) for g in groups), default=0)
     rotate = longest * _CHAR_W > group_w - 6
-    label_h = (longest * _CHAR_W * 0.64 + 14) if rotate else 18
+    label_h = (longest * _CHAR_W * 0.6 + 12) if rotate else 18
     tick_labels = [fmt(t) for t in ticks]
     left = 14 + max(len(t) for t in tick_labels) * _CHAR_W
+    if rotate and groups:  # the first label, slanted to the left, stays inside
+        left = max(left, 0.82 * min(len(groups[0]), _MAX_LABEL) * _CHAR_W - group_w / 2 + 4)
     width = left + plot_w + 12
     legend_svg, legend_h = _legend([str(s.get("name", "")) for s in series], width - 10, 4) if series else ("", 0)
     top = legend_h + 14
