@@ -62,7 +62,7 @@ def _thumbnail(raw: bytes, dest: Path) -> tuple[int, int]:
             flat = im.point(lambda v: v / 256).convert("L").convert("RGB")
         else:
             flat = im.convert("RGB")
-        flat.thumbnail((THUMB_SIDE, THUMB_SIDE), PIL.Resampling.LANCZOS, reducing_gap=2.0)
+        flat.thumbnail((THUMB_SIDE, THUMB_SIDE), PIL.Resampling.LANCZOS, reducing_gap=1.0)  # box-reduce first: half the time
         buf = BytesIO()
         flat.save(buf, "JPEG", quality=JPEG_QUALITY, optimize=False)
     _atomic_write(dest, buf.getvalue())
