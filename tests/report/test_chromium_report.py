@@ -1,7 +1,7 @@
 """The report page in headless Chromium, from a folder moved after it was written: the item
 browser's check mode (every matching item open, every image waited for) loads the thumbnails by
 their relative paths under the Content-Security-Policy, shows a model's markup as text, marks a
-verdict's source, and the address's search narrows the items.  Three Chromium runs."""
+verdict's source; the address's search narrows the items and its item opens.  Three Chromium runs."""
 
 import os
 import re
@@ -134,13 +134,16 @@ def test_check_mode_loads_every_thumbnail_and_keeps_model_text_as_text(page):
         assert any(t == "span" and word in (a.get("class") or "") for t, a in dom.elements)
 
 
-def test_search_in_the_address_narrows_the_items(page):
+def test_search_and_item_in_the_address(page):
     exe, html, root = page
-    dom = _Dom(_run(exe, root, "search", html.as_uri() + "#check&q=frog", "--dump-dom",
-                    "--virtual-time-budget=10000"))
-    body = dom.body()
-    assert (body["data-items"], body["data-images-ok"], body["data-images-broken"]) == ("1", "1", "0")
-    assert "1 of 6 items" in "".join(dom.texts)
+    dom = _Dom(_run(exe, root, "search", html.as_uri() + "#q=FROG&item=g1", "--dump-dom",
+                    "--virtual-time-budget=5000"))
+    assert "1 of 6 items" in "".join(dom.texts)  # the search (any case) narrows the items
+    items = [a for t, a in dom.elements if t == "div" and "item" in (a.get("class") or "").split()]
+    assert [(a["data-id"], a["class"]) for a in items] == [("g1", "item open")]  # the linked item is open
+    assert [(a.get("loading"), a["src"].startswith("report_files/")) for t, a in dom.elements if t == "img"] == [
+        ("lazy", True)]
+    assert "data-ready" not in dom.body()  # only #check reports
 
 
 def test_screenshot_is_drawn(page):
