@@ -18,6 +18,7 @@ from judgekit.report.doc import Block, Chart, Headline, Item, ReportDoc, Series,
 from judgekit.report.write import write_report
 
 EVIL = '<script>document.title="pwned"</script><img src=x onerror="document.title=1">'
+LONG = "\n".join(f"roses are red, line {i}" for i in range(60))
 REPLY = "Both are fine. Not [[A>>B]] here.\nFinal verdict: [[A>>B]]\nthanks"
 
 
@@ -74,7 +75,7 @@ def page(tmp_path_factory):
     items = [
         Item("q1", "A poem", [Block("question", "prompt", [text("Write a poem."), image(src / "photo.png", caption="input")]),
                               Block("answer", "gpt-4o", [text(EVIL)], group="answers"),
-                              Block("baseline", "baseline", [text("roses are red")], group="answers"),
+                              Block("baseline", "baseline", [text(LONG)], group="answers"),
                               Block("judgment", "judge · A/B", [text(REPLY)], verdict="A>>B", highlight="[[A>>B]]")],
              tags={"category": "literary"}, score="Reward +100"),
         Item("g1", "Guess the animal", [Block("turn", "round 1", [text("What is it?"), image(src / "green.png")], role="user"),
@@ -130,6 +131,9 @@ def test_check_mode_loads_every_thumbnail_and_keeps_model_text_as_text(page):
     assert "Final verdict: [[A>>B]]\nthanks" in joined
     assert "image missing: gone.png: file not found" in joined
     assert "6 of 6 items" in joined
+    assert LONG in joined and "show all (60 lines)" in joined  # folded, not cut
+    assert [a["class"] for t, a in dom.elements if t == "div" and "text" in (a.get("class") or "").split()
+            and "folded" in a["class"]] == ["text folded"]
     for word in ("failed", "reasked", "skipped"):
         assert any(t == "span" and word in (a.get("class") or "") for t, a in dom.elements)
 
