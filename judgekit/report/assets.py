@@ -94,7 +94,7 @@ background:#fbfcfd}
 .block.st-reasked{border-left-color:#e69f00;background:var(--ambbg)}
 .block.st-skipped{border-left-color:#9aa0a6;background:var(--grybg);color:var(--gry)}
 .text{white-space:pre-wrap;overflow-wrap:anywhere;line-height:1.4}
-.text.folded{max-height:calc(40 * 1.4em);overflow:hidden;
+.text.folded{max-height:calc(40 * 1.4em);overflow:auto;position:relative;
 -webkit-mask-image:linear-gradient(#000 85%,transparent);mask-image:linear-gradient(#000 85%,transparent)}
 button.more{font-size:12px;margin-top:3px}
 mark{background:#ffe066;color:inherit;padding:0 1px;border-radius:2px}
@@ -191,6 +191,7 @@ function textNode(s, hl) {
     btn.addEventListener("click", function () {
       var folded = div.classList.toggle("folded");
       btn.textContent = folded ? "show all (" + lines + " lines)" : "fold";
+      if (folded) { showMarks(box); }
     });
     box.appendChild(btn);
   }
@@ -283,6 +284,7 @@ function itemNode(it) {
   }
   head.addEventListener("click", function () {
     setOpen(!state.open[id]);
+    showMarks(wrap);
     if (state.open[id] && history.replaceState) { history.replaceState(null, "", "#item=" + encodeURIComponent(id)); }
   });
   if (state.check || state.open[id]) { setOpen(true); }
@@ -356,6 +358,14 @@ function pager() {
 
 function pageItems(m) { return state.check ? m : m.slice(state.page * PAGE, (state.page + 1) * PAGE); }
 
+function showMarks(scope) {
+  // a folded reply scrolls (inside its box) to the text its verdict was read from
+  Array.prototype.forEach.call(scope.querySelectorAll(".text.folded > mark"), function (m) {
+    var box = m.parentNode;
+    box.scrollTop = Math.max(0, m.offsetTop - box.clientHeight / 2);
+  });
+}
+
 function render() {
   var m = matching(), pages = Math.max(1, Math.ceil(m.length / PAGE));
   state.page = Math.min(Math.max(state.page, 0), pages - 1);
@@ -364,6 +374,7 @@ function render() {
   var shown = pageItems(m);
   shown.forEach(function (it) { ui.list.appendChild(itemNode(it)); });
   if (!shown.length) { ui.list.appendChild(el("div", "empty", "no item matches")); }
+  showMarks(ui.list);
   ui.pagers.forEach(function (p) {
     p.box.hidden = state.check || pages < 2;
     p.label.textContent = "page " + (state.page + 1) + " of " + pages;
