@@ -36,10 +36,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 __all__ = ["Image", "Part", "Block", "Item", "Series", "Chart", "Table", "Headline", "ReportDoc",
-           "BLOCK_KINDS", "STATUSES", "text", "image"]
+           "BLOCK_KINDS", "STATUSES", "TONES", "PALETTES", "text", "image"]
 
 BLOCK_KINDS = ("question", "answer", "baseline", "reference", "judgment", "turn", "note")
 STATUSES = ("ok", "failed", "reasked", "skipped")
+TONES = ("good", "bad", "neutral")
+PALETTES = ("categorical", "diverging")
 
 
 @dataclass
@@ -78,20 +80,24 @@ class Part:
 
     text: str | None = None
     image: Image | None = None
+    mono: bool = False
+    """Show the text in a fixed-width font (laid-out text such as GuessBench's letter hints)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"image": self.image.to_json()} if self.image is not None else {"text": self.text or ""}
+        if self.image is not None:
+            return {"image": self.image.to_json()}
+        return {"text": self.text or "", "mono": True} if self.mono else {"text": self.text or ""}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Part":
         if "image" in d:
             return cls(image=Image.from_json(d["image"]))
-        return cls(text=str(d.get("text", "")))
+        return cls(text=str(d.get("text", "")), mono=bool(d.get("mono", False)))
 
 
-def text(s: Any) -> Part:
-    """A text part (None shows as an empty text)."""
-    return Part(text="" if s is None else str(s))
+def text(s: Any, *, mono: bool = False) -> Part:
+    """A text part (None shows as an empty text); ``mono``: in a fixed-width font."""
+    return Part(text="" if s is None else str(s), mono=mono)
 
 
 def image(path: Path | str | None = None, data: bytes | None = None, *, missing: str | None = None,
@@ -118,6 +124,9 @@ class Block:
     """A judgment's parsed result as shown (e.g. "A>>B (+2 for the candidate)", "score 4")."""
     highlight: str | None = None
     """The text in the reply the verdict was parsed from; its last occurrence is marked."""
+    tone: Literal["good", "bad", "neutral"] | None = None
+    """How the verdict reads for the candidate (colours its badge): good (won, right), bad
+    (lost, wrong), neutral (tie, a score); None: neutral."""
     status: Literal["ok", "failed", "reasked", "skipped"] | None = None
     meta: dict[str, str] = field(default_factory=dict)
 
@@ -126,10 +135,12 @@ class Block:
             raise ValueError(f"block kind {self.kind!r}: expected one of {', '.join(BLOCK_KINDS)}")
         if self.status is not None and self.status not in STATUSES:
             raise ValueError(f"block status {self.status!r}: expected one of {', '.join(STATUSES)}")
+        if self.tone is not None and self.tone not in TONES:
+            raise ValueError(f"block tone {self.tone!r}: expected one of {', '.join(TONES)}")
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "label": self.label, "parts": [p.to_json() for p in self.parts]}
-        for k in ("group", "role", "verdict", "highlight", "status"):
+        for k in ("group", "role", "verdict", "highlight", "tone", "status"):
             v = getattr(self, k)
             if v is not None:
                 out[k] = v
@@ -141,7 +152,8 @@ class Block:
     def from_json(cls, d: dict[str, Any]) -> "Block":
         return cls(kind=d["kind"], label=d.get("label", ""), parts=[Part.from_json(p) for p in d.get("parts", [])],
                    group=d.get("group"), role=d.get("role"), verdict=d.get("verdict"),
-                   highlight=d.get("highlight"), status=d.get("status"), meta=dict(d.get("meta", {})))
+                   highlight=d.get("highlight"), tone=d.get("tone"), status=d.get("status"),
+                   meta=dict(d.get("meta", {})))
 
     def images(self) -> list[Image]:
         return [p.image for p in self.parts if p.image is not None]
@@ -154,8 +166,9 @@ class Item:
     id: str
     title: str
     blocks: list[Block] = field(default_factory=list)
-    tags: dict[str, str] = field(default_factory=dict)
-    """Filterable facts (category, task, pattern); shown as chips and offered as filters."""
+    tags: dict[str, str | list[str]] = field(default_factory=dict)
+    """Filterable facts (category, task, pattern); shown as chips and offered as filters.  A list
+    value is several values of one tag (an image in two patterns): each is offered and matches."""
     flags: list[str] = field(default_factory=list)
     """Marks such as "failed", "reasked", "skipped": shown in red/amber, and filterable."""
     score: str | None = None
@@ -164,7 +177,8 @@ class Item:
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": str(self.id), "title": self.title, "blocks": [b.to_json() for b in self.blocks]}
         if self.tags:
-            out["tags"] = {str(k): str(v) for k, v in self.tags.items()}
+            out["tags"] = {str(k): ([str(x) for x in v] if isinstance(v, (list, tuple)) else str(v))
+                           for k, v in self.tags.items()}
         if self.flags:
             out["flags"] = list(dict.fromkeys(self.flags))
         if self.score is not None:
@@ -208,6 +222,9 @@ class Chart:
     series: list[Series]
     kind: Literal["bars", "stacked"] = "bars"
     unit: str = ""
+    palette: Literal["categorical", "diverging"] = "categorical"
+    """diverging: the series are an ordered scale from best to worst (verdicts much better ..
+    much worse), coloured from one hue through grey to another; categorical: distinct colours."""
     note: str | None = None
     range: tuple[float, float] | None = None
     """The value axis's ends; None: from the data (and 0)."""
@@ -215,6 +232,8 @@ class Chart:
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"title": self.title, "kind": self.kind, "groups": list(self.groups),
                                "series": [s.to_json() for s in self.series], "unit": self.unit}
+        if self.palette != "categorical":
+            out["palette"] = self.palette
         if self.note:
             out["note"] = self.note
         if self.range is not None:
@@ -226,6 +245,7 @@ class Chart:
         r = d.get("range")
         return cls(title=d["title"], groups=list(d["groups"]), series=[Series.from_json(s) for s in d["series"]],
                    kind=d.get("kind", "bars"), unit=d.get("unit", ""), note=d.get("note"),
+                   palette=d.get("palette", "categorical"),
                    range=(r[0], r[1]) if r else None)
 
 
@@ -260,15 +280,17 @@ class Headline:
     judge: str | None = None
     """Which judge (or "ensemble") gave it; None where the benchmark has no judge."""
     higher_is_better: bool = True
+    unit: str = ""
+    """Shown after the figure's name (e.g. "%")."""
 
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("candidate", "figure", "value", "low", "high", "judge",
-                                                "higher_is_better")}
+                                                "higher_is_better", "unit")}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Headline":
         return cls(**{k: d.get(k) for k in ("candidate", "figure", "value", "low", "high", "judge")},
-                   higher_is_better=d.get("higher_is_better", True))
+                   higher_is_better=d.get("higher_is_better", True), unit=str(d.get("unit") or ""))
 
 
 @dataclass
