@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 from judgekit.benchmarks.creation_mmbench.data import load_data
 from judgekit.benchmarks.creation_mmbench.report import charts, headline
-from judgekit.benchmarks.creation_mmbench.report_items import build_items, verdict_line, vfs_lines
+from judgekit.benchmarks.creation_mmbench.pipeline import _judgment
+from judgekit.benchmarks.creation_mmbench.report_items import build_items, judgment_blocks, verdict_line, vfs_lines
 from judgekit.config import load_spec
 from judgekit.parsers.creation import parse_verdict, parse_vfs
 from judgekit.report.doc import ReportDoc
@@ -131,6 +132,35 @@ def test_verdicts_are_highlighted_where_the_parser_read_them(run):
             assert b.verdict.endswith("0 (tie)" if score == 0 else "for the candidate")
         else:
             assert "Visual Factuality Score" in b.highlight and b.verdict.startswith("candidate ")
+            assert b.tone == "neutral"
+
+
+def test_a_verdict_is_toned_for_the_candidate_in_either_order(run):
+    """Good when the candidate wins, bad when it loses, neutral for a tie: in the swapped order
+    (order 1) Assistant A is the candidate, so [[A>>B]] is a win there and a loss in order 0."""
+    item = SimpleNamespace(index="1", task_name="t", category="c")
+    cases = (("[[A>>B]]", 0, "bad"), ("[[A>>B]]", 1, "good"), ("[[B>A]]", 0, "good"), ("[[B>A]]", 1, "bad"),
+             ("[[A=B]]", 0, "neutral"), ("[[A=B]]", 1, "neutral"))
+    for token, order, tone in cases:
+        result = SimpleNamespace(ok=True, text=f"Fine.\nFinal verdict is: {token}", error_kind=None, error=None)
+        b = judgment_blocks(_judgment("pairwise", order, result, "cand", item, judge="j"), "cand")[-1]
+        assert (token, order, b.tone) == (token, order, tone)
+    unread = SimpleNamespace(ok=True, text="no verdict here", error_kind=None, error=None)
+    assert judgment_blocks(_judgment("pairwise", 0, unread, "cand", item, judge="j"), "cand")[-1].tone is None
+    # the run: every parsed pairwise verdict's tone follows the record's score, for the candidate
+    records = {(j["judge"], j["model"], j["index"], j["order"]): j for j in run.out.result.tables["judgments"]
+               if j["kind"] == "pairwise"}
+    tones = set()
+    for it in run.doc.items:
+        for b in it.blocks:
+            if b.kind == "judgment" and " · pairwise · " in b.label and b.status == "ok":
+                order = 0 if "baseline first" in b.label else 1
+                score = records[(b.label.split(" · ")[0], b.group, it.id, order)]["score"]
+                assert b.tone == ("good" if score > 0 else "bad" if score < 0 else "neutral")
+                tones.add(b.tone)
+            elif b.status in ("failed", "reasked", "skipped"):
+                assert b.tone is None
+    assert {"good", "bad"} <= tones
 
 
 def test_headline_charts_and_tables_match_the_summary(run):
@@ -156,6 +186,10 @@ def test_headline_charts_and_tables_match_the_summary(run):
             assert (v, lo, hi) == (r["reward"], r["reward_ci_low"], r["reward_ci_high"])
     shares = charts["Verdicts per candidate"]
     assert shares.kind == "stacked" and len(shares.groups) == 2 * 3  # candidates x (2 judges, ensemble)
+    assert shares.palette == "diverging"  # an ordered scale, best first, with fail after it
+    assert [s.name for s in shares.series] == ["much better (+2)", "better (+1)", "tie (0)", "worse (-1)",
+                                               "much worse (-2)", "fail"]
+    assert {h.figure: h.unit for h in doc.headline} == {"Reward": "", "Win Rate": "%", "VFS": ""}
     for k in range(len(shares.groups)):
         assert sum(s.values[k] for s in shares.series) == pytest.approx(100.0)
     per_judge = charts["Overall Reward per judge"]

@@ -66,8 +66,9 @@ def headline(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Head
             r = _overall(rows[judge], c)
             if r is None:
                 continue
-            for key, figure, _, _ in made:
-                out.append(Headline(c, figure, r.get(key), r.get(f"{key}_ci_low"), r.get(f"{key}_ci_high"), judge=judge))
+            for key, figure, unit, _ in made:
+                out.append(Headline(c, figure, r.get(key), r.get(f"{key}_ci_low"), r.get(f"{key}_ci_high"), judge=judge,
+                                    unit="%" if unit == "%" else ""))
     return out
 
 
@@ -114,7 +115,9 @@ def charts(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Chart]
                 shares[name].append(100.0 * r[k] / r["n_pairwise"])
     if bars:
         out.append(Chart("Verdicts per candidate", bars, [Series(n, v) for n, v in shares.items()], kind="stacked",
-                         unit="%", note="share of pairwise judgments, both orders pooled", range=(0.0, 100.0)))
+                         unit="%", palette="diverging", range=(0.0, 100.0),
+                         note="share of pairwise judgments, both orders pooled; the scale from much better to "
+                              "much worse for the candidate, then fail (no verdict)"))
     if len(judges) > 1:
         for key, figure, unit, rng in (f for f in _figures_made(first) if f[0] != "win_rate"):
             series = [_series(j, [_overall(rows[j], c) for c in candidates], key) for j in rows]

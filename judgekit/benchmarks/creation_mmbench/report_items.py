@@ -127,8 +127,18 @@ def judgment_blocks(j: Mapping[str, Any], group: str, first_reply: str | None = 
     elif not j.get("ok") and j.get("error_kind") == "parse_failure":
         verdict = f"{verdict} (the reply does not parse)"
     out.append(Block("judgment", label, parts, group=group, verdict=verdict, highlight=highlight,
-                     status=_status(j), meta=meta))
+                     tone=_tone(j), status=_status(j), meta=meta))
     return out
+
+
+def _tone(j: Mapping[str, Any]) -> str | None:
+    """How a judgment reads for the candidate: a pairwise score (already the candidate's, in
+    either order) good above 0, bad below, neutral at a tie; a VFS neutral; None with no verdict."""
+    if j["kind"] == "pairwise":
+        s = j.get("score")
+        return None if s is None else "good" if s > 0 else "bad" if s < 0 else "neutral"
+    v = j.get("vfs")
+    return "neutral" if v is not None and not isinstance(v, str) else None
 
 
 # -- items ---------------------------------------------------------------------------------------
