@@ -140,6 +140,12 @@ def test_every_set_every_flow_every_image(made):
         q = it.blocks[0]
         assert q.kind == "question" and [p.image.data for p in q.parts if p.image] == [i.data for i in gs.images]
         assert it.blocks[1].kind == "reference" and it.blocks[1].parts[0].text == gs.answer
+        # the hints in a fixed-width font, whole: the letter line over the blanks
+        assert [p.text for p in q.parts if p.mono] == list(gs.hints)
+        for b in it.blocks:
+            if b.role == "user" and b.label.endswith(" · user"):
+                attempt = 3 if b.label.startswith("static") else int(b.label.split()[1])
+                assert [p.text for p in b.parts if p.mono] == [gs.hints[attempt - 1]], b.label
     images = list(doc.images())
     assert images and all((im.data or (im.path and im.path.is_file())) and not im.missing for im in images)
     # the retrieved photo comes from the image store, inside its round's user message
@@ -165,6 +171,10 @@ def test_failures_readings_and_highlights(made):
     verdicts = [b for _, b in _blocks(doc) if b.role == "extractor" and b.verdict]
     assert {"right", "wrong"} <= {b.verdict.split(" · ")[0] for b in verdicts}
     assert any("No Answering" in b.verdict for b in verdicts) and any("unparsed" in b.verdict for b in verdicts)
+    for b in verdicts:  # a reading's verdict: right good, wrong bad; a sample's reading, a query: no tone
+        word = b.verdict.split(" · ")[0]
+        assert b.tone == {"right": "good", "wrong": "bad"}.get(word), (b.label, b.verdict, b.tone)
+    assert {"good", "bad"} <= {b.tone for b in verdicts}
     flags = {f for it in doc.items for f in it.flags}
     assert {"no answer", "unparsed"} <= flags
     # self-consistency: every sample, each extractor's reading of each, and its vote
@@ -186,6 +196,7 @@ def test_headline_and_charts_match_the_summary(made):
                                   ("dynamic_2_all", "Dynamic #2"), ("dynamic_3_all", "Dynamic #3")):
                     want[(r["model"], f"{name} · CoT", judge)] = (r[col], r[f"{col}_ci_low"], r[f"{col}_ci_high"])
     got = {(h.candidate, h.figure, h.judge): (h.value, h.low, h.high) for h in doc.headline}
+    assert {h.unit for h in doc.headline} == {"%"}  # accuracies in percent
     assert got == want
     titles = [c.title for c in doc.charts]
     assert any(t.startswith("Static accuracy per approach") for t in titles)

@@ -95,7 +95,8 @@ def _headline(labelled: list[tuple[str, list[dict[str, Any]]]], figures: list[st
                 continue
             for f in figures:
                 out.append(Headline(candidate=r["model"], figure=f"{_FIGURES[f]} · {APPROACH_NAMES[r['approach']]}",
-                                    value=r.get(f), low=r.get(f"{f}_ci_low"), high=r.get(f"{f}_ci_high"), judge=judge))
+                                    value=r.get(f), low=r.get(f"{f}_ci_low"), high=r.get(f"{f}_ci_high"), judge=judge,
+                                    unit="%"))
     return out
 
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from .flow import Reading, SetOutcome, TurnRecord
     from .pipeline import Prepared
 
-__all__ = ["set_item", "find_last", "APPROACH_NAMES"]
+__all__ = ["set_item", "find_last", "hint_parts", "APPROACH_NAMES"]
 
 APPROACH_NAMES = {"cot": "CoT", "no_cot": "w/o CoT", "one_shot": "One-shot",
                   "self_consistency": "Self-Consistency", "self_refine": "Self-Refine",
@@ -51,14 +51,26 @@ def find_last(needle: str | None, haystack: str) -> str | None:
     return found
 
 
-def _parts(msg: Message, caption: str | None = None) -> list[Part]:
+def _parts(msg: Message, caption: str | None = None, hint: str | None = None) -> list[Part]:
+    """A message's parts; ``hint``, where a text holds it, split out in a fixed-width font (its
+    letter line stands over its blanks)."""
     out: list[Part] = []
     for p in msg.parts:
         if isinstance(p, ImagePart):
             out.append(image(data=p.data, caption=caption))
         elif isinstance(p, TextPart):
-            out.append(text(p.text))
+            out += hint_parts(p.text, hint)
     return out
+
+
+def hint_parts(s: str, hint: str | None) -> list[Part]:
+    """``s`` as text parts, the last occurrence of ``hint`` in it (a non-blank one) as a mono part."""
+    i = s.rfind(hint) if hint and hint.strip() else -1
+    if i < 0:
+        return [text(s)]
+    before, after = s[:i].rstrip("\n"), s[i + len(hint):].lstrip("\n")
+    return [*([text(before)] if before.strip() else []), text(hint, mono=True),
+            *([text(after)] if after.strip() else [])]
 
 
 class _Ctx:
@@ -105,7 +117,7 @@ class _Flow:
 
     def user(self, attempt: int, previous: str | None) -> None:
         (_, msg), _ = self.prompts.turn(self.gs, attempt, previous)
-        self.add(f"{self.label(attempt)} · user", _parts(msg, f"build {attempt}/3"), "user")
+        self.add(f"{self.label(attempt)} · user", _parts(msg, f"build {attempt}/3", self.gs.hints[attempt - 1]), "user")
 
     def run(self, out: "SetOutcome | None") -> None:
         if out is None:
@@ -205,9 +217,10 @@ class _Flow:
         if e is None:
             return
         what = "the guess" if e["reply"] == 0 else f"round {e['reply']}'s reply"
-        self.extraction(e, j, f"{tl} · {j}", verdict=_verdict(rd), meta={"reads": what})
+        self.extraction(e, j, f"{tl} · {j}", verdict=_verdict(rd), meta={"reads": what}, tone=_tone(rd))
 
-    def extraction(self, e: dict[str, Any], j: str, label: str, *, verdict: str, meta: dict[str, str]) -> None:
+    def extraction(self, e: dict[str, Any], j: str, label: str, *, verdict: str, meta: dict[str, str],
+                   tone: str | None = None) -> None:
         raw = e["raw"]
         if e["outcome"] == "answer":
             hl = find_last(e["guess"], raw)
@@ -220,7 +233,7 @@ class _Flow:
             self.flags.append("unparsed")
         if e["guess"] is not None:
             meta = {**meta, "guess": e["guess"]}
-        self.add(label, [text(raw)], "extractor", verdict=verdict, highlight=hl, meta=meta)
+        self.add(label, [text(raw)], "extractor", verdict=verdict, highlight=hl, meta=meta, tone=tone)
 
     def samples(self, rec: "TurnRecord", j: str, tl: str) -> None:
         rd = rec.readings.get(j)
@@ -240,7 +253,7 @@ class _Flow:
         line = f"vote of {j}: {votes or 'no votes'}" + (" (a tie)" if rd.vote_tied else "")
         if pick is not None:
             line += f"; the verdict is on sample {pick}"
-        self.add(f"{tl} · vote · {j}", [text(line)], "extractor", verdict=_verdict(rd),
+        self.add(f"{tl} · vote · {j}", [text(line)], "extractor", verdict=_verdict(rd), tone=_tone(rd),
                  meta={"tied": "yes" if rd.vote_tied else "no"})
 
 
@@ -251,6 +264,11 @@ def _verdict(rd: "Reading") -> str:
     if rd.outcome == "unparsed":
         return f"{v} · unparsed"
     return v
+
+
+def _tone(rd: "Reading") -> str:
+    """A reading's verdict colour: right good, wrong bad."""
+    return "good" if rd.correct else "bad"
 
 
 def _retrieval_meta(row: dict[str, Any]) -> dict[str, str]:
@@ -274,7 +292,8 @@ def set_item(ctx: _Ctx, gs: "GuessSet", outcomes: dict[tuple[str, str, str, str]
     prep = ctx.prep
     hints: list[Part] = []
     for k in range(3):
-        hints += [image(data=gs.images[k].data, caption=f"build {k + 1}/3"), text(f"Hint_{k + 1}:\n{gs.hints[k]}")]
+        hints += [image(data=gs.images[k].data, caption=f"build {k + 1}/3"), text(f"Hint_{k + 1}:"),
+                  text(gs.hints[k], mono=True)]
     blocks = [Block("question", f"set {gs.set_id}: the build at three stages, with its hints", hints),
               Block("reference", "answer", [text(gs.answer)],
                     meta={"letters": str(gs.letters), "length": "short" if gs.is_short else "long"}),
