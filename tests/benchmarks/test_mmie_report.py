@@ -141,12 +141,18 @@ def test_headline_charts_and_tables_follow_the_summary(run):
             for label, f in FIGURES:
                 h = heads[(judge, r["model"], label)]
                 assert (h.value, h.low, h.high) == (r[f], r[f"{f}_ci_low"], r[f"{f}_ci_high"])
+                assert h.unit == "%" and 0 <= h.value <= 100  # mean score / 6 x 100
     charts = {c.title: c for c in doc.charts}
     per_cat = charts["Score per category (scorer A)"]
     assert per_cat.groups == ["SA", "PBL", "MSR", "Avg."] and [s.name for s in per_cat.series] == [INTEGRATED,
                                                                                                   NATIVE]
     dist = charts["Score distribution (0-6)"]
     assert dist.kind == "stacked" and dist.groups[0] == f"{INTEGRATED} · A"
+    assert dist.palette == "diverging"  # an ordered scale, best first, then the answers with no score
+    assert [s.name for s in dist.series] == [f"score {k}" for k in range(6, -1, -1)] + ["no valid score"]
+    counts = {r["model"]: r for r in run.result.tables["distribution"] if r["judge"] == "A"}
+    six = counts[INTEGRATED]["6"] / sum(int(counts[INTEGRATED][k]) for k in [*map(str, range(7)), "failed"])
+    assert dist.series[0].values[0] == pytest.approx(100 * six)
     for k in range(len(dist.groups)):
         assert sum(s.values[k] for s in dist.series) == pytest.approx(100.0)
     avg = charts["Avg. per scorer"]
@@ -220,6 +226,7 @@ def test_highlights_are_the_score_the_parser_read(run):
         p = parse_score(reply)
         assert b.verdict == (f"score {p.score} of 6" if p.ok else f"no valid score ({p.raw} is outside 0-6)")
         assert b.status == ("ok" if p.ok else "failed")
+        assert b.tone == ("neutral" if p.ok else None)  # a score is no win or loss
     repeated = _blocks(_item(run.doc, "SA_0001"), INTEGRATED, "judgment")[1]
     assert repeated.highlight == "### Score\n5\n"  # lengthened past the reply's later "### Score\n5"
 

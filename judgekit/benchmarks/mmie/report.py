@@ -140,7 +140,7 @@ def _headline(summary: dict[str, Any], judges: list[str]) -> list[Headline]:
     if len(judges) > 1:
         chosen.append((ENSEMBLE, summary["ensemble"]["results"]))
     return [Headline(candidate=r["model"], figure=label, value=r.get(f), low=r.get(f"{f}_ci_low"),
-                     high=r.get(f"{f}_ci_high"), judge=j)
+                     high=r.get(f"{f}_ci_high"), judge=j, unit="%")
             for j, rows in chosen for r in rows for label, f in FIGURES]
 
 
@@ -164,7 +164,7 @@ def _charts(prep: "Prepared", summary: dict[str, Any], tables: dict[str, list[di
                             [_series(r["model"], r, figs) for r in rows], unit="%", range=(0.0, 100.0),
                             note="percent = mean score / 6 x 100; whiskers: the bootstrap interval over items"))
     dist = tables.get("distribution", [])
-    keys = [str(k) for k in range(7)] + ["failed"]
+    keys = [str(k) for k in range(6, -1, -1)] + ["failed"]  # best to worst, then no score
     groups, shares = [], []
     for d in dist:
         total = sum(int(d[k]) for k in keys)
@@ -173,8 +173,9 @@ def _charts(prep: "Prepared", summary: dict[str, Any], tables: dict[str, list[di
     if groups:
         charts.append(Chart("Score distribution (0-6)", groups,
                             [Series("no valid score" if k == "failed" else f"score {k}", [s[i] for s in shares])
-                             for i, k in enumerate(keys)], kind="stacked", unit="%",
-                            note="share of each system's scored answers given each score"))
+                             for i, k in enumerate(keys)], kind="stacked", unit="%", palette="diverging",
+                            note="share of each system's scored answers given each score, from 6 (best) to 0, "
+                                 "then no valid score"))
     if panel:
         by = _by_scorer(summary, judges)
         names = [r["model"] for r in by[0][1]]
@@ -325,7 +326,7 @@ def _judgments(o: "Outcome", judges: list[str], flags: list[str]) -> list[Block]
         reply, p = jd.reply or "", jd.parse
         if p is not None and p.ok:
             out.append(Block("judgment", label, [text(reply)], group=o.system, verdict=f"score {p.score} of 6",
-                             highlight=score_highlight(reply, p.raw), status="ok",
+                             highlight=score_highlight(reply, p.raw), tone="neutral", status="ok",
                              meta={"percent": f"{p.score / 6 * 100:.2f}"}))
             continue
         flags.append("unparsed")
