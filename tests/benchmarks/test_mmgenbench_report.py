@@ -150,7 +150,8 @@ def test_every_image_is_an_item_with_its_images_and_failures(run):
     by = {it.id: it for it in doc.items}
 
     one = by["1"]
-    assert one.tags == {"pattern": "Color, Count"} and one.flags == []
+    assert one.tags == {"pattern": ["Color", "Count"]} and one.flags == []
+    assert type(one).from_json(one.to_json()).tags == one.tags  # an image in two patterns: both, through report.json
     (cap,) = blocks(one, "cand-a", "caption")
     assert cap.parts[0].text == "A picture 1 by cand-a." and cap.status == "ok" and cap.meta["chat-template "
                                                                                               "leftovers"] == "removed"

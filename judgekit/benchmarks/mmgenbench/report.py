@@ -189,7 +189,7 @@ def _items(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome"],
                 if it.item_id in sims[(c, g)]]
         score = f"best SIM {max(best)[0]:.4f}" if best else None
         items.append(Item(id=it.item_id, title=f"image {it.item_id}", blocks=blocks,
-                          tags={"pattern": ", ".join(it.patterns)} if it.patterns else {}, flags=flags, score=score))
+                          tags={"pattern": list(it.patterns)} if it.patterns else {}, flags=flags, score=score))
     return items
 
 
