@@ -7,7 +7,9 @@ adds, from the summary (each only where the summary has it, non-empty):
   provider (free ones said so) and cache hits, cost (and what batching or prompt caching saved),
   the interval method;
 * after the document's own charts and tables: "Paired comparisons" (a - b with its interval,
-  whether it excludes 0) with one chart of the differences per metric, "Judge agreement"
+  whether it excludes 0; a comparison without a difference, e.g. Reward of a run with
+  pairwise = false, is left out, and said so) with one chart of the differences per metric that
+  has one, "Judge agreement"
   (Krippendorff's alpha per candidate and pooled, the share of items where all judges agree) and
   "Departures from the authors' code".
 
@@ -49,9 +51,11 @@ def with_shared_sections(doc: ReportDoc, summary: dict[str, Any]) -> ReportDoc:
     summary = summary if isinstance(summary, dict) else {}
     meta = {k: v for k, v in _meta(summary).items() if k not in doc.meta}
     meta.update(doc.meta)
-    comparisons = _rows(summary.get("comparisons"))
-    level = _level(summary, comparisons)
-    tables = [t for t in (_comparisons_table(comparisons, summary, level), _agreement_table(_rows(summary.get("agreement"))),
+    every = _rows(summary.get("comparisons"))
+    level = _level(summary, every)
+    # a comparison with no difference (a figure the run did not make, e.g. Reward with pairwise = false) is left out
+    comparisons = [r for r in every if _finite(r.get("difference")) is not None]
+    tables = [t for t in (_comparisons_table(comparisons, summary, level, len(every) - len(comparisons)), _agreement_table(_rows(summary.get("agreement"))),
                           _deviations_table(_rows(summary.get("deviations")))) if t is not None]
     return dataclasses.replace(doc, meta=meta, headline=[_finite_headline(h) for h in doc.headline],
                                charts=[*map(_finite_chart, doc.charts), *_comparison_charts(comparisons, level)],
@@ -217,7 +221,8 @@ def _pair(r: dict[str, Any]) -> str:
     return f"{r.get('a', '?')} − {r.get('b', '?')}"
 
 
-def _comparisons_table(rows: list[dict[str, Any]], s: dict[str, Any], level: float | None) -> Table | None:
+def _comparisons_table(rows: list[dict[str, Any]], s: dict[str, Any], level: float | None,
+                       left_out: int = 0) -> Table | None:
     if not rows:
         return None
     ctx = _context(rows, _COMPARISON_KEYS)
@@ -236,6 +241,9 @@ def _comparisons_table(rows: list[dict[str, Any]], s: dict[str, Any], level: flo
     notes = ["each difference is paired over the items both candidates answered; an interval that "
              "excludes 0 is a difference the resampling supports"]
     notes += [str(iv[k]) for k in ("item", "fid") if isinstance(iv.get(k), str)]
+    if left_out:
+        notes.append(f"{left_out} comparison{'s' if left_out > 1 else ''} without a difference (a figure the "
+                     "run did not make) left out")
     return Table(title="Paired comparisons", rows=out, note="; ".join(notes))
 
 

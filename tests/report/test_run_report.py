@@ -120,6 +120,23 @@ def test_one_judge_summary_has_no_agreement_and_no_empty_tables():
     assert [s.name for s in chart.series] == ["cot", "no_cot"] and chart.groups == ["sim-strong − sim-weak"]
 
 
+def test_comparisons_without_a_difference_draw_no_chart_and_no_row():
+    """A run with pairwise = false: its Reward comparisons have no items and no difference (as
+    benchmarks.uncertainty.comparisons writes them); only the VFS chart and rows are shown."""
+    empty = {"metric": "reward", "a": "sim-strong", "b": "sim-weak", "items": 0, "difference": None,
+             "ci_low": None, "ci_high": None, "level": 0.95, "excludes_zero": False}
+    rows = [dict(empty, judge="judge"), dict(empty, judge="ensemble"), PANEL["comparisons"][2]]
+    out = with_shared_sections(ReportDoc(title="t", benchmark="creation_mmbench"), dict(PANEL, comparisons=rows))
+    assert [c.title for c in out.charts] == ["Paired differences: vfs"]
+    table = next(t for t in out.tables if t.title == "Paired comparisons")
+    assert [r["metric"] for r in table.rows] == ["vfs"]
+    assert "2 comparisons without a difference (a figure the run did not make) left out" in table.note
+    # none with a difference (NaN too): no chart and no table at all
+    out = with_shared_sections(ReportDoc(title="t", benchmark="b"),
+                               {"comparisons": [empty, dict(empty, metric="vfs", difference=float("nan"))]})
+    assert out.charts == [] and out.tables == []
+
+
 def test_no_judge_summary_and_missing_or_odd_keys():
     out = with_shared_sections(ReportDoc(title="t", benchmark="mmgenbench"), NO_JUDGE)
     assert "judges" not in out.meta
