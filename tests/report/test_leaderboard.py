@@ -8,6 +8,8 @@ import json
 import math
 import os
 import re
+import shutil
+import subprocess
 import urllib.parse
 from html.parser import HTMLParser
 from pathlib import Path
@@ -16,6 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from click.testing import CliRunner
+
+from judgekit.cli.main import cli
 from judgekit.errors import UsageError
 from judgekit.report.doc import Headline, ReportDoc
 from judgekit.report.leaderboard import (Run, leaderboard_doc, leaderboard_rows, load_run, wants_leaderboard,
@@ -177,3 +182,98 @@ def test_any_headline_values_never_crash_and_unknown_sort_last(heads):
     text = "".join(parsed.chunks)
     for c, *_ in heads:
         assert clean_text(c).replace("\0", "\ufffd") in text  # shown as written, never read as markup
+
+
+# -- the page in headless Chromium ---------------------------------------------------------------
+
+def _chromium() -> str | None:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    return found or ("/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None)
+
+
+class _Tables(HTMLParser):
+    """The dumped DOM's tables (by their h3 title: rows of cell texts) and the header's links."""
+
+    def __init__(self, page: str):
+        super().__init__(convert_charrefs=True)
+        self.tables: dict[str, list[list[str]]] = {}
+        self.links: list[tuple[str, str]] = []
+        self._title: str | None = None
+        self._h3 = self._nav = self._cell = False
+        self._row: list[str] | None = None
+        self._a: tuple[str, list[str]] | None = None
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "h3":
+            self._h3, self._title = True, ""
+        elif tag == "nav" and "links" in (a.get("class") or ""):
+            self._nav = True
+        elif tag == "a" and self._nav:
+            self._a = (a.get("href") or "", [])
+        elif tag == "tr" and self._title is not None:
+            self._row = []
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = True
+            self._row.append("")
+
+    def handle_endtag(self, tag):
+        if tag == "h3":
+            self._h3 = False
+            self.tables[self._title or ""] = []
+        elif tag == "nav":
+            self._nav = False
+        elif tag == "a" and self._a is not None:
+            self.links.append((self._a[0], "".join(self._a[1])))
+            self._a = None
+        elif tag in ("td", "th"):
+            self._cell = False
+        elif tag == "tr" and self._row is not None:
+            self.tables[self._title or ""].append(self._row)
+            self._row = None
+
+    def handle_data(self, data):
+        if self._h3:
+            self._title = (self._title or "") + data
+        elif self._cell and self._row is not None:
+            self._row[-1] += data
+        if self._a is not None:
+            self._a[1].append(data)
+
+
+def test_the_leaderboard_page_in_chromium(tmp_path):
+    """`judgekit report A B --out X/leaderboard.html` on two run folders: in the page Chromium
+    draws, the rows are in the board's order and each run's link resolves to its report.html."""
+    exe = _chromium()
+    if exe is None:
+        pytest.skip("chromium is not installed (apt-get install chromium); .ci/run installs it")
+    a = _run_dir(tmp_path / "runs" / "run a", "creation_mmbench", [
+        Headline("gpt-4o", "Reward", 10.0, 5.0, 15.0, judge="judge"),
+        Headline("<b>qwen</b>", "Reward", 30.0, 20.0, 40.0, judge="judge")])
+    b = _run_dir(tmp_path / "runs" / "run b", "creation_mmbench", [
+        Headline("gpt-4o", "Reward", -20.0, -30.0, -10.0, judge="judge")])
+    page = tmp_path / "boards" / "x" / "leaderboard.html"
+    result = CliRunner().invoke(cli, ["report", str(a), str(b), "--out", str(page)])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == f"leaderboard: {page}"
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", f"--user-data-dir={profile}",
+           "--dump-dom", "--virtual-time-budget=3000", page.as_uri()]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=dict(os.environ, HOME=str(profile)))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    dom = _Tables(proc.stdout)
+    board = dom.tables["creation_mmbench"]
+    assert board[0] == ["run", "candidate", "Reward"]
+    assert [row[:3] for row in board[1:]] == [["run a", "<b>qwen</b>", "30.0 [20.0, 40.0]"],  # best first
+                                              ["run a", "gpt-4o", "10.0 [5.0, 15.0]"],
+                                              ["run b", "gpt-4o", "-20.0 [-30.0, -10.0]"]]
+    assert [label for _, label in dom.links] == ["run a", "run b"]
+    for (href, _), run in zip(dom.links, (a, b)):
+        assert href.startswith("../../runs/run%20a" if run == a else "../../runs/run%20b"), href
+        target = (page.parent / urllib.parse.unquote(href)).resolve()
+        assert target == (run / "report.html").resolve() and target.is_file()
+    runs = dom.tables["Runs"]
+    assert [r[0] for r in runs[1:]] == ["run a", "run b"] and runs[1][-1] == dom.links[0][0]
