@@ -186,9 +186,19 @@ def test_headline_charts_and_tables_match_the_summary(run):
             assert (v, lo, hi) == (r["reward"], r["reward_ci_low"], r["reward_ci_high"])
     shares = charts["Verdicts per candidate"]
     assert shares.kind == "stacked" and len(shares.groups) == 2 * 3  # candidates x (2 judges, ensemble)
-    assert shares.palette == "diverging"  # an ordered scale, best first, with fail after it
+    # an ordered scale, best first, tie its middle (grey on an odd count); fail (no verdict) is no step of
+    # it: the shares are of the judgments with a verdict, the fails in the note
+    assert shares.palette == "diverging"
     assert [s.name for s in shares.series] == ["much better (+2)", "better (+1)", "tie (0)", "worse (-1)",
-                                               "much worse (-2)", "fail"]
+                                               "much worse (-2)"]
+    first = next(r for r in summary["results"] if r["model"] == "sim-weak" and r["level"] == "overall")
+    k = shares.groups.index("sim-weak · judge")
+    assert shares.series[4].values[k] == pytest.approx(100 * first["much_worse"] / (first["n_pairwise"] - first["fail"]))
+    fails = [(g, r["fail"] / r["n_pairwise"]) for g, r in [(f"{r['model']} · judge", r) for r in summary["results"]
+                                                          if r["level"] == "overall"] if r["fail"]]
+    for g, share in fails:
+        assert f"{g} {100 * share:.0f}%" in shares.note
+    assert shares.note.endswith("none") == (not fails)
     assert {h.figure: h.unit for h in doc.headline} == {"Reward": "", "Win Rate": "%", "VFS": ""}
     for k in range(len(shares.groups)):
         assert sum(s.values[k] for s in shares.series) == pytest.approx(100.0)

@@ -34,9 +34,10 @@ __all__ = ["build_report", "charts", "headline", "tables"]
 #: (summary key, headline figure, chart unit, axis range)
 FIGURES = (("reward", "Reward", "", (-100.0, 100.0)), ("win_rate", "Win Rate", "%", (0.0, 100.0)),
            ("vfs", "VFS", "/10", (0.0, 10.0)))
-#: the verdict counts of a results row, best first, with the names the chart shows
+#: the verdict counts of a results row, best first, with the names the chart shows (an ordered
+#: scale, tie its middle; "fail", no verdict, is outside it: said in the chart's note)
 VERDICTS = (("much_better", "much better (+2)"), ("better", "better (+1)"), ("tie", "tie (0)"),
-            ("worse", "worse (-1)"), ("much_worse", "much worse (-2)"), ("fail", "fail"))
+            ("worse", "worse (-1)"), ("much_worse", "much worse (-2)"))
 
 
 # -- headline, charts, tables --------------------------------------------------------------------
@@ -104,20 +105,24 @@ def charts(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Chart]
         if any(v is not None for s in series for v in s.values):
             out.append(Chart(f"{figure} per category", groups, series, unit=unit, note=note, range=rng))
     # verdict shares per candidate (and per judge of a panel)
-    bars, shares = [], {name: [] for _, name in VERDICTS}
+    bars, shares, fails = [], {name: [] for _, name in VERDICTS}, []
     for judge in judges[:1] + ([*judges[1:], ENSEMBLE_JUDGE] if len(judges) > 1 else []):
         for c in candidates:
             r = _overall(rows.get(judge, []), c)
             if r is None or not r.get("n_pairwise"):
                 continue
             bars.append(c if len(judges) == 1 else f"{c} · {judge}")
+            read = r["n_pairwise"] - r.get("fail", 0)
             for k, name in VERDICTS:
-                shares[name].append(100.0 * r[k] / r["n_pairwise"])
+                shares[name].append(100.0 * r[k] / read if read else 0.0)
+            if r.get("fail"):
+                fails.append(f"{bars[-1]} {100.0 * r['fail'] / r['n_pairwise']:.0f}%")
     if bars:
         out.append(Chart("Verdicts per candidate", bars, [Series(n, v) for n, v in shares.items()], kind="stacked",
                          unit="%", palette="diverging", range=(0.0, 100.0),
-                         note="share of pairwise judgments, both orders pooled; the scale from much better to "
-                              "much worse for the candidate, then fail (no verdict)"))
+                         note="share of the pairwise judgments with a verdict, both orders pooled, from much better "
+                              "to much worse for the candidate; no verdict (fail): "
+                              + ("; ".join(fails) if fails else "none")))
     if len(judges) > 1:
         for key, figure, unit, rng in (f for f in _figures_made(first) if f[0] != "win_rate"):
             series = [_series(j, [_overall(rows[j], c) for c in candidates], key) for j in rows]
