@@ -148,11 +148,18 @@ def test_headline_charts_and_tables_follow_the_summary(run):
                                                                                                   NATIVE]
     dist = charts["Score distribution (0-6)"]
     assert dist.kind == "stacked" and dist.groups[0] == f"{INTEGRATED} · A"
-    assert dist.palette == "diverging"  # an ordered scale, best first, then the answers with no score
-    assert [s.name for s in dist.series] == [f"score {k}" for k in range(6, -1, -1)] + ["no valid score"]
+    # an ordered scale, best first, 3 its grey middle; an answer with no valid score is no step of it: in the note
+    assert dist.palette == "diverging"
+    assert [s.name for s in dist.series] == [f"score {k}" for k in range(6, -1, -1)]
     counts = {r["model"]: r for r in run.result.tables["distribution"] if r["judge"] == "A"}
-    six = counts[INTEGRATED]["6"] / sum(int(counts[INTEGRATED][k]) for k in [*map(str, range(7)), "failed"])
-    assert dist.series[0].values[0] == pytest.approx(100 * six)
+    scored = {m: sum(int(c[str(k)]) for k in range(7)) for m, c in counts.items()}
+    assert dist.series[0].values[0] == pytest.approx(100 * counts[INTEGRATED]["6"] / scored[INTEGRATED])
+    unscored = [r for r in run.result.tables["distribution"] if int(r["failed"])]
+    assert unscored  # scorer B's out-of-range 9
+    for r in unscored:
+        n = int(r["failed"])
+        share = n / (n + sum(int(r[str(k)]) for k in range(7)))
+        assert f"{r['model']} · {r['judge']} {100 * share:.0f}%" in dist.note
     for k in range(len(dist.groups)):
         assert sum(s.values[k] for s in dist.series) == pytest.approx(100.0)
     avg = charts["Avg. per scorer"]

@@ -164,18 +164,21 @@ def _charts(prep: "Prepared", summary: dict[str, Any], tables: dict[str, list[di
                             [_series(r["model"], r, figs) for r in rows], unit="%", range=(0.0, 100.0),
                             note="percent = mean score / 6 x 100; whiskers: the bootstrap interval over items"))
     dist = tables.get("distribution", [])
-    keys = [str(k) for k in range(6, -1, -1)] + ["failed"]  # best to worst, then no score
-    groups, shares = [], []
+    # the scale best to worst (3 its grey middle); an answer with no valid score is no step of it: in the note
+    keys = [str(k) for k in range(6, -1, -1)]
+    groups, shares, unscored = [], [], []
     for d in dist:
-        total = sum(int(d[k]) for k in keys)
+        scored = sum(int(d[k]) for k in keys)
         groups.append(f"{d['model']} · {d['judge']}" if panel else str(d["model"]))
-        shares.append([100.0 * int(d[k]) / total if total else 0.0 for k in keys])
+        shares.append([100.0 * int(d[k]) / scored if scored else 0.0 for k in keys])
+        if int(d["failed"]):
+            unscored.append(f"{groups[-1]} {100.0 * int(d['failed']) / (scored + int(d['failed'])):.0f}%")
     if groups:
         charts.append(Chart("Score distribution (0-6)", groups,
-                            [Series("no valid score" if k == "failed" else f"score {k}", [s[i] for s in shares])
-                             for i, k in enumerate(keys)], kind="stacked", unit="%", palette="diverging",
-                            note="share of each system's scored answers given each score, from 6 (best) to 0, "
-                                 "then no valid score"))
+                            [Series(f"score {k}", [s[i] for s in shares]) for i, k in enumerate(keys)],
+                            kind="stacked", unit="%", palette="diverging",
+                            note="share of each system's answers with a valid score given each score, from 6 (best) "
+                                 "to 0; no valid score: " + ("; ".join(unscored) if unscored else "none")))
     if panel:
         by = _by_scorer(summary, judges)
         names = [r["model"] for r in by[0][1]]
