@@ -8,7 +8,8 @@ Two kinds, both from a chart's JSON (:meth:`judgekit.report.doc.Chart.to_json`):
 - :func:`stacked`: one horizontal bar per group, split into the series' shares.
 
 Every label is escaped; a ``None`` value draws no bar and says "n/a".  Colours are the Okabe-Ito
-palette (safe for the common colour blindnesses).
+palette (safe for the common colour blindnesses); a chart with ``palette: "diverging"`` (its series an
+ordered scale, best first) goes from blue through grey to orange (:func:`diverging`).
 """
 
 from __future__ import annotations
@@ -17,10 +18,14 @@ import math
 from html import escape
 from typing import Any
 
-__all__ = ["PALETTE", "chart_svg", "bars", "stacked", "nice_ticks", "fmt"]
+__all__ = ["PALETTE", "diverging", "chart_svg", "bars", "stacked", "nice_ticks", "fmt"]
 
 #: Okabe & Ito (2008), black last
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+
+#: a diverging scale's ends and middle: blue (best), grey, orange (worst); PuOr-like, safe for
+#: the common colour blindnesses (blue against orange, told apart by lightness too)
+_BEST, _MID, _WORST = (0x21, 0x66, 0xAC), (0xB8, 0xB8, 0xB8), (0xC4, 0x5A, 0x00)
 
 _CHAR_W = 6.6  # px per character of 11 px sans-serif, roughly
 _MAX_LABEL = 28  # characters of a group label drawn; the whole label is in its <title>
@@ -71,7 +76,33 @@ def nice_ticks(lo: float, hi: float) -> list[float]:
     return ticks
 
 
-def _legend(names: list[str], width: float, y: float) -> tuple[str, float]:
+def diverging(n: int) -> list[str]:
+    """``n`` colours from best (blue) through grey to worst (orange); the middle one grey when
+    ``n`` is odd."""
+    if n <= 1:
+        return ["#%02X%02X%02X" % _MID] * max(n, 0)
+    out = []
+    for i in range(n):
+        t = 2 * i / (n - 1) - 1  # -1 best .. 0 middle .. 1 worst
+        end = _BEST if t < 0 else _WORST
+        a = abs(t) ** 0.8  # a step off the middle is already visibly blue or orange
+        out.append("#%02X%02X%02X" % tuple(round(m + (e - m) * a) for m, e in zip(_MID, end)))
+    return out
+
+
+def _colours(chart: dict[str, Any], n: int) -> list[str]:
+    if chart.get("palette") == "diverging":
+        return diverging(n)
+    return [PALETTE[i % len(PALETTE)] for i in range(n)]
+
+
+def _dark_text(colour: str) -> bool:
+    """Whether text on ``colour`` should be dark (the fill is light)."""
+    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return 0.299 * r + 0.587 * g + 0.114 * b > 155
+
+
+def _legend(names: list[str], width: float, y: float, colours: list[str] | None = None) -> tuple[str, float]:
     """Swatches in rows from the left; returns the SVG and the height used."""
     out, x, row_h = [], 0.0, 18
     rows = 1
@@ -81,7 +112,7 @@ def _legend(names: list[str], width: float, y: float) -> tuple[str, float]:
         if x > 0 and x + w > width:
             x, rows = 0.0, rows + 1
         yy = y + (rows - 1) * row_h
-        out.append(f'<rect x="{x:.1f}" y="{yy:.1f}" width="12" height="12" fill="{PALETTE[i % len(PALETTE)]}"/>'
+        out.append(f'<rect x="{x:.1f}" y="{yy:.1f}" width="12" height="12" fill="{(colours or PALETTE)[i % len(colours or PALETTE)]}"/>'
                    f'<text x="{x + 17:.1f}" y="{yy + 10:.1f}" class="lg">{_e(label)}<title>{_e(name)}</title></text>')
         x += w
     return "".join(out), rows * row_h
@@ -129,7 +160,9 @@ def bars(chart: dict[str, Any]) -> str:
     if rotate and groups:  # the first label, slanted to the left, stays inside
         left = max(left, 0.82 * min(len(groups[0]), _MAX_LABEL) * _CHAR_W - group_w / 2 + 4)
     width = left + plot_w + 12
-    legend_svg, legend_h = _legend([str(s.get("name", "")) for s in series], width - 10, 4) if series else ("", 0)
+    colours = _colours(chart, len(series))
+    legend_svg, legend_h = (_legend([str(s.get("name", "")) for s in series], width - 10, 4, colours) if series
+                            else ("", 0))
     top = legend_h + 14
     plot_h = 220.0
     height = top + plot_h + label_h + 8
@@ -161,7 +194,7 @@ def bars(chart: dict[str, Any]) -> str:
                 continue
             y0, y1 = sorted((y(v), zero))
             out.append(f'<rect class="bar" x="{x + 0.5:.1f}" y="{y0:.2f}" width="{bar_w - 1:.1f}" '
-                       f'height="{max(y1 - y0, 0.5):.2f}" fill="{PALETTE[si % len(PALETTE)]}">'
+                       f'height="{max(y1 - y0, 0.5):.2f}" fill="{colours[si]}">'
                        f'<title>{_e(tip)}</title></rect>')
             if a is not None and b is not None:
                 cx, cap = x + bar_w / 2, max(2.0, bar_w / 4)
@@ -191,7 +224,9 @@ def stacked(chart: dict[str, Any]) -> str:
     left = 10 + longest * _CHAR_W + 8
     plot_w, bar_h, gap = 520.0, 20.0, 8.0
     width = left + plot_w + 60
-    legend_svg, legend_h = _legend([str(s.get("name", "")) for s in series], width - 10, 4) if series else ("", 0)
+    colours = _colours(chart, len(series))
+    legend_svg, legend_h = (_legend([str(s.get("name", "")) for s in series], width - 10, 4, colours) if series
+                            else ("", 0))
     top = legend_h + 12
     height = top + len(groups) * (bar_h + gap) + 6
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart stacked" viewBox="0 0 {width:.0f} {height:.0f}" '
@@ -219,9 +254,9 @@ def stacked(chart: dict[str, Any]) -> str:
             share = 100 * v / total
             tip = f"{s.get('name', '')} / {g}: {fmt(v)}{unit} ({share:.1f}%)"
             out.append(f'<rect class="seg" x="{x:.2f}" y="{yy:.1f}" width="{w:.2f}" height="{bar_h:.1f}" '
-                       f'fill="{PALETTE[si % len(PALETTE)]}"><title>{_e(tip)}</title></rect>')
+                       f'fill="{colours[si]}"><title>{_e(tip)}</title></rect>')
             if w > 34:
-                dark = PALETTE[si % len(PALETTE)] in ("#F0E442", "#E69F00", "#56B4E9")
+                dark = _dark_text(colours[si])
                 out.append(f'<text class="pct{" dk" if dark else ""}" x="{x + w / 2:.1f}" y="{yy + bar_h * 0.7:.1f}" '
                            f'text-anchor="middle">{share:.0f}%</text>')
             x += w

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from judgekit.report.doc import Chart, Series
-from judgekit.report.svg import PALETTE, bars, chart_svg, nice_ticks, stacked
+from judgekit.report.svg import PALETTE, bars, chart_svg, diverging, nice_ticks, stacked
 
 NS = "{http://www.w3.org/2000/svg}"
 
@@ -114,3 +114,20 @@ def test_ticks_are_round_and_cover_the_range(lo, hi):
     step = max(steps)
     mant = step / 10 ** __import__("math").floor(__import__("math").log10(step))
     assert round(mant, 6) in (1, 2, 2.5, 5)
+
+
+def test_diverging_palette_runs_blue_through_grey_to_orange():
+    names = ["much better", "better", "tie", "worse", "much worse"]
+    for kind in ("stacked", "bars"):
+        chart = Chart("Verdicts", ["gpt-4o"], [Series(n, [1.0]) for n in names], kind=kind, palette="diverging")
+        root = _parse(chart_svg(chart.to_json()))
+        fills = [r.get("fill") for r in root.iter(f"{NS}rect") if r.get("class") in ("bar", "seg")]
+        legend = [r.get("fill") for g in root.iter(f"{NS}g") if g.get("class") == "legend" for r in g.iter(f"{NS}rect")]
+        assert fills == legend == diverging(5)
+    cols = [tuple(int(c[i:i + 2], 16) for i in (1, 3, 5)) for c in diverging(5)]
+    assert cols[2] == (0xB8, 0xB8, 0xB8)  # the middle of an odd scale: grey
+    assert all(b > r for r, g, b in cols[:2]) and all(r > b for r, g, b in cols[3:])  # blue best, orange worst
+    assert cols[0][2] > cols[1][2] - 30 and abs(cols[1][0] - cols[1][2]) < abs(cols[0][0] - cols[0][2])  # fading
+    assert len(set(diverging(4))) == 4 and "#B8B8B8" not in diverging(4)  # even: no grey
+    categorical = stacked(Chart("c", ["g"], [Series(n, [1.0]) for n in names], kind="stacked").to_json())
+    assert [r.get("fill") for r in _parse(categorical).iter(f"{NS}rect") if r.get("class") == "seg"] == list(PALETTE[:5])
