@@ -6,18 +6,23 @@ Content-Security-Policy (:mod:`judgekit.report.render`), so it must be the same 
 page: it reads everything it shows from ``#report-data`` and writes model text with
 ``textContent`` (or text nodes) only, never ``innerHTML``.
 
-The script, in short: a search box (every word, anywhere in an item's id, title, tags, flags,
-labels, verdicts, texts and captions), a select per tag name, a check box per flag (an item with
-any checked flag), "N of M items", pages of 25; an item's header opens its blocks.  The address
-drives it too: ``#item=ID`` opens that item, ``#q=TEXT`` fills the search, and ``#check`` (for
-tests) shows every matching item open on one page, waits for every image, then sets
-``data-items``, ``data-images-ok``, ``data-images-broken`` and ``data-ready="1"`` on ``<body>``.
+The page's data may hold ``strings``, a table of long texts that occur more than once
+(:func:`judgekit.report.render.intern_texts`); a part ``{"ref": i}`` has its text put back from it
+before anything is shown. The script, in short: a search box (every word, anywhere in an item's id,
+title, tags, flags, labels, verdicts, texts and captions), a select per tag name (a tag's list
+value offers, shows as a chip and matches each of its values), a check box per flag (an item with
+any checked flag), "N of M items", pages of 25; an item's header opens its blocks. The address
+drives it too: ``#item=ID`` opens that item and scrolls it to the top (inside ``<body>``, so that a
+headless ``--screenshot`` shows it), ``#q=TEXT`` fills the search, and ``#check`` (for tests) shows
+every matching item open on one page, waits for every image, then sets ``data-items``,
+``data-images-ok``, ``data-images-broken`` and ``data-ready="1"`` on ``<body>``.
 """
 
 CSS = r"""
 :root{--fg:#1d2330;--mut:#5b6475;--bd:#d8dde6;--bg:#fff;--bg2:#f5f7fa;--acc:#0072B2;
 --red:#b3261e;--redbg:#fdecea;--amb:#8a5a00;--ambbg:#fff4d6;--gry:#5f6368;--grybg:#eceff1}
 *{box-sizing:border-box}
+html.pinned{height:100%;overflow:hidden}html.pinned body{height:100%;overflow:auto}
 [hidden]{display:none!important}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
 color:var(--fg);background:var(--bg)}
@@ -79,7 +84,10 @@ background:#fbfcfd}
 .block .kind{text-transform:uppercase;letter-spacing:.04em;font-size:11px;color:var(--mut)}
 .block .label{font-weight:600}
 .block .bmeta{color:var(--mut);font-size:12px}
-.verdict{background:#e6f4ea;color:#0f5b2e;border-radius:4px;padding:0 6px;font-weight:600}
+.verdict{background:var(--grybg);color:#3c4043;border-radius:4px;padding:0 6px;font-weight:600}
+.verdict.tone-good{background:#e6f4ea;color:#0f5b2e}.verdict.tone-bad{background:var(--redbg);color:var(--red)}
+nav.toc{margin:8px 0 2px;font-size:13px}nav.toc a{color:var(--acc)}nav.toc small{color:var(--mut)}
+th .unit{font-weight:normal;color:var(--mut)}
 .kind-question{border-left-color:#56B4E9;background:#f3f9fd}
 .kind-answer{border-left-color:#0072B2}
 .kind-baseline{border-left-color:#999;background:#fafafa}
@@ -94,6 +102,7 @@ background:#fbfcfd}
 .block.st-reasked{border-left-color:#e69f00;background:var(--ambbg)}
 .block.st-skipped{border-left-color:#9aa0a6;background:var(--grybg);color:var(--gry)}
 .text{white-space:pre-wrap;overflow-wrap:anywhere;line-height:1.4}
+.text.mono{font-family:ui-monospace,Menlo,Consolas,"DejaVu Sans Mono",monospace;font-size:13px}
 .text.folded{max-height:calc(40 * 1.4em);overflow:auto;position:relative;
 -webkit-mask-image:linear-gradient(#000 85%,transparent);mask-image:linear-gradient(#000 85%,transparent)}
 button.more{font-size:12px;margin-top:3px}
@@ -113,6 +122,14 @@ SCRIPT = r"""
 var node = document.getElementById("report-data");
 var data = JSON.parse(node ? node.textContent : "{}");
 var items = Array.isArray(data.items) ? data.items : [];
+var strings = Array.isArray(data.strings) ? data.strings : [];
+items.forEach(function (it) {  // a repeated long text is stored once: put it back in its parts
+  (Array.isArray(it.blocks) ? it.blocks : []).forEach(function (b) {
+    (Array.isArray(b.parts) ? b.parts : []).forEach(function (p) {
+      if (p && typeof p.ref === "number") { p.text = str(strings[p.ref]); }
+    });
+  });
+});
 var root = document.getElementById("browser");
 var PAGE = 25, FOLD_LINES = 40, FOLD_CHARS = 6000;
 var KINDS = {question: 1, answer: 1, baseline: 1, reference: 1, judgment: 1, turn: 1, note: 1};
@@ -127,6 +144,7 @@ function el(tag, cls, text) {
 }
 function str(v) { return v === undefined || v === null ? "" : String(v); }
 function keys(o) { return o && typeof o === "object" ? Object.keys(o) : []; }
+function vals(v) { return Array.isArray(v) ? v.map(str) : [str(v)]; }
 
 function parseHash() {
   var out = {};
@@ -143,7 +161,7 @@ function parseHash() {
 function hay(it) {
   if (typeof it._hay === "string") { return it._hay; }
   var a = [str(it.id), str(it.title), str(it.score)];
-  keys(it.tags).forEach(function (k) { a.push(k + ": " + str(it.tags[k])); });
+  keys(it.tags).forEach(function (k) { vals(it.tags[k]).forEach(function (v) { a.push(k + ": " + v); }); });
   (it.flags || []).forEach(function (f) { a.push(str(f)); });
   (it.blocks || []).forEach(function (b) {
     a.push(str(b.label), str(b.verdict), str(b.group), str(b.status), str(b.role));
@@ -161,7 +179,7 @@ function matching() {
   return items.filter(function (it) {
     var tags = it.tags || {};
     for (var k in state.tags) {
-      if (state.tags[k] !== "" && str(tags[k]) !== state.tags[k]) { return false; }
+      if (state.tags[k] !== "" && (!(k in tags) || vals(tags[k]).indexOf(state.tags[k]) < 0)) { return false; }
     }
     if (want.length && !want.some(function (f) { return (it.flags || []).indexOf(f) >= 0; })) { return false; }
     if (words.length) {
@@ -172,8 +190,8 @@ function matching() {
   });
 }
 
-function textNode(s, hl) {
-  var box = el("div", "textbox"), div = el("div", "text");
+function textNode(s, hl, mono) {
+  var box = el("div", "textbox"), div = el("div", mono ? "text mono" : "text");
   var k = hl ? s.lastIndexOf(hl) : -1;
   if (k >= 0) {
     div.appendChild(document.createTextNode(s.slice(0, k)));
@@ -228,7 +246,7 @@ function blockNode(b) {
   head.appendChild(el("span", "kind", kind === "turn" ? (str(b.role) || "turn") : kind));
   if (b.label) { head.appendChild(el("span", "label", b.label)); }
   if (st) { head.appendChild(el("span", "badge st-" + st, st)); }
-  if (b.verdict !== undefined && b.verdict !== null) { head.appendChild(el("span", "verdict", b.verdict)); }
+  if (b.verdict !== undefined && b.verdict !== null) { head.appendChild(el("span", "verdict tone-" + (b.tone === "good" || b.tone === "bad" ? b.tone : "neutral"), b.verdict)); }
   keys(b.meta).forEach(function (k) { head.appendChild(el("span", "bmeta", k + ": " + str(b.meta[k]))); });
   d.appendChild(head);
   var parts = Array.isArray(b.parts) ? b.parts : [];
@@ -239,7 +257,7 @@ function blockNode(b) {
     }
   }
   parts.forEach(function (p, i) {
-    d.appendChild(p.image ? imageNode(p.image) : textNode(str(p.text), i === at ? hl : ""));
+    d.appendChild(p.image ? imageNode(p.image) : textNode(str(p.text), i === at ? hl : "", p.mono === true));
   });
   return d;
 }
@@ -264,7 +282,9 @@ function itemNode(it) {
   head.appendChild(tw);
   head.appendChild(el("span", "id", id));
   head.appendChild(el("span", "title", it.title));
-  keys(it.tags).forEach(function (k) { head.appendChild(el("span", "chip", k + ": " + str(it.tags[k]))); });
+  keys(it.tags).forEach(function (k) {
+    vals(it.tags[k]).forEach(function (v) { head.appendChild(el("span", "chip", k + ": " + v)); });
+  });
   (it.flags || []).forEach(function (f) {
     head.appendChild(el("span", "badge" + (MARKS[f] ? " " + f : ""), f));
   });
@@ -304,7 +324,8 @@ function build() {
   var tagValues = {}, flags = [];
   items.forEach(function (it) {
     keys(it.tags).forEach(function (k) {
-      (tagValues[k] = tagValues[k] || {})[str(it.tags[k])] = 1;
+      var seen = (tagValues[k] = tagValues[k] || {});
+      vals(it.tags[k]).forEach(function (v) { seen[v] = 1; });
     });
     (it.flags || []).forEach(function (f) { if (flags.indexOf(f) < 0) { flags.push(f); } });
   });
@@ -350,8 +371,8 @@ function pager() {
   var p = {box: el("div", "pager"), prev: el("button", null, "\u2039 previous"), label: el("span"),
            next: el("button", null, "next \u203a")};
   p.prev.type = p.next.type = "button";
-  p.prev.addEventListener("click", function () { state.page--; render(); window.scrollTo(0, root.offsetTop); });
-  p.next.addEventListener("click", function () { state.page++; render(); window.scrollTo(0, root.offsetTop); });
+  p.prev.addEventListener("click", function () { state.page--; render(); root.scrollIntoView({block: "start"}); });
+  p.next.addEventListener("click", function () { state.page++; render(); root.scrollIntoView({block: "start"}); });
   p.box.appendChild(p.prev); p.box.appendChild(p.label); p.box.appendChild(p.next);
   return p;
 }
@@ -404,11 +425,19 @@ function applyHash() {
       state.open[id] = true;
       render();
       Array.prototype.forEach.call(ui.list.children, function (n) {
-        if (n.dataset && n.dataset.id === id) { n.scrollIntoView(); }
+        if (n.dataset && n.dataset.id === id) { reveal(n); }
       });
     }
   }
   return m;
+}
+
+function reveal(n) {
+  // the page scrolls inside <body> (html.pinned): a scrolled window comes out blank in headless
+  // Chromium's --screenshot, a scrolled element does not
+  document.documentElement.classList.add("pinned");
+  n.scrollIntoView({block: "start"});
+  window.addEventListener("load", function () { n.scrollIntoView({block: "start"}); });
 }
 
 function done(m) {

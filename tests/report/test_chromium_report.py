@@ -76,15 +76,17 @@ def page(tmp_path_factory):
         Item("q1", "A poem", [Block("question", "prompt", [text("Write a poem."), image(src / "photo.png", caption="input")]),
                               Block("answer", "gpt-4o", [text(EVIL)], group="answers"),
                               Block("baseline", "baseline", [text(LONG)], group="answers"),
-                              Block("judgment", "judge · A/B", [text(REPLY)], verdict="A>>B", highlight="[[A>>B]]")],
+                              Block("judgment", "judge · A/B", [text(REPLY)], verdict="A>>B", highlight="[[A>>B]]",
+                                    tone="good")],
              tags={"category": "literary"}, score="Reward +100"),
-        Item("g1", "Guess the animal", [Block("turn", "round 1", [text("What is it?"), image(src / "green.png")], role="user"),
+        Item("g1", "Guess the animal", [Block("turn", "round 1", [text("What is it?"), text("_ _ _ _\nF R O G", mono=True),
+                                                                   image(src / "green.png")], role="user"),
                                         Block("turn", "gpt-4o", [text("a frog")], role="assistant"),
                                         Block("turn", "extractor", [text("frog")], role="extractor")],
              tags={"category": "guess"}, flags=["reasked"]),
         Item("m1", "Generated image", [Block("answer", "flux", [image(src / "orange.jpg", caption="seed 1"),
                                                                  image(src / "gone.png", caption="seed 2")])],
-             tags={"category": "generation"}, flags=["failed"], score="SIM 0.71"),
+             tags={"category": ["generation", "guess"]}, flags=["failed"], score="SIM 0.71"),
     ] + [Item(f"x{i}", f"filler {i}", [Block("note", "n", [text(f"plain item {i}")], status="skipped")],
               tags={"category": "literary"}) for i in range(3)]
     doc = ReportDoc("Report <check>", "demo", meta={"judge": "gpt-4o"},
@@ -134,6 +136,10 @@ def test_check_mode_loads_every_thumbnail_and_keeps_model_text_as_text(page):
     assert LONG in joined and "show all (60 lines)" in joined  # folded, not cut
     assert [a["class"] for t, a in dom.elements if t == "div" and "text" in (a.get("class") or "").split()
             and "folded" in a["class"]] == ["text folded"]
+    assert [a["class"] for t, a in dom.elements if t == "span" and "verdict" in (a.get("class") or "")] == [
+        "verdict tone-good"]
+    assert [a["class"] for t, a in dom.elements if t == "div" and "mono" in (a.get("class") or "")] == ["text mono"]
+    assert "category: generation" in dom.texts and "category: guess" in dom.texts  # a chip per value
     for word in ("failed", "reasked", "skipped"):
         assert any(t == "span" and word in (a.get("class") or "") for t, a in dom.elements)
 
@@ -163,3 +169,17 @@ def test_screenshot_is_drawn(page):
     assert (np.abs(px - np.array([230, 159, 0])).max(axis=-1) <= 12).sum() > 150
     if os.environ.get("JUDGEKIT_KEEP_SHOT"):
         shutil.copy(shot, os.environ["JUDGEKIT_KEEP_SHOT"])
+
+
+def test_screenshot_of_a_linked_item_shows_it(page):
+    exe, html, root = page
+    shot = root / "shot-item.png"
+    _run(exe, root, "shot-item", html.as_uri() + "#item=q1", f"--screenshot={shot}", "--virtual-time-budget=5000")
+    with PIL.open(shot) as im:
+        px = np.asarray(im.convert("RGB"), dtype=np.int16)
+    if os.environ.get("JUDGEKIT_KEEP_SHOT"):
+        shutil.copy(shot, os.environ["JUDGEKIT_KEEP_SHOT"] + ".item.png")
+    # the item opened and scrolled to the top (a scrolled window came out blank): the top of its
+    # question's gradient photo (green, G 255 - row, R = row, B 90), shown only inside the open item
+    green = (px[..., 1] > 200) & (px[..., 0] < 60) & (np.abs(px[..., 2] - 90) <= 12)
+    assert green.sum() > 3000

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from judgekit.report.assets import SCRIPT
 from judgekit.report.doc import Block, Chart, Headline, Item, ReportDoc, Series, Table, image, text
-from judgekit.report.render import CSP, clean_text, render_html
+from judgekit.report.render import CSP, INTERN_MIN, clean_text, intern_texts, render_html
 
 DATA_RE = re.compile(r'<script type="application/json" id="report-data">(.*?)</script>', re.S)
 
@@ -60,6 +60,7 @@ def docs(draw):
     step = draw(st.sampled_from([1, 2, 4, 5, 7, 8]))
     at = iter(range(0, 10_000, step))
     t = lambda: pool[next(at) % 9]  # noqa: E731
+    long = "".join(pool) + t() + "x" * INTERN_MIN
     blocks = [Block(kind, t(), [text(t()), image(missing=t() or "x", caption=t())], group=t() or None,
                     role=t(), verdict=t(), highlight=t(), meta={t(): t()})
               for kind in ("question", "judgment", "turn")]
@@ -69,7 +70,10 @@ def docs(draw):
         charts=[Chart(t(), [t(), t()], [Series(t(), [1.0, -2.0], [0.0, -3.0], [2.0, -1.0])], unit=t(), note=t()),
                 Chart(t(), [t()], [Series(t(), [1.0]), Series(t(), [2.0])], kind="stacked")],
         tables=[Table(t(), [{t(): t(), "n": 1.23456789}, {"n": None}], note=t())],
-        items=[Item(t(), t(), blocks, tags={t(): t()}, flags=[t()], score=t())],
+        items=[Item(t(), t(), blocks, tags={t(): t()}, flags=[t()], score=t()),
+               # a long text twice (a prompt across candidates): interned in the page's data
+               Item(t(), t(), [Block("question", t(), [text(long, mono=True)]), Block("answer", t(), [text(long)])],
+                    tags={t(): [t(), t()]})],
         items_note=t(), links=[(t(), "../other/report.html")])
 
 
@@ -104,6 +108,14 @@ def _shape(v, names):
     return v
 
 
+def _resolve(data, strings):
+    """The page's data with each ``{"ref": i}`` part's text put back (what the page's script does)."""
+    for it in data.get("items", []):
+        for b in it["blocks"]:
+            b["parts"] = [{"text": strings[p.pop("ref")], **p} if "ref" in p else p for p in b["parts"]]
+    return data
+
+
 def _tags(page: str) -> list[str]:
     return [t for t, _ in _Dom(page).elements]
 
@@ -127,7 +139,9 @@ def test_any_text_stays_text(doc):
     m = DATA_RE.search(page)
     raw = m.group(1)
     assert not set(raw) & {"<", ">", "&", "\u2028", "\u2029"}
-    assert json.loads(raw) == _clean(doc_json)
+    data = json.loads(raw)
+    assert len(data.pop("strings")) == 1  # the long text, once
+    assert _resolve(data, json.loads(raw)["strings"]) == _clean(doc_json)
     assert dom.title == clean_text(doc.title).replace("\0", "\ufffd")
 
 
@@ -183,3 +197,37 @@ def test_links_keep_relative_targets_and_drop_script_urls():
     doc = ReportDoc("t", "b", links=[("run a", "runs/a/report.html"), ("evil", "JavaScript:alert(1)")])
     dom = _Dom(render_html(doc.to_json()))
     assert [a.get("href") for t, a in dom.elements if t == "a"] == ["runs/a/report.html"]
+
+
+def test_repeated_long_texts_are_stored_once():
+    long, other = "prompt " * 40, "y" * 300
+    items = [Item(str(i), "t", [Block("question", "q", [text(long), text(other if i == 0 else "short")]),
+                                 Block("answer", "a", [text(long, mono=True)])]) for i in range(3)]
+    doc_json = ReportDoc("t", "b", items=items).to_json()
+    data = intern_texts(doc_json)
+    assert data["strings"] == [long]  # 6 times: once; the 300 characters seen once stay in place
+    assert data["items"][1]["blocks"][1]["parts"] == [{"mono": True, "ref": 0}]
+    assert data["items"][0]["blocks"][0]["parts"][1] == {"text": other}
+    assert doc_json["items"][0]["blocks"][0]["parts"][0] == {"text": long}  # the document is untouched
+    assert _resolve(json.loads(json.dumps(data)), data["strings"]) | {"strings": None} == doc_json | {"strings": None}
+    once = ReportDoc("t", "b", items=[Item("1", "t", [Block("note", "n", [text(long), text("short")] * 2)])]).to_json()
+    assert intern_texts(once)["strings"] == [long] and intern_texts(once, min_len=10_000) is once
+    page = render_html(doc_json)
+    assert page.count(long) == 1 and len(page) < len(render_html(ReportDoc("t", "b").to_json())) + 2500
+
+
+def test_leaderboard_page_and_contents():
+    headline = [Headline("a", "Accuracy", 50.0, unit="%"), Headline("b", "Accuracy", 40.0, unit="%"),
+                Headline("a", "FID", 3.0, higher_is_better=False)]
+    charts, tables = [Chart("c", ["g"], [Series("s", [1.0])])], [Table("t1", [{"x": 1}]), Table("t2", [{"x": 2}])]
+    board = render_html(ReportDoc("t", "b", headline=headline, charts=charts, tables=tables).to_json())
+    assert _cells(board, "lb")[0][1:] == ["Accuracy (%)higher is better", "FIDlower is better"]
+    assert board.index('id="tables"') < board.index('id="charts"')  # no items: the tables first
+    toc = re.search(r'<nav class="toc">(.*?)</nav>', board).group(1)
+    assert re.findall(r'href="#(\w+)">(\w+)</a> <small>\((\d+)\)', toc) == [
+        ("headline", "Leaderboard", "2"), ("tables", "Tables", "2"), ("charts", "Charts", "1")]
+    run = render_html(ReportDoc("t", "b", headline=headline, charts=charts, tables=tables,
+                                items=[Item("1", "i")]).to_json())
+    assert run.index('id="headline"') < run.index('id="charts"') < run.index('id="tables"') < run.index('id="items"')
+    assert re.findall(r'href="#(\w+)"', run) == ["headline", "charts", "tables", "items"]
+    assert "nav class=\"toc\"" not in render_html(ReportDoc("t", "b", tables=tables).to_json())  # one section
