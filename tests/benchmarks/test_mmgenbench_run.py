@@ -228,7 +228,7 @@ def test_report_of_the_run(sample, tmp_path):
         h = heads[(r["model"], f"SIM · {r['generator']}")]
         assert (h.value, h.low, h.high) == (r["sim_mean"], r["sim_mean_ci_low"], r["sim_mean_ci_high"])
         assert heads[(r["model"], f"FID · {r['generator']}")].value == r["fid"]
-    assert {p for it in doc.items for p in it.tags.get("pattern", "").split(", ")} >= {"Count", "Color"}
+    assert {p for it in doc.items for p in it.tags.get("pattern", [])} >= {"Count", "Color"}  # a list per image
 
 
 def test_report_of_a_run_on_the_released_layout(sample, tmp_path):
