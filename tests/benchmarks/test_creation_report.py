@@ -10,10 +10,8 @@ not parse, and re-asks on: every kind of block the report shows.
 import asyncio
 import csv
 import json
-import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -239,28 +237,13 @@ def test_the_highlight_is_the_line_each_parser_reads(reply):
         assert parse_vfs(f"{lines[0]}\n{lines[1]}") == parsed  # (None for scores outside 0..10)
 
 
-def _chromium() -> str | None:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    return found or ("/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None)
-
-
-def test_the_page_survives_the_cache_and_keeps_model_text_as_text(run, tmp_path):
-    exe = _chromium()
-    if exe is None:
-        pytest.skip("chromium is not installed (apt-get install chromium); .ci/run installs it")
+def test_the_page_survives_the_cache_and_keeps_model_text_as_text(run, tmp_path, chromium):
     folder = tmp_path / "copied"
     shutil.copytree(run.out.out_dir, folder)
     (run.root / "cache.duckdb").unlink()  # the page needs nothing outside its folder
     page = folder / "report.html"
     assert page.is_file()
-    profile = tmp_path / "profile"
-    profile.mkdir()
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-           "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", f"--user-data-dir={profile}",
-           "--window-size=1280,2000", "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri() + "#check"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False, env=dict(os.environ, HOME=str(profile)))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    dom = proc.stdout
+    dom = chromium.dom(page.resolve().as_uri() + "#check", budget_ms=5000, window="1280,2000")
     n_images = sum(1 for _ in run.doc.images())
     assert 'data-images-broken="0"' in dom
     assert f'data-images-ok="{n_images}"' in dom

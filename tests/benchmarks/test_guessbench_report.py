@@ -14,8 +14,6 @@ import hashlib
 import io
 import re
 import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -220,44 +218,26 @@ def test_a_highlight_is_text_of_the_reply(before, guess, after, upper):
     assert alone is None or alone in before
 
 
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser") or (
-        "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-
-
-def _chromium_dom(exe: str, profile: Path, page: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                           "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--virtual-time-budget=20000",
-                           "--dump-dom", page.resolve().as_uri() + "#check"],
-                          capture_output=True, text=True, timeout=120, env={"HOME": str(profile), "PATH": "/usr/bin:/bin"})
-
-
-def test_page_survives_the_cache_and_keeps_markup_as_text(made, tmp_path):
-    exe = _chromium()
+def test_page_survives_the_cache_and_keeps_markup_as_text(made, tmp_path, chromium):
     root, _, _, result, doc, blobs = made
     out = root / "out"
     write_run_report(out, doc, result.summary)
     moved = tmp_path / "elsewhere"
     shutil.copytree(out, moved)
-    if exe is None:
-        pytest.skip("chromium is not installed (apt-get install chromium); .ci/run installs it")
-    profile = tmp_path / "profile"
-    profile.mkdir()
     away = tmp_path / "store-away"
     blobs.root.rename(away)  # the cache's image store is gone while the page loads (put back after)
     try:
-        proc = _chromium_dom(exe, profile, moved / "report.html")
+        dom = chromium.dom((moved / "report.html").resolve().as_uri() + "#check", budget_ms=20000)
     finally:
         away.rename(blobs.root)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    body = re.search(r"<body([^>]*)>", proc.stdout).group(1)
+    body = re.search(r"<body([^>]*)>", dom).group(1)
     attrs = dict(re.findall(r'([\w-]+)="([^"]*)"', body))
     assert attrs.get("data-ready") == "1", body
     assert attrs["data-images-broken"] == "0"
     assert int(attrs["data-images-ok"]) == sum(1 for im in doc.images() if not im.missing)
     assert attrs["data-items"] == str(len(doc.items))
-    assert "pwned" not in re.search(r"<title>(.*?)</title>", proc.stdout, re.S).group(1)
-    assert "&lt;script&gt;document.title" in proc.stdout  # shown as text
+    assert "pwned" not in re.search(r"<title>(.*?)</title>", dom, re.S).group(1)
+    assert "&lt;script&gt;document.title" in dom  # shown as text
 
 
 def test_an_interrupted_run_marks_the_flows_it_did_not_run(made, tmp_path):

@@ -6,9 +6,7 @@ verdict's source; the address's search narrows the items and its item opens.  Th
 import os
 import re
 import shutil
-import subprocess
 from html.parser import HTMLParser
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,14 +18,6 @@ from judgekit.report.write import write_report
 EVIL = '<script>document.title="pwned"</script><img src=x onerror="document.title=1">'
 LONG = "\n".join(f"roses are red, line {i}" for i in range(60))
 REPLY = "Both are fine. Not [[A>>B]] here.\nFinal verdict: [[A>>B]]\nthanks"
-
-
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None
 
 
 class _Dom(HTMLParser):
@@ -61,10 +51,7 @@ class _Dom(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
-    exe = _chromium()
-    if exe is None:
-        pytest.skip("chromium is not installed (apt-get install chromium); .ci/run installs it")
+def page(chromium, tmp_path_factory):
     root = tmp_path_factory.mktemp("chromium_report")
     src = root / "blobs"
     src.mkdir()
@@ -99,23 +86,12 @@ def page(tmp_path_factory):
     write_report(root / "written" / "run", doc)
     moved = root / "moved" / "run"
     shutil.move(root / "written" / "run", moved)
-    return exe, moved / "report.html", root
-
-
-def _run(exe: str, root: Path, tag: str, url: str, *args: str) -> str:
-    profile = root / f"profile-{tag}"
-    profile.mkdir()
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1280,900", *args, url]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=dict(os.environ, HOME=str(profile)))
-    assert proc.returncode == 0, f"chromium exited {proc.returncode}: {proc.stderr[-3000:]}"
-    return proc.stdout
+    return chromium, moved / "report.html", root
 
 
 def test_check_mode_loads_every_thumbnail_and_keeps_model_text_as_text(page):
-    exe, html, root = page
-    dom = _Dom(_run(exe, root, "check", html.as_uri() + "#check", "--dump-dom", "--virtual-time-budget=10000"))
+    chromium, html, root = page
+    dom = _Dom(chromium.dom(html.as_uri() + "#check"))
     body = dom.body()
     assert body.get("data-ready") == "1"
     assert (body["data-items"], body["data-images-ok"], body["data-images-broken"]) == ("6", "3", "0")
@@ -145,9 +121,8 @@ def test_check_mode_loads_every_thumbnail_and_keeps_model_text_as_text(page):
 
 
 def test_search_and_item_in_the_address(page):
-    exe, html, root = page
-    dom = _Dom(_run(exe, root, "search", html.as_uri() + "#q=FROG&item=g1", "--dump-dom",
-                    "--virtual-time-budget=5000"))
+    chromium, html, root = page
+    dom = _Dom(chromium.dom(html.as_uri() + "#q=FROG&item=g1", budget_ms=5000))
     assert "1 of 6 items" in "".join(dom.texts)  # the search (any case) narrows the items
     items = [a for t, a in dom.elements if t == "div" and "item" in (a.get("class") or "").split()]
     assert [(a["data-id"], a["class"]) for a in items] == [("g1", "item open")]  # the linked item is open
@@ -157,9 +132,9 @@ def test_search_and_item_in_the_address(page):
 
 
 def test_screenshot_is_drawn(page):
-    exe, html, root = page
+    chromium, html, root = page
     shot = root / "shot.png"
-    _run(exe, root, "shot", html.as_uri(), f"--screenshot={shot}", "--virtual-time-budget=5000")
+    chromium.screenshot(html.as_uri(), shot)
     with PIL.open(shot) as im:
         px = np.asarray(im.convert("RGB"), dtype=np.int16)
     assert px.shape[:2] == (900, 1280)
@@ -172,9 +147,9 @@ def test_screenshot_is_drawn(page):
 
 
 def test_screenshot_of_a_linked_item_shows_it(page):
-    exe, html, root = page
+    chromium, html, root = page
     shot = root / "shot-item.png"
-    _run(exe, root, "shot-item", html.as_uri() + "#item=q1", f"--screenshot={shot}", "--virtual-time-budget=5000")
+    chromium.screenshot(html.as_uri() + "#item=q1", shot)
     with PIL.open(shot) as im:
         px = np.asarray(im.convert("RGB"), dtype=np.int16)
     if os.environ.get("JUDGEKIT_KEEP_SHOT"):

@@ -8,8 +8,6 @@ import json
 import math
 import os
 import re
-import shutil
-import subprocess
 import urllib.parse
 from html.parser import HTMLParser
 from pathlib import Path
@@ -186,11 +184,6 @@ def test_any_headline_values_never_crash_and_unknown_sort_last(heads):
 
 # -- the page in headless Chromium ---------------------------------------------------------------
 
-def _chromium() -> str | None:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    return found or ("/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None)
-
-
 class _Tables(HTMLParser):
     """The dumped DOM's tables (by their h3 title: rows of cell texts) and the header's links."""
 
@@ -242,12 +235,9 @@ class _Tables(HTMLParser):
             self._a[1].append(data)
 
 
-def test_the_leaderboard_page_in_chromium(tmp_path):
+def test_the_leaderboard_page_in_chromium(tmp_path, chromium):
     """`judgekit report A B --out X/leaderboard.html` on two run folders: in the page Chromium
     draws, the rows are in the board's order and each run's link resolves to its report.html."""
-    exe = _chromium()
-    if exe is None:
-        pytest.skip("chromium is not installed (apt-get install chromium); .ci/run installs it")
     a = _run_dir(tmp_path / "runs" / "run a", "creation_mmbench", [
         Headline("gpt-4o", "Reward", 10.0, 5.0, 15.0, judge="judge"),
         Headline("<b>qwen</b>", "Reward", 30.0, 20.0, 40.0, judge="judge")])
@@ -257,14 +247,7 @@ def test_the_leaderboard_page_in_chromium(tmp_path):
     result = CliRunner().invoke(cli, ["report", str(a), str(b), "--out", str(page)])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-1] == f"leaderboard: {page}"
-    profile = tmp_path / "profile"
-    profile.mkdir()
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-           "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", f"--user-data-dir={profile}",
-           "--dump-dom", "--virtual-time-budget=3000", page.as_uri()]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=dict(os.environ, HOME=str(profile)))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    dom = _Tables(proc.stdout)
+    dom = _Tables(chromium.dom(page.as_uri(), budget_ms=3000))
     board = dom.tables["creation_mmbench"]
     assert board[0] == ["run", "candidate", "Reward"]
     assert [row[:3] for row in board[1:]] == [["run a", "<b>qwen</b>", "30.0 [20.0, 40.0]"],  # best first
