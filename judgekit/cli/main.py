@@ -225,9 +225,9 @@ def list_() -> None:
               help="where to write the leaderboard page [default: ./leaderboard.html]")
 @_errors
 def report(run_dirs, out):
-    """Rebuild each RUN_DIR's report.html from its report.json (no cache needed).  Several runs,
-    or one with several candidates: also a leaderboard page (per benchmark, a row per run and
-    candidate) linking each run's page."""
+    """Rebuild each RUN_DIR's report.html from its report.json (no cache needed).  Several runs
+    (or --out): also a leaderboard page (per benchmark, a row per run and candidate) linking each
+    run's page."""
     from ..report.leaderboard import load_run, wants_leaderboard, write_leaderboard
     from ..report.write import rebuild_report
 

@@ -107,8 +107,9 @@ def run_label(runs: list[Run]) -> None:
 
 
 def wants_leaderboard(runs: list[Run]) -> bool:
-    """Several runs, or one whose headline has several candidates."""
-    return len(runs) > 1 or any(len({h.candidate for h in r.doc.headline}) > 1 for r in runs)
+    """Several runs.  One run's page already ranks its candidates (its own leaderboard table), so a
+    rebuild of one run writes no leaderboard page unless ``--out`` asks for one."""
+    return len(runs) > 1
 
 
 def _value(h: Headline | None) -> float | None:

@@ -41,7 +41,12 @@ def test_several_runs_write_a_leaderboard(here):
     assert r.stdout.splitlines() == [str(a / "report.html"), str(b / "report.html"), "leaderboard: leaderboard.html"]
     page = (here / "leaderboard.html").read_text(encoding="utf-8")
     assert 'href="r1/report.html"' in page and 'href="r2/report.html"' in page
-    # one run with several candidates gets one too; --out puts it elsewhere, links relative to it
+    # one run with several candidates: its page ranks them, no leaderboard file in the current folder
+    (here / "leaderboard.html").unlink()
+    r = invoke("report", b)
+    assert r.exit_code == 0 and r.stdout.splitlines() == [str(b / "report.html")]
+    assert not (here / "leaderboard.html").exists()
+    # --out asks for one, and puts it there, links relative to it
     r = invoke("report", b, "--out", here / "boards" / "b.html")
     assert r.exit_code == 0, r.output
     assert r.stdout.splitlines()[-1] == f"leaderboard: {here / 'boards' / 'b.html'}"

@@ -115,6 +115,8 @@ def test_same_folder_names_are_labelled_by_path_and_one_run_of_one_candidate(tmp
     assert runs_table.rows == [{"run": "run", "benchmark": "mmie", "spec": "from-meta", "candidates": 1,
                                 "report": "x/run/report.html"}]
     assert wants_leaderboard([load_run(a), load_run(b)])
+    several = _run_dir(tmp_path / "z" / "run", "mmie", [Headline("m", "avg", 1.0), Headline("n", "avg", 2.0)])
+    assert not wants_leaderboard([load_run(several)])  # its own page ranks its candidates
 
 
 def test_load_run_errors_name_the_path(tmp_path):
