@@ -207,17 +207,21 @@ class _Flow:
                  verdict=f"search: {q}" if q else "no query", highlight=q or None)
 
     def reading(self, rd: "Reading | None", j: str, tl: str, rec: "TurnRecord") -> None:
-        if rd is None:
-            return
-        if rd.error is not None and not rd.extractions:
-            self.add(f"{tl} · {j}", [text(rd.error)], "extractor", status="failed", verdict="failed")
-            self.flags.append("failed")
+        if rd is None or self.failed_reading(rd, f"{tl} · {j}"):
             return
         e = next((x for x in rd.extractions if x["prompt"] == "extract"), None)
         if e is None:
             return
         what = "the guess" if e["reply"] == 0 else f"round {e['reply']}'s reply"
         self.extraction(e, j, f"{tl} · {j}", verdict=_verdict(rd), meta={"reads": what}, tone=_tone(rd))
+
+    def failed_reading(self, rd: "Reading", label: str) -> bool:
+        """A reading whose extractor call failed outright: its block, marked failed (True)."""
+        if rd.error is None or rd.extractions:
+            return False
+        self.add(label, [text(rd.error)], "extractor", status="failed", verdict="failed")
+        self.flags.append("failed")
+        return True
 
     def extraction(self, e: dict[str, Any], j: str, label: str, *, verdict: str, meta: dict[str, str],
                    tone: str | None = None) -> None:
@@ -237,11 +241,7 @@ class _Flow:
 
     def samples(self, rec: "TurnRecord", j: str, tl: str) -> None:
         rd = rec.readings.get(j)
-        if rd is None:
-            return
-        if rd.error is not None and not rd.extractions:
-            self.add(f"{tl} · {j}", [text(rd.error)], "extractor", status="failed", verdict="failed")
-            self.flags.append("failed")
+        if rd is None or self.failed_reading(rd, f"{tl} · {j}"):
             return
         for e in rd.extractions:
             if e["prompt"] != "extract":
