@@ -31,6 +31,7 @@ writer turns them into thumbnails and stores ``src`` (a path relative to the run
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -236,8 +237,8 @@ class Chart:
             out["palette"] = self.palette
         if self.note:
             out["note"] = self.note
-        if self.range is not None:
-            out["range"] = list(self.range)
+        if self.range is not None and all(isinstance(e, (int, float)) and math.isfinite(e) for e in self.range):
+            out["range"] = list(self.range)  # an end that is not a number: the axis from the data
         return out
 
     @classmethod

@@ -49,14 +49,14 @@ def _e(s: Any) -> str:
     return escape(str(s), quote=True).replace("\0", "\ufffd")
 
 
-def _finite(v: Any) -> Any:
+def finite(v: Any) -> Any:
     """``v`` with NaN and infinities (not JSON; ``JSON.parse`` refuses them) as None."""
     if isinstance(v, float):
         return v if math.isfinite(v) else None
     if isinstance(v, dict):
-        return {k: _finite(x) for k, x in v.items()}
+        return {k: finite(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return [_finite(x) for x in v]
+        return [finite(x) for x in v]
     return v
 
 
@@ -65,7 +65,7 @@ def dumps(doc_json: dict[str, Any]) -> str:
     try:
         return json.dumps(doc_json, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
     except ValueError:
-        return json.dumps(_finite(doc_json), ensure_ascii=False, separators=(",", ":"), allow_nan=False,
+        return json.dumps(finite(doc_json), ensure_ascii=False, separators=(",", ":"), allow_nan=False,
                           default=str)
 
 

@@ -25,7 +25,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .doc import Chart, Headline, ReportDoc, Series, Table
+from .doc import Chart, ReportDoc, Series, Table
 
 __all__ = ["write_run_report", "with_shared_sections", "num", "interval_text"]
 
@@ -46,8 +46,8 @@ def write_run_report(out_dir: Path, doc: ReportDoc, summary: dict[str, Any]) -> 
 
 def with_shared_sections(doc: ReportDoc, summary: dict[str, Any]) -> ReportDoc:
     """A copy of ``doc`` with the summary's meta lines, tables and chart added (``doc`` is not changed).
-    The document's own meta values win over the summary's for the same key.  A NaN or infinite
-    number in its headline, charts or tables becomes None (shown "-"): report.json is strict JSON."""
+    The document's own meta values win over the summary's for the same key (NaN and infinities
+    become None when the report is written: :func:`judgekit.report.write.write_report`)."""
     summary = summary if isinstance(summary, dict) else {}
     meta = {k: v for k, v in _meta(summary).items() if k not in doc.meta}
     meta.update(doc.meta)
@@ -57,32 +57,8 @@ def with_shared_sections(doc: ReportDoc, summary: dict[str, Any]) -> ReportDoc:
     comparisons = [r for r in every if _finite(r.get("difference")) is not None]
     tables = [t for t in (_comparisons_table(comparisons, summary, level, len(every) - len(comparisons)), _agreement_table(_rows(summary.get("agreement"))),
                           _deviations_table(_rows(summary.get("deviations")))) if t is not None]
-    return dataclasses.replace(doc, meta=meta, headline=[_finite_headline(h) for h in doc.headline],
-                               charts=[*map(_finite_chart, doc.charts), *_comparison_charts(comparisons, level)],
-                               tables=[*(dataclasses.replace(t, rows=_no_nan(t.rows)) for t in doc.tables), *tables])
-
-
-# -- NaN and infinities: None (report.json is strict JSON; a run must not fail at its last step) --
-
-def _no_nan(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, dict):
-        return {k: _no_nan(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_no_nan(x) for x in v]
-    return v
-
-
-def _finite_headline(h: Headline) -> Headline:
-    return dataclasses.replace(h, value=_no_nan(h.value), low=_no_nan(h.low), high=_no_nan(h.high))
-
-
-def _finite_chart(c: Chart) -> Chart:
-    series = [dataclasses.replace(x, values=_no_nan(x.values), low=_no_nan(x.low), high=_no_nan(x.high))
-              for x in c.series]
-    return dataclasses.replace(c, series=series, range=c.range if c.range is None or all(
-        _finite(e) is not None for e in c.range) else None)
+    return dataclasses.replace(doc, meta=meta, charts=[*doc.charts, *_comparison_charts(comparisons, level)],
+                               tables=[*doc.tables, *tables])
 
 
 # -- numbers -------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import DataError
 from .doc import Image, ReportDoc
-from .render import clean_text, dumps, render_html
+from .render import clean_text, dumps, finite, render_html
 
 __all__ = ["write_report", "rebuild_report", "FILES_DIR", "THUMB_SIDE"]
 
@@ -145,7 +145,7 @@ def write_report(out_dir: Path, doc: ReportDoc) -> Path:
     files = out_dir / FILES_DIR
     used = _thumbnails(doc, files)
     _prune(files, used)
-    doc_json = doc.to_json()
+    doc_json = finite(doc.to_json())  # NaN and infinities as None: report.json is strict JSON
     _atomic_write(out_dir / "report.json", _dump(doc_json))
     page = out_dir / "report.html"
     _atomic_write(page, render_html(doc_json).encode("utf-8"))
