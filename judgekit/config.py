@@ -206,6 +206,8 @@ class Roles(_Strict):
                                                                    "local text_to_image, openai_image or "
                                                                    "sim_image aliases")
     encoder: str | None = Field(None, description="MMGenBench: the image encoder (a local embed_image alias)")
+    baseline: str | None = Field(None, description="the generic pairwise benchmark: the model whose answers every "
+                                                   "candidate's are judged against (or options.baseline_column)")
 
     @model_validator(mode="before")
     @classmethod
@@ -241,6 +243,11 @@ class RunSpec(_Strict):
     name: str
     benchmark: str
     data: str
+    data_split: str | None = Field(None, description="data = \"hf:org/name\": the split to load (default: the "
+                                                     "benchmark's, else \"train\")")
+    data_config: str | None = Field(None, description="data = \"hf:org/name\": the dataset's configuration (subset)")
+    data_revision: str | None = Field(None, description="data = \"hf:org/name\": a branch, tag or commit of the "
+                                                        "dataset repository")
     options: dict[str, Any] = Field(default_factory=dict)
     models: dict[str, ModelSpec]
     roles: Roles
@@ -253,6 +260,15 @@ class RunSpec(_Strict):
         if not v.strip():
             raise ValueError("must not be empty")
         return v
+
+    @model_validator(mode="after")
+    def _hub_settings(self) -> "RunSpec":
+        if not self.data.startswith("hf:"):
+            for key in ("data_split", "data_config", "data_revision"):
+                if getattr(self, key) is not None:
+                    raise ValueError(f"{key} is for a dataset on the Hugging Face hub (data = \"hf:org/name\"), "
+                                     f"not data = {self.data!r}")
+        return self
 
     @model_validator(mode="after")
     def _roles_exist(self) -> "RunSpec":
@@ -268,6 +284,8 @@ class RunSpec(_Strict):
         named.extend(("roles.generators", a) for a in self.roles.generators)
         if self.roles.encoder:
             named.append(("roles.encoder", self.roles.encoder))
+        if self.roles.baseline:
+            named.append(("roles.baseline", self.roles.baseline))
         for where, alias in named:
             if alias not in self.models:
                 raise ValueError(f"{where}: '{alias}' is not a model alias (have: {', '.join(sorted(self.models))})")

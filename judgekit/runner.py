@@ -115,7 +115,7 @@ class _AsyncNull:
 def _aliases(spec: RunSpec) -> list[str]:
     used = list(spec.roles.candidates)
     for a in (*spec.roles.panel, spec.roles.describer, spec.roles.retriever, *spec.roles.generators,
-              spec.roles.encoder):
+              spec.roles.encoder, spec.roles.baseline):
         if a and a not in used:
             used.append(a)
     return used

@@ -74,6 +74,9 @@ class BenchmarkResult:
     #: are written; the runner adds the figures every benchmark shares (panel, agreement,
     #: comparisons, cost) and writes report.json, report_files/ and report.html
     report: Callable[[], Any] | None = None
+    #: the tidy export: one row per item x candidate x judge x order (judgekit.report.tidy's
+    #: columns); the runner writes it to results.parquet
+    tidy: list[dict[str, Any]] = field(default_factory=list)
 
 
 def load_benchmark(name: str):
