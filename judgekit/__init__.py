@@ -5,6 +5,10 @@ The public API, importable from here (loaded on first use, so ``import judgekit`
     spec = judgekit.load_spec("quickstart", ["options.dual=false"])
     outcome = asyncio.run(judgekit.run_spec(spec, judgekit.RunOptions(limit=5)))
 
+A finished run's judgments, one row per item x candidate x judge x order::
+
+    df = judgekit.results("judgekit-out/quickstart")   # results.parquet as a pandas DataFrame
+
 Metric functions a notebook can call directly live in :mod:`judgekit.metrics`.
 """
 
@@ -36,6 +40,7 @@ _EXPORTS = {
     "JudgekitError": "judgekit.errors",
     "SpecError": "judgekit.errors",
     "DataError": "judgekit.errors",
+    "results": "judgekit.report.tidy",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from .benchmarks.base import BenchmarkResult, load_benchmark
 from .benchmarks.deviations import deviations
+from .benchmarks.plugins import table_prefix
 from .blobs import BlobStore
 from .cache.describe import cache_line
 from .cache.store import CacheStore
@@ -34,6 +35,7 @@ from .engine.batching import batch_all, check_batch_models
 from .errors import AuthError, SpecError, UsageError
 from .providers.params import check_models
 from .report.files import write_results
+from .report.tidy import write_tidy
 from .run_cap import RunCap, check_prices, choose_cap, run_record
 
 __all__ = ["RunOptions", "RunOutcome", "UI", "run_spec", "estimate_spec", "default_cache_path", "blob_dir_for", "EXIT"]
@@ -125,10 +127,7 @@ def _benchmark(spec: RunSpec):
     check_simulator_settings(spec)
     check_models(spec.models, _aliases(spec))  # a parameter a model rejects: refused before any call
     check_batch_models(spec, _aliases(spec))  # batch = true on a provider without a batch API
-    try:
-        bench = load_benchmark(spec.benchmark)
-    except KeyError as e:
-        raise SpecError(f"{spec.source_path}: benchmark: {e.args[0]}") from None
+    bench = load_benchmark(spec.benchmark, spec.source_path)  # a SpecError line when unknown or broken
     try:
         options = bench.Options.model_validate(spec.options)
     except ValidationError as e:
@@ -485,6 +484,7 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
             summary["deviations"] = deviations(options) + [{"kind": "dropped parameter", "note": n}
                                                            for n in dropped]
             written = write_results(out_dir, summary, result.tables)
+            written.append(write_tidy(out_dir, result.tidy, run_id, spec.benchmark))  # results.parquet
             for writer in result.writers:
                 written.append(writer(out_dir))
             if result.report is not None:
@@ -493,7 +493,7 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
                 written.append(write_run_report(out_dir, result.report(), summary))
             outcome.files = written
             for name, rows in result.tables.items():
-                await cache.write_table(f"{spec.benchmark}_{name}", [dict(r, run_id=run_id) for r in rows])
+                await cache.write_table(f"{table_prefix(spec.benchmark)}_{name}", [dict(r, run_id=run_id) for r in rows])
             outcome.summary, outcome.result, outcome.failed_items = summary, result, result.failed_items
             outcome.exit_code, outcome.message = code, message
         if pending:

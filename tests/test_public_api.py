@@ -9,6 +9,7 @@ def test_all_is_the_public_api():
         "__version__", "load_spec", "RunSpec", "ModelSpec", "run_spec", "estimate_spec", "RunOptions",
         "RunOutcome", "Engine", "CallResult", "RunStopped", "CacheStore", "ChatRequest", "ChatResponse",
         "GenParams", "Message", "TextPart", "ImagePart", "JudgekitError", "SpecError", "DataError",
+        "results",
     ]
     for name in judgekit.__all__:
         assert getattr(judgekit, name) is not None

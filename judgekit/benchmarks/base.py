@@ -14,7 +14,6 @@ A benchmark module exposes:
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ BENCHMARKS = {
     "guessbench": "judgekit.benchmarks.guessbench.pipeline",
     "mmgenbench": "judgekit.benchmarks.mmgenbench.pipeline",
     "mmie": "judgekit.benchmarks.mmie.pipeline",
+    "pairwise": "judgekit.benchmarks.pairwise.pipeline",
 }
 
 
@@ -79,11 +79,14 @@ class BenchmarkResult:
     tidy: list[dict[str, Any]] = field(default_factory=list)
 
 
-def load_benchmark(name: str):
-    try:
-        return importlib.import_module(BENCHMARKS[name])
-    except KeyError:
-        raise KeyError(f"unknown benchmark {name!r} (known: {', '.join(sorted(BENCHMARKS))})") from None
+def load_benchmark(name: str, source_path: str | Path | None = None):
+    """The benchmark module a spec's ``benchmark`` names: a built-in (``BENCHMARKS``), an installed
+    plugin (entry point group ``judgekit.benchmarks``), a dotted module path on ``sys.path``, or a
+    ``.py`` file relative to ``source_path`` (the spec file).  SpecError (one line) when it is
+    unknown, fails to import or lacks part of the interface (see :mod:`.plugins`)."""
+    from .plugins import resolve
+
+    return resolve(name, BENCHMARKS, source_path)
 
 
 def require_candidates(spec) -> list[str]:
