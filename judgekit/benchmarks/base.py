@@ -28,7 +28,6 @@ BENCHMARKS = {
     "guessbench": "judgekit.benchmarks.guessbench.pipeline",
     "mmgenbench": "judgekit.benchmarks.mmgenbench.pipeline",
     "mmie": "judgekit.benchmarks.mmie.pipeline",
-    "pairwise": "judgekit.benchmarks.pairwise.pipeline",
 }
 
 
