@@ -205,8 +205,10 @@ def _cap_check(est, cap: float) -> str:
 
 @cli.command(name="list")
 def list_() -> None:
-    """List the shipped runners (usable as `judgekit run NAME`) and the benchmarks."""
+    """List the shipped runners (usable as `judgekit run NAME`), the benchmarks and the installed
+    benchmark plugins."""
     from ..benchmarks.base import BENCHMARKS
+    from ..benchmarks.plugins import installed_plugins
     from ..config import list_runners
     from ..resources import runners_dir
 
@@ -216,6 +218,10 @@ def list_() -> None:
     click.echo("benchmarks:")
     for name in sorted(BENCHMARKS):
         click.echo(f"  {name}")
+    plugins = installed_plugins()  # packages' entry points in the group judgekit.benchmarks
+    click.echo("installed benchmark plugins:" + ("" if plugins else " none"))
+    for name, value in sorted(plugins.items()):
+        click.echo(f"  {name:<20} {value}")
 
 
 @cli.command()
