@@ -28,6 +28,7 @@ BENCHMARKS = {
     "guessbench": "judgekit.benchmarks.guessbench.pipeline",
     "mmgenbench": "judgekit.benchmarks.mmgenbench.pipeline",
     "mmie": "judgekit.benchmarks.mmie.pipeline",
+    "rubric": "judgekit.benchmarks.rubric.pipeline",
 }
 
 
