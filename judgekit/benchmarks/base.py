@@ -29,6 +29,7 @@ BENCHMARKS = {
     "mmgenbench": "judgekit.benchmarks.mmgenbench.pipeline",
     "mmie": "judgekit.benchmarks.mmie.pipeline",
     "rubric": "judgekit.benchmarks.rubric.pipeline",
+    "pairwise": "judgekit.benchmarks.pairwise.pipeline",
 }
 
 

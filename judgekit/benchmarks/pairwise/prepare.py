@@ -1,0 +1,156 @@
+"""The generic pairwise benchmark's ``[options]`` and what a run prepares before any call: the
+items, the imported answers, the baseline, the prompt templates (their placeholders checked
+against the data's columns) and the verdict parser."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+from pydantic import Field
+
+from ...config import STRICT_CONFIG
+from ...errors import DataError, SpecError
+from ...parsers.generic import ParserOptions, verdict_parser
+from ..generic.items import Columns, GenericItem, load_answers, load_items
+from ..generic.template import Template, load_template
+from ..uncertainty import IntervalOptions
+from .requests import CANDIDATE_FIELDS, JUDGE_FIELDS, check_judges
+
+__all__ = ["Options", "Baseline", "Prepared", "prepare"]
+
+
+class Options(IntervalOptions, ParserOptions):
+    """``[options]`` of a pairwise spec: the bootstrap intervals (:class:`IntervalOptions`) and the
+    verdict parser's ``scale``, ``regex`` and ``verdict_values`` (:class:`ParserOptions`, checked
+    there: a regex that does not compile, a verdict value outside -2..2)."""
+
+    model_config = STRICT_CONFIG
+
+    judge_prompt: str = Field(description="the judge prompt file: relative to the spec, samples:REL, or a shipped "
+                                          "prompt prompts:pairwise/arena_hard.txt")
+    verdict: Literal["arena_hard", "mt_bench", "scale", "regex"] = Field(
+        "arena_hard", description="how the judge's reply is read: [[A>>B]] family, MT-Bench's [[A]]/[[B]]/[[C]], "
+                                  "a number on a scale (default 1-5, low = A much better), or options.regex")
+    columns: Columns = Field(default_factory=Columns, description="the data's column names")
+    answers: dict[str, str] = Field(default_factory=dict, description="imported answers: name -> file (JSONL, "
+                                                                      "JSON, CSV, TSV, parquet with id and answer)")
+    answer_column: str = Field("answer", description="the answer column of the answers files")
+    baseline_column: str | None = Field(None, description="a data column holding the baseline's answers")
+    baseline_answers: str | None = Field(None, description="an answers file holding the baseline's answers")
+    candidate_prompt: str | None = Field(None, description="a prompt file for live answers (default: the images, "
+                                                           "then the question)")
+    judge_system: str | None = Field(None, description="a system prompt file for the judge")
+    both_orders: bool = Field(True, description="judge each pair in both orders (the swapped score negated); "
+                                                "false: the baseline as Assistant A only")
+    reask_on_parse_failure: bool = Field(False, description="an unreadable judge reply is followed by one request "
+                                                            "for the verdict line")
+
+
+@dataclass
+class Baseline:
+    """Whose answers each candidate's are judged against: a live model (``answers`` None), or
+    answers imported from a file or read from a data column."""
+
+    name: str
+    source: Literal["model", "answers", "column"]
+    answers: dict[str, str] | None = None
+
+    def describe(self) -> str:
+        return {"model": f"model {self.name} (answers live)", "answers": f"{self.name} (imported answers)",
+                "column": f"data column '{self.name}'"}[self.source]
+
+
+@dataclass
+class Prepared:
+    spec: Any
+    options: Options
+    items: list[GenericItem]
+    candidates: list[str]                    # every candidate, live first (roles.candidates order)
+    live: list[str]                          # the candidates that answer live
+    imported: dict[str, dict[str, str]]      # imported candidate -> item id -> answer
+    baseline: Baseline
+    judge_template: Template
+    parse: Callable[[str | None], Any]       # judgekit.parsers.generic verdict parser
+    candidate_template: Template | None = None
+    system_template: Template | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def _answers(spec, options: Options, ref: str, items: list[GenericItem]) -> dict[str, str]:
+    path = spec.resolve_path(ref)
+    if not Path(path).exists():
+        raise DataError(str(path), "no such answers file")
+    return load_answers(path, items, id_column=options.columns.id, answer_column=options.answer_column)
+
+
+def _baseline(spec, options: Options, items: list[GenericItem]) -> Baseline:
+    given = [(k, v) for k, v in (("roles.baseline", spec.roles.baseline),
+                                 ("options.baseline_column", options.baseline_column),
+                                 ("options.baseline_answers", options.baseline_answers)) if v]
+    if len(given) != 1:
+        named = ", ".join(k for k, _ in given) or "none"
+        raise SpecError(f"{spec.source_path}: the pairwise benchmark needs exactly one baseline: roles.baseline (a "
+                        f"model), options.baseline_column or options.baseline_answers (given: {named})")
+    key, value = given[0]
+    if key == "roles.baseline":
+        if value in options.answers:
+            return Baseline(value, "answers", _answers(spec, options, options.answers[value], items))
+        return Baseline(value, "model")
+    if key == "options.baseline_answers":
+        return Baseline(Path(value).stem, "answers", _answers(spec, options, value, items))
+    answers = {}
+    for it in items:
+        text = it.fields.get(value)
+        if text is None or not str(text).strip():
+            where = spec.data if spec.data.startswith("hf:") else str(spec.data_path())
+            raise DataError(where, "no baseline answer (options.baseline_column)", row=it.row, column=value)
+        answers[it.id] = str(text)
+    return Baseline(value, "column", answers)
+
+
+def _template(spec, ref: str, key: str, allowed: set[str]) -> Template:
+    t = load_template(spec, ref, option=key)
+    t.check(allowed)
+    return t
+
+
+def _parser(spec, options: Options):
+    opts: dict[str, Any] = {k: getattr(options, k) for k in ("scale", "regex", "verdict_values")
+                            if getattr(options, k) is not None}
+    if options.verdict == "regex" and not options.regex:
+        raise SpecError(f"{spec.source_path}: options.regex: verdict = \"regex\" needs a pattern with a named group "
+                        f"'verdict' or 'score'")
+    try:
+        return verdict_parser(options.verdict, **opts)
+    except ValueError as e:
+        raise SpecError(f"{spec.source_path}: options.regex: {e}") from None
+
+
+def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
+    check_judges(spec)
+    items = load_items(spec, options.columns, limit=limit)
+    baseline = _baseline(spec, options, items)
+    live = [c for c in spec.roles.candidates if c not in options.answers]
+    candidates = list(spec.roles.candidates) + [n for n in options.answers
+                                                if n not in spec.roles.candidates and n != baseline.name]
+    if not candidates:
+        raise SpecError(f"{spec.source_path}: roles.candidates: name at least one model to evaluate, or import "
+                        f"answers with options.answers")
+    if baseline.name in candidates:
+        raise SpecError(f"{spec.source_path}: '{baseline.name}' is both the baseline and a candidate")
+    if baseline.source == "model" and baseline.name not in spec.models:
+        raise SpecError(f"{spec.source_path}: roles.baseline: '{baseline.name}' is not a model alias")
+    imported = {n: _answers(spec, options, ref, items) for n, ref in options.answers.items()
+                if n in candidates}
+    columns = {name for it in items for name in it.fields}
+    judge = _template(spec, options.judge_prompt, "options.judge_prompt", set(JUDGE_FIELDS) | columns)
+    cand = (_template(spec, options.candidate_prompt, "options.candidate_prompt", set(CANDIDATE_FIELDS) | columns)
+            if options.candidate_prompt else None)
+    system = (_template(spec, options.judge_system, "options.judge_system", (set(JUDGE_FIELDS) - {"images"}) | columns)
+              if options.judge_system else None)
+    warnings = [f"{n}: no imported answer for {len(items) - len(a)} of {len(items)} items"
+                for n, a in imported.items() if len(a) < len(items)]
+    return Prepared(spec, options, items, candidates, live, imported, baseline, judge, _parser(spec, options),
+                    cand, system, warnings)

@@ -1,0 +1,134 @@
+"""The generic pairwise benchmark's results from its judgment records: summary.json, the CSVs,
+the printed tables and the tidy export.
+
+The records have Creation-MMBench's shape (``task`` = ``category``), so the figures come from the
+same functions: :func:`~judgekit.metrics.pairwise.summarize` per category and overall (Reward,
+Win Rate, verdict counts, parse-ok rate), Creation-MMBench's bootstrap intervals and paired
+comparisons (:mod:`..creation_mmbench.bootstrap`), a panel's ensemble (majority verdict) and
+agreement (Krippendorff's alpha), and every judge's behaviour (:mod:`..creation_mmbench.panel`).
+What differs is only what is shown: there is no VFS, so the tables leave it out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...metrics.agreement import ENSEMBLE_RULES, majority, mean_score
+from ...metrics.intervals import shown
+from ...metrics.pairwise import ENSEMBLE_JUDGE, ensemble_records, item_sums, summarize
+from ..creation_mmbench.bootstrap import add_intervals, comparison_rows
+from ..creation_mmbench.panel import agreement_records, behaviour_rows
+from ..creation_mmbench.results import Built, _num, _pct, agreement_display, comparison_display, intervals_summary
+from ..uncertainty import IntervalOptions
+
+__all__ = ["LEVELS", "Built", "build", "display_row", "behaviour_display", "tidy_rows"]
+
+#: the levels of the results rows (a generic item has a category, no task)
+LEVELS = ("category", "overall")
+#: the figures with an interval and compared between candidates
+FIGURES = ("reward", "win_rate")
+
+
+def _drop_vfs(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if not k.startswith(("vfs", "n_vfs"))}
+
+
+def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
+          options: IntervalOptions, no_call: Sequence[str] = ()) -> Built:
+    """Everything the run reports from its judgment records (each with ``judge``); records with
+    an ``error_kind`` in ``no_call`` (no judge call was made) count as failures in the figures
+    and take no part in the judges' behaviour."""
+    judges = list(judges)
+    by_judge = {j: [r for r in judgments if r.get("judge") == j] for j in judges}
+    panel = len(judges) > 1
+    everyone: dict[str, Sequence[Mapping[str, Any]]] = dict(by_judge)
+    if panel:
+        everyone[ENSEMBLE_JUDGE] = ensemble_records(judgments, pairwise_rule=majority, score_rule=mean_score)
+    rows = {j: summarize(records, levels=LEVELS) for j, records in everyone.items()}
+    sums = {j: item_sums(records) for j, records in everyone.items()} if options.bootstrap_samples else {}
+    add_intervals(rows, everyone, options, sums)
+    rows = {j: [_drop_vfs(r) for r in rs] for j, rs in rows.items()}
+    first = rows[judges[0]] if judges else []
+    compared = judges[:1] + ([ENSEMBLE_JUDGE] if panel else [])
+    comps = [c for j in compared for c in comparison_rows(everyone[j], j, candidates, options, sums.get(j))
+             if c["metric"] in FIGURES]
+    called = {j: [r for r in recs if r.get("error_kind") not in no_call] for j, recs in everyone.items()}
+    behaviour = [_drop_vfs(b) for b in behaviour_rows(called, candidates)]
+    summary: dict[str, Any] = {"judges": judges, "results": first, "intervals": intervals_summary(options),
+                               "comparisons": comps, "judge_behaviour": behaviour}
+    if summary["intervals"].get("figures"):
+        summary["intervals"]["figures"] = list(FIGURES)
+    tables: dict[str, list[dict[str, Any]]] = {
+        "summary": [{"judge": j, **r} for j in everyone for r in rows[j]],
+        "comparisons": comps,
+        "judge_behaviour": behaviour,
+    }
+    if panel:
+        summary["per_judge"] = {j: rows[j] for j in judges}
+        summary["ensemble"] = {"rule": "majority", "rules": {"pairwise verdict": "majority"},
+                               "description": f"per candidate, item and order: the verdict by majority "
+                                              f"({ENSEMBLE_RULES['majority']})",
+                               "results": rows[ENSEMBLE_JUDGE]}
+        summary["agreement"] = agreement_records(by_judge, candidates)
+        tables["agreement"] = [{**a, "judges": ", ".join(a["judges"])} for a in summary["agreement"]]
+    display = [display_row(r) for r in _ordered(first, candidates)]
+    more: list[tuple[str, list[dict[str, Any]]]] = []
+    if panel:
+        more.append(("Per judge, overall", [{"judge": j, **{k: v for k, v in display_row(r).items() if k != "category"}}
+                                            for j in everyone for r in rows[j] if r["level"] == "overall"]))
+        more.append(("Judge agreement (Krippendorff's alpha)", [agreement_display(a) for a in summary["agreement"]]))
+    more.append(("Judge behaviour", [behaviour_display(b) for b in behaviour]))
+    if comps:
+        more.append(("Paired comparisons (overall, a - b)", [comparison_display(c) for c in comps]))
+    return Built(summary, tables, display, more)
+
+
+def _ordered(rows: Sequence[Mapping[str, Any]], candidates: Sequence[str]) -> list[Mapping[str, Any]]:
+    """Each candidate's rows in ``candidates`` order, overall first, then its categories."""
+    rank = {c: i for i, c in enumerate(candidates)}
+    return sorted(rows, key=lambda r: (rank.get(r["model"], len(rank)), r["level"] != "overall", r["group"]))
+
+
+# -- printed tables ------------------------------------------------------------------------------
+def _fig(r: Mapping[str, Any], name: str, digits: int) -> str:
+    return shown(r.get(name), r.get(f"{name}_ci_low"), r.get(f"{name}_ci_high"), digits)
+
+
+def display_row(r: Mapping[str, Any]) -> dict[str, Any]:
+    """A row of the printed table: Reward and Win Rate with their interval, the verdict counts
+    (both orders pooled), the failures and the parse-ok rate."""
+    counts = "/".join(str(r[k]) for k in ("much_better", "better", "tie", "worse", "much_worse"))
+    return {
+        "model": r["model"],
+        "category": "Overall" if r["level"] == "overall" else r["group"],
+        "Reward": _fig(r, "reward", 1),
+        "Win Rate %": _fig(r, "win_rate", 1),
+        "+2/+1/0/-1/-2": counts,
+        "fail": r["fail"],
+        "parse ok %": _num(_pct(r["pairwise_parse_ok"]), 1),
+    }
+
+
+def behaviour_display(b: Mapping[str, Any]) -> dict[str, Any]:
+    return {"judge": b["judge"], "model": b["model"],
+            "swap consistency %": _num(_pct(b["swap_consistency"]), 1),
+            "first-slot %": _num(_pct(b["first_slot_preference"]), 1),
+            "ties %": _num(_pct(b["tie_rate"]), 1),
+            "length rho": _num(b["length_correlation"]),
+            "parse failures %": _num(_pct(b["parse_failure_rate"]), 1)}
+
+
+# -- the tidy export -----------------------------------------------------------------------------
+def tidy_rows(judgments: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per item x candidate x judge x order (:mod:`judgekit.report.tidy`'s columns; the
+    runner fills ``run_id`` and ``benchmark``): ``value`` the candidate's score -2..+2."""
+    out = []
+    for j in judgments:
+        span = [j["span_start"], j["span_end"]] if j.get("span_start") is not None else None
+        out.append({"item": j["index"], "category": j["category"], "candidate": j["model"], "judge": j["judge"],
+                    "order": j["order"], "kind": "pairwise", "value": j["score"], "verdict": j.get("verdict"),
+                    "ok": j["ok"], "error_kind": j["error_kind"], "reasked": j["reasked"],
+                    "judge_text": j["judge_text"],
+                    "extra": {"length_diff": j.get("length_diff"), "error": j.get("error"), "span": span}})
+    return out
