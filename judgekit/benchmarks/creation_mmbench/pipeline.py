@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 from ...config import STRICT_CONFIG
 from ...engine import NOT_RUN, CallResult, Engine
+from ...hub import is_hub
 from ...metrics.pairwise import NO_VFS
 from ...parsers.creation import NO_OBJECTIVE, parse_verdict, parse_vfs
 from ...types import ChatRequest
@@ -110,13 +111,18 @@ class Prepared:
 
 def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
     require_candidates(spec)
-    path = spec.data_path()
-    if not path.exists():
-        from ...errors import DataError
+    if is_hub(spec.data):  # data = "hf:opencompass/Creation-MMBench" (judgekit.hub)
+        from .hub import load_hub
 
-        raise DataError(str(path), "no such file (the released Creation-MMBench TSV or parquet; point the "
-                                   "spec's `data` at it or pass --set data=PATH)")
-    data = load_data(path, task_categories=options.task_categories or None)
+        data = load_hub(spec, task_categories=options.task_categories or None)
+    else:
+        path = spec.data_path()
+        if not path.exists():
+            from ...errors import DataError
+
+            raise DataError(str(path), "no such file (the released Creation-MMBench TSV or parquet; point the "
+                                       "spec's `data` at it or pass --set data=PATH)")
+        data = load_data(path, task_categories=options.task_categories or None)
     items = data.items[:limit] if limit else data.items
     human = None
     if options.human_ratings:  # relative to the spec file, or a shipped sample (samples:...)
