@@ -114,16 +114,17 @@ class ImageReader:
         if text.startswith("data:"):
             return self._part(self._data_url(text, row=row, column=column, label=label),
                               row=row, column=column, label=label)
+        data = b""
         if _B64_TEXT.fullmatch(text) and len(text) >= 16:
             try:
                 data = strict_b64decode(_WS.sub("", text))
             except (binascii.Error, ValueError):
-                data = b""
+                pass
             if data and (base64_only or image_mime(data) is not None):
                 return self._part(data, row=row, column=column, label=label)
         if base64_only:
             raise self._error(f"{label}'bytes' is text that is not base64", row, column)
-        return self._file(text, row=row, column=column, label=label)
+        return self._file(text, row=row, column=column, label=label, decoded=len(data))
 
     def _data_url(self, text: str, *, row: int, column: str, label: str) -> bytes:
         head, sep, payload = text.partition(",")
@@ -136,7 +137,10 @@ class ImageReader:
                 raise self._error(f"{label}bad base64 in a data: URL ({e})", row, column) from None
         return urllib.parse.unquote_to_bytes(payload)
 
-    def _file(self, ref: str, *, row: int, column: str, label: str) -> ImagePart:
+    def _file(self, ref: str, *, row: int, column: str, label: str, decoded: int = 0) -> ImagePart:
+        if decoded and (self.root is None or len(ref) > 255):
+            raise self._error(f"{label}base64 text whose {decoded} bytes are not an image (PNG, JPEG, GIF, WebP, "
+                              f"BMP or TIFF)", row, column)
         if self.root is None:
             raise self._error(f"{label}{shown_path(ref)} is neither base64 nor a data: URL, and rows from the "
                               f"hub have no folder for a relative path", row, column)
@@ -147,8 +151,9 @@ class ImageReader:
         if resolved in self._files:
             return self._files[resolved]
         if not resolved.is_file():
-            raise self._error(f"{label}image file not found: {resolved} (paths are relative to the data file's "
-                              f"folder {self.root})", row, column)
+            hint = f"; as base64 it is {decoded} bytes that are not an image" if decoded else ""
+            raise self._error(f"{label}image file not found: {shown_path(ref)} in the data file's folder "
+                              f"{self.root}{hint}", row, column)
         try:
             data = resolved.read_bytes()
         except OSError as e:

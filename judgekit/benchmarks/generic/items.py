@@ -246,6 +246,9 @@ def _id_of(row: dict[str, Any], n: int, has_id: bool, column: str, source: str) 
     if is_empty(value) or isinstance(value, (list, tuple, dict)):
         raise DataError(source, "the id is missing or empty" if is_empty(value) else
                         f"the id must be text or a number, not {type(value).__name__}", row=n, column=column)
+    if (isinstance(value, float) and value.is_integer()) or (
+            isinstance(value, decimal.Decimal) and value.is_finite() and value == value.to_integral_value()):
+        value = int(value)  # an integer id in a column with nulls (pandas writes 1.0): the same id as 1
     return cell_text(value).strip()
 
 
