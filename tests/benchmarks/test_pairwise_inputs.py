@@ -1,0 +1,110 @@
+"""The generic pairwise benchmark's bad input: one line on stderr naming the file, row and field,
+exit 2, no traceback, before any call (the CLI, in-process); and the rule that makes every
+judgment the candidate's (a property over replies and orders)."""
+
+import json
+
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pairwise_helpers import PROMPT, QUESTIONS, answers_file, write_case
+
+from judgekit.benchmarks.generic.items import GenericItem
+from judgekit.benchmarks.pairwise.pipeline import judgment
+from judgekit.benchmarks.pairwise.results import tidy_rows
+from judgekit.cli.main import cli
+from judgekit.engine import CallResult
+from judgekit.parsers.generic import verdict_parser
+from judgekit.types import ChatRequest, ChatResponse
+
+
+def _user_error(spec, *names: str) -> str:
+    r = CliRunner().invoke(cli, ["run", str(spec), "--out", str(spec.parent / "out"),
+                                 "--cache", str(spec.parent / "cache.duckdb")])
+    assert r.exit_code == 2, (r.exit_code, r.output, repr(r.exception))
+    assert "Traceback" not in r.output
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
+    for name in names:
+        assert name in lines[0], (name, lines[0])
+    assert not (spec.parent / "cache.duckdb").exists() or not (spec.parent / "out" / "summary.json").exists()
+    return lines[0]
+
+
+def test_unknown_placeholder_names_the_prompt_file_line_and_placeholder(tmp_path):
+    spec = write_case(tmp_path, prompt=PROMPT.replace("{answer_b}", "{answr_b}"))
+    line = PROMPT.split("{answer_b}")[0].count("\n") + 1
+    _user_error(spec, "judge.txt", f"line {line}", "{answr_b}")
+
+
+def test_a_data_column_is_a_placeholder(tmp_path):
+    """{expert} is a column of the data, so a prompt may use it; {nope} is not."""
+    spec = write_case(tmp_path, prompt=PROMPT + "\nAn expert wrote: {expert} {nope}\n")
+    _user_error(spec, "judge.txt", "{nope}")
+
+
+def test_missing_question_names_the_data_file_and_row(tmp_path):
+    rows = [dict(q) for q in QUESTIONS]
+    rows[2]["question"] = ""
+    spec = write_case(tmp_path, rows=rows)
+    _user_error(spec, "questions.jsonl", "row 3", "'question'")
+
+
+def test_answers_file_with_an_unknown_id(tmp_path):
+    answers_file(tmp_path / "mine.jsonl", {"a1": "42", "zz9": "an answer to no question"})
+    spec = write_case(tmp_path, options='answers = { "mine" = "mine.jsonl" }\n')
+    _user_error(spec, "mine.jsonl", "row 2", "zz9")
+
+
+def test_two_baselines_and_an_empty_baseline_cell(tmp_path):
+    spec = write_case(tmp_path / "two", options='baseline_column = "expert"\n')
+    _user_error(spec, "roles.baseline", "options.baseline_column")
+    rows = [dict(q) for q in QUESTIONS]
+    rows[1]["expert"] = " "
+    spec = write_case(tmp_path / "cell", rows=rows, options='baseline_column = "expert"\n',
+                      roles='candidates = ["my-vlm"]\njudge = "judge"')
+    _user_error(spec, "questions.jsonl", "row 2", "'expert'")
+
+
+def test_bad_regex_and_unknown_verdict_parser(tmp_path):
+    spec = write_case(tmp_path / "re", options='verdict = "regex"\nregex = "(?P<verdict>[AB"\n')
+    _user_error(spec, "options.regex")
+    spec = write_case(tmp_path / "name", options='verdict = "elo"\n')
+    _user_error(spec, "options.verdict")
+
+
+# -- the candidate's side ------------------------------------------------------------------------
+_TOKENS = {"A>>B": -2, "A>B": -1, "A=B": 0, "B>A": 1, "B>>A": 2, "B<<A": -2, "B<A": -1, "A<B": 1, "A<<B": 2}
+_ITEM = GenericItem(id="x1", row=1, question="q", images=[], reference=None, criteria=None, category=None,
+                    fields={})
+
+
+class _Prep:
+    parse = staticmethod(verdict_parser("arena_hard"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(token=st.sampled_from(sorted(_TOKENS)), order=st.sampled_from([0, 1]),
+       before=st.text(alphabet=st.characters(blacklist_characters="[]"), max_size=60),
+       after=st.text(alphabet=st.characters(blacklist_characters="[]"), max_size=20))
+def test_a_judgment_is_the_candidates_score_in_either_order(token, order, before, after):
+    """Order 0 shows the baseline as A: the parser's score for B is the candidate's; order 1
+    shows the candidate as A: it is negated.  The token and its place are kept for the report,
+    and the tidy row carries the same value."""
+    reply = f"{before}My final verdict is: [[{token}]]{after}"
+    req = ChatRequest("judge", ())
+    j = judgment(_Prep(), CallResult(req, ChatResponse(reply)), model="m", judge="judge", item=_ITEM, order=order)
+    assert j["ok"] and j["score"] == (_TOKENS[token] if order == 0 else -_TOKENS[token])
+    assert reply[j["span_start"]:j["span_end"]] == j["verdict"] == f"[[{token}]]"
+    assert j["category"] == "all" and j["task"] == "all"
+    (row,) = tidy_rows([j])
+    assert row["value"] == j["score"] and row["order"] == order and row["verdict"] == j["verdict"]
+    assert json.loads(json.dumps(row["extra"]))["span"] == [j["span_start"], j["span_end"]]
+
+
+@given(reply=st.text(alphabet=st.characters(blacklist_characters="[]"), max_size=80), order=st.sampled_from([0, 1]))
+@settings(max_examples=60, deadline=None)
+def test_a_reply_without_a_verdict_is_a_counted_parse_failure(reply, order):
+    j = judgment(_Prep(), CallResult(ChatRequest("judge", ()), ChatResponse(reply)), model="m", judge="judge",
+                 item=_ITEM, order=order)
+    assert not j["ok"] and j["score"] is None and j["error_kind"] == "parse_failure" and j["judge_text"] == reply

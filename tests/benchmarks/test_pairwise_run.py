@@ -1,0 +1,159 @@
+"""The generic pairwise benchmark end to end, as a new user runs it: a ~20-line spec, a prompt
+file and a JSONL of questions written here, against the simulator over real HTTP; Reward, Win
+Rate and their intervals in summary.json agree with the judgment records; the report, the tidy
+export, a resume from the cache, a panel, imported answers with a baseline column, re-asks."""
+
+import json
+from types import SimpleNamespace
+
+import pytest
+from pairwise_helpers import QUESTIONS, answers_file, run, write_case
+from run_helpers import read_csv
+
+import judgekit
+
+N = len(QUESTIONS)
+
+
+def _overall(summary, model, key="results"):
+    rows = summary[key] if key == "results" else summary["ensemble"]["results"]
+    return next(r for r in rows if r["model"] == model and r["level"] == "overall")
+
+
+@pytest.fixture(scope="module")
+def first(tmp_path_factory):
+    spec = write_case(tmp_path_factory.mktemp("pairwise"))
+    outcome = run(spec)
+    return SimpleNamespace(spec=spec, outcome=outcome, out=spec.parent / "out")
+
+
+def test_summary_figures_follow_the_judgments(first):
+    o = first.outcome
+    assert o.exit_code == 0, (o.message, o.failed_items)
+    summary = json.loads((first.out / "summary.json").read_text())
+    assert summary["benchmark"] == "pairwise" and summary["complete"] and summary["items"] == N
+    assert summary["baseline"] == {"name": "baseline", "source": "model"}
+    assert summary["calls_by_provider"] == {"sim": N + N + 2 * N}  # baseline, candidate, judge x 2 orders
+    judgments = read_csv(first.out / "judgments.csv")
+    assert len(judgments) == 2 * N and {j["order"] for j in judgments} == {"0", "1"}
+    scores = [int(j["score"]) for j in judgments if j["score"] != ""]
+    row = _overall(summary, "my-vlm")
+    assert row["n_pairwise"] == 2 * N and row["fail"] == 2 * N - len(scores)
+    assert row["reward"] == pytest.approx(50.0 * sum(scores) / len(scores))
+    assert row["win_rate"] == pytest.approx(100.0 * sum(s > 0 for s in scores) / len(scores))
+    for key in ("reward", "win_rate"):
+        assert row[f"{key}_ci_low"] <= row[key] <= row[f"{key}_ci_high"], key
+    assert summary["intervals"]["samples"] == 200 and summary["intervals"]["figures"] == ["reward", "win_rate"]
+    cats = {r["group"] for r in summary["results"] if r["level"] == "category"}
+    assert cats == {"math", "visual", "writing"}
+    # each judgment's score is the parser's reading of its reply, negated when the candidate is A
+    for j in judgments:
+        token = j["verdict"]
+        if token:
+            assert token in j["judge_text"]
+            b_score = {"A>>B": -2, "A>B": -1, "A=B": 0, "B>A": 1, "B>>A": 2}[token.strip("[]").replace(" ", "")]
+            assert int(j["score"]) == (b_score if j["order"] == "0" else -b_score)
+    assert [d["model"] for d in o.result.display] == ["my-vlm"] * 4
+    assert set(o.result.display[0]) == {"model", "category", "Reward", "Win Rate %", "+2/+1/0/-1/-2", "fail",
+                                        "parse ok %"}
+
+
+def test_report_and_tidy_export(first):
+    report = json.loads((first.out / "report.json").read_text())
+    assert (first.out / "report.html").is_file()
+    heads = {(h["candidate"], h["figure"]): h for h in report["headline"]}
+    summary = json.loads((first.out / "summary.json").read_text())
+    row = _overall(summary, "my-vlm")
+    assert heads[("my-vlm", "Reward")]["value"] == pytest.approx(row["reward"])
+    assert heads[("my-vlm", "Win Rate")]["low"] is not None and heads[("my-vlm", "Win Rate")]["high"] is not None
+    assert [it["id"] for it in report["items"]] == [q["id"] for q in QUESTIONS]
+    visual = next(it for it in report["items"] if it["id"] == "a3")
+    kinds = [b["kind"] for b in visual["blocks"]]
+    assert kinds[:4] == ["question", "reference", "baseline", "answer"] and kinds.count("judgment") == 2
+    assert any("image" in p for p in visual["blocks"][0]["parts"])
+    for it in report["items"]:
+        for b in it["blocks"]:
+            if b["kind"] == "judgment" and b.get("highlight"):
+                reply = "".join(p.get("text", "") for p in b["parts"])
+                assert b["highlight"] in reply and b["verdict"].startswith(b["highlight"])
+    rows = judgekit.results(first.out, kind="rows")
+    assert len(rows) == 2 * N
+    assert {(r["item"], r["order"]) for r in rows} == {(q["id"], k) for q in QUESTIONS for k in (0, 1)}
+    judgments = {(j["index"], j["order"]): j for j in read_csv(first.out / "judgments.csv")}
+    for r in rows:
+        j = judgments[(r["item"], str(r["order"]))]
+        assert r["benchmark"] == "pairwise" and r["kind"] == "pairwise" and r["candidate"] == "my-vlm"
+        assert r["value"] == (float(j["score"]) if j["score"] else None) and r["judge_text"] == j["judge_text"]
+
+
+def test_resume_from_the_cache_makes_no_calls(first):
+    again = run(first.spec, "out2")
+    assert again.exit_code == 0
+    s1 = json.loads((first.out / "summary.json").read_text())
+    s2 = json.loads((first.spec.parent / "out2" / "summary.json").read_text())
+    assert s2["paid_calls"] == 0 and s2["cache_hits"] == 4 * N
+    assert s2["results"] == s1["results"]
+
+
+def test_panel_of_two_judges(tmp_path):
+    spec = write_case(tmp_path, roles='candidates = ["my-vlm"]\njudges = ["judge", "judge-2"]\nbaseline = "baseline"')
+    o = run(spec)
+    assert o.exit_code == 0, o.message
+    s = o.summary
+    assert s["judges"] == ["judge", "judge-2"] and set(s["per_judge"]) == {"judge", "judge-2"}
+    ens = _overall(s, "my-vlm", key="ensemble")
+    assert ens["n_pairwise"] == 2 * N and ens["reward"] is not None
+    alpha = [a for a in s["agreement"] if a["quantity"] == "pairwise verdict" and a["model"] == "my-vlm"]
+    assert len(alpha) == 1 and alpha[0]["items"] == 2 * N
+    assert {b["judge"] for b in s["judge_behaviour"]} == {"judge", "judge-2", "ensemble"}
+    assert len(read_csv(tmp_path / "out" / "judgments.csv")) == 2 * 2 * N
+    assert len(judgekit.results(tmp_path / "out", kind="rows")) == 2 * 2 * N  # one row per judge x order
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert {h["judge"] for h in report["headline"]} == {"judge", "ensemble"}
+
+
+def test_imported_answers_against_a_baseline_column(tmp_path):
+    """Only imported candidates and a baseline column: no answer call; an item one answers file
+    lacks is a counted failure for that candidate, not a dropped item."""
+    answers_file(tmp_path / "notes.jsonl", {"a1": "42", "a2": "91 is prime.", "a3": "Blue.", "a4": "Lunch?"})
+    answers_file(tmp_path / "partial.jsonl", {"a1": "17 + 25 = 42", "a3": "The square is blue."})
+    spec = write_case(tmp_path, roles='judge = "judge"',
+                      options='baseline_column = "expert"\n'
+                              'answers = { "notes" = "notes.jsonl", "partial" = "partial.jsonl" }\n')
+    o = run(spec)
+    assert o.exit_code == 0, o.message
+    s = o.summary
+    assert s["candidates"] == ["notes", "partial"] and s["imported"] == ["notes", "partial"]
+    assert s["baseline"] == {"name": "expert", "source": "column"}
+    assert s["calls_by_provider"] == {"sim": 2 * 2 * N - 4}  # judge calls only; partial's 2 missing items
+    partial = _overall(s, "partial")
+    assert partial["n_pairwise"] == 2 * N and partial["fail"] == 4
+    assert o.failed_items == [] and "partial: no imported answer for 2 of 4 items" in o.result.notes
+    judgments = read_csv(tmp_path / "out" / "judgments.csv")
+    missing = [j for j in judgments if j["model"] == "partial" and j["index"] in ("a2", "a4")]
+    assert len(missing) == 4 and {j["error_kind"] for j in missing} == {"no_answer"}
+    # the judge read the column's answer as Assistant A in order 0
+    a1 = next(j for j in o.result.tables["judgments"] if j["model"] == "notes" and j["index"] == "a1")
+    assert a1["order"] == 0
+    behaviour = {(b["judge"], b["model"]): b for b in s["judge_behaviour"]}
+    assert behaviour[("judge", "partial")]["judgments"] == 4  # failures without a call are not the judge's
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    a2 = next(it for it in report["items"] if it["id"] == "a2")
+    assert any(b["kind"] == "baseline" and "91 is 7 times 13" in b["parts"][0]["text"] for b in a2["blocks"])
+    assert "no answer" in a2["flags"]
+
+
+def test_reask_on_parse_failure(tmp_path):
+    """A garbled judge reply is followed by one request for the verdict line; the first reply is
+    kept for the report and the judgment is marked re-asked."""
+    spec = write_case(tmp_path, options="reask_on_parse_failure = true\n", garbage=0.5)
+    o = run(spec)
+    assert o.exit_code == 0, o.message
+    js = o.result.tables["judgments"]
+    reasked = [j for j in js if j["reasked"]]
+    assert reasked, "garbage_rate 0.5 over 8 judgments left none to re-ask"
+    made = o.summary["calls_by_provider"]["sim"]
+    assert made == 2 * N + 2 * N + len(reasked)
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    statuses = [b.get("status") for it in report["items"] for b in it["blocks"] if b["kind"] == "judgment"]
+    assert statuses.count("reasked") == len(reasked)
