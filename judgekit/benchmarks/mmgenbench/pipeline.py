@@ -50,6 +50,7 @@ from ...blobs import BlobMissing
 from ...config import STRICT_CONFIG
 from ...engine import Engine
 from ...errors import SpecError
+from ...hub import is_hub
 from ...parsers.mmgenbench import Caption, clean_caption, reference_caption
 from ...resources import Prompt, load_prompt
 from ...types import ChatRequest, GenParams, ImagePart, Message
@@ -155,7 +156,14 @@ def _check_roles(spec) -> tuple[list[str], list[str], str]:
 def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
     candidates, generators, encoder = _check_roles(spec)
     labels = spec.resolve_path(options.labels) if options.labels else None
-    data = load_data(spec.data_path(), labels=labels, limit=limit, skip_unreadable=options.skip_unreadable)
+    if is_hub(spec.data):  # data = "hf:lerogo/MMGenBench" (data_config: the TSV)
+        from .hub import hub_table
+
+        path, released = hub_table(spec)
+        labels = labels or released
+    else:
+        path = spec.data_path()
+    data = load_data(path, labels=labels, limit=limit, skip_unreadable=options.skip_unreadable)
     return Prepared(spec, options, data, load_prompt(CAPTION_PROMPT), candidates, generators, encoder)
 
 

@@ -54,6 +54,7 @@ from typing import Any, Literal
 from ...blobs import BlobMissing
 from ...engine import Engine
 from ...errors import DataError, SpecError
+from ...hub import is_hub
 from ...parsers.mmie import REFERENCE_MAX_IMAGES, ScoreParse, parse_score, reference_skips, split_integrated
 from ...resources import Prompt, load_prompt
 from ...types import (
@@ -178,7 +179,14 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
     if dup:
         raise SpecError(f"{where}: two systems are named {dup!r} (native answer files need distinct models)")
     images_dir = spec.resolve_path(options.images_dir) if options.images_dir else None
-    loaded = load_items(spec.data_path(), images_dir, limit, options.skip_unreadable,
+    if is_hub(spec.data):  # data = "hf:MMIE/MMIE": its JSON file and unpacked images.tar.gz
+        from .hub import hub_data
+
+        data_file, hub_images = hub_data(spec)
+        images_dir = images_dir or hub_images
+    else:
+        data_file = spec.data_path()
+    loaded = load_items(data_file, images_dir, limit, options.skip_unreadable,
                         category_from="label" if options.category_from_label else "id")
     for s in systems:
         if s.kind == "native":
