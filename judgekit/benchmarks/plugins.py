@@ -144,7 +144,7 @@ def table_prefix(name: str) -> str:
     """The benchmark's name as an identifier, for the cache's result tables
     (``result_<prefix>_<table>``): a file's stem, dots and other marks as ``_``."""
     base = Path(name).stem if name.endswith(".py") else name
-    ident = re.sub(r"\W+", "_", base).strip("_") or "plugin"
+    ident = re.sub(r"[^A-Za-z0-9_]+", "_", base).strip("_") or "plugin"
     if not re.match(r"[A-Za-z_]", ident):
         ident = "b_" + ident
     return ident[:40]
