@@ -1,0 +1,300 @@
+"""The generic rubric benchmark (``benchmark = "rubric"``): single-answer grading on a scale.
+
+Per candidate and item:
+
+1. the candidate's answer: a live candidate (``roles.candidates``) is asked the item's question
+   (its images before the text, or ``options.candidate_prompt``); an imported candidate
+   (``options.answers``, name -> file) has its answer read from its file;
+2. every judge of the panel (``roles.judge`` or ``roles.judges``) grades the answer once with the
+   user's prompt file (``options.judge_prompt``): the item's fields, the answer and the rubric
+   filled in (the item's ``criteria`` column when set, else ``options.rubric``), the item's
+   images where the prompt says ``{images}`` (else before the text);
+3. the score is read from the reply by the parser ``options.score`` names (``rating``: MT-Bench's
+   ``[[N]]``, ``last_number``, ``regex``), on ``options.scale``.  A reply that does not parse (or
+   a call that failed) is a counted failure kept with its raw text; with
+   ``reask_on_parse_failure`` the judge is asked once more for the score line alone.
+
+Figures (:mod:`.results`): the mean score per candidate, overall and per category, with
+bootstrap intervals, also as a share of the scale; per judge and the panel's ensemble (the mean
+of the judges' valid scores); the judges' agreement; paired comparisons between candidates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ...config import STRICT_CONFIG
+from ...engine import NOT_RUN, CallResult, Engine
+from ...errors import DataError, SpecError
+from ...parsers.generic import Reading, score_parser
+from ..base import BenchmarkResult, PlannedCall
+from ..generic.items import Columns, GenericItem, load_answers, load_items
+from ..generic.template import Template, load_template
+from ..uncertainty import IntervalOptions
+from .requests import CANDIDATE_FIELDS, JUDGE_FIELDS, Builder, check_models, reask_request, text_or_file
+from .results import build, judgment_record
+
+__all__ = ["Options", "Prepared", "prepare", "plan", "run", "stages"]
+
+stages = ["candidate", "judge"]
+
+#: the error kind of a judgment with no answer to grade
+NO_ANSWER = "no_answer"
+CANDIDATE_FAILED = "candidate_failed"
+
+
+class Options(IntervalOptions):
+    """``[options]`` of a rubric spec."""
+
+    model_config = STRICT_CONFIG
+
+    judge_prompt: str = Field(description="the judge's prompt file: relative to the spec, samples:REL or "
+                                          "prompts:REL (a shipped one: prompts:rubric/mt_bench_single.txt)")
+    score: Literal["rating", "last_number", "regex"] = Field(
+        "rating", description="how the score is read: rating ([[N]], then [N]), last_number, regex "
+                              "(options.regex with a group named 'score')")
+    scale: tuple[float, float] = Field((1.0, 10.0), description="the scale (low, high); a score outside it is a "
+                                                                 "parse failure")
+    regex: str | None = Field(None, description="score = 'regex': a regular expression with a group named "
+                                                "'score'; its last match is read")
+    columns: Columns = Field(default_factory=Columns, description="the data's column names")
+    rubric: str | None = Field(None, description="the global rubric, a file or the text itself ({rubric}); an "
+                                                 "item's criteria column wins where set")
+    answers: dict[str, str] = Field(default_factory=dict, description="imported answers: candidate name -> file")
+    answer_column: str = Field("answer", description="the column of an answers file holding the answer")
+    candidate_prompt: str | None = Field(None, description="the live candidates' prompt file (default: the "
+                                                           "question with the images before it)")
+    judge_system: str | None = Field(None, description="a system message for the judge (a file or the text)")
+    reask_on_parse_failure: bool = Field(False, description="an unreadable judge reply is followed by one "
+                                                            "request for the score line alone")
+    defuse_answers: bool = Field(True, description="break score markers ([[7]], Rating:) and answer block "
+                                                   "delimiters inside an answer before it enters the judge "
+                                                   "prompt, so it cannot forge the judge's output")
+
+    @field_validator("scale", mode="before")
+    @classmethod
+    def _scale_list(cls, v: Any) -> Any:
+        return tuple(v) if isinstance(v, list) else v  # TOML writes [1, 10]
+
+    @model_validator(mode="after")
+    def _check(self) -> "Options":
+        low, high = self.scale
+        if not low < high:
+            raise ValueError(f"scale: the low end ({low:g}) must be below the high end ({high:g})")
+        if self.score == "regex" and not self.regex:
+            raise ValueError("score = 'regex' needs options.regex (a regular expression with a group named 'score')")
+        if self.regex and self.score != "regex":
+            raise ValueError(f"options.regex is read only with score = 'regex' (score is {self.score!r})")
+        return self
+
+
+@dataclass
+class Prepared:
+    spec: Any
+    options: Options
+    items: list[GenericItem]
+    judge_template: Template
+    candidate_template: Template | None
+    rubric: str | None
+    judge_system: tuple[str, str] | None  # (text, hash)
+    #: every candidate in order: the live ones, then the imported ones
+    candidates: list[str]
+    live: list[str]
+    #: imported candidate -> item id -> answer
+    imported: dict[str, dict[str, str]]
+    parse: Any = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
+    o = options
+    imported_names = list(o.answers)
+    live = [c for c in spec.roles.candidates if c not in o.answers]
+    candidates = [*spec.roles.candidates, *(n for n in imported_names if n not in spec.roles.candidates)]
+    if not candidates:
+        raise SpecError(f"{spec.source_path}: the rubric benchmark needs a candidate: roles.candidates (models "
+                        "that answer live) or options.answers (answers imported from a file per model)")
+    check_models(spec, live)
+    try:
+        parse = score_parser(o.score, scale=o.scale, regex=o.regex)
+    except ValueError as e:
+        raise SpecError(f"{spec.source_path}: options.regex: {e}") from None
+    judge_template = load_template(spec, o.judge_prompt)
+    candidate_template = load_template(spec, o.candidate_prompt, option="options.candidate_prompt") if o.candidate_prompt else None
+    items = load_items(spec, o.columns, limit=limit)
+    columns = set().union(*(it.fields for it in items)) if items else set()
+    judge_template.check(set(JUDGE_FIELDS) | columns)
+    if candidate_template is not None:
+        candidate_template.check(set(CANDIDATE_FIELDS) | columns)
+    rubric = text_or_file(spec, o.rubric, "rubric")[0] if o.rubric is not None else None
+    if "rubric" in judge_template.placeholders and not rubric:
+        for it in items:
+            if not it.criteria:
+                raise DataError(str(spec.data_path()), f"field '{o.columns.criteria}': empty, and the judge prompt "
+                                f"{judge_template.path} uses {{rubric}}: give this item criteria or set "
+                                "options.rubric (a global rubric)", row=it.row)
+    system = text_or_file(spec, o.judge_system, "judge_system") if o.judge_system is not None else None
+    imported = {name: load_answers(spec.resolve_path(path), items, id_column=o.columns.id,
+                                   answer_column=o.answer_column)
+                for name, path in o.answers.items()}
+    return Prepared(spec, o, items, judge_template, candidate_template, rubric, system, candidates, live,
+                    imported, parse)
+
+
+#: the chance a judge reply does not parse (a re-ask follows), assumed for a reply not cached yet
+REASK_CHANCE = 0.05
+#: the estimate's stand-ins for text not written yet (their length: a typical answer and judgment)
+_STANDIN_ANSWER = ("A stand-in answer of typical length for the estimate. " * 12).strip()
+_STANDIN_JUDGMENT = ("A stand-in judgment of typical length for the estimate: the answer is read against the "
+                     "rubric, its strengths and weaknesses are weighed, and a rating follows.")
+
+
+# -- estimate --------------------------------------------------------------------------------------
+async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
+    """Every call of the run: the live candidates' answers, every judge's grading of every answer
+    (built with a stand-in where the answer is not cached yet: inexact) and, with
+    ``reask_on_parse_failure``, the re-asks a reply may need."""
+    b = Builder(prep)
+
+    async def cached_text(req) -> str | None:
+        _, hit = await engine.lookup(req)
+        return hit.text if hit is not None else None
+
+    async def for_item(item: GenericItem) -> list[PlannedCall]:
+        out: list[PlannedCall] = []
+        for alias in prep.candidates:
+            if alias in prep.imported:
+                answer, exact = prep.imported[alias].get(item.id), True
+                if answer is None:
+                    continue  # no answer, no judgment: a counted failure
+            else:
+                creq = b.candidate_request(alias, item)
+                out.append(PlannedCall("candidate", creq))
+                answer = await cached_text(creq)
+                exact = answer is not None
+                answer = answer if answer is not None else (item.reference or _STANDIN_ANSWER)
+            for judge in prep.spec.roles.panel:
+                jreq = b.judge_request(judge, item, answer)
+                out.append(PlannedCall("judge", jreq, exact=exact))
+                if prep.options.reask_on_parse_failure:
+                    reply = await cached_text(jreq) if exact else None
+                    if reply is None:
+                        out.append(PlannedCall("judge", reask_request(jreq, _STANDIN_JUDGMENT), exact=False,
+                                               chance=REASK_CHANCE))
+                    elif prep.parse(reply) is None:
+                        out.append(PlannedCall("judge", reask_request(jreq, reply)))
+        return out
+
+    per_item = await asyncio.gather(*(for_item(item) for item in prep.items))
+    return [pc for calls in per_item for pc in calls]
+
+
+# -- run -------------------------------------------------------------------------------------------
+async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
+    b = Builder(prep)
+    o = prep.options
+    cands, judges = prep.candidates, prep.spec.roles.panel
+    panel = len(judges) > 1
+    st = engine.stats
+    st.plan("candidate", len(prep.items) * len(prep.live))
+    st.plan("judge", len(prep.items) * len(cands) * len(judges))
+
+    answers: list[dict[str, Any]] = []
+    judgments: list[dict[str, Any]] = []
+    failed: list[str] = []
+    not_run = 0
+    first_replies: dict[tuple[str, str, str], str] = {}  # a re-asked judgment's first reply
+
+    def no_call(alias: str, item: GenericItem, kind: str, error: str) -> None:
+        for judge in judges:
+            judgments.append(judgment_record(alias, judge, item, None, None, error_kind=kind, error=error))
+            st.stage("judge").done += 1
+
+    async def grade(alias: str, item: GenericItem, judge: str, answer: str) -> None:
+        nonlocal not_run
+        req = b.judge_request(judge, item, answer)
+        r = await engine.call(req)
+        reading: Reading | None = prep.parse(r.text) if r.ok else None
+        reasked = False
+        if r.ok and reading is None and o.reask_on_parse_failure and not engine.stopping:
+            r2 = await engine.call(reask_request(req, r.text))
+            if r2.ok or r2.error_kind != NOT_RUN:
+                first_replies[(judge, alias, item.id)] = r.text
+                r, reasked = r2, True
+                reading = prep.parse(r.text) if r.ok else None
+        if r.error_kind == NOT_RUN:
+            not_run += 1
+            return
+        if not r.ok:
+            failed.append(f"{alias} item {item.id} judge{f' {judge}' if panel else ''}: {r.error}")
+        judgments.append(judgment_record(alias, judge, item, r, reading, reasked=reasked))
+
+    async def flow(alias: str, item: GenericItem) -> None:
+        nonlocal not_run
+        if alias in prep.imported:
+            answer = prep.imported[alias].get(item.id)
+            answers.append(_answer_row(alias, item, answer, imported=True))
+            if answer is None:
+                no_call(alias, item, NO_ANSWER, "no imported answer")
+                return
+        else:
+            r: CallResult = await engine.call(b.candidate_request(alias, item))
+            answers.append(_answer_row(alias, item, r.text if r.ok else None, imported=False, result=r))
+            if not r.ok:
+                if r.error_kind == NOT_RUN:
+                    not_run += 1
+                    return
+                failed.append(f"{alias} item {item.id} candidate: {r.error}")
+                no_call(alias, item, CANDIDATE_FAILED, r.error or "the candidate call failed")
+                return
+            answer = r.text
+        await asyncio.gather(*(grade(alias, item, judge, answer) for judge in judges))
+
+    async with asyncio.TaskGroup() as tg:  # a stop (bad key) cancels every other flow at once
+        for alias in cands:
+            for item in prep.items:
+                tg.create_task(flow(alias, item))
+
+    order = {it.id: i for i, it in enumerate(prep.items)}
+    judgments.sort(key=lambda j: (judges.index(j["judge"]), cands.index(j["model"]), order[j["index"]]))
+    answers.sort(key=lambda a: (cands.index(a["model"]), order[a["index"]]))
+    built = build(judgments, judges=judges, candidates=cands, options=o)
+    summary: dict[str, Any] = {
+        "benchmark": "rubric",
+        "items": len(prep.items),
+        "candidates": cands,
+        "imported": list(prep.imported),
+        "judge": prep.spec.roles.judge,
+        "complete": not_run == 0,
+        "scale": list(o.scale),
+        "score_parser": o.score,
+        **built.summary,
+    }
+    notes = list(prep.warnings)
+    missing = sum(1 for a in answers if a["imported"] and a["answer"] is None)
+    if missing:
+        notes.append(f"{missing} item(s) without an imported answer: counted as failed judgments")
+    return BenchmarkResult(summary=summary, tables={"answers": answers, "judgments": judgments, **built.tables},
+                           failed_items=failed, not_run=not_run, display=built.display,
+                           more_displays=built.more_displays, notes=notes, tidy=built.tidy,
+                           report=lambda: _report(prep, answers, judgments, summary, first_replies))
+
+
+def _answer_row(alias: str, item: GenericItem, answer: str | None, *, imported: bool,
+                result: CallResult | None = None) -> dict[str, Any]:
+    ok = answer is not None
+    return {"model": alias, "index": item.id, "category": item.category or "all", "imported": imported,
+            "ok": ok, "answer": answer,
+            "error_kind": None if ok else (result.error_kind if result is not None else NO_ANSWER),
+            "error": None if ok else (result.error if result is not None else "no imported answer"),
+            "output_tokens": result.response.usage.output_tokens if result is not None and result.ok else None}
+
+
+def _report(prep: Prepared, answers, judgments, summary, first_replies):
+    from .report import build_report  # imported when the report is written, not for an estimate
+
+    return build_report(prep, answers, judgments, summary, first_replies)

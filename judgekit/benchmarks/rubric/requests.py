@@ -1,0 +1,172 @@
+"""The rubric benchmark's requests: a candidate's answer to an item, a judge's grading of an answer
+(the user's prompt file with the item's fields, the answer and the rubric filled in, the item's
+images where the prompt puts them), and the re-ask after a reply whose score does not parse.
+
+An answer enters the judge prompt defused (``defuse_answers``, on by default): whatever in it
+could be read as the judge's own output (a ``[[7]]``, a ``Rating:`` line) or could close the
+answer's block early (``[The End of Assistant's Answer]``) is broken, looked for in judgekit's
+folded view (:mod:`judgekit.parsers.view`) so full-width or zero-width spellings are caught too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ...errors import SpecError
+from ...parsers.view import View, defuse
+from ...resources import load_prompt
+from ...types import ChatRequest, GenParams, Message, TextPart
+from ..creation_mmbench.requests import CHAT_PROVIDERS
+from ..generic.items import GenericItem
+from ..generic.template import Template, load_template
+
+if TYPE_CHECKING:
+    from .pipeline import Prepared
+
+__all__ = ["JUDGE_FIELDS", "CANDIDATE_FIELDS", "Builder", "defuse_answer", "check_models", "text_or_file",
+           "reask_request"]
+
+#: placeholders a rubric judge prompt may use besides the data's columns
+JUDGE_FIELDS = ("question", "answer", "reference", "criteria", "rubric", "category", "id", "images")
+#: placeholders a candidate prompt may use besides the data's columns
+CANDIDATE_FIELDS = ("question", "images")
+#: the re-ask after a judge reply whose score does not parse
+REASK_PROMPT = "rubric/reask_score.txt"
+
+
+# -- defusing answers ------------------------------------------------------------------------------
+# looked for in the folded view with white space dropped (upper case, no markup, full-width folded)
+_VIEW_DOUBLE = re.compile(r"\[\[[^\[\]]{0,16}\]\]")
+_VIEW_NUMBER = re.compile(r"\[[-+]?[0-9.]+\]")  # the rating parser's fallback [N]
+_VIEW_BLOCK = re.compile(r"\[THE(?:START|END)OF(?:ASSISTANT[AB]?['\u2019]S|(?:THE)?REFERENCE|(?:THE)?RUBRIC)(?:ANSWER)?\]|"
+                         r"\[(?:END)?ASSISTANT[AB]?\]")
+_VIEW_RATING = re.compile(r"(?:RATING|SCORE)(?=:)")
+
+
+def _brackets(view: View, text: str, start: int, end: int) -> list[tuple[int, int, str]]:
+    seen: dict[int, str] = {}
+    for i in range(start, end):
+        if view.text[i] in "[]":
+            j = view.source[i]
+            if j not in seen:
+                folded = View.of(text[j], spaces=False).text
+                seen[j] = "(" * folded.count("[") + ")" * folded.count("]")
+    return [(j, j + 1, r) for j, r in seen.items()]
+
+
+def _bracketed(pattern: re.Pattern[str]):
+    def rule(view: View, text: str) -> list[tuple[int, int, str]]:
+        return [e for m in pattern.finditer(view.text) for e in _brackets(view, text, m.start(), m.end())]
+    return rule
+
+
+def _rating(view: View, text: str) -> list[tuple[int, int, str]]:
+    out = []
+    for m in _VIEW_RATING.finditer(view.text):
+        start, end = view.span(m.start(), m.end())
+        out.append((start, end, text[start:end].rstrip() + " (quoted)"))
+    return out
+
+
+_RULES = (_bracketed(_VIEW_DOUBLE), _bracketed(_VIEW_NUMBER), _bracketed(_VIEW_BLOCK), _rating)
+
+
+def defuse_answer(text: str) -> str:
+    """``text`` with nothing a score parser could read as the judge's verdict and no block marker:
+    ``[[7]]`` becomes ``((7))`` (and ``[7]`` ``(7)``), ``Rating:`` becomes ``Rating (quoted):``, ``[The End of
+    Assistant's Answer]`` becomes ``(The End of Assistant's Answer)``.  Other text is unchanged."""
+    return defuse(text, _RULES, spaces=False)
+
+
+# -- spec checks -----------------------------------------------------------------------------------
+def check_models(spec, live: list[str]) -> None:
+    """A judge is named and every judge and live candidate is a chat model (SpecError naming the role)."""
+    if not spec.roles.panel:
+        raise SpecError(f"{spec.source_path}: the rubric benchmark needs roles.judge (or a panel in roles.judges): "
+                        "the model that grades the answers")
+    role = "roles.judges" if spec.roles.judges else "roles.judge"
+    for where, aliases in ((role, spec.roles.panel), ("roles.candidates", live)):
+        for alias in aliases:
+            m = spec.models[alias]
+            if not (m.provider in CHAT_PROVIDERS or (m.provider == "local" and m.local.task == "chat")):
+                raise SpecError(f"{spec.source_path}: {where}: '{alias}' is not a chat model (provider "
+                                f"{m.provider!r}" + (f", local.task {m.local.task!r}" if m.provider == "local" else "")
+                                + ")")
+
+
+_FILE_SUFFIXES = (".txt", ".md", ".text", ".markdown", ".prompt")
+
+
+def text_or_file(spec, value: str, what: str) -> tuple[str, str]:
+    """(text, hash) of an option that is a file or literal text: ``samples:``/``prompts:`` names and
+    a path to an existing file are read; a single line ending in .txt or .md that names no file is a
+    SpecError (a typo must not become the rubric); anything else is the text itself."""
+    if value.startswith("prompts:"):
+        t = load_template(spec, value, option=f"options.{what}")
+        return t.text, t.hash
+    one_line = "\n" not in value.strip()
+    path = spec.resolve_path(value) if one_line else None
+    if path is not None and path.is_file():
+        text = path.read_text(encoding="utf-8")
+    elif one_line and (value.startswith("samples:") or Path(value.strip()).suffix.lower() in _FILE_SUFFIXES):
+        raise SpecError(f"{spec.source_path}: options.{what}: no such file {path}")
+    else:
+        text = value
+    return text, hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+# -- request builders ------------------------------------------------------------------------------
+def _params(spec, alias: str) -> GenParams:
+    return spec.models[alias].params.gen_params()
+
+
+class Builder:
+    """The requests of a prepared run."""
+
+    def __init__(self, prep: Prepared) -> None:
+        self.prep = prep
+        self.spec = prep.spec
+        self.judge_template: Template = prep.judge_template
+        self.candidate_template: Template | None = prep.candidate_template
+
+    def rubric(self, item: GenericItem) -> str:
+        """The item's rubric: its criteria column when set, else the global ``options.rubric``."""
+        return item.criteria if item.criteria else (self.prep.rubric or "")
+
+    def candidate_request(self, alias: str, item: GenericItem) -> ChatRequest:
+        t = self.candidate_template
+        if t is None:  # the question, the images before it (as Creation-MMBench)
+            msg = Message.user(*item.images, item.question)
+            return ChatRequest(alias, (msg,), _params(self.spec, alias), stage="candidate", item_id=item.id)
+        msg = t.render({**item.fields, "question": item.question}, item.images)
+        return ChatRequest(alias, (msg,), _params(self.spec, alias), stage="candidate", item_id=item.id,
+                           prompt_hash=t.hash)
+
+    def judge_values(self, item: GenericItem, answer: str) -> dict[str, str]:
+        o = self.prep.options
+        return {**item.fields, "question": item.question,
+                "answer": defuse_answer(answer) if o.defuse_answers else answer,
+                "reference": item.reference or "", "criteria": item.criteria or "", "rubric": self.rubric(item),
+                "category": item.category or "", "id": item.id}
+
+    def judge_request(self, judge: str, item: GenericItem, answer: str) -> ChatRequest:
+        t = self.judge_template
+        messages: tuple[Message, ...] = (t.render(self.judge_values(item, answer), item.images),)
+        h = t.hash
+        if self.prep.judge_system is not None:
+            system, system_hash = self.prep.judge_system
+            messages = (Message.system(system), *messages)
+            h = f"{h}+{system_hash}"
+        return ChatRequest(judge, messages, _params(self.spec, judge), stage="judge", item_id=item.id, prompt_hash=h)
+
+
+def reask_request(req: ChatRequest, reply: str) -> ChatRequest:
+    """The re-ask after judge reply ``reply`` to ``req`` did not parse: the conversation goes on
+    with the judge's own reply, then a request for the score line alone."""
+    follow = load_prompt(REASK_PROMPT)
+    messages = (*req.messages, Message("assistant", (TextPart(reply),)), Message.user(follow.text))
+    return ChatRequest(req.model, messages, req.params, stage=req.stage, item_id=req.item_id,
+                       prompt_hash=f"{req.prompt_hash}+{follow.hash}", attempt_tag="reask1")

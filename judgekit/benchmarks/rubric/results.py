@@ -1,0 +1,232 @@
+"""The rubric benchmark's results from its judgment records: what summary.json, the CSVs, the
+printed tables and the tidy export hold.
+
+Per judge of the panel, and for a panel its ensemble (per candidate and item, the mean of the
+judges' valid scores): per candidate, overall and per category, the mean score with its bootstrap
+interval (:func:`judgekit.benchmarks.uncertainty.interval` over per-item sums ``(score, 1)``; an
+item whose judgment failed is drawn as ``(0, 0)``), the same as a share of the scale
+(``(mean - low) / (high - low) x 100``), and the counts of valid and failed judgments.  Every
+judge and the ensemble draw the same resampled items for a row (one bootstrap stream per
+candidate, level and group), so their intervals are comparable.  Paired comparisons between
+candidates (the first judge and the ensemble), the judges' agreement (Krippendorff's alpha,
+interval level, per candidate and pooled) and the score distribution complete it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...metrics.agreement import ENSEMBLE_RULES, agreement, mean_score
+from ...metrics.intervals import shown
+from ...report.tidy import tidy_row
+from ..uncertainty import IntervalOptions, comparisons, interval
+
+__all__ = ["Built", "build", "judgment_record", "ENSEMBLE_JUDGE", "ALL", "display_row", "distribution"]
+
+ENSEMBLE_JUDGE = "ensemble"
+#: the category of an item without one, and the ``model`` of a figure pooled over candidates
+ALL = "all"
+
+
+def judgment_record(model: str, judge: str, item, result, reading, *, reasked: bool = False,
+                    error_kind: str | None = None, error: str | None = None) -> dict[str, Any]:
+    """One judgment: the score read from ``result``'s reply (``reading``), or a failure with its
+    kind (``error_kind`` for a judgment with no call: no answer to grade)."""
+    ok = reading is not None
+    if result is not None:
+        error_kind = result.error_kind if not result.ok else None
+        error = result.error if not result.ok else None
+    return {"model": model, "judge": judge, "index": item.id, "category": item.category or ALL, "kind": "rubric",
+            "score": reading.value if ok else None, "token": reading.token if ok else None,
+            "span": list(reading.span) if ok else None, "ok": ok,
+            "error_kind": None if ok else (error_kind or "parse_failure"), "error": None if ok else error,
+            "reasked": reasked, "judge_text": result.text if result is not None and result.ok else ""}
+
+
+@dataclass
+class Built:
+    summary: dict[str, Any]
+    tables: dict[str, list[dict[str, Any]]]
+    display: list[dict[str, Any]]
+    more_displays: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+    tidy: list[dict[str, Any]] = field(default_factory=list)
+
+
+def ensemble_records(judgments: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per candidate and item: the mean of the judges' valid scores (a failure when none is valid)."""
+    by: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for j in judgments:
+        by.setdefault((j["model"], j["index"]), []).append(j)
+    out = []
+    for (model, index), rs in by.items():
+        score = mean_score([r["score"] for r in rs])
+        out.append({"model": model, "judge": ENSEMBLE_JUDGE, "index": index, "category": rs[0]["category"],
+                    "kind": "rubric", "score": score, "ok": score is not None,
+                    "error_kind": None if score is not None else "no_valid_score",
+                    "reasked": any(r.get("reasked") for r in rs)})
+    return out
+
+
+def _sums(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, tuple[float, float]]]:
+    """Per candidate: item -> (sum of valid scores, their count)."""
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for r in records:
+        per = out.setdefault(r["model"], {})
+        n, d = per.get(r["index"], (0.0, 0.0))
+        if r["score"] is not None:
+            n, d = n + float(r["score"]), d + 1.0
+        per[r["index"]] = (n, d)
+    return out
+
+
+def _pct(v: float | None, scale: tuple[float, float]) -> float | None:
+    low, high = scale
+    return None if v is None else 100.0 * (v - low) / (high - low)
+
+
+def _r(v: float | None, digits: int = 3) -> float | None:
+    return None if v is None or not math.isfinite(v) else round(v, digits)
+
+
+def _rows(records: Sequence[Mapping[str, Any]], candidates: Sequence[str], options: IntervalOptions,
+          scale: tuple[float, float]) -> list[dict[str, Any]]:
+    """Results rows: per candidate overall, then per category (sorted)."""
+    sums = _sums(records)
+    cats = sorted({r["category"] for r in records})
+    out = []
+    for model in candidates:
+        mine = [r for r in records if r["model"] == model]
+        if not mine:
+            continue
+        groups = [("overall", ALL, mine)] + [("category", c, [r for r in mine if r["category"] == c]) for c in cats]
+        for level, group, rs in groups:
+            if not rs:
+                continue
+            items = {r["index"] for r in rs}
+            item_sums = {i: s for i, s in sums[model].items() if i in items}
+            valid = [float(r["score"]) for r in rs if r["score"] is not None]
+            mean = sum(valid) / len(valid) if valid else None
+            iv = interval(item_sums, options, key=f"{model}:{level}:{group}")
+            low, high = (iv.low, iv.high) if iv is not None else (None, None)
+            out.append({"model": model, "level": level, "group": group, "score": _r(mean),
+                        "score_ci_low": _r(low), "score_ci_high": _r(high),
+                        "pct": _r(_pct(mean, scale), 2), "pct_ci_low": _r(_pct(low, scale), 2),
+                        "pct_ci_high": _r(_pct(high, scale), 2), "n": len(valid), "fail": len(rs) - len(valid),
+                        "items": len(items), "reasked": sum(1 for r in rs if r.get("reasked"))})
+    return out
+
+
+def distribution(records: Sequence[Mapping[str, Any]], scale: tuple[float, float]) -> tuple[list[str], dict[str, int]]:
+    """(bins high to low, counts per bin) of the valid scores: each whole number of the scale when it
+    has at most 11, else ten equal bins; a score between whole numbers goes to the nearest."""
+    low, high = scale
+    whole = low == int(low) and high == int(high) and high - low <= 10
+    if whole:
+        bins = [f"{v:g}" for v in range(int(high), int(low) - 1, -1)]
+    else:
+        width = (high - low) / 10
+        bins = [f"{low + (k - 1) * width:g}-{low + k * width:g}" for k in range(10, 0, -1)]
+    counts = dict.fromkeys(bins, 0)
+    for r in records:
+        v = r.get("score")
+        if v is None:
+            continue
+        if whole:
+            counts[f"{min(max(math.floor(v + 0.5), int(low)), int(high)):g}"] += 1
+        else:
+            k = min(int((v - low) / ((high - low) / 10)), 9)
+            counts[bins[9 - k]] += 1
+    return bins, counts
+
+
+def agreement_records(by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
+                      candidates: Sequence[str]) -> list[dict[str, Any]]:
+    """Krippendorff's alpha (interval) of the judges' scores per (candidate, item), for each
+    candidate then pooled (``model`` = ``"all"``)."""
+    judges = list(by_judge)
+    ratings: dict[tuple[str, str], dict[str, Any]] = {}
+    for judge, records in by_judge.items():
+        for r in records:
+            if r.get("error_kind") in ("no_answer", "candidate_failed"):
+                continue  # no judge call: says nothing about the judges
+            ratings.setdefault((r["model"], r["index"]), {})[judge] = r["score"]
+    out = []
+    for model in [*candidates, ALL]:
+        sel = ratings if model == ALL else {k: v for k, v in ratings.items() if k[0] == model}
+        if sel:
+            out.append({"quantity": "score", "model": model, **agreement(sel, judges, "interval")})
+    return out
+
+
+def intervals_summary(options: IntervalOptions) -> dict[str, Any]:
+    if options.bootstrap_samples == 0:
+        return {"method": None, "samples": 0, "level": options.interval_level, "seed": options.bootstrap_seed}
+    return {"method": "percentile bootstrap over items", "samples": options.bootstrap_samples,
+            "level": options.interval_level, "seed": options.bootstrap_seed,
+            "item": "a (candidate, item): its score (a failed judgment: no score, the item still drawn)",
+            "figures": ["score", "pct"]}
+
+
+def tidy_rows(judgments: Sequence[Mapping[str, Any]], scale: tuple[float, float]) -> list[dict[str, Any]]:
+    """The tidy export (:mod:`judgekit.report.tidy`): one row per item x candidate x judge (no
+    order); ``extra`` holds where the score was read (``span``), the scale and the score as % of it."""
+    return [tidy_row(item=j["index"], category=j["category"], candidate=j["model"], judge=j["judge"], order=None,
+                     kind="rubric", value=j["score"], verdict=j.get("token"), ok=bool(j["ok"]),
+                     error_kind=j["error_kind"], reasked=bool(j.get("reasked")), judge_text=j.get("judge_text") or "",
+                     extra={"span": j.get("span"), "scale": list(scale), "pct": _r(_pct(j["score"], scale), 4)})
+            for j in judgments]
+
+
+def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
+          options) -> Built:
+    """Everything the run reports from its judgment records (``options``: the benchmark's Options)."""
+    scale = (float(options.scale[0]), float(options.scale[1]))
+    judges = list(judges)
+    panel = len(judges) > 1
+    by_judge = {j: [r for r in judgments if r["judge"] == j] for j in judges}
+    everyone: dict[str, Sequence[Mapping[str, Any]]] = dict(by_judge)
+    if panel:
+        everyone[ENSEMBLE_JUDGE] = ensemble_records(judgments)
+    rows = {j: _rows(records, candidates, options, scale) for j, records in everyone.items()}
+    compared = judges[:1] + ([ENSEMBLE_JUDGE] if panel else [])
+    comps = [{"judge": j, **c} for j in compared
+             for c in comparisons(_sums(everyone[j]), options, "score", key=f"{j}:", candidates=candidates)]
+    first = rows[judges[0]] if judges else []
+    dist = {j: {m: distribution([r for r in recs if r["model"] == m], scale)[1] for m in candidates}
+            for j, recs in everyone.items()}
+    summary: dict[str, Any] = {"judges": judges, "results": first, "intervals": intervals_summary(options),
+                               "comparisons": comps, "distribution": dist,
+                               "bins": distribution([], scale)[0]}
+    tables: dict[str, list[dict[str, Any]]] = {"summary": [{"judge": j, **r} for j in everyone for r in rows[j]],
+                                               "comparisons": comps}
+    more: list[tuple[str, list[dict[str, Any]]]] = []
+    if panel:
+        summary["per_judge"] = {j: rows[j] for j in judges}
+        summary["ensemble"] = {"rule": "mean", "rules": {"score": "mean"},
+                               "description": f"per candidate and item: {ENSEMBLE_RULES['mean']}",
+                               "results": rows[ENSEMBLE_JUDGE]}
+        summary["agreement"] = agreement_records(by_judge, candidates)
+        tables["agreement"] = [{**a, "judges": ", ".join(a["judges"])} for a in summary["agreement"]]
+        more.append(("Per judge, overall", [{"judge": j, **{k: v for k, v in display_row(r).items() if k != "category"}}
+                                            for j in everyone for r in rows[j] if r["level"] == "overall"]))
+        more.append(("Judge agreement (Krippendorff's alpha)", [
+            {"model": a["model"], "alpha": "-" if a["krippendorff_alpha"] is None else f"{a['krippendorff_alpha']:.3f}",
+             "full agreement %": "-" if a["full_agreement"] is None else f"{100 * a['full_agreement']:.1f}",
+             "items": a["items"]} for a in summary["agreement"]]))
+    if comps:
+        more.append(("Paired comparisons (overall, a - b)", [
+            {"judge": c["judge"], "a - b": f"{c['a']} - {c['b']}",
+             "difference": shown(c["difference"], c["ci_low"], c["ci_high"], 2), "items": c["items"],
+             "excludes 0": "yes" if c["excludes_zero"] else "no"} for c in comps]))
+    display = [display_row(r) for r in first]
+    return Built(summary, tables, display, more, tidy_rows(judgments, scale))
+
+
+def display_row(r: Mapping[str, Any]) -> dict[str, Any]:
+    """A row of the printed table: model, category, Score [interval], % of scale, n, fail."""
+    return {"model": r["model"], "category": "Overall" if r["level"] == "overall" else r["group"],
+            "Score": shown(r["score"], r["score_ci_low"], r["score_ci_high"], 2),
+            "% of scale": shown(r["pct"], r["pct_ci_low"], r["pct_ci_high"], 1), "n": r["n"], "fail": r["fail"]}
