@@ -124,6 +124,9 @@ class ImageReader:
                 return self._part(data, row=row, column=column, label=label)
         if base64_only:
             raise self._error(f"{label}'bytes' is text that is not base64", row, column)
+        if text.lower().startswith(("http://", "https://")):
+            raise self._error(f"{label}{shown_path(text)}: image URLs are not fetched; download the images and "
+                              f"name the files (relative to the data file), or give base64", row, column)
         return self._file(text, row=row, column=column, label=label, decoded=len(data))
 
     def _data_url(self, text: str, *, row: int, column: str, label: str) -> bytes:

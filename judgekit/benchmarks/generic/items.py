@@ -149,7 +149,8 @@ def _numbered_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
             out.append((n, row))
         return out
     out = []
-    for n, line in enumerate(text.splitlines(), start=1):
+    # split at "\n" only: str.splitlines would also cut at U+2028 and the like, which JSON strings may hold
+    for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         row = loads_json(line, path, row=n)

@@ -105,6 +105,12 @@ def test_jsonl_line_that_is_not_an_object_is_named(tmp_path):
         read_rows(tmp_path / "d.jsonl")
 
 
+def test_jsonl_strings_may_hold_unicode_line_separators(tmp_path):
+    rows = [{"question": "one\u2028two\x85three\x1cfour", "note": "\r"}, {"question": "b"}]
+    (tmp_path / "d.jsonl").write_text("\r\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    assert read_rows(tmp_path / "d.jsonl") == rows
+
+
 def test_json_must_be_a_list_of_objects(tmp_path):
     (tmp_path / "d.json").write_text('{"question": "a"}', encoding="utf-8")
     with pytest.raises(DataError, match="list of objects"):
@@ -205,6 +211,8 @@ def test_ids_default_to_row_numbers_and_limit(tmp_path):
     ([{"question": "x", "images": "data:image/png;base64,@@"}], r"column 'images': bad base64 in a data: URL"),
     ([{"question": "x", "images": "QUJDREVGR0hJSktMTU5PUA=="}],
      r"image file not found: 'QUJD.*; as base64 it is 16 bytes that are not an image"),
+    ([{"question": "x", "images": "https://example.com/a.png"}],
+     r"column 'images': 'https://example\.com/a\.png': image URLs are not fetched"),
     ([{"question": "x", "images": {"path": None}}], r"column 'images': an image object needs 'bytes' or 'path'"),
 ])
 def test_bad_rows_name_file_row_and_column(tmp_path, rows, pattern):
