@@ -47,8 +47,15 @@ _FILLED = ("run_id", "benchmark")  # write_tidy fills these
 
 
 def tidy_row(**fields: Any) -> dict[str, Any]:
-    """A row with every column (missing ones None); keys that are not columns go into ``extra``."""
+    """A row with every column (missing ones None); keys that are not columns go into ``extra``,
+    which is always a JSON object (a dict, or JSON text of one; any other value is kept under the
+    key "extra")."""
     extra = fields.pop("extra", None)
+    if isinstance(extra, str):
+        try:
+            extra = json.loads(extra)
+        except ValueError:
+            pass
     extra = dict(extra) if isinstance(extra, dict) else ({} if extra is None else {"extra": extra})
     row = {c: None for c in TIDY_COLUMNS}
     for k, v in fields.items():
