@@ -52,17 +52,17 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from ..model_settings import STRICT_CONFIG
 
 __all__ = [
-    "Reading",
-    "VERDICT_PARSERS",
-    "SCORE_PARSERS",
     "ARENA_VERDICTS",
-    "DEFAULT_VERDICT_VALUES",
     "DEFAULT_PAIRWISE_SCALE",
     "DEFAULT_RUBRIC_SCALE",
+    "DEFAULT_VERDICT_VALUES",
+    "SCORE_PARSERS",
+    "VERDICT_PARSERS",
     "ParserOptions",
-    "verdict_parser",
-    "score_parser",
+    "Reading",
     "scale_to_verdict",
+    "score_parser",
+    "verdict_parser",
 ]
 
 VERDICT_PARSERS = ("arena_hard", "mt_bench", "scale", "regex")

@@ -21,6 +21,11 @@ Kinds of request, recognised from the prompt text (:func:`classify`):
     one, a generic caption from the word list.  About 5 % of captions leak the way real models
     do (wrapped in quotes, a trailing ``</s>`` or ``<|im_end|>``) and about 3 % run past 70
     words, which MMGenBench's clean-up must handle.
+``generic_pairwise``, ``generic_single``
+    The generic benchmarks' judge prompts (``benchmark = "pairwise"`` / ``"rubric"``), recognised
+    by their answer markers (Arena-Hard's, MT-Bench's, ``[ASSISTANT A]`` when the prompt is not
+    Creation-MMBench's); the reply's format follows what the prompt asks for.  See
+    :mod:`judgekit.sim.generic_judge`.
 ``answer``
     Anything else: free prose from a fixed word list mixed with words of the prompt.
 
@@ -43,6 +48,14 @@ from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from judgekit.sim.generic_judge import (
+    GENERIC_KINDS,
+    KIND_GENERIC_PAIRWISE,
+    KIND_GENERIC_SINGLE,
+    generic_kind,
+    generic_reply,
+    wants_generic_format,
+)
 from judgekit.sim.guess import (
     GUESS_KINDS,
     KIND_EXTRACT,
@@ -77,6 +90,9 @@ __all__ = [
     "KIND_SELF_REFINE",
     "KIND_RETRIEVAL_CHECK",
     "GUESS_KINDS",
+    "KIND_GENERIC_PAIRWISE",
+    "KIND_GENERIC_SINGLE",
+    "GENERIC_KINDS",
     "classify",
     "extract_answers",
     "answer_quality",
@@ -187,7 +203,7 @@ _WORD_RE = re.compile(r"\S+")
 
 
 def classify(text: str, last_user_text: str | None = None) -> str:
-    """The kind of request: ``pairwise``, ``vfs``, an MMIE kind (:mod:`judgekit.sim.mmie`: the scoring
+    """The kind of request: ``pairwise``, ``vfs``, ``generic_pairwise``, ``generic_single``, an MMIE kind (:mod:`judgekit.sim.mmie`: the scoring
     judge, an integrated answer), ``caption``, a GuessBench kind or ``answer``.
 
     ``last_user_text`` is the text of the last user message (the GuessBench review turns are
@@ -197,10 +213,13 @@ def classify(text: str, last_user_text: str | None = None) -> str:
         low = text.lower()
         if "visual factuality score" in low:
             return KIND_VFS
-        if "final verdict" in low:
+        if "final verdict" in low and not wants_generic_format(text):
             return KIND_PAIRWISE
     elif "Visual Factuality Score" in text:
         return KIND_VFS
+    generic = generic_kind(text)
+    if generic is not None:
+        return generic
     mmie = mmie_kind(text, last_user_text)
     if mmie is not None:
         return mmie
@@ -369,6 +388,8 @@ def make_reply(
         out = pairwise_text(text, rng, garbage, style)
     elif kind == KIND_VFS:
         out = vfs_text(text, rng, garbage, style)
+    elif kind in GENERIC_KINDS:
+        out = generic_reply(kind, text, last_user, rng, garbage=garbage, style=style)
     elif kind == KIND_CAPTION:
         out = _caption_text(images, quality, rng)
     elif kind in MMIE_KINDS:
