@@ -44,6 +44,9 @@ class Options(IntervalOptions, ParserOptions):
     judge_system: str | None = Field(None, description="a system prompt file for the judge")
     both_orders: bool = Field(True, description="judge each pair in both orders (the swapped score negated); "
                                                 "false: the baseline as Assistant A only")
+    defuse_answers: bool = Field(True, description="break verdict tokens ([[B>>A]], [[A]], [[4]]), answer-block "
+                                                   "delimiters and 'Rating:' inside an answer before it enters the "
+                                                   "judge prompt, so it cannot forge the judge's output")
     reask_on_parse_failure: bool = Field(False, description="an unreadable judge reply is followed by one request "
                                                             "for the verdict line")
 

@@ -4,8 +4,8 @@ own model settings), and the re-ask after a judge reply that does not parse.
 
 The judge prompt is the user's template (:mod:`judgekit.benchmarks.generic.template`): order 0
 puts the baseline's answer in ``{answer_a}`` and the candidate's in ``{answer_b}``; order 1 swaps
-them.  The template's hash (and the system prompt's) is the request's ``prompt_hash``, so an
-edited prompt file is a new cache entry."""
+them, each answer defused first (:mod:`.defuse`, ``defuse_answers``).  The template's hash (and
+the system prompt's) is the request's ``prompt_hash``, so an edited prompt file is a new cache entry."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ...resources import load_prompt
 from ...types import ChatRequest, GenParams, Message, TextPart
 from ..generic.items import GenericItem
+from .defuse import defuse_answer
 
 if TYPE_CHECKING:
     from .pipeline import Prepared
@@ -81,6 +82,8 @@ class Builder:
         """(order, messages, prompt hash) of the item's judgments, the same for every judge."""
         p = self.prep
         out = []
+        if p.options.defuse_answers:
+            answer, baseline = defuse_answer(answer), defuse_answer(baseline)
         for order in self.orders():
             a, b = (baseline, answer) if order == 0 else (answer, baseline)
             values = {**item_values(item), "answer_a": a, "answer_b": b}
