@@ -1,5 +1,6 @@
 """`judgekit run` as a user runs it: a subprocess, exit codes, signals, resume."""
 
+import csv
 import json
 import os
 import signal
@@ -11,6 +12,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from judgekit import results as tidy_results
+from judgekit.report.tidy import TIDY_COLUMNS
 from judgekit.sim import SimConfig, SimThread
 
 FAST = [f"--set=models.{a}.sim.latency_ms=0" for a in ("sim-strong", "sim-weak", "judge")]
@@ -51,6 +54,12 @@ def test_run_quickstart_exit_0(tmp_path):
     assert "Estimate before any call" in r.stdout and "Results" in r.stdout
     assert "Overall" in r.stdout
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["status"] == "done"
+    # the tidy export: a row per judgment (2 items x 2 candidates x 2 judges x 2 orders, pairwise and VFS)
+    tidy = tidy_results(tmp_path / "out")
+    with open(tmp_path / "out" / "judgments.csv", newline="", encoding="utf-8") as f:
+        judgments = list(csv.DictReader(f))
+    assert list(tidy.columns) == list(TIDY_COLUMNS) and len(tidy) == len(judgments) >= 16
+    assert set(tidy["kind"]) <= {"pairwise", "vfs"} and (tidy["benchmark"] == "creation_mmbench").all()
 
 
 def test_bad_spec_exit_2(tmp_path):

@@ -51,6 +51,7 @@ from .data import CreationItem, load_data, read_human_ratings
 from .prediction_file import FAIL_MSG
 from .requests import _Builder, _reask_request, check_judges
 from .results import build
+from .tidy import tidy_rows
 
 __all__ = ["Options", "Prepared", "prepare", "plan", "run", "stages"]
 
@@ -413,7 +414,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     }
     return BenchmarkResult(summary=summary, tables={"answers": answers, "judgments": judgments, **built.tables},
                            failed_items=failed, not_run=not_run, display=built.display,
-                           more_displays=built.more_displays, notes=list(prep.warnings),
+                           more_displays=built.more_displays, notes=list(prep.warnings), tidy=tidy_rows(judgments),
                            report=lambda: _report(prep, answers, judgments, summary, first_replies, descriptions))
 
 
