@@ -3,6 +3,7 @@ file and a JSONL of questions written here, against the simulator over real HTTP
 Rate and their intervals in summary.json agree with the judgment records; the report, the tidy
 export, a resume from the cache, a panel, imported answers with a baseline column, re-asks."""
 
+import asyncio
 import json
 from types import SimpleNamespace
 
@@ -11,6 +12,8 @@ from pairwise_helpers import QUESTIONS, answers_file, run, write_case
 from run_helpers import read_csv
 
 import judgekit
+from judgekit.config import load_spec
+from judgekit.runner import RunOptions, estimate_spec
 
 N = len(QUESTIONS)
 
@@ -20,11 +23,27 @@ def _overall(summary, model, key="results"):
     return next(r for r in rows if r["model"] == model and r["level"] == "overall")
 
 
+def _estimate(spec_path) -> dict[str, int]:
+    spec = load_spec(str(spec_path))
+    root = spec_path.parent
+    est = asyncio.run(estimate_spec(spec, RunOptions(out_dir=root / "est", cache_path=root / "cache.duckdb")))
+    by_stage: dict[str, int] = {}
+    for line in est.estimate.lines:
+        by_stage[line.stage] = by_stage.get(line.stage, 0) + line.calls_to_make
+    return by_stage
+
+
 @pytest.fixture(scope="module")
 def first(tmp_path_factory):
     spec = write_case(tmp_path_factory.mktemp("pairwise"))
+    before = _estimate(spec)
     outcome = run(spec)
-    return SimpleNamespace(spec=spec, outcome=outcome, out=spec.parent / "out")
+    return SimpleNamespace(spec=spec, outcome=outcome, out=spec.parent / "out", before=before, after=_estimate(spec))
+
+
+def test_estimate_counts_every_call_then_none(first):
+    assert first.before == {"baseline": N, "candidate": N, "judge": 2 * N}
+    assert first.after == {"baseline": 0, "candidate": 0, "judge": 0}
 
 
 def test_summary_figures_follow_the_judgments(first):
