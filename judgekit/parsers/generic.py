@@ -17,8 +17,8 @@ in -2..2 (``A>>B`` -2 ... ``B>>A`` +2, Creation-MMBench's convention):
   ``[[C]]`` -> 0 (exact, case-sensitive substrings, checked in that order).  A win counts as
   "much better", so Reward = 100 x (wins - losses) / valid and Win Rate = wins / valid.
 * ``scale``: a preference on a numeric scale ``(low, high)`` (default 1..5): the last ``[[N]]``,
-  else the last ``Rating: N``; low means Assistant A much better, high Assistant B much better.
-  N is mapped linearly onto -2..+2 and rounded half away from zero; a number off the scale is None.
+  else the last ``Rating: N`` (the colon required); low means Assistant A much better, high
+  Assistant B much better.  N is mapped linearly onto -2..+2 and rounded half away from zero; a number off the scale is None.
 * ``regex``: the LAST match of the user's regex.  A named group ``verdict`` is looked up (upper
   case, spaces removed) in ``verdict_values`` (default :data:`DEFAULT_VERDICT_VALUES`: the
   ``[[A>>B]]`` family, and ``A`` -2, ``B`` +2, ``C`` / ``TIE`` 0); a group ``score`` is a number
@@ -37,6 +37,10 @@ Where a judge writes several readings the rules differ on purpose: each follows 
 is named after (MT-Bench takes the first, Arena-Hard requires agreement), and ``scale``,
 ``last_number`` and ``regex`` take the last, as Inspect AI's model-graded scorer does (a judge's
 conclusion comes last).
+
+Candidate text shown to these judges can be defused with
+:func:`judgekit.parsers.generic_defuse.defuse_answer`, so that a judge quoting an answer is not read
+as a verdict.
 """
 
 from __future__ import annotations
@@ -215,7 +219,7 @@ def _mt_bench(text: str | None) -> Reading | None:
 
 
 _SCALE_DOUBLE = re.compile(r"\[\[\s*(" + _NUMBER + r")\s*\]\]")
-_SCALE_RATING = re.compile(r"rating\s*:?\s*\**\s*(" + _NUMBER + r")", re.IGNORECASE)
+_SCALE_RATING = re.compile(r"rating\s*:\s*\**\s*(" + _NUMBER + r")", re.IGNORECASE)
 
 
 def _scale_parser(scale: tuple[float, float]) -> Callable[[str | None], Reading | None]:
