@@ -19,8 +19,10 @@ from types import SimpleNamespace
 import pytest
 from run_helpers import read_csv, stage_rows  # noqa: E402
 
+import judgekit
 from judgekit.blobs import BlobStore
 from judgekit.config import load_spec
+from judgekit.report.tidy import TIDY_COLUMNS
 from judgekit.runner import RunOptions, blob_dir_for, estimate_spec, run_spec
 
 if not all(importlib.util.find_spec(m) for m in ("judgekit_local", "torch", "diffusers", "transformers")):
@@ -104,6 +106,10 @@ async def test_sample_run_tables_blobs_alignment_and_resume(sample):
     assert {(r["system"], r["id"]) for r in scores} == {(s, i) for s in (INTEGRATED, NATIVE)
                                                         for i in {r["id"] for r in scores}}
     assert all(r["outcome"] == "ok" for r in scores)
+    tidy = judgekit.results(sample.out, kind="rows")  # the tidy export: a row per scores.csv row
+    assert len(tidy) == 24 and list(tidy[0]) == list(TIDY_COLUMNS)
+    assert [(t["candidate"], t["item"], t["value"]) for t in tidy] == [
+        (r["system"], r["id"], float(r["score"])) for r in scores]
 
     # every integrated answer's images are in the store, and they are the answer's images
     blobs = BlobStore(blob_dir_for(sample.cache))

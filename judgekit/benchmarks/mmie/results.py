@@ -47,6 +47,7 @@ from .panel import (
     intervals_summary,
 )
 from .report import build_report
+from .tidy import tidy_rows
 
 if TYPE_CHECKING:
     from ...engine import Engine
@@ -207,7 +208,7 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["Outcome"]) 
 
     writers = [export] + [export_system(n, f) for n, f in system_export_names(names).items()]
     return BenchmarkResult(summary=summary, tables=tables, failed_items=failed, not_run=not_run, display=display,
-                           more_displays=more, notes=notes, writers=writers,
+                           more_displays=more, notes=notes, writers=writers, tidy=tidy_rows(scores),
                            report=lambda: build_report(prep, engine, outcomes, summary, tables))
 
 
