@@ -15,7 +15,7 @@ import pytest
 import judgekit
 from judgekit.config import load_spec
 from judgekit.resources import samples_dir
-from judgekit.runner import RunOptions, run_spec
+from judgekit.runner import RunOptions, estimate_spec, run_spec
 
 SIM = "{ seed = 7, latency_ms = 0, model_quality = { sim-vlm-strong = 0.9, sim-vlm-weak = 0.05 }, " \
       "judge_styles = { sim-judge-2 = { noise = 0.8, score_offset = 1.5 } } }"
@@ -49,12 +49,12 @@ IMPORTED = [{"id": "c1", "answer": "B is the tallest bar."}, {"id": "c2", "answe
             {"id": "w2", "answer": "A white tower on a black rock, turning its light over the sea."}]  # x1 missing
 
 
-def write_spec(d: Path, *, judges: str = 'judge = "judge"', options: str = "") -> Path:
+def write_spec(d: Path, *, judges: str = 'judge = "judge"', options: str = "", sim: str = SIM) -> Path:
     models = "".join(f'[models.{alias}]\nprovider = "sim"\nmodel = "{model}"\n'
-                     f'params = {{ temperature = 0, max_tokens = 1024 }}\nsim = {SIM}\n\n'
+                     f'params = {{ temperature = 0, max_tokens = 1024 }}\nsim = {sim}\n\n'
                      for alias, model in (("strong", "sim-vlm-strong"), ("weak", "sim-vlm-weak"),
                                           ("judge", "sim-judge"), ("judge-2", "sim-judge-2")))
-    spec = d / f"spec-{abs(hash((judges, options)))}.toml"
+    spec = d / f"spec-{abs(hash((judges, options, sim)))}.toml"
     spec.write_text(f'''name = "rubric-test"
 benchmark = "rubric"
 data = "questions.jsonl"
@@ -84,14 +84,16 @@ def setup(tmp_path_factory):
     return d
 
 
-def run(d: Path, spec: Path, out: str):
-    return asyncio.run(run_spec(load_spec(str(spec)), RunOptions(out_dir=d / out, cache_path=d / "cache.duckdb")))
+def run(d: Path, spec: Path, out: str, cache: str = "cache.duckdb"):
+    return asyncio.run(run_spec(load_spec(str(spec)), RunOptions(out_dir=d / out, cache_path=d / cache)))
 
 
 @pytest.fixture(scope="module")
 def one_judge(setup):
-    first = run(setup, write_spec(setup), "one")
-    return SimpleNamespace(d=setup, first=first, out=setup / "one")
+    spec = write_spec(setup)
+    est = asyncio.run(estimate_spec(load_spec(str(spec)), RunOptions(cache_path=setup / "cache.duckdb")))
+    first = run(setup, spec, "one")
+    return SimpleNamespace(d=setup, first=first, out=setup / "one", estimate=est.estimate)
 
 
 def test_one_judge_figures_tables_report_tidy(one_judge):
@@ -99,8 +101,12 @@ def test_one_judge_figures_tables_report_tidy(one_judge):
     assert first.exit_code == 0, (first.message, first.failed_items)
     s = first.summary
     assert s["candidates"] == ["strong", "weak", "imported"] and s["imported"] == ["imported"]
-    # the imported candidate made no call: only the live ones answered
+    # the imported candidate made no call: only the live ones answered; the estimate said so
     assert first.stats.stage("candidate").total == 2 * len(ITEMS)
+    planned: dict[str, int] = {}
+    for line in one_judge.estimate.lines:
+        planned[line.stage] = planned.get(line.stage, 0) + line.calls_to_make
+    assert planned == {"candidate": 2 * len(ITEMS), "judge": 3 * len(ITEMS) - 1}  # x1: no imported answer
     judgments = first.result.tables["judgments"]
     assert len(judgments) == 3 * len(ITEMS)
     by = {(j["model"], j["index"]): j for j in judgments}
@@ -215,3 +221,26 @@ def test_panel_of_two_judges(one_judge):
     assert {h["judge"] for h in report["headline"]} == {"judge", "ensemble"}
     assert any(t["title"] == "Judge agreement" for t in report["tables"])  # the shared section
     assert len(judgekit.results(one_judge.d / "panel", kind="rows")) == len(judgments)
+
+
+def test_unreadable_replies_counted_then_reasked(one_judge):
+    """A judge that writes unreadable replies (the simulator's garbage_rate): without re-asks each
+    is a counted parse failure; with reask_on_parse_failure each gets exactly one follow-up, read
+    from the judge's second reply, and the report shows the first reply beside it."""
+    d = one_judge.d
+    sim = SIM.replace("seed = 7,", "seed = 7, garbage_rate = 0.5,")
+    plain = run(d, write_spec(d, sim=sim), "garbled", cache="garbled.duckdb")
+    failures = [(j["model"], j["index"]) for j in plain.result.tables["judgments"] if j["error_kind"] == "parse_failure"]
+    assert failures and plain.exit_code == 0
+    assert all(j["judge_text"] for j in plain.result.tables["judgments"] if j["error_kind"] == "parse_failure")
+    rows = {r["model"]: r for r in plain.summary["results"] if r["level"] == "overall"}
+    assert sum(r["fail"] for r in rows.values()) == len(failures) + 1  # + the imported x1 without an answer
+
+    again = run(d, write_spec(d, sim=sim, options="reask_on_parse_failure = true"), "reasked", cache="garbled.duckdb")
+    judgments = {(j["model"], j["index"]): j for j in again.result.tables["judgments"]}
+    assert sorted(k for k, j in judgments.items() if j["reasked"]) == sorted(failures)
+    assert again.stats.paid_calls == len(failures)  # the first replies from the cache, one re-ask each
+    assert any(judgments[k]["ok"] for k in failures)
+    report = json.loads((d / "reasked" / "report.json").read_text())
+    firsts = [b for i in report["items"] for b in i["blocks"] if b["label"].endswith("first reply (no score read)")]
+    assert len(firsts) == len(failures)

@@ -25,7 +25,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 
 from ...config import STRICT_CONFIG
 from ...engine import NOT_RUN, CallResult, Engine
@@ -80,16 +80,12 @@ class Options(IntervalOptions):
     def _scale_list(cls, v: Any) -> Any:
         return tuple(v) if isinstance(v, list) else v  # TOML writes [1, 10]
 
-    @model_validator(mode="after")
-    def _check(self) -> "Options":
-        low, high = self.scale
-        if not low < high:
-            raise ValueError(f"scale: the low end ({low:g}) must be below the high end ({high:g})")
-        if self.score == "regex" and not self.regex:
-            raise ValueError("score = 'regex' needs options.regex (a regular expression with a group named 'score')")
-        if self.regex and self.score != "regex":
-            raise ValueError(f"options.regex is read only with score = 'regex' (score is {self.score!r})")
-        return self
+    @field_validator("scale")
+    @classmethod
+    def _scale_order(cls, v: tuple[float, float]) -> tuple[float, float]:
+        if not v[0] < v[1]:
+            raise ValueError(f"the low end ({v[0]:g}) must be below the high end ({v[1]:g})")
+        return v
 
 
 @dataclass
@@ -119,6 +115,8 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
         raise SpecError(f"{spec.source_path}: the rubric benchmark needs a candidate: roles.candidates (models "
                         "that answer live) or options.answers (answers imported from a file per model)")
     check_models(spec, live)
+    if o.regex is not None and o.score != "regex":
+        raise SpecError(f"{spec.source_path}: options.regex is read only with score = 'regex' (score is {o.score!r})")
     try:
         parse = score_parser(o.score, scale=o.scale, regex=o.regex)
     except ValueError as e:

@@ -195,7 +195,7 @@ def build_report(prep: Any, answers, judgments, summary: Mapping[str, Any],
                  first_replies: Mapping[tuple, str] | None = None) -> ReportDoc:
     spec, o = prep.spec, prep.options
     meta = {"data": str(spec.data), "items": str(len(prep.items)), "candidates": ", ".join(prep.candidates),
-            "judge prompt": prep.judge_template.path, "score parser": o.score, "scale": _scale_text(summary),
+            "judge prompt": o.judge_prompt, "score parser": o.score, "scale": _scale_text(summary),
             "rubric": "per item (criteria column)" + (", else the global rubric" if prep.rubric else "")
             if any(it.criteria for it in prep.items) else ("global" if prep.rubric else "none"),
             "re-ask on parse failure": "yes" if o.reask_on_parse_failure else "no"}
