@@ -18,7 +18,8 @@ in -2..2 (``A>>B`` -2 ... ``B>>A`` +2, Creation-MMBench's convention):
   "much better", so Reward = 100 x (wins - losses) / valid and Win Rate = wins / valid.
 * ``scale``: a preference on a numeric scale ``(low, high)`` (default 1..5): the last ``[[N]]``,
   else the last ``Rating: N`` (the colon required); low means Assistant A much better, high
-  Assistant B much better.  N is mapped linearly onto -2..+2 and rounded half away from zero; a number off the scale is None.
+  Assistant B much better.  N is mapped linearly onto -2..+2 and rounded half away from zero; a
+  number off the scale is None.
 * ``regex``: the LAST match of the user's regex.  A named group ``verdict`` is looked up (upper
   case, spaces removed) in ``verdict_values`` (default :data:`DEFAULT_VERDICT_VALUES`: the
   ``[[A>>B]]`` family, and ``A`` -2, ``B`` +2, ``C`` / ``TIE`` 0); a group ``score`` is a number
