@@ -13,8 +13,10 @@ from types import SimpleNamespace
 import duckdb
 import pytest
 
+import judgekit
 from judgekit.cache.store import CacheStore
 from judgekit.config import load_spec
+from judgekit.report.tidy import TIDY_COLUMNS
 from judgekit.runner import RunOptions, estimate_spec, run_spec
 from judgekit.sim import SimConfig, SimProcess
 
@@ -70,6 +72,12 @@ async def test_every_approach_runs_scores_and_resumes(sample):
     assert {(c["a"], c["b"]) for c in first.summary["comparisons"]} == {("sim-strong", "sim-weak")}
     for name in ("summary.json", "turns.csv", "sets.csv", "retrievals.csv"):
         assert (root / "out" / name).exists()
+    # the tidy export: a row per turns.csv row (turn x extractor), the guess's correctness as value
+    tidy = judgekit.results(root / "out", kind="rows")
+    turns_rows = first.result.tables["turns"]
+    assert len(tidy) == len(turns_rows) > 0 and list(tidy[0]) == list(TIDY_COLUMNS)
+    assert [t["value"] for t in tidy] == [None if r["correct"] is None else float(r["correct"]) for r in turns_rows]
+    assert all(t["judge_text"] for t in tidy if t["ok"]) and any(t["ok"] for t in tidy)
 
     again = await run_spec(spec, opts(root, limit=4))
     assert again.exit_code == 0

@@ -25,6 +25,7 @@ from ...metrics.intervals import shown
 from ..base import BenchmarkResult
 from .panel import ENSEMBLE, SetVerdicts, ensemble_verdicts, filled, panel_summary
 from .report import build_report
+from .tidy import tidy_rows
 
 if TYPE_CHECKING:
     from .flow import SetOutcome, TurnRecord
@@ -172,6 +173,7 @@ def build_result(prep: "Prepared", outcomes: dict[tuple[str, str, str, str], "Se
                                                     "summary": summary_table,
                                                     "comparisons": figures["comparisons"]},
                            failed_items=failed, not_run=not_run, display=display, more_displays=more, notes=notes,
+                           tidy=tidy_rows(turns),
                            report=lambda: build_report(prep, outcomes, summary, display, failed, blobs))
 
 
