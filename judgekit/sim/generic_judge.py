@@ -235,10 +235,11 @@ def _describe(q: float, rng: random.Random) -> str:
 
 
 def _number(x: float, low: float, high: float) -> str:
-    """``x`` written as the judge would: an integer on an integer scale, else one decimal."""
-    if float(low).is_integer() and float(high).is_integer():
+    """``x`` written as the judge would: an integer on an integer scale of 4 steps or more (1 to 5,
+    1 to 10), else with up to two decimals (0 to 1: 0.25)."""
+    if float(low).is_integer() and float(high).is_integer() and high - low >= 4:
         return str(math.floor(x + 0.5))
-    return f"{round(x, 1):g}"
+    return f"{round(x, 2):g}"
 
 
 def _pairwise(text: str, fmt: ReplyFormat, rng: random.Random, garbage: bool, style: JudgeStyle | None,

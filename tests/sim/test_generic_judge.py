@@ -145,6 +145,14 @@ def test_the_format_and_scale_follow_the_instructions_not_the_answers():
     parse = verdict_parser("scale", scale=(0, 10))
     values = {parse(make_reply(custom.format(a=THIN[i], b=RICH[i]), digest("c", i)).text).value for i in range(20)}
     assert values and max(values) == 2  # read on 0..10, B (the rich answer) mostly much better
+    unit = custom.replace("scale of 0 to 10 (0: A much better, 10:", "scale of 0 to 1 (0: A much better, 1:")
+    parse = verdict_parser("scale", scale=(0, 1))
+    seen = Counter()
+    for i in range(30):
+        for order, (a, b) in enumerate(((THIN[i], RICH[i]), (RICH[i], THIN[i]), (THIN[i], THIN[i]))):
+            reply = make_reply(unit.format(a=a, b=b), digest("u", i, order)).text
+            seen[parse(reply).value] += 1
+    assert set(seen) == {-2, -1, 0, 1, 2}, seen  # every verdict survives a scale without integer steps
     single = ("[Instruction]\nRate the answer on a scale of 1 to 5, as \"Rating: [[N]]\".\n"
               "[The Start of Assistant's Answer]\n{a}\n[The End of Assistant's Answer]")
     got = [score_parser("rating", scale=(1, 5))(make_reply(single.format(a=RICH[i]), digest("s", i)).text)
