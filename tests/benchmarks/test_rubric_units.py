@@ -18,6 +18,7 @@ from judgekit.benchmarks.rubric.pipeline import Options, prepare
 from judgekit.benchmarks.rubric.requests import Builder, defuse_answer
 from judgekit.benchmarks.rubric.results import ENSEMBLE_JUDGE, build, distribution
 from judgekit.config import load_spec
+from judgekit.errors import SpecError
 from judgekit.parsers.generic import score_parser
 from judgekit.resources import samples_dir
 from judgekit.types import ImagePart, TextPart
@@ -139,3 +140,21 @@ def test_distribution_counts_every_valid_score_once(scores, scale):
     bins, counts = distribution(recs, scale)
     assert list(counts) == bins and len(bins) in (int(high - low) + 1, 10)
     assert sum(counts.values()) == sum(s is not None for s in scores)
+
+
+def test_judge_system_and_candidate_prompt(prep, tmp_path):
+    (tmp_path / "cand.txt").write_text("Level {level}. {question}\n{images}\nAnswer briefly.")
+    o = prep.options.model_copy(update={"judge_system": "You are a strict grader.", "candidate_prompt": "cand.txt"})
+    again = prepare(prep.spec, o)
+    b = Builder(again)
+    a = again.items[0]
+    system, user = b.judge_request("judge", a, "x").messages
+    assert system.role == "system" and system.text() == "You are a strict grader."
+    assert b.judge_request("judge", a, "x").prompt_hash.startswith(again.judge_template.hash + "+")
+    req = b.candidate_request("c", a)
+    first, image, last = req.messages[0].parts
+    assert first == TextPart("Level easy. Q-A\n") and isinstance(image, ImagePart) and last == TextPart("\nAnswer briefly.")
+    assert req.prompt_hash == again.candidate_template.hash
+    (tmp_path / "cand.txt").write_text("{question} {answer}")  # a candidate prompt cannot see an answer
+    with pytest.raises(SpecError, match=r"cand.txt line 1: unknown placeholder \{answer\}"):
+        prepare(prep.spec, o)
