@@ -125,8 +125,8 @@ def _first_line(e: BaseException) -> str:
 
 def _unreachable(spec, e: BaseException) -> SpecError:
     hint = ("" if os.environ.get(MIRROR_ENV) else
-            f" (a gated dataset needs `hf auth login` or HF_TOKEN after accepting its terms on the hub; offline, "
-            f"set {MIRROR_ENV} to a local copy)")
+            f" (a gated dataset needs its terms accepted on the hub and `hf auth login` or HF_TOKEN; without a "
+            f"network, HF_HUB_OFFLINE=1 reads what the hub cache holds, {MIRROR_ENV}=DIR a local copy)")
     return SpecError(f"{_where(spec)}: cannot load it: {_first_line(e)}{hint}")
 
 
@@ -182,6 +182,10 @@ def iter_hub_rows(spec, *, default_split: str | None = None) -> Iterator[dict[st
     mirror = mirror_dir(spec)
     path = str(mirror) if mirror is not None else spec.data[len(_PREFIX):]
     revision = None if mirror is not None else spec.data_revision
+    if mirror is None and os.path.exists(path):  # datasets would read it, silently, instead of the hub's
+        raise SpecError(f"{_where(spec)}: ./{path} exists in the current folder and the datasets library would "
+                        f"load it instead of the hub's dataset: run from another folder, or point "
+                        f"{MIRROR_ENV} at the folder holding {path.split('/')[0]}/ to use that copy")
     with _quiet(datasets):
         builder = _builder(spec, datasets, path, revision)
         split = _pick_split(spec, builder, default_split)

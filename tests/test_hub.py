@@ -139,6 +139,14 @@ def test_mirror_without_the_dataset_and_revisions(mirror, tmp_path):
     assert hub.hub_files(spec(data_revision="v2")) == pinned
 
 
+def test_a_folder_named_like_the_dataset_here_is_not_taken_for_the_hub(mirror, monkeypatch):
+    monkeypatch.delenv(hub.MIRROR_ENV)
+    monkeypatch.chdir(mirror.parent.parent)  # holds someone/judge-set
+    with pytest.raises(SpecError, match=r"\./someone/judge-set exists in the current folder and the datasets "
+                                        r"library would load it instead of the hub's dataset"):
+        hub.hub_rows(spec(data_config="easy"))
+
+
 def test_a_plain_parquet_repository_needs_no_card(mirror):
     plain = mirror.with_name("plain")
     write_split(plain / "data" / "test-00000-of-00001.parquet", rows_of("p", 2))
