@@ -20,11 +20,13 @@ import numpy as np
 import pytest
 from run_helpers import read_csv, stage_rows  # noqa: E402
 
+import judgekit
 from judgekit.blobs import BlobStore
 from judgekit.config import load_spec
 from judgekit.local import read_vector
 from judgekit.parsers.mmgenbench import reference_caption
 from judgekit.report.doc import ReportDoc
+from judgekit.report.tidy import TIDY_COLUMNS
 from judgekit.runner import RunOptions, blob_dir_for, estimate_spec, run_spec
 
 if not all(importlib.util.find_spec(m) for m in ("judgekit_local", "torch", "diffusers", "transformers")):
@@ -107,6 +109,12 @@ async def test_all_stages_metrics_report_and_resume(sample):
         b = np.array(read_vector(blobs, g["vector_sha256"]), dtype=np.float64)
         assert float(g["sim"]) == pytest.approx(float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)), abs=1e-12)
         assert blobs.has(g["image_sha256"])
+    # the tidy export: a row per generations.csv row, SIM as value, the encoder as judge
+    tidy = judgekit.results(out, kind="rows")
+    gens = read_csv(out / "generations.csv")
+    assert len(tidy) == len(gens) > 0 and list(tidy[0]) == list(TIDY_COLUMNS)
+    assert [(t["item"], t["candidate"], t["value"]) for t in tidy] == [
+        (g["item_id"], g["model"], float(g["sim"])) for g in gens]
     caps = read_csv(out / "captions.csv")
     assert all(len(c["caption"].split(" ")) <= 70 for c in caps)  # the reference's cut: pieces of split(' ')
     assert all(c["raw"] for c in caps)

@@ -26,6 +26,7 @@ from ...metrics.mmgenbench import cosine, fid, sim_summary
 from ..base import BenchmarkResult
 from ..uncertainty import IntervalOptions, comparisons, interval
 from .data import PATTERNS
+from .tidy import tidy_rows
 
 if TYPE_CHECKING:
     from ...engine import Engine
@@ -215,7 +216,7 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
         return build_doc(prep, engine, outcomes, sims, results, pattern_rows, patterns, encoder_name)
 
     return BenchmarkResult(summary=summary, tables=tables, failed_items=failed, not_run=not_run, display=display,
-                           more_displays=more, notes=notes, report=report)
+                           more_displays=more, notes=notes, report=report, tidy=tidy_rows(generations))
 
 
 def _f(v: float | None) -> str:
