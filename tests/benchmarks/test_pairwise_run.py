@@ -176,3 +176,18 @@ def test_reask_on_parse_failure(tmp_path):
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     statuses = [b.get("status") for it in report["items"] for b in it["blocks"] if b["kind"] == "judgment"]
     assert statuses.count("reasked") == len(reasked)
+
+
+def test_later_judgments_read_the_first_ones_prefix_from_the_prompt_cache(tmp_path):
+    """A judge's first judgment of an item goes alone, the others once it has an answer, so the
+    simulator's prompt cache (as OpenAI's: repeated prefixes; here from 16 tokens) serves their
+    shared prefix.  Two candidates: each item has four judgments of one judge, three of them
+    after the first.  (Sent all at once, with the judge's 40 ms latency, none is served from
+    the cache: checked by hand, 0 cached calls.)"""
+    answers_file(tmp_path / "notes.jsonl", {q["id"]: q["expert"] + " More words." for q in QUESTIONS})
+    spec = write_case(tmp_path, options='answers = { "notes" = "notes.jsonl" }\n')
+    o = run(spec, "out", "models.judge.sim.prefix_cache_min_tokens={ sim-judge = 16 }",
+            "models.judge.sim.prefix_cache_step=16", "models.judge.sim.latency_ms=40")
+    assert o.exit_code == 0, o.message
+    cache = o.summary["prompt_cache"]
+    assert cache["calls"] >= 3 * N and cache["cached_input_tokens"] > 0, cache

@@ -17,6 +17,9 @@ The records have Creation-MMBench's shape, so :func:`judgekit.metrics.pairwise.s
 bootstrap intervals, the panel's ensemble and agreement and the judges' behaviour apply as they
 are (:mod:`.results`).  A judge reply that does not parse is a counted failure kept with its
 text; with ``reask_on_parse_failure`` the judge is asked once more for the verdict line.
+
+Live, a judge's first judgment of an item goes alone, the others once it has an answer, so they
+read their shared prefix from the provider's prompt cache (:func:`run`'s ``judge_by``).
 """
 
 from __future__ import annotations
@@ -163,9 +166,14 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
                                           error_kind=kind, error=error))
                 st.stage("judge").done += 1
 
-    async def judge_one(order: int, req: ChatRequest, alias: str, item: GenericItem, diff: int) -> None:
+    async def judge_one(order: int, req: ChatRequest, alias: str, item: GenericItem, diff: int,
+                        answered: asyncio.Event | None = None) -> None:
         nonlocal not_run
-        r = await engine.call(req)
+        try:
+            r = await engine.call(req)
+        finally:
+            if answered is not None:  # the item's other judgments may go (before any re-ask of this one)
+                answered.set()
         j = judgment(prep, r, model=alias, judge=req.model, item=item, order=order, length_diff=diff)
         if r.ok and not j["ok"] and o.reask_on_parse_failure and not engine.stopping:
             r2 = await engine.call(reask_request(req, r.text))
@@ -217,8 +225,34 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
                 no_call(alias, item, "baseline_failed", "no baseline answer for this item")
                 return
         diff = len(answer) - len(base)
-        await asyncio.gather(*(judge_one(order, req, alias, item, diff)
-                               for calls in b.panel_requests(item, answer, base).values() for order, req in calls))
+        await asyncio.gather(*(judge_by(judge, calls, alias, item, diff)
+                               for judge, calls in b.panel_requests(item, answer, base).items()))
+
+    # (judge, item): that judge's first judgment of the item has an answer
+    warm: dict[tuple[str, str], asyncio.Event] = {}
+
+    async def judge_by(judge: str, calls: list[tuple[int, ChatRequest]], alias: str, item: GenericItem,
+                       diff: int) -> None:
+        """A judge's judgments of a candidate's answer.  Live, the judge's first judgment of an
+        item goes alone and every other (its swapped order, the other candidates') once it has an
+        answer, so they read the prefix they share with it (the instruction, the images, the
+        question, and in order 0 the baseline's answer) from the provider's prompt cache; no
+        prompt changes.  A judge in batch mode gets them all at once."""
+        key = (judge, item.id)
+        if prep.spec.models[judge].batch or key in warm:
+            if key in warm:
+                await warm[key].wait()
+            await asyncio.gather(*(judge_one(order, req, alias, item, diff) for order, req in calls))
+            return
+        answered = warm[key] = asyncio.Event()
+        (first_order, first), *rest = calls
+
+        async def then(order: int, req: ChatRequest) -> None:
+            await answered.wait()
+            await judge_one(order, req, alias, item, diff)
+
+        await asyncio.gather(judge_one(first_order, first, alias, item, diff, answered),
+                             *(then(order, req) for order, req in rest))
 
     window = asyncio.Semaphore(FLOW_WINDOW)
 
