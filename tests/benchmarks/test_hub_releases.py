@@ -158,6 +158,9 @@ def test_mmie_from_the_hub_release(mirror, strip):
     assert len(prep.items) == len(local.items) >= 3
     assert view == want
     assert all(s.path and s.path.is_file() for it in prep.items for s in it.question if s.kind == "image")
+    from judgekit.benchmarks.mmie.report import _meta
+
+    assert _meta(prep, {})["data"] == "hf:MMIE/MMIE"  # the report names the dataset, not a made-up path
 
 
 def test_mmie_hub_file_choice(mirror):

@@ -92,7 +92,8 @@ def _meta(prep: "Prepared", summary: dict[str, Any]) -> dict[str, str]:
     spec = prep.spec
     meta: dict[str, str] = {}
     if spec is not None:
-        meta["data"] = str(spec.data_path())
+        hub = str(getattr(spec, "data", "")).startswith("hf:")  # a dataset on the hub is no path
+        meta["data"] = spec.data if hub else str(spec.data_path())
     cats = Counter(it.code for it in prep.items)
     meta["questions"] = f"{len(prep.items)} (" + ", ".join(f"{c} {cats.get(c, 0)}" for c in ("SA", "PBL", "MSR")) + ")"
     if prep.skipped:
