@@ -193,3 +193,10 @@ def test_a_tarball_that_is_not_one_is_named(mirror):
     (repo / "images.tar.gz").write_bytes(io.BytesIO(b"not a tarball").getvalue())
     with pytest.raises(SpecError, match=r"images\.tar\.gz: cannot unpack"):
         prepared("mmie", "hf:MMIE/MMIE")
+
+
+# -- GuessBench: not on the hub ----------------------------------------------------------------------
+def test_guessbench_says_it_is_not_on_the_hub(mirror):
+    with pytest.raises(SpecError, match=r"data = 'hf:Zivenzhu/GuessBench': GuessBench's build sets are not on the "
+                                        r"Hugging Face hub; .*GitHub repository \(Zivenzhu/GuessBench\)"):
+        prepared("guessbench", "hf:Zivenzhu/GuessBench")

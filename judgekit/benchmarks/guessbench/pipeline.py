@@ -111,6 +111,10 @@ class Prepared:
 
 def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
     require_candidates(spec)
+    if spec.data.startswith("hf:"):
+        raise SpecError(f"{spec.source_path}: data = {spec.data!r}: GuessBench's build sets are not on the Hugging "
+                        f"Face hub; the authors release them in their GitHub repository (Zivenzhu/GuessBench): "
+                        f"clone it and point data at its data folder")
     root = spec.data_path()
     sets = load_sets(root, limit=limit)
     example = None
