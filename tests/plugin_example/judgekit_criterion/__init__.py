@@ -10,7 +10,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 from judgekit import ChatRequest, DataError, Message, SpecError
@@ -20,7 +20,7 @@ from judgekit.report.doc import Block, Headline, Item, ReportDoc, text
 
 stages = ["candidate", "judge"]
 
-PROMPT = files(__name__).joinpath("judge.txt").read_text(encoding="utf-8")
+PROMPT = (Path(__file__).parent / "judge.txt").read_text(encoding="utf-8")  # shipped beside this file
 PROMPT_HASH = hashlib.sha256(PROMPT.encode()).hexdigest()[:16]  # part of the cache key
 VERDICT = re.compile(r"\b(PASS|FAIL)\b", re.IGNORECASE)
 
