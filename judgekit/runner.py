@@ -484,7 +484,10 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
             summary["deviations"] = deviations(options) + [{"kind": "dropped parameter", "note": n}
                                                            for n in dropped]
             written = write_results(out_dir, summary, result.tables)
-            written.append(write_tidy(out_dir, result.tidy, run_id, spec.benchmark))  # results.parquet
+            try:
+                written.append(write_tidy(out_dir, result.tidy, run_id, spec.benchmark))  # results.parquet
+            except ValueError as e:  # a benchmark's row that does not fit the columns: said, not fatal
+                ui.note(f"results.parquet not written: {e}")
             for writer in result.writers:
                 written.append(writer(out_dir))
             if result.report is not None:

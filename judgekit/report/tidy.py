@@ -109,7 +109,13 @@ def write_tidy(out_dir: Path, rows: list[dict[str, Any]], run_id: str, benchmark
             if row[col] is None:
                 row[col] = value
         full.append(row)
-    columns = {c: [_cell(c, r[c]) for r in full] for c in TIDY_COLUMNS}
+    columns: dict[str, list[Any]] = {c: [] for c in TIDY_COLUMNS}
+    for n, r in enumerate(full, start=1):
+        for c in TIDY_COLUMNS:
+            try:
+                columns[c].append(_cell(c, r[c]))
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"tidy row {n}, column {c!r}: {r[c]!r} is not a {TIDY_COLUMNS[c][0]} ({e})") from None
     path = out_dir / TIDY_FILE
     tmp = out_dir / (TIDY_FILE + ".tmp")
     con = duckdb.connect()

@@ -63,6 +63,8 @@ def test_errors(tmp_path, monkeypatch):
     with pytest.raises(ImportError, match="pip install pandas"):
         judgekit.results(tmp_path)
     assert judgekit.results(tmp_path, kind="rows")[0]["item"] == "1"  # rows need no pandas
+    with pytest.raises(ValueError, match="tidy row 2, column 'value': 'high' is not a DOUBLE"):
+        write_tidy(tmp_path, [{"value": 1}, {"value": "high"}], "r", "b")
 
 
 _text = st.one_of(st.none(), st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40))
