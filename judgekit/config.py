@@ -473,7 +473,7 @@ def load_spec(spec_or_name: str, overrides: list[str] | tuple[str, ...] = ()) ->
         # a path typed on the command line is relative to where the user is, not to the spec
         if o.split("=", 1)[0].strip() == "data" and isinstance(data.get("data"), str):
             given = data["data"]
-            if not given.startswith("samples:") and not Path(os.path.expanduser(given)).is_absolute():
+            if not given.startswith(("samples:", "hf:")) and not Path(os.path.expanduser(given)).is_absolute():
                 data["data"] = str(Path.cwd() / given)
     _no_nul(path, data)
     data["source_path"] = str(path.resolve())

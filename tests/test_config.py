@@ -86,6 +86,8 @@ def test_data_override_is_relative_to_the_current_directory(tmp_path, monkeypatc
     spec = load_spec("creation_mmbench", ["data=bench/Creation_MMBench.tsv"])
     assert spec.data_path() == tmp_path / "bench" / "Creation_MMBench.tsv"
     assert load_spec("quickstart", ["data=samples:creation_mmbench/sample.tsv"]).data_path().exists()
+    # a hub dataset is a name, not a path: kept as typed
+    assert load_spec("quickstart", ["data=hf:opencompass/Creation-MMBench"]).data == "hf:opencompass/Creation-MMBench"
 
 
 def test_a_benchmark_without_candidates_is_a_spec_error(tmp_path):
