@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 from pairwise_helpers import QUESTIONS, answers_file, run, write_case
-from run_helpers import read_csv
+from run_helpers import read_csv, stage_rows
 
 import judgekit
 from judgekit.config import load_spec
@@ -191,3 +191,25 @@ def test_later_judgments_read_the_first_ones_prefix_from_the_prompt_cache(tmp_pa
     assert o.exit_code == 0, o.message
     cache = o.summary["prompt_cache"]
     assert cache["calls"] >= 3 * N and cache["cached_input_tokens"] > 0, cache
+
+
+@pytest.mark.parametrize(("who", "model", "kind"), [("my-vlm", "sim-vlm-strong", "candidate_failed"),
+                                                    ("baseline", "sim-vlm-weak", "baseline_failed")])
+def test_a_refused_answer_is_a_counted_failure_with_no_judge_call(tmp_path, who, model, kind):
+    """Every reply of the candidate (or of the live baseline) is a refusal: each judgment is a
+    failure of its kind, counted in fail, no judge call is made, the failed calls are listed (exit
+    1: a re-run retries them) and the judge's behaviour leaves them out."""
+    spec = write_case(tmp_path)
+    o = run(spec, "out", f'models.{who}.sim.reply_fault_models={{ {model} = "refusal" }}')
+    assert o.exit_code == 1 and len(o.failed_items) == N
+    assert all(("candidate" if who == "my-vlm" else "baseline") in f for f in o.failed_items)
+    js = o.result.tables["judgments"]
+    assert len(js) == 2 * N and {j["error_kind"] for j in js} == {kind} and not any(j["judge_text"] for j in js)
+    row = _overall(o.summary, "my-vlm")
+    assert row["fail"] == 2 * N and row["reward"] is None
+    answered = asyncio.run(stage_rows(tmp_path / "cache.duckdb"))  # what the cache holds, by stage
+    assert answered == {("baseline" if who == "my-vlm" else "candidate"): N}  # no judge call at all
+    behaviour = next(b for b in o.summary["judge_behaviour"] if b["model"] == "my-vlm")
+    assert behaviour["judgments"] == 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert all(b["status"] == "skipped" for it in report["items"] for b in it["blocks"] if b["kind"] == "judgment")
