@@ -2,7 +2,7 @@
 filled per order (baseline as A in order 0, swapped in order 1), the system prompt first, the
 images where {images} stands, the answers defused, the candidate prompt, the prompt hashes."""
 
-from pairwise_helpers import PROMPT, write_case
+from pairwise_helpers import PROMPT, QUESTIONS, answers_file, write_case
 
 from judgekit.benchmarks.pairwise.pipeline import Options, prepare
 from judgekit.benchmarks.pairwise.requests import Builder
@@ -64,3 +64,21 @@ def test_one_order_and_a_panel(tmp_path):
     (_, r1), (_, r2) = per_judge["judge"][0], per_judge["judge-2"][0]
     assert r1.messages == r2.messages and (r1.model, r2.model) == ("judge", "judge-2")
     assert PROMPT.split("{images}")[0] in r1.messages[0].text()
+
+
+def test_where_candidates_and_the_baseline_come_from(tmp_path):
+    """roles.baseline named in options.answers is imported, not called; a live candidate named
+    there is imported too; options.baseline_answers names the baseline after its file."""
+    (tmp_path / "a").mkdir()
+    for name in ("base.jsonl", "mine.jsonl", "vlm.jsonl"):
+        answers_file(tmp_path / "a" / name, {q["id"]: f"{name} answer to {q['id']}" for q in QUESTIONS})
+    prep = _prep(tmp_path / "a", options='answers = { "baseline" = "base.jsonl", "my-vlm" = "vlm.jsonl", '
+                                         '"mine" = "mine.jsonl" }\n')
+    assert (prep.baseline.name, prep.baseline.source) == ("baseline", "answers")
+    assert prep.baseline.answers["a2"] == "base.jsonl answer to a2"
+    assert prep.candidates == ["my-vlm", "mine"] and prep.live == [] and set(prep.imported) == {"my-vlm", "mine"}
+    prep = _prep(tmp_path / "a", options='baseline_answers = "base.jsonl"\n',
+                 roles='candidates = ["my-vlm"]\njudge = "judge"')
+    assert (prep.baseline.name, prep.baseline.source, prep.live) == ("base", "answers", ["my-vlm"])
+    prep = _prep(tmp_path / "a", options='baseline_column = "reference"\n', roles='candidates = ["my-vlm"]\njudge = "judge"')
+    assert prep.baseline.source == "column" and prep.baseline.answers["a1"] == "42"
