@@ -80,5 +80,9 @@ def test_where_candidates_and_the_baseline_come_from(tmp_path):
     prep = _prep(tmp_path / "a", options='baseline_answers = "base.jsonl"\n',
                  roles='candidates = ["my-vlm"]\njudge = "judge"')
     assert (prep.baseline.name, prep.baseline.source, prep.live) == ("base", "answers", ["my-vlm"])
+    answers_file(tmp_path / "a" / "short.jsonl", {"a1": "only one"})
+    prep = _prep(tmp_path / "a", options='baseline_answers = "short.jsonl"\n',
+                 roles='candidates = ["my-vlm"]\njudge = "judge"')
+    assert prep.warnings == ["baseline short: no answer for 3 of 4 items (their judgments are counted failures)"]
     prep = _prep(tmp_path / "a", options='baseline_column = "reference"\n', roles='candidates = ["my-vlm"]\njudge = "judge"')
     assert prep.baseline.source == "column" and prep.baseline.answers["a1"] == "42"

@@ -155,5 +155,8 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
               if options.judge_system else None)
     warnings = [f"{n}: no imported answer for {len(items) - len(a)} of {len(items)} items"
                 for n, a in imported.items() if len(a) < len(items)]
+    if baseline.answers is not None and len(baseline.answers) < len(items):
+        warnings.append(f"baseline {baseline.name}: no answer for {len(items) - len(baseline.answers)} of "
+                        f"{len(items)} items (their judgments are counted failures)")
     return Prepared(spec, options, items, candidates, live, imported, baseline, judge, _parser(spec, options),
                     cand, system, warnings)
