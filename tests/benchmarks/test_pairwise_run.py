@@ -13,7 +13,7 @@ from run_helpers import read_csv, stage_rows
 
 import judgekit
 from judgekit.config import load_spec
-from judgekit.runner import RunOptions, estimate_spec
+from judgekit.runner import RunOptions, estimate_spec, run_spec
 
 N = len(QUESTIONS)
 
@@ -213,3 +213,18 @@ def test_a_refused_answer_is_a_counted_failure_with_no_judge_call(tmp_path, who,
     assert behaviour["judgments"] == 0
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert all(b["status"] == "skipped" for it in report["items"] for b in it["blocks"] if b["kind"] == "judgment")
+
+
+def test_reasks_stay_within_the_estimate_bound(tmp_path):
+    """With re-asks on and a judge that garbles 40 % of its replies, no stage makes more calls
+    than the estimate's bound (each judgment planned with a possible re-ask)."""
+    spec = load_spec(str(write_case(tmp_path, options="reask_on_parse_failure = true\n", garbage=0.4)))
+    opts = RunOptions(out_dir=tmp_path / "out", cache_path=tmp_path / "cache.duckdb")
+    bound: dict[str, int] = {}
+    for line in asyncio.run(estimate_spec(spec, opts)).estimate.lines:
+        bound[line.stage] = bound.get(line.stage, 0) + line.calls_total
+    out = asyncio.run(run_spec(spec, opts))
+    made = {s.name: s.calls + s.cache_hits + s.failures for s in out.stats.stages.values()}
+    assert bound == {"baseline": N, "candidate": N, "judge": 2 * 2 * N}
+    assert made["judge"] > 2 * N, "no reply was re-asked"
+    assert all(made[s] <= bound[s] for s in made), (made, bound)
