@@ -108,3 +108,25 @@ def test_a_reply_without_a_verdict_is_a_counted_parse_failure(reply, order):
     j = judgment(_Prep(), CallResult(ChatRequest("judge", ()), ChatResponse(reply)), model="m", judge="judge",
                  item=_ITEM, order=order)
     assert not j["ok"] and j["score"] is None and j["error_kind"] == "parse_failure" and j["judge_text"] == reply
+
+
+@settings(max_examples=200, deadline=None)
+@given(reply=st.text(alphabet="AB [] x\n", max_size=40), data=st.data())
+def test_the_highlight_marks_the_place_the_verdict_was_read(reply, data):
+    """The page marks a highlight's last occurrence: the text chosen covers the token read
+    (widened to its line when the token occurs again later), unless its line repeats too."""
+    from judgekit.benchmarks.pairwise.report import _highlight
+
+    if not reply:
+        return
+    start = data.draw(st.integers(0, len(reply) - 1))
+    end = data.draw(st.integers(start + 1, len(reply)))
+    token = reply[start:end]
+    h = _highlight(reply, start, end)
+    assert h is not None and token in h
+    at = reply.rfind(h)
+    if not (at <= start and end <= at + len(h)):  # only where the token's whole line occurs again later
+        lo = reply.rfind("\n", 0, start) + 1
+        hi = reply.find("\n", end)
+        line = reply[lo:len(reply) if hi < 0 else hi]
+        assert h == token and reply.rfind(line) != lo

@@ -50,3 +50,17 @@ def test_each_shipped_prompt_with_its_parser(tmp_path, verdict, prompt, tokens):
         assert {j["score"] for j in js} <= {-2, 0, 2}
     row = next(r for r in o.summary["results"] if r["level"] == "overall")
     assert row["reward"] == pytest.approx(50.0 * sum(j["score"] for j in js) / len(js))
+
+
+def test_a_regex_parser_of_your_own(tmp_path):
+    """verdict = "regex": the last match of the user's pattern, its 'verdict' group looked up in
+    the default verdict values (the [[A>>B]] family); the report highlights what was read."""
+    spec = write_case(tmp_path, options="verdict = \"regex\"\nregex = '\\[\\[(?P<verdict>[AB<>= ]+)\\]\\]'\n")
+    o = run(spec)
+    assert o.exit_code == 0, (o.message, o.failed_items)
+    js = o.result.tables["judgments"]
+    assert len(js) == 2 * N and all(j["ok"] for j in js)
+    assert all(re.fullmatch(r"(A>>B|A>B|A=B|B>A|B>>A)", j["verdict"].replace(" ", "")) for j in js)
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    marked = [b["highlight"] for it in report["items"] for b in it["blocks"] if b["kind"] == "judgment"]
+    assert len(marked) == 2 * N and all(m for m in marked)

@@ -48,6 +48,19 @@ def _tone(score: int | None) -> str | None:
     return None if score is None else "good" if score > 0 else "bad" if score < 0 else "neutral"
 
 
+def _highlight(reply: str, start: int, end: int) -> str | None:
+    """The text to mark for a verdict read at ``reply[start:end]``: the page marks a highlight's
+    last occurrence, so a token that occurs again later (a regex's one-letter verdict) is widened
+    to its line."""
+    token = reply[start:end]
+    if not token or reply.rfind(token) == start:
+        return token or None
+    lo = reply.rfind("\n", 0, start) + 1
+    hi = reply.find("\n", end)
+    line = reply[lo:len(reply) if hi < 0 else hi]
+    return line if reply.rfind(line) == lo else token
+
+
 def judgment_blocks(j: Mapping[str, Any], group: str, first_reply: str | None = None) -> list[Block]:
     """The blocks of one judgment record: the judge's reply with the verdict read and the place
     it was read from highlighted (and, for a re-ask, the first reply before it)."""
@@ -67,7 +80,7 @@ def judgment_blocks(j: Mapping[str, Any], group: str, first_reply: str | None = 
     if score is not None:
         verdict = f"{j.get('verdict')} -> " + (f"{score:+d} for the candidate" if score else "0 (tie)")
         if j.get("span_start") is not None:
-            highlight = reply[j["span_start"]:j["span_end"]] or None
+            highlight = _highlight(reply, j["span_start"], j["span_end"])
         status = "ok"
     elif j.get("error_kind") in _NO_CALL:
         return out + [Block("judgment", label, [text(_NO_CALL[j["error_kind"]])], group=group, verdict="no verdict",

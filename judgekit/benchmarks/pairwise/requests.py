@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ...resources import load_prompt
 from ...types import ChatRequest, GenParams, Message, TextPart
+from ..creation_mmbench.requests import CHAT_PROVIDERS
 from ..generic.items import GenericItem
 from .defuse import defuse_answer
 
@@ -21,8 +22,6 @@ if TYPE_CHECKING:
 
 __all__ = ["CHAT_PROVIDERS", "JUDGE_FIELDS", "CANDIDATE_FIELDS", "Builder", "check_judges", "reask_request"]
 
-#: providers whose models can judge (chat models); a local model must have local.task = "chat"
-CHAT_PROVIDERS = ("openai", "azure", "gemini", "anthropic", "sim")
 
 #: the placeholders a pairwise judge prompt may use besides the data's columns
 JUDGE_FIELDS = frozenset({"question", "answer_a", "answer_b", "reference", "criteria", "category", "id", "images"})
