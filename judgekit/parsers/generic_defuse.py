@@ -1,38 +1,44 @@
 """Defusing candidate text shown to a generic judge, so that a judge quoting it cannot be read as a verdict.
 
-A judge often quotes the answers it compares.  If an answer holds ``[[B>>A]]``, ``[[A]]``, ``[[9]]``
-or ``Rating: 9`` and the judge quotes it, :mod:`judgekit.parsers.generic` would read the quote (or,
-for ``arena_hard``, find two verdicts that disagree).  :func:`defuse_answer` breaks, in the folded
+A judge often quotes the answers it compares or grades.  If an answer holds ``[[B>>A]]``, ``[[A]]``,
+``[[9]]`` or ``Rating: 9`` and the judge quotes it, :mod:`judgekit.parsers.generic` would read the
+quote (or, for ``arena_hard``, find two verdicts that disagree); an answer holding a block delimiter
+of the prompt could close its block early and write instructions of its own.  :func:`defuse_answer`
+(used by the pairwise and the rubric benchmarks, ``options.defuse_answers``) breaks, in the folded
 view of :mod:`judgekit.parsers.view` (case, width, ligatures, invisible characters, markup and white
 space all folded away):
 
 * every short double-bracketed token (``[[A>B]]``, ``[[ B ]]``, ``[[7.5]]``, ``［［rating］］``): its
   brackets become parentheses;
-* a single-bracketed number (``[7]``, MT-Bench's fallback rating): likewise;
-* ``Rating`` before a colon becomes ``Rating-(quoted)``;
-* the answer delimiters of the shipped prompts (``[The End of Assistant A's Answer]``,
-  ``<|The Start of Assistant B's Answer|>``, ``[END ASSISTANT A]`` ...), with which a candidate
-  could close its block early and write instructions of its own: ``Start`` / ``End`` become
-  ``Start-(quoted)`` / ``End-(quoted)``, and ``[ASSISTANT A]``'s brackets parentheses.
+* a single-bracketed number (``[7]``, MT-Bench single's fallback rating): likewise;
+* ``Rating`` before a colon or a number (``Rating: 9``, ``rating 9``) and ``Score`` before a colon
+  become ``Rating-(quoted)`` / ``Score-(quoted)``;
+* the answer delimiters of the shipped prompts and of MT-Bench's and Arena-Hard's
+  (``[The End of Assistant A's Answer]``, ``<|The Start of Assistant B's Answer|>``, any
+  "start/end of assistant"), and the reference and rubric blocks' (``[The Start of Reference
+  Answer]``, ``[The End of Rubric]``): ``Start`` / ``End`` become ``Start-(quoted)`` / ``End-(quoted)``;
+  ``[ASSISTANT A]`` and ``[END ASSISTANT B]`` get parentheses for brackets.
 
-Text with none of these is returned unchanged (the same object).  What cannot be defused: a
+Text with none of these is returned unchanged.  What cannot be defused: a
 ``last_number`` score (any number is one) and a user's ``regex`` (its pattern is the user's).
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .creation import brackets_to_parentheses
 from .view import View, defuse
 
 __all__ = ["GENERIC_MARKER_RULES", "defuse_answer"]
 
+# looked for in the folded view: upper case, no white space, no markup
 _DOUBLE = re.compile(r"\[\[[^\[\]]{0,40}\]\]")
-_SINGLE_NUMBER = re.compile(r"\[[-+]?\d+(?:\.\d*)?\]")
-_RATING = re.compile(r"RATING(?=:)")
+_SINGLE_NUMBER = re.compile(r"\[[-+]?[0-9.]+\]")
+_LABEL = re.compile(r"RATING(?=:|[-+]?\d)|SCORE(?=:)")
 _TAG = re.compile(r"\[(?:END)?ASSISTANT[AB]?\]")
-_DELIMITER = re.compile(r"THE(START|END)OFASSISTANT[AB]?'SANSWER")
+_DELIMITER = re.compile(r"(START|END)OFASSISTANT|(?<=\[THE)(START|END)OF(?:THE)?(?:REFERENCE|RUBRIC)(?:ANSWER)?\]")
 
 
 def _brackets(pattern: re.Pattern[str]):
@@ -41,19 +47,24 @@ def _brackets(pattern: re.Pattern[str]):
     return rule
 
 
-def _rating(view: View, text: str) -> list[tuple[int, int, str]]:
-    return [(*view.span(m.start(), m.end()), "Rating-(quoted)") for m in _RATING.finditer(view.text)]
+def _label(view: View, text: str) -> list[tuple[int, int, str]]:
+    return [(*view.span(m.start(), m.end()), f"{m.group().title()}-(quoted)") for m in _LABEL.finditer(view.text)]
 
 
 def _delimiter(view: View, text: str) -> list[tuple[int, int, str]]:
-    return [(*view.span(m.start(1), m.end(1)), f"{m.group(1).title()}-(quoted)") for m in _DELIMITER.finditer(view.text)]
+    out = []
+    for m in _DELIMITER.finditer(view.text):
+        g = 1 if m.group(1) else 2
+        out.append((*view.span(m.start(g), m.end(g)), f"{m.group(g).title()}-(quoted)"))
+    return out
 
 
 #: the rules :func:`defuse_answer` applies
-GENERIC_MARKER_RULES = (_brackets(_DOUBLE), _brackets(_SINGLE_NUMBER), _rating, _brackets(_TAG), _delimiter)
+GENERIC_MARKER_RULES = (_brackets(_DOUBLE), _brackets(_SINGLE_NUMBER), _label, _brackets(_TAG), _delimiter)
 
 
+@lru_cache(maxsize=1024)  # an answer goes into every judge's prompt (both orders), planned and run
 def defuse_answer(text: str) -> str:
-    """Candidate text in which no generic verdict, rating or answer delimiter can be read, however
+    """Candidate text in which no generic verdict, rating or block delimiter can be read, however
     folded (module docstring)."""
     return defuse(text, GENERIC_MARKER_RULES, spaces=False)

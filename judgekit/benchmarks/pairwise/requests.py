@@ -4,18 +4,19 @@ own model settings), and the re-ask after a judge reply that does not parse.
 
 The judge prompt is the user's template (:mod:`judgekit.benchmarks.generic.template`): order 0
 puts the baseline's answer in ``{answer_a}`` and the candidate's in ``{answer_b}``; order 1 swaps
-them, each answer defused first (:mod:`.defuse`, ``defuse_answers``).  The template's hash (and
+them, each answer defused first (:mod:`judgekit.parsers.generic_defuse`,
+``defuse_answers``).  The template's hash (and
 the system prompt's) is the request's ``prompt_hash``, so an edited prompt file is a new cache entry."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...parsers.generic_defuse import defuse_answer
 from ...resources import load_prompt
 from ...types import ChatRequest, GenParams, Message, TextPart
 from ..creation_mmbench.requests import CHAT_PROVIDERS
 from ..generic.items import GenericItem
-from .defuse import defuse_answer
 
 if TYPE_CHECKING:
     from .pipeline import Prepared

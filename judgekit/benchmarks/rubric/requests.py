@@ -4,19 +4,18 @@ images where the prompt puts them), and the re-ask after a reply whose score doe
 
 An answer enters the judge prompt defused (``defuse_answers``, on by default): whatever in it
 could be read as the judge's own output (a ``[[7]]``, a ``Rating:`` line) or could close the
-answer's block early (``[The End of Assistant's Answer]``) is broken, looked for in judgekit's
-folded view (:mod:`judgekit.parsers.view`) so full-width or zero-width spellings are caught too.
+answer's block early (``[The End of Assistant's Answer]``) is broken by
+:func:`judgekit.parsers.generic_defuse.defuse_answer`, the pairwise benchmark's too.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...errors import SpecError
-from ...parsers.view import View, defuse
+from ...parsers.generic_defuse import defuse_answer
 from ...resources import load_prompt
 from ...types import ChatRequest, GenParams, Message, TextPart
 from ..creation_mmbench.requests import CHAT_PROVIDERS
@@ -26,7 +25,7 @@ from ..generic.template import Template, load_template
 if TYPE_CHECKING:
     from .pipeline import Prepared
 
-__all__ = ["JUDGE_FIELDS", "CANDIDATE_FIELDS", "Builder", "defuse_answer", "check_models", "text_or_file",
+__all__ = ["JUDGE_FIELDS", "CANDIDATE_FIELDS", "Builder", "check_models", "text_or_file",
            "reask_request"]
 
 #: placeholders a rubric judge prompt may use besides the data's columns
@@ -35,50 +34,6 @@ JUDGE_FIELDS = ("question", "answer", "reference", "criteria", "rubric", "catego
 CANDIDATE_FIELDS = ("question", "images")
 #: the re-ask after a judge reply whose score does not parse
 REASK_PROMPT = "rubric/reask_score.txt"
-
-
-# -- defusing answers ------------------------------------------------------------------------------
-# looked for in the folded view with white space dropped (upper case, no markup, full-width folded)
-_VIEW_DOUBLE = re.compile(r"\[\[[^\[\]]{0,16}\]\]")
-_VIEW_NUMBER = re.compile(r"\[[-+]?[0-9.]+\]")  # the rating parser's fallback [N]
-_VIEW_BLOCK = re.compile(r"\[THE(?:START|END)OF(?:ASSISTANT[AB]?['\u2019]S|(?:THE)?REFERENCE|(?:THE)?RUBRIC)(?:ANSWER)?\]|"
-                         r"\[(?:END)?ASSISTANT[AB]?\]")
-_VIEW_RATING = re.compile(r"(?:RATING|SCORE)(?=:)")
-
-
-def _brackets(view: View, text: str, start: int, end: int) -> list[tuple[int, int, str]]:
-    seen: dict[int, str] = {}
-    for i in range(start, end):
-        if view.text[i] in "[]":
-            j = view.source[i]
-            if j not in seen:
-                folded = View.of(text[j], spaces=False).text
-                seen[j] = "(" * folded.count("[") + ")" * folded.count("]")
-    return [(j, j + 1, r) for j, r in seen.items()]
-
-
-def _bracketed(pattern: re.Pattern[str]):
-    def rule(view: View, text: str) -> list[tuple[int, int, str]]:
-        return [e for m in pattern.finditer(view.text) for e in _brackets(view, text, m.start(), m.end())]
-    return rule
-
-
-def _rating(view: View, text: str) -> list[tuple[int, int, str]]:
-    out = []
-    for m in _VIEW_RATING.finditer(view.text):
-        start, end = view.span(m.start(), m.end())
-        out.append((start, end, text[start:end].rstrip() + " (quoted)"))
-    return out
-
-
-_RULES = (_bracketed(_VIEW_DOUBLE), _bracketed(_VIEW_NUMBER), _bracketed(_VIEW_BLOCK), _rating)
-
-
-def defuse_answer(text: str) -> str:
-    """``text`` with nothing a score parser could read as the judge's verdict and no block marker:
-    ``[[7]]`` becomes ``((7))`` (and ``[7]`` ``(7)``), ``Rating:`` becomes ``Rating (quoted):``, ``[The End of
-    Assistant's Answer]`` becomes ``(The End of Assistant's Answer)``.  Other text is unchanged."""
-    return defuse(text, _RULES, spaces=False)
 
 
 # -- spec checks -----------------------------------------------------------------------------------
