@@ -4,31 +4,24 @@ judgment the candidate's (a property over replies and orders)."""
 
 import json
 
-from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from generic_helpers import user_error
 from pairwise_helpers import PROMPT, QUESTIONS, answers_file, write_case
 
 from judgekit.benchmarks.generic.items import GenericItem
 from judgekit.benchmarks.pairwise.pipeline import judgment
 from judgekit.benchmarks.pairwise.results import tidy_rows
-from judgekit.cli.main import cli
 from judgekit.engine import CallResult
 from judgekit.parsers.generic import verdict_parser
 from judgekit.types import ChatRequest, ChatResponse
 
 
 def _user_error(spec, *names: str) -> str:
-    r = CliRunner().invoke(cli, ["run", str(spec), "--out", str(spec.parent / "out"),
-                                 "--cache", str(spec.parent / "cache.duckdb")])
-    assert r.exit_code == 2, (r.exit_code, r.output, repr(r.exception))
-    assert "Traceback" not in r.output
-    lines = r.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
-    for name in names:
-        assert name in lines[0], (name, lines[0])
+    line = user_error(["run", str(spec), "--out", str(spec.parent / "out"), "--cache", str(spec.parent / "cache.duckdb")],
+                      *names)
     assert not (spec.parent / "cache.duckdb").exists() or not (spec.parent / "out" / "summary.json").exists()
-    return lines[0]
+    return line
 
 
 def test_unknown_placeholder_names_the_prompt_file_line_and_placeholder(tmp_path):

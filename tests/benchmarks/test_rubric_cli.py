@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from judgekit.cli.main import cli
+from generic_helpers import RUBRIC_MODELS
+from generic_helpers import user_error as one_line_error
 
 PROMPT = ("Grade the answer on a scale of 1 to 10: \"Rating: [[5]]\".\n[Rubric]\n{rubric}\n[Question]\n{question}\n"
           "[The Start of Assistant's Answer]\n{answer}\n[The End of Assistant's Answer]\n")
@@ -28,28 +27,12 @@ data = "q.jsonl"
 [options]
 judge_prompt = "judge.txt"
 {options}
-[models.c]
-provider = "sim"
-model = "sim-vlm-strong"
-[models.judge]
-provider = "sim"
-model = "sim-judge"
-[roles]
-candidates = ["c"]
-judge = "judge"
-''')
+''' + RUBRIC_MODELS)
     return spec
 
 
 def user_error(d: Path, spec: Path, *names: str) -> str:
-    r = CliRunner().invoke(cli, ["estimate", str(spec), "--cache", str(d / "c.duckdb")])
-    assert r.exit_code == 2, (r.exit_code, r.output, repr(r.exception))
-    assert "Traceback" not in r.output
-    lines = r.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
-    for name in names:
-        assert name in lines[0], (name, lines[0])
-    return lines[0]
+    return one_line_error(["estimate", str(spec), "--cache", str(d / "c.duckdb")], *names)
 
 
 def test_missing_question(tmp_path):

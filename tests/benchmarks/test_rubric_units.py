@@ -10,6 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from generic_helpers import RUBRIC_MODELS
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -41,16 +42,7 @@ data = "q.jsonl"
 [options]
 judge_prompt = "judge.txt"
 rubric = "rubric.md"
-[models.c]
-provider = "sim"
-model = "sim-vlm-strong"
-[models.judge]
-provider = "sim"
-model = "sim-judge"
-[roles]
-candidates = ["c"]
-judge = "judge"
-''')
+''' + RUBRIC_MODELS)
     spec = load_spec(str(tmp_path / "spec.toml"))
     return prepare(spec, Options.model_validate(spec.options))
 

@@ -15,7 +15,7 @@ from .prediction_file import as_judged
 if TYPE_CHECKING:
     from .pipeline import Prepared
 
-__all__ = ["CHAT_PROVIDERS", "check_judges"]
+__all__ = ["CHAT_PROVIDERS", "check_judges", "check_chat_models"]
 
 
 #: providers whose models can judge (chat models); a local model must have local.task = "chat"
@@ -30,10 +30,18 @@ def check_judges(spec) -> None:
     if not spec.roles.panel:
         raise SpecError(f"{spec.source_path}: Creation-MMBench needs roles.judge (or a panel in roles.judges): "
                         f"the model that makes the pairwise and VFS judgments")
-    for alias in spec.roles.panel:
+    check_chat_models(spec, role, spec.roles.panel)
+
+
+def check_chat_models(spec, where: str, aliases, *, verb: str = "cannot judge") -> None:
+    """Every model of ``aliases`` (the role ``where``) is a chat model: a SpecError naming the role
+    and the model (the generic benchmarks' judge and candidate checks too)."""
+    from ...errors import SpecError
+
+    for alias in aliases:
         m = spec.models[alias]
         if not (m.provider in CHAT_PROVIDERS or (m.provider == "local" and m.local.task == "chat")):
-            raise SpecError(f"{spec.source_path}: {role}: '{alias}' cannot judge (provider {m.provider!r}"
+            raise SpecError(f"{spec.source_path}: {where}: '{alias}' {verb} (provider {m.provider!r}"
                             + (f", local.task {m.local.task!r}" if m.provider == "local" else "") + ")")
 
 

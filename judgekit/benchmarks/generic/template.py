@@ -20,7 +20,7 @@ from judgekit.errors import DataError, SpecError
 from judgekit.tables import read_text
 from judgekit.types import ImagePart, Message, Part, TextPart
 
-__all__ = ["IMAGES", "Template", "load_template"]
+__all__ = ["IMAGES", "Template", "load_template", "checked_template", "text_or_file"]
 
 #: the placeholder that places the images
 IMAGES = "images"
@@ -117,3 +117,32 @@ def load_template(spec: Any, ref: str, *, option: str = "options.judge_prompt") 
     except DataError as e:
         raise SpecError(f"{option}: {e}") from None
     return Template(str(path), text)
+
+
+def checked_template(spec: Any, ref: str, option: str, allowed: set[str]) -> Template:
+    """:func:`load_template`, its placeholders checked against ``allowed`` (:meth:`Template.check`)."""
+    t = load_template(spec, ref, option=option)
+    t.check(allowed)
+    return t
+
+
+_FILE_SUFFIXES = (".txt", ".md", ".text", ".markdown", ".prompt")
+
+
+def text_or_file(spec: Any, value: str, what: str) -> tuple[str, str]:
+    """(text, hash) of an option that is a file or literal text (``options.WHAT``): ``samples:`` /
+    ``prompts:`` names and a path to an existing file are read; a single line ending in .txt or .md
+    that names no file is a SpecError (a typo must not become the text); anything else is the text
+    itself."""
+    if value.startswith("prompts:"):
+        t = load_template(spec, value, option=f"options.{what}")
+        return t.text, t.hash
+    one_line = "\n" not in value.strip()
+    path = spec.resolve_path(value) if one_line else None
+    if path is not None and path.is_file():
+        text = path.read_text(encoding="utf-8")
+    elif one_line and (value.startswith("samples:") or Path(value.strip()).suffix.lower() in _FILE_SUFFIXES):
+        raise SpecError(f"{spec.source_path}: options.{what}: no such file {path}")
+    else:
+        text = value
+    return text, hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

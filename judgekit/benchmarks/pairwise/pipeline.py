@@ -30,6 +30,7 @@ from typing import Any
 from ...engine import NOT_RUN, CallResult, Engine
 from ...types import ChatRequest
 from ..base import BenchmarkResult, PlannedCall
+from ..generic.candidates import judge_plan
 from ..generic.items import GenericItem
 from .prepare import Options, Prepared, prepare
 from .requests import Builder, reask_request
@@ -41,8 +42,6 @@ stages = ["baseline", "candidate", "judge"]
 
 #: (candidate, item) flows in progress at once
 FLOW_WINDOW = 512
-#: the chance a judge reply not cached yet does not parse (the estimate's re-asks)
-REASK_CHANCE = 0.05
 #: the estimate's stand-in for an answer or a judge reply not written yet
 _STANDIN = ("A stand-in of typical length for the estimate: the question is answered in a few sentences, "
             "with the reasoning that leads to the answer and a short conclusion.")
@@ -55,6 +54,7 @@ async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
     """Every call of the run; a judge request whose answers are not cached yet is built with a
     stand-in and marked inexact."""
     b = Builder(prep)
+    reask = reask_request if prep.options.reask_on_parse_failure else None
 
     async def cached(req: ChatRequest) -> str | None:
         _, hit = await engine.lookup(req)
@@ -84,14 +84,8 @@ async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
             judged = answer if answer is not None else (base or item.reference or _STANDIN)
             for calls in b.panel_requests(item, judged, base or item.reference or _STANDIN).values():
                 for _order, jreq in calls:
-                    out.append(PlannedCall("judge", jreq, exact=exact))
-                    if prep.options.reask_on_parse_failure:
-                        reply = await cached(jreq) if exact else None
-                        if reply is None:
-                            out.append(PlannedCall("judge", reask_request(jreq, _STANDIN), exact=False,
-                                                   chance=REASK_CHANCE))
-                        elif prep.parse(reply) is None:
-                            out.append(PlannedCall("judge", reask_request(jreq, reply)))
+                    out += await judge_plan(jreq, exact=exact, cached=cached, parse=prep.parse, reask=reask,
+                                            standin=_STANDIN)
         return out
 
     per_item = await asyncio.gather(*(for_item(item) for item in prep.items))

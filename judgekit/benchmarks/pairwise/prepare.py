@@ -13,16 +13,17 @@ from pydantic import Field
 from ...config import STRICT_CONFIG
 from ...errors import DataError, SpecError
 from ...parsers.generic import ParserOptions, verdict_parser
-from ..generic.items import Columns, GenericItem, load_answers, load_items
-from ..generic.template import Template, load_template
-from ..uncertainty import IntervalOptions
+from ..generic.candidates import CandidateOptions, answers_file, candidate_sources
+from ..generic.items import GenericItem, load_items
+from ..generic.template import Template, checked_template
 from .requests import CANDIDATE_FIELDS, JUDGE_FIELDS, check_judges
 
 __all__ = ["Options", "Baseline", "Prepared", "prepare"]
 
 
-class Options(IntervalOptions, ParserOptions):
-    """``[options]`` of a pairwise spec: the bootstrap intervals (:class:`IntervalOptions`) and the
+class Options(CandidateOptions, ParserOptions):
+    """``[options]`` of a pairwise spec: those the generic benchmarks share (:class:`CandidateOptions`:
+    the bootstrap intervals, columns, imported answers, the candidate prompt, defusing) and the
     verdict parser's ``scale``, ``regex`` and ``verdict_values`` (:class:`ParserOptions`, checked
     there: a regex that does not compile, a verdict value outside -2..2)."""
 
@@ -33,20 +34,11 @@ class Options(IntervalOptions, ParserOptions):
     verdict: Literal["arena_hard", "mt_bench", "scale", "regex"] = Field(
         "arena_hard", description="how the judge's reply is read: [[A>>B]] family, MT-Bench's [[A]]/[[B]]/[[C]], "
                                   "a number on a scale (default 1-5, low = A much better), or options.regex")
-    columns: Columns = Field(default_factory=Columns, description="the data's column names")
-    answers: dict[str, str] = Field(default_factory=dict, description="imported answers: name -> file (JSONL, "
-                                                                      "JSON, CSV, TSV, parquet with id and answer)")
-    answer_column: str = Field("answer", description="the answer column of the answers files")
     baseline_column: str | None = Field(None, description="a data column holding the baseline's answers")
     baseline_answers: str | None = Field(None, description="an answers file holding the baseline's answers")
-    candidate_prompt: str | None = Field(None, description="a prompt file for live answers (default: the images, "
-                                                           "then the question)")
     judge_system: str | None = Field(None, description="a system prompt file for the judge")
     both_orders: bool = Field(True, description="judge each pair in both orders (the swapped score negated); "
                                                 "false: the baseline as Assistant A only")
-    defuse_answers: bool = Field(True, description="break verdict tokens ([[B>>A]], [[A]], [[4]]), answer-block "
-                                                   "delimiters and 'Rating:' inside an answer before it enters the "
-                                                   "judge prompt, so it cannot forge the judge's output")
     reask_on_parse_failure: bool = Field(False, description="an unreadable judge reply is followed by one request "
                                                             "for the verdict line")
 
@@ -81,13 +73,6 @@ class Prepared:
     warnings: list[str] = field(default_factory=list)
 
 
-def _answers(spec, options: Options, ref: str, items: list[GenericItem]) -> dict[str, str]:
-    path = spec.resolve_path(ref)
-    if not Path(path).exists():
-        raise DataError(str(path), "no such answers file")
-    return load_answers(path, items, id_column=options.columns.id, answer_column=options.answer_column)
-
-
 def _baseline(spec, options: Options, items: list[GenericItem]) -> Baseline:
     given = [(k, v) for k, v in (("roles.baseline", spec.roles.baseline),
                                  ("options.baseline_column", options.baseline_column),
@@ -99,10 +84,10 @@ def _baseline(spec, options: Options, items: list[GenericItem]) -> Baseline:
     key, value = given[0]
     if key == "roles.baseline":
         if value in options.answers:
-            return Baseline(value, "answers", _answers(spec, options, options.answers[value], items))
+            return Baseline(value, "answers", answers_file(spec, options, options.answers[value], items))
         return Baseline(value, "model")
     if key == "options.baseline_answers":
-        return Baseline(Path(value).stem, "answers", _answers(spec, options, value, items))
+        return Baseline(Path(value).stem, "answers", answers_file(spec, options, value, items))
     answers = {}
     for it in items:
         text = it.fields.get(value)
@@ -111,12 +96,6 @@ def _baseline(spec, options: Options, items: list[GenericItem]) -> Baseline:
             raise DataError(where, "no baseline answer (options.baseline_column)", row=it.row, column=value)
         answers[it.id] = str(text)
     return Baseline(value, "column", answers)
-
-
-def _template(spec, ref: str, key: str, allowed: set[str]) -> Template:
-    t = load_template(spec, ref, option=key)
-    t.check(allowed)
-    return t
 
 
 def _parser(spec, options: Options):
@@ -135,24 +114,18 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
     check_judges(spec)
     items = load_items(spec, options.columns, limit=limit)
     baseline = _baseline(spec, options, items)
-    live = [c for c in spec.roles.candidates if c not in options.answers]
-    candidates = list(spec.roles.candidates) + [n for n in options.answers
-                                                if n not in spec.roles.candidates and n != baseline.name]
-    if not candidates:
-        raise SpecError(f"{spec.source_path}: roles.candidates: name at least one model to evaluate, or import "
-                        f"answers with options.answers")
+    sources = candidate_sources(spec, options, items, exclude=(baseline.name,))
+    candidates, live, imported = sources.candidates, sources.live, sources.imported
     if baseline.name in candidates:
         raise SpecError(f"{spec.source_path}: '{baseline.name}' is both the baseline and a candidate")
     if baseline.source == "model" and baseline.name not in spec.models:
         raise SpecError(f"{spec.source_path}: roles.baseline: '{baseline.name}' is not a model alias")
-    imported = {n: _answers(spec, options, ref, items) for n, ref in options.answers.items()
-                if n in candidates}
     columns = {name for it in items for name in it.fields}
-    judge = _template(spec, options.judge_prompt, "options.judge_prompt", set(JUDGE_FIELDS) | columns)
-    cand = (_template(spec, options.candidate_prompt, "options.candidate_prompt", set(CANDIDATE_FIELDS) | columns)
-            if options.candidate_prompt else None)
-    system = (_template(spec, options.judge_system, "options.judge_system", (set(JUDGE_FIELDS) - {"images"}) | columns)
-              if options.judge_system else None)
+    judge = checked_template(spec, options.judge_prompt, "options.judge_prompt", set(JUDGE_FIELDS) | columns)
+    cand = (checked_template(spec, options.candidate_prompt, "options.candidate_prompt",
+                             set(CANDIDATE_FIELDS) | columns) if options.candidate_prompt else None)
+    system = (checked_template(spec, options.judge_system, "options.judge_system",
+                               (set(JUDGE_FIELDS) - {"images"}) | columns) if options.judge_system else None)
     warnings = [f"{n}: no imported answer for {len(items) - len(a)} of {len(items)} items"
                 for n, a in imported.items() if len(a) < len(items)]
     if baseline.answers is not None and len(baseline.answers) < len(items):

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...errors import SpecError
 from ...parsers.generic_defuse import defuse_answer
 from ...resources import load_prompt
 from ...types import ChatRequest, GenParams, Message, TextPart
-from ..creation_mmbench.requests import CHAT_PROVIDERS
+from ..creation_mmbench.requests import CHAT_PROVIDERS, check_chat_models
 from ..generic.items import GenericItem
 
 if TYPE_CHECKING:
@@ -32,16 +33,10 @@ CANDIDATE_FIELDS = frozenset({"question", "images", "reference", "criteria", "ca
 
 def check_judges(spec) -> None:
     """A judge is named, and every judge of the panel is a chat model (SpecError naming the role)."""
-    from ...errors import SpecError
-
-    role = "roles.judges" if spec.roles.judges else "roles.judge"
     if not spec.roles.panel:
         raise SpecError(f"{spec.source_path}: roles.judge: name the model that judges (or a panel in "
                         f"roles.judges)")
-    for alias in spec.roles.panel:
-        m = spec.models[alias]
-        if not (m.provider in CHAT_PROVIDERS or (m.provider == "local" and m.local.task == "chat")):
-            raise SpecError(f"{spec.source_path}: {role}: '{alias}' cannot judge (provider {m.provider!r})")
+    check_chat_models(spec, "roles.judges" if spec.roles.judges else "roles.judge", spec.roles.panel)
 
 
 def _params(spec, alias: str) -> GenParams:

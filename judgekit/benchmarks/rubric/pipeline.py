@@ -32,10 +32,10 @@ from ...engine import NOT_RUN, CallResult, Engine
 from ...errors import DataError, SpecError
 from ...parsers.generic import Reading, score_parser
 from ..base import BenchmarkResult, PlannedCall
-from ..generic.items import Columns, GenericItem, load_answers, load_items
-from ..generic.template import Template, load_template
-from ..uncertainty import IntervalOptions
-from .requests import CANDIDATE_FIELDS, JUDGE_FIELDS, Builder, check_models, reask_request, text_or_file
+from ..generic.candidates import CandidateOptions, candidate_sources, judge_plan
+from ..generic.items import GenericItem, load_items
+from ..generic.template import Template, checked_template, text_or_file
+from .requests import CANDIDATE_FIELDS, JUDGE_FIELDS, Builder, check_models, reask_request
 from .results import build, judgment_record
 
 __all__ = ["Options", "Prepared", "prepare", "plan", "run", "stages"]
@@ -47,8 +47,10 @@ NO_ANSWER = "no_answer"
 CANDIDATE_FAILED = "candidate_failed"
 
 
-class Options(IntervalOptions):
-    """``[options]`` of a rubric spec."""
+class Options(CandidateOptions):
+    """``[options]`` of a rubric spec: those the generic benchmarks share (:class:`CandidateOptions`:
+    the bootstrap intervals, columns, imported answers, the candidate prompt, defusing) and the
+    rubric's own."""
 
     model_config = STRICT_CONFIG
 
@@ -61,19 +63,11 @@ class Options(IntervalOptions):
                                                                  "parse failure")
     regex: str | None = Field(None, description="score = 'regex': a regular expression with a group named "
                                                 "'score'; its last match is read")
-    columns: Columns = Field(default_factory=Columns, description="the data's column names")
     rubric: str | None = Field(None, description="the global rubric, a file or the text itself ({rubric}); an "
                                                  "item's criteria column wins where set")
-    answers: dict[str, str] = Field(default_factory=dict, description="imported answers: candidate name -> file")
-    answer_column: str = Field("answer", description="the column of an answers file holding the answer")
-    candidate_prompt: str | None = Field(None, description="the live candidates' prompt file (default: the "
-                                                           "question with the images before it)")
     judge_system: str | None = Field(None, description="a system message for the judge (a file or the text)")
     reask_on_parse_failure: bool = Field(False, description="an unreadable judge reply is followed by one "
                                                             "request for the score line alone")
-    defuse_answers: bool = Field(True, description="break score markers ([[7]], Rating:) and answer block "
-                                                   "delimiters inside an answer before it enters the judge "
-                                                   "prompt, so it cannot forge the judge's output")
 
     @field_validator("scale", mode="before")
     @classmethod
@@ -108,26 +102,19 @@ class Prepared:
 
 def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
     o = options
-    imported_names = list(o.answers)
-    live = [c for c in spec.roles.candidates if c not in o.answers]
-    candidates = [*spec.roles.candidates, *(n for n in imported_names if n not in spec.roles.candidates)]
-    if not candidates:
-        raise SpecError(f"{spec.source_path}: the rubric benchmark needs a candidate: roles.candidates (models "
-                        "that answer live) or options.answers (answers imported from a file per model)")
-    check_models(spec, live)
+    items = load_items(spec, o.columns, limit=limit)
+    sources = candidate_sources(spec, o, items)
+    check_models(spec, sources.live)
     if o.regex is not None and o.score != "regex":
         raise SpecError(f"{spec.source_path}: options.regex is read only with score = 'regex' (score is {o.score!r})")
     try:
         parse = score_parser(o.score, scale=o.scale, regex=o.regex)
     except ValueError as e:
         raise SpecError(f"{spec.source_path}: options.regex: {e}") from None
-    judge_template = load_template(spec, o.judge_prompt)
-    candidate_template = load_template(spec, o.candidate_prompt, option="options.candidate_prompt") if o.candidate_prompt else None
-    items = load_items(spec, o.columns, limit=limit)
     columns = set().union(*(it.fields for it in items)) if items else set()
-    judge_template.check(set(JUDGE_FIELDS) | columns)
-    if candidate_template is not None:
-        candidate_template.check(set(CANDIDATE_FIELDS) | columns)
+    judge_template = checked_template(spec, o.judge_prompt, "options.judge_prompt", set(JUDGE_FIELDS) | columns)
+    candidate_template = (checked_template(spec, o.candidate_prompt, "options.candidate_prompt",
+                                           set(CANDIDATE_FIELDS) | columns) if o.candidate_prompt else None)
     rubric = text_or_file(spec, o.rubric, "rubric")[0] if o.rubric is not None else None
     if "rubric" in judge_template.placeholders and not rubric:
         for it in items:
@@ -136,15 +123,10 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
                                 f"{judge_template.path} uses {{rubric}}: give this item criteria or set "
                                 "options.rubric (a global rubric)", row=it.row)
     system = text_or_file(spec, o.judge_system, "judge_system") if o.judge_system is not None else None
-    imported = {name: load_answers(spec.resolve_path(path), items, id_column=o.columns.id,
-                                   answer_column=o.answer_column)
-                for name, path in o.answers.items()}
-    return Prepared(spec, o, items, judge_template, candidate_template, rubric, system, candidates, live,
-                    imported, parse)
+    return Prepared(spec, o, items, judge_template, candidate_template, rubric, system, sources.candidates,
+                    sources.live, sources.imported, parse)
 
 
-#: the chance a judge reply does not parse (a re-ask follows), assumed for a reply not cached yet
-REASK_CHANCE = 0.05
 #: the estimate's stand-ins for text not written yet (their length: a typical answer and judgment)
 _STANDIN_ANSWER = ("A stand-in answer of typical length for the estimate. " * 12).strip()
 _STANDIN_JUDGMENT = ("A stand-in judgment of typical length for the estimate: the answer is read against the "
@@ -157,6 +139,7 @@ async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
     (built with a stand-in where the answer is not cached yet: inexact) and, with
     ``reask_on_parse_failure``, the re-asks a reply may need."""
     b = Builder(prep)
+    reask = reask_request if prep.options.reask_on_parse_failure else None
 
     async def cached_text(req) -> str | None:
         _, hit = await engine.lookup(req)
@@ -176,15 +159,8 @@ async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
                 exact = answer is not None
                 answer = answer if answer is not None else (item.reference or _STANDIN_ANSWER)
             for judge in prep.spec.roles.panel:
-                jreq = b.judge_request(judge, item, answer)
-                out.append(PlannedCall("judge", jreq, exact=exact))
-                if prep.options.reask_on_parse_failure:
-                    reply = await cached_text(jreq) if exact else None
-                    if reply is None:
-                        out.append(PlannedCall("judge", reask_request(jreq, _STANDIN_JUDGMENT), exact=False,
-                                               chance=REASK_CHANCE))
-                    elif prep.parse(reply) is None:
-                        out.append(PlannedCall("judge", reask_request(jreq, reply)))
+                out += await judge_plan(b.judge_request(judge, item, answer), exact=exact, cached=cached_text,
+                                        parse=prep.parse, reask=reask, standin=_STANDIN_JUDGMENT)
         return out
 
     per_item = await asyncio.gather(*(for_item(item) for item in prep.items))

@@ -10,23 +10,20 @@ answer's block early (``[The End of Assistant's Answer]``) is broken by
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...errors import SpecError
 from ...parsers.generic_defuse import defuse_answer
 from ...resources import load_prompt
 from ...types import ChatRequest, GenParams, Message, TextPart
-from ..creation_mmbench.requests import CHAT_PROVIDERS
+from ..creation_mmbench.requests import check_chat_models
 from ..generic.items import GenericItem
-from ..generic.template import Template, load_template
+from ..generic.template import Template
 
 if TYPE_CHECKING:
     from .pipeline import Prepared
 
-__all__ = ["JUDGE_FIELDS", "CANDIDATE_FIELDS", "Builder", "check_models", "text_or_file",
-           "reask_request"]
+__all__ = ["JUDGE_FIELDS", "CANDIDATE_FIELDS", "Builder", "check_models", "reask_request"]
 
 #: placeholders a rubric judge prompt may use besides the data's columns
 JUDGE_FIELDS = ("question", "answer", "reference", "criteria", "rubric", "category", "id", "images")
@@ -42,35 +39,9 @@ def check_models(spec, live: list[str]) -> None:
     if not spec.roles.panel:
         raise SpecError(f"{spec.source_path}: the rubric benchmark needs roles.judge (or a panel in roles.judges): "
                         "the model that grades the answers")
-    role = "roles.judges" if spec.roles.judges else "roles.judge"
-    for where, aliases in ((role, spec.roles.panel), ("roles.candidates", live)):
-        for alias in aliases:
-            m = spec.models[alias]
-            if not (m.provider in CHAT_PROVIDERS or (m.provider == "local" and m.local.task == "chat")):
-                raise SpecError(f"{spec.source_path}: {where}: '{alias}' is not a chat model (provider "
-                                f"{m.provider!r}" + (f", local.task {m.local.task!r}" if m.provider == "local" else "")
-                                + ")")
-
-
-_FILE_SUFFIXES = (".txt", ".md", ".text", ".markdown", ".prompt")
-
-
-def text_or_file(spec, value: str, what: str) -> tuple[str, str]:
-    """(text, hash) of an option that is a file or literal text: ``samples:``/``prompts:`` names and
-    a path to an existing file are read; a single line ending in .txt or .md that names no file is a
-    SpecError (a typo must not become the rubric); anything else is the text itself."""
-    if value.startswith("prompts:"):
-        t = load_template(spec, value, option=f"options.{what}")
-        return t.text, t.hash
-    one_line = "\n" not in value.strip()
-    path = spec.resolve_path(value) if one_line else None
-    if path is not None and path.is_file():
-        text = path.read_text(encoding="utf-8")
-    elif one_line and (value.startswith("samples:") or Path(value.strip()).suffix.lower() in _FILE_SUFFIXES):
-        raise SpecError(f"{spec.source_path}: options.{what}: no such file {path}")
-    else:
-        text = value
-    return text, hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    check_chat_models(spec, "roles.judges" if spec.roles.judges else "roles.judge", spec.roles.panel,
+                      verb="is not a chat model")
+    check_chat_models(spec, "roles.candidates", live, verb="is not a chat model")
 
 
 # -- request builders ------------------------------------------------------------------------------
