@@ -43,8 +43,9 @@ import random
 import re
 from dataclasses import dataclass
 
-from judgekit.sim.judge_replies import answer_quality
-from judgekit.sim.judge_style import JudgeStyle, styled_score, verdict_probabilities
+from judgekit.sim.guess_read import block_span
+from judgekit.sim.judge_replies import MIRRORED, VERDICTS, answer_quality, describe, draw, pair_probabilities
+from judgekit.sim.judge_style import JudgeStyle, sigmoid, styled_score
 
 __all__ = [
     "GENERIC_KINDS",
@@ -77,8 +78,6 @@ SINGLE_MARKERS: tuple[tuple[str, str], ...] = (
     ("[The Start of Assistant's Answer]", "[The End of Assistant's Answer]"),
 )
 
-_VERDICTS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")  # best for A first, as judge_style's order
-_MIRRORED = {"A>>B": "B<<A", "A>B": "B<A", "A=B": "B=A", "B>A": "A<B", "B>>A": "A<<B"}
 _NUM = r"(-?\d+(?:\.\d+)?)"
 _SCALE_PHRASES = (
     re.compile(r"scale\s+(?:of|from)\s+" + _NUM + r"\s*(?:to|-|–)\s*" + _NUM, re.IGNORECASE),
@@ -102,15 +101,8 @@ class ReplyFormat:
 
 
 def _block(text: str, start: str, end: str) -> tuple[int, int] | None:
-    """Where the text between the last ``start`` before the first ``end`` and that ``end`` lies
-    (skipping mentions of the start marker in instructions); None if either is missing."""
-    j = text.find(end)
-    if j < 0:
-        return None
-    i = text.rfind(start, 0, j)
-    if i < 0:
-        return None
-    return i + len(start), j
+    """Where the answer between ``start`` and the first ``end`` lies (guess_read.block_span)."""
+    return block_span(text, start, end, first_end=True)
 
 
 def _pair_layout(text: str) -> tuple[str, str, str, str] | None:
@@ -200,38 +192,21 @@ def wants_generic_format(text: str) -> bool:
 # --------------------------------------------------------------------------- replying
 
 
-def _sigmoid(x: float) -> float:
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
-
-
-def _draw(probs: tuple[float, ...], u: float) -> int:
-    acc = 0.0
-    for i, p in enumerate(probs):
-        acc += p
-        if u < acc:
-            return i
-    return len(probs) - 1
-
-
 def _words(answer: str) -> int:
     return len(answer.split())
 
 
+#: what the generic judge says of an answer, by quality band (judge_replies.describe)
+_DESCRIPTIONS = (
+    ("is detailed and answers every part of the question", "is thorough, specific and well organised"),
+    ("answers the main question with reasonable detail", "is sound overall, though some parts could be more specific"),
+    ("is brief and somewhat repetitive", "touches on the question but lacks depth"),
+    ("is very thin and misses most of the question", "barely engages with the question"),
+)
+
+
 def _describe(q: float, rng: random.Random) -> str:
-    if q >= 6.0:
-        options = ("is detailed and answers every part of the question",
-                   "is thorough, specific and well organised")
-    elif q >= 5.2:
-        options = ("answers the main question with reasonable detail",
-                   "is sound overall, though some parts could be more specific")
-    elif q >= 4.0:
-        options = ("is brief and somewhat repetitive", "touches on the question but lacks depth")
-    else:
-        options = ("is very thin and misses most of the question", "barely engages with the question")
-    return rng.choice(options)
+    return describe(q, rng, _DESCRIPTIONS)
 
 
 def _number(x: float, low: float, high: float) -> str:
@@ -246,12 +221,8 @@ def _pairwise(text: str, fmt: ReplyFormat, rng: random.Random, garbage: bool, st
               follow_up: bool) -> str:
     answers = generic_answers(text)
     a, b = (answers + ("", ""))[:2]
-    qa, qb = answer_quality(a), answer_quality(b)
-    if style is not None and style.length_weight:
-        probs = verdict_probabilities(qa, qb, style, _words(a), _words(b))
-    else:
-        probs = verdict_probabilities(qa, qb, style)
-    idx = _draw(probs, rng.random())
+    qa, qb, probs = pair_probabilities(a, b, style, _words)
+    idx = draw(probs, rng.random())
     body = "" if follow_up else (
         f"Assistant A's answer {_describe(qa, rng)}. Assistant B's answer {_describe(qb, rng)}.\n\n"
         "Weighing helpfulness, relevance and accuracy against each other:\n\n")
@@ -272,10 +243,10 @@ def _pairwise(text: str, fmt: ReplyFormat, rng: random.Random, garbage: bool, st
             "My final verdict: Assistant A is slightly better.",
             "My final verdict is: [[",
         ))
-    verdict = _VERDICTS[idx]
+    verdict = VERDICTS[idx]
     u = rng.random()
     if u < 0.03:
-        shown = _MIRRORED[verdict]
+        shown = MIRRORED[verdict]
     elif u < 0.04:
         shown = re.sub(r"([<>=]+)", r" \1 ", verdict)  # "A >> B"
     else:
@@ -289,7 +260,7 @@ def _single(text: str, fmt: ReplyFormat, rng: random.Random, garbage: bool, styl
     answers = generic_answers(text)
     q = answer_quality(answers[0] if answers else "")
     width = fmt.high - fmt.low
-    x = styled_score(fmt.low + width * _sigmoid(1.2 * (q - 5.0)), rng.uniform(-1.0, 1.0) * width / 9, style)
+    x = styled_score(fmt.low + width * sigmoid(1.2 * (q - 5.0)), rng.uniform(-1.0, 1.0) * width / 9, style)
     x = min(fmt.high, max(fmt.low, x))
     body = "" if follow_up else (
         f"The response {_describe(q, rng)}. It is judged on helpfulness, relevance, accuracy and detail.\n\n")

@@ -21,7 +21,7 @@ __all__ = ["WELL_DONE", "EXTRACT_MARK", "RESPONSE_MARK", "SELF_REFINE_MARK", "SE
            "RETRIEVAL_MARK", "GAME_MARK", "BUILD_MARK", "ASK_MARK", "NO_COT_MARK", "PREV_END", "ONE_SHOT_MARK",
            "BARE_MAX_WORDS", "extract_reply", "read_guess", "clean", "is_signal", "previous_guesses",
            "retrieval_previous",
-           "between", "build_of", "photo_label", "pattern", "task_view"]
+           "between", "block_span", "build_of", "photo_label", "pattern", "task_view"]
 
 WELL_DONE = "$Well done!$"
 
@@ -136,13 +136,21 @@ def retrieval_previous(last_user: str) -> str | None:
 
 def between(text: str, start_mark: str, end_mark: str) -> str | None:
     """The text between the last ``end_mark`` and the ``start_mark`` before it, stripped."""
-    j = text.rfind(end_mark)
+    span = block_span(text, start_mark, end_mark)
+    return None if span is None else text[span[0] : span[1]].strip()
+
+
+def block_span(text: str, start_mark: str, end_mark: str, *, first_end: bool = False) -> tuple[int, int] | None:
+    """Where the text between an ``end_mark`` (the last one; the first with ``first_end``) and the
+    last ``start_mark`` before it lies (skipping mentions of the start mark in instructions); None
+    if either is missing."""
+    j = text.find(end_mark) if first_end else text.rfind(end_mark)
     if j < 0:
         return None
     i = text.rfind(start_mark, 0, j)
     if i < 0:
         return None
-    return text[i + len(start_mark) : j].strip()
+    return i + len(start_mark), j
 
 
 def task_view(text: str, last_user: str) -> tuple[str, str | None]:

@@ -22,17 +22,18 @@ from __future__ import annotations
 import math
 import random
 
-from judgekit.sim.judge_style import JudgeStyle, styled_score, verdict_probabilities
+from judgekit.sim.judge_style import JudgeStyle, sigmoid, styled_score, verdict_probabilities
 
-__all__ = ["KIND_PAIRWISE", "KIND_VFS", "VERDICTS", "PUNCT_TABLE", "extract_answers", "answer_quality",
-           "pairwise_text", "vfs_text"]
+__all__ = ["KIND_PAIRWISE", "KIND_VFS", "VERDICTS", "MIRRORED", "PUNCT_TABLE", "DESCRIPTIONS", "extract_answers",
+           "answer_quality", "describe", "draw", "pair_probabilities", "pairwise_text", "vfs_text"]
 
 KIND_PAIRWISE = "pairwise"
 KIND_VFS = "vfs"
 
 #: verdicts from best-for-A to best-for-B
 VERDICTS: tuple[str, ...] = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
-_MIRRORED = {"A>>B": "B<<A", "A>B": "B<A", "A=B": "B=A", "B>A": "A<B", "B>>A": "A<<B"}
+#: each verdict as written from the other side
+MIRRORED = {"A>>B": "B<<A", "A>B": "B<A", "A=B": "B=A", "B>A": "A<B", "B>>A": "A<<B"}
 
 #: punctuation read as spaces when counting an answer's words
 PUNCT_TABLE = str.maketrans({c: " " for c in ".,;:!?\"'()[]{}*#-_/\\<>=`~|"})
@@ -80,14 +81,8 @@ def answer_quality(answer: str) -> float:
     return 0.35 * math.log1p(len(toks)) + 0.65 * math.log1p(len(set(toks)))
 
 
-def _sigmoid(x: float) -> float:
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
-
-
-def _draw(probs: tuple[float, ...], u: float) -> int:
+def draw(probs: tuple[float, ...], u: float) -> int:
+    """The index ``u`` (uniform in [0, 1)) falls on in the cumulative ``probs``."""
     acc = 0.0
     for i, p in enumerate(probs):
         acc += p
@@ -96,39 +91,48 @@ def _draw(probs: tuple[float, ...], u: float) -> int:
     return len(probs) - 1
 
 
-def _describe(q: float, rng: random.Random) -> str:
-    if q >= 6.0:
-        options = ("is rich, detailed and closely follows the instructions",
-                   "covers the requested points thoroughly with vivid, specific language")
-    elif q >= 5.2:
-        options = ("addresses the main requirements with reasonable detail",
-                   "is solid overall, though some parts could be more specific")
-    elif q >= 4.0:
-        options = ("is fairly brief and somewhat repetitive",
-                   "touches on the task but lacks depth and variety")
-    else:
-        options = ("is very thin and misses most of the requirements",
-                   "barely engages with the task")
-    return rng.choice(options)
+#: what a judge says of an answer, by quality band (>= 6.0, >= 5.2, >= 4.0, below): Creation-MMBench's
+DESCRIPTIONS: tuple[tuple[str, ...], ...] = (
+    ("is rich, detailed and closely follows the instructions",
+     "covers the requested points thoroughly with vivid, specific language"),
+    ("addresses the main requirements with reasonable detail",
+     "is solid overall, though some parts could be more specific"),
+    ("is fairly brief and somewhat repetitive",
+     "touches on the task but lacks depth and variety"),
+    ("is very thin and misses most of the requirements",
+     "barely engages with the task"),
+)
+
+
+def describe(q: float, rng: random.Random, bands: tuple[tuple[str, ...], ...] = DESCRIPTIONS) -> str:
+    """A phrase for an answer of quality ``q``, drawn from its band of ``bands`` (see DESCRIPTIONS)."""
+    band = 0 if q >= 6.0 else 1 if q >= 5.2 else 2 if q >= 4.0 else 3
+    return rng.choice(bands[band])
 
 
 def _words(answer: str) -> int:
     return len(answer.translate(PUNCT_TABLE).split())
 
 
+def pair_probabilities(a: str, b: str, style: JudgeStyle | None,
+                       words=_words) -> tuple[float, float, tuple[float, ...]]:
+    """(quality of A, quality of B, the verdicts' probabilities), the answers' lengths (``words``)
+    weighed when the judge's style has a ``length_weight``."""
+    qa, qb = answer_quality(a), answer_quality(b)
+    if style is not None and style.length_weight:
+        return qa, qb, verdict_probabilities(qa, qb, style, words(a), words(b))
+    return qa, qb, verdict_probabilities(qa, qb, style)
+
+
 def pairwise_text(text: str, rng: random.Random, garbage: bool, style: JudgeStyle | None = None) -> str:
     """The reply to the pairwise judge prompt ``text`` (see the module docstring)."""
     a, b = extract_answers(text)
-    qa, qb = answer_quality(a), answer_quality(b)
-    if style is not None and style.length_weight:
-        probs = verdict_probabilities(qa, qb, style, _words(a), _words(b))
-    else:
-        probs = verdict_probabilities(qa, qb, style)
-    idx = _draw(probs, rng.random())
+    qa, qb, probs = pair_probabilities(a, b, style)
+    idx = draw(probs, rng.random())
     verdict = VERDICTS[idx]
     body = (
-        f"1. Evaluation of Assistant A's Response: The response {_describe(qa, rng)}.\n\n"
-        f"2. Evaluation of Assistant B's Response: The response {_describe(qb, rng)}.\n\n"
+        f"1. Evaluation of Assistant A's Response: The response {describe(qa, rng)}.\n\n"
+        f"2. Evaluation of Assistant B's Response: The response {describe(qb, rng)}.\n\n"
     )
     if garbage:
         tail = rng.choice((
@@ -141,7 +145,7 @@ def pairwise_text(text: str, rng: random.Random, garbage: bool, style: JudgeStyl
         return body + tail
     u = rng.random()
     if u < 0.03:
-        shown = _MIRRORED[verdict]
+        shown = MIRRORED[verdict]
     elif u < 0.04:
         shown = f" {verdict} "
     elif u < 0.05:
@@ -152,7 +156,7 @@ def pairwise_text(text: str, rng: random.Random, garbage: bool, style: JudgeStyl
 
 
 def _vfs_score(q: float, rng: random.Random, style: JudgeStyle | None, first_slot: bool) -> str:
-    x = styled_score(10.0 * _sigmoid(1.2 * (q - 5.0)), rng.uniform(-1.0, 1.0), style, first_slot=first_slot)
+    x = styled_score(10.0 * sigmoid(1.2 * (q - 5.0)), rng.uniform(-1.0, 1.0), style, first_slot=first_slot)
     x = min(10.0, max(0.0, x))
     if rng.random() < 0.3:
         return f"{round(x, 1):g}"
@@ -165,8 +169,8 @@ def vfs_text(text: str, rng: random.Random, garbage: bool, style: JudgeStyle | N
     qa, qb = answer_quality(a), answer_quality(b)
     sa, sb = _vfs_score(qa, rng, style, True), _vfs_score(qb, rng, style, False)
     body = (
-        f"Assistant A: the response {_describe(qa, rng)}; its visual details mostly agree "
-        f"with the criteria.\n\nAssistant B: the response {_describe(qb, rng)}; its visual "
+        f"Assistant A: the response {describe(qa, rng)}; its visual details mostly agree "
+        f"with the criteria.\n\nAssistant B: the response {describe(qb, rng)}; its visual "
         f"details are checked against the same criteria.\n\n"
     )
     if garbage:

@@ -89,7 +89,8 @@ class JudgeStyle(BaseModel):
 DEFAULT_STYLE = JudgeStyle()
 
 
-def _sigmoid(x: float) -> float:
+def sigmoid(x: float) -> float:
+    """The logistic function, without overflow for large ``|x|``."""
     if x >= 0:
         return 1.0 / (1.0 + math.exp(-x))
     e = math.exp(x)
@@ -134,10 +135,10 @@ def verdict_probabilities(quality_a: float, quality_b: float, style: JudgeStyle 
         return tuple(1.0 if i == hot else 0.0 for i in range(5))
     t = s.tie_width
     if s.noise == 1:  # the usual judge's arithmetic, unchanged
-        cum = (_sigmoid(z - STRONG), _sigmoid(z - t), _sigmoid(z + t), _sigmoid(z + STRONG))
+        cum = (sigmoid(z - STRONG), sigmoid(z - t), sigmoid(z + t), sigmoid(z + STRONG))
     else:
         n = s.noise
-        cum = (_sigmoid((z - STRONG) / n), _sigmoid((z - t) / n), _sigmoid((z + t) / n), _sigmoid((z + STRONG) / n))
+        cum = (sigmoid((z - STRONG) / n), sigmoid((z - t) / n), sigmoid((z + t) / n), sigmoid((z + STRONG) / n))
     return (cum[0], cum[1] - cum[0], cum[2] - cum[1], cum[3] - cum[2], 1.0 - cum[3])
 
 
