@@ -24,7 +24,7 @@ from .bootstrap import FIGURES, add_intervals, comparison_rows
 from .human import table4_rows
 from .panel import agreement_records, behaviour_rows
 
-__all__ = ["Built", "build", "ENSEMBLE_JUDGE", "ensemble_summary"]
+__all__ = ["Built", "build", "ENSEMBLE_JUDGE", "ensemble_summary", "judge_rows", "add_panel", "more_displays"]
 
 
 @dataclass
@@ -55,19 +55,55 @@ def intervals_summary(options: IntervalOptions) -> dict[str, Any]:
             "figures": list(FIGURES)}
 
 
+def judge_rows(judgments: Sequence[Mapping[str, Any]], judges: Sequence[str], options: IntervalOptions,
+               levels: Sequence[str] | None = None):
+    """(every judge's records and, with a panel, the ensemble's; the judges' own records; the
+    :func:`summarize` rows of each with their intervals; the per-item sums the intervals used):
+    the figures both Creation-MMBench and the generic pairwise benchmark report."""
+    by_judge = {j: [r for r in judgments if r.get("judge") == j] for j in judges}
+    everyone: dict[str, Sequence[Mapping[str, Any]]] = dict(by_judge)
+    if len(judges) > 1:
+        everyone[ENSEMBLE_JUDGE] = ensemble_records(judgments, pairwise_rule=majority, score_rule=mean_score)
+    rows = {j: summarize(records) if levels is None else summarize(records, levels=levels)
+            for j, records in everyone.items()}
+    sums = {j: item_sums(records) for j, records in everyone.items()} if options.bootstrap_samples else {}
+    add_intervals(rows, everyone, options, sums)
+    return everyone, by_judge, rows, sums
+
+
+def add_panel(summary: dict[str, Any], tables: dict[str, list[dict[str, Any]]], rows, by_judge, judges: Sequence[str],
+              candidates: Sequence[str], ensemble: dict[str, Any]) -> None:
+    """A panel's per-judge rows, its ``ensemble`` summary and the judges' agreement, into
+    ``summary`` and ``tables``."""
+    summary["per_judge"] = {j: rows[j] for j in judges}
+    summary["ensemble"] = ensemble
+    summary["agreement"] = agreement_records(by_judge, candidates)
+    tables["agreement"] = [{**a, "judges": ", ".join(a["judges"])} for a in summary["agreement"]]
+
+
+def more_displays(rows, summary: Mapping[str, Any], behaviour, comps, *, panel: bool,
+                  show=None, show_behaviour=None) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The printed tables after the first: per judge (a panel), agreement, behaviour, comparisons;
+    rows shown by ``show`` and ``show_behaviour`` (this module's by default)."""
+    show, show_behaviour = show or display_row, show_behaviour or behaviour_display
+    more: list[tuple[str, list[dict[str, Any]]]] = []
+    if panel:
+        more.append(("Per judge, overall", [{"judge": j, **{k: v for k, v in show(r).items() if k != "category"}}
+                                            for j in rows for r in rows[j] if r["level"] == "overall"]))
+        more.append(("Judge agreement (Krippendorff's alpha)", [agreement_display(a) for a in summary["agreement"]]))
+    more.append(("Judge behaviour", [show_behaviour(b) for b in behaviour]))
+    if comps:
+        more.append(("Paired comparisons (overall, a - b)", [comparison_display(c) for c in comps]))
+    return more
+
+
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
           options: IntervalOptions, human: Mapping[tuple[str, str], float] | None = None,
           dual: bool = True) -> Built:
     """Everything the run reports from its judgment records (each with ``judge``)."""
     judges = list(judges)
-    by_judge = {j: [r for r in judgments if r.get("judge") == j] for j in judges}
     panel = len(judges) > 1
-    everyone: dict[str, Sequence[Mapping[str, Any]]] = dict(by_judge)
-    if panel:
-        everyone[ENSEMBLE_JUDGE] = ensemble_records(judgments, pairwise_rule=majority, score_rule=mean_score)
-    rows = {j: summarize(records) for j, records in everyone.items()}
-    sums = {j: item_sums(records) for j, records in everyone.items()} if options.bootstrap_samples else {}
-    add_intervals(rows, everyone, options, sums)
+    everyone, by_judge, rows, sums = judge_rows(judgments, judges, options)
     first = rows[judges[0]] if judges else []
     compared = judges[:1] + ([ENSEMBLE_JUDGE] if panel else [])
     comps = [c for j in compared for c in comparison_rows(everyone[j], j, candidates, options, sums.get(j))]
@@ -80,22 +116,11 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
         "judge_behaviour": behaviour,
     }
     if panel:
-        summary["per_judge"] = {j: rows[j] for j in judges}
-        summary["ensemble"] = ensemble_summary(rows[ENSEMBLE_JUDGE])
-        summary["agreement"] = agreement_records(by_judge, candidates)
-        tables["agreement"] = [{**a, "judges": ", ".join(a["judges"])} for a in summary["agreement"]]
+        add_panel(summary, tables, rows, by_judge, judges, candidates, ensemble_summary(rows[ENSEMBLE_JUDGE]))
     if human is not None:
         summary["human_alignment"] = tables["human_alignment"] = table4_rows(everyone, human, candidates, dual)
     display = [display_row(r) for r in first if r.get("level") in ("overall", "category")]
-    more: list[tuple[str, list[dict[str, Any]]]] = []
-    if panel:
-        more.append(("Per judge, overall", [{"judge": j, **{k: v for k, v in display_row(r).items() if k != "category"}}
-                                            for j in everyone for r in rows[j] if r["level"] == "overall"]))
-        more.append(("Judge agreement (Krippendorff's alpha)", [agreement_display(a) for a in summary["agreement"]]))
-    more.append(("Judge behaviour", [behaviour_display(b) for b in behaviour]))
-    if comps:
-        more.append(("Paired comparisons (overall, a - b)", [comparison_display(c) for c in comps]))
-    return Built(summary, tables, display, more)
+    return Built(summary, tables, display, more_displays(rows, summary, behaviour, comps, panel=panel))
 
 
 # -- printed tables ------------------------------------------------------------------------------
@@ -107,15 +132,22 @@ def _fig(r: Mapping[str, Any], name: str, digits: int) -> str:
     return shown(r.get(name), r.get(f"{name}_ci_low"), r.get(f"{name}_ci_high"), digits)
 
 
-def display_row(r: Mapping[str, Any]) -> dict[str, Any]:
+def display_row(r: Mapping[str, Any], vfs: bool = True) -> dict[str, Any]:
     """A row of the printed table, shaped like the paper's Tables 2 and 5; Reward, Win Rate and
-    VFS with their interval when there is one."""
+    VFS with their interval when there is one.  ``vfs`` False (the generic pairwise benchmark):
+    the pairwise figures alone."""
     counts = "/".join(str(r[k]) for k in ("much_better", "better", "tie", "worse", "much_worse"))
-    return {
+    row = {
         "model": r["model"],
         "category": "Overall" if r["level"] == "overall" else r["group"],
         "Reward": _fig(r, "reward", 1),
         "Win Rate %": _fig(r, "win_rate", 1),
+    }
+    if not vfs:
+        return {**row, "+2/+1/0/-1/-2": counts, "fail": r["fail"],
+                "parse ok %": _num(_pct(r["pairwise_parse_ok"]), 1)}
+    return {
+        **row,
         "VFS": _fig(r, "vfs", 2),
         "VFS ref": r["vfs_ref"],
         "+2/+1/0/-1/-2": counts,
@@ -128,14 +160,17 @@ def _num(v: float | None, digits: int = 2) -> str:
     return "-" if v is None else f"{v:.{digits}f}"
 
 
-def behaviour_display(b: Mapping[str, Any]) -> dict[str, Any]:
-    return {"judge": b["judge"], "model": b["model"],
-            "swap consistency %": _num(_pct(b["swap_consistency"]), 1),
-            "first-slot %": _num(_pct(b["first_slot_preference"]), 1),
-            "ties %": _num(_pct(b["tie_rate"]), 1),
-            "length rho": _num(b["length_correlation"]),
-            "parse failures % (pair/VFS)": f"{_num(_pct(b['parse_failure_rate']), 1)}/"
-                                           f"{_num(_pct(b['vfs_parse_failure_rate']), 1)}"}
+def behaviour_display(b: Mapping[str, Any], vfs: bool = True) -> dict[str, Any]:
+    """A judge's behaviour figures as printed (``vfs`` False: without the VFS parse failures)."""
+    row = {"judge": b["judge"], "model": b["model"],
+           "swap consistency %": _num(_pct(b["swap_consistency"]), 1),
+           "first-slot %": _num(_pct(b["first_slot_preference"]), 1),
+           "ties %": _num(_pct(b["tie_rate"]), 1),
+           "length rho": _num(b["length_correlation"])}
+    if not vfs:
+        return {**row, "parse failures %": _num(_pct(b["parse_failure_rate"]), 1)}
+    return {**row, "parse failures % (pair/VFS)": f"{_num(_pct(b['parse_failure_rate']), 1)}/"
+                                                  f"{_num(_pct(b['vfs_parse_failure_rate']), 1)}"}
 
 
 def agreement_display(a: Mapping[str, Any]) -> dict[str, Any]:

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...metrics.agreement import ENSEMBLE_RULES, majority, mean_score
-from ...metrics.intervals import shown
-from ...metrics.pairwise import ENSEMBLE_JUDGE, ensemble_records, item_sums, summarize
-from ..creation_mmbench.bootstrap import add_intervals, comparison_rows
-from ..creation_mmbench.panel import agreement_records, behaviour_rows
-from ..creation_mmbench.results import Built, _num, _pct, agreement_display, comparison_display, intervals_summary
+from ...metrics.agreement import ENSEMBLE_RULES
+from ...metrics.pairwise import ENSEMBLE_JUDGE
+from ..creation_mmbench.bootstrap import comparison_rows
+from ..creation_mmbench.panel import behaviour_rows
+from ..creation_mmbench import results as creation_results
+from ..creation_mmbench.results import Built, add_panel, intervals_summary, judge_rows, more_displays
 from ..uncertainty import IntervalOptions
 
 __all__ = ["LEVELS", "Built", "build", "display_row", "behaviour_display", "tidy_rows"]
@@ -40,14 +40,8 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     an ``error_kind`` in ``no_call`` (no judge call was made) count as failures in the figures
     and take no part in the judges' behaviour."""
     judges = list(judges)
-    by_judge = {j: [r for r in judgments if r.get("judge") == j] for j in judges}
     panel = len(judges) > 1
-    everyone: dict[str, Sequence[Mapping[str, Any]]] = dict(by_judge)
-    if panel:
-        everyone[ENSEMBLE_JUDGE] = ensemble_records(judgments, pairwise_rule=majority, score_rule=mean_score)
-    rows = {j: summarize(records, levels=LEVELS) for j, records in everyone.items()}
-    sums = {j: item_sums(records) for j, records in everyone.items()} if options.bootstrap_samples else {}
-    add_intervals(rows, everyone, options, sums)
+    everyone, by_judge, rows, sums = judge_rows(judgments, judges, options, levels=LEVELS)
     rows = {j: [_drop_vfs(r) for r in rs] for j, rs in rows.items()}
     first = rows[judges[0]] if judges else []
     compared = judges[:1] + ([ENSEMBLE_JUDGE] if panel else [])
@@ -65,23 +59,14 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
         "judge_behaviour": behaviour,
     }
     if panel:
-        summary["per_judge"] = {j: rows[j] for j in judges}
-        summary["ensemble"] = {"rule": "majority", "rules": {"pairwise verdict": "majority"},
-                               "description": f"per candidate, item and order: the verdict by majority "
-                                              f"({ENSEMBLE_RULES['majority']})",
-                               "results": rows[ENSEMBLE_JUDGE]}
-        summary["agreement"] = agreement_records(by_judge, candidates)
-        tables["agreement"] = [{**a, "judges": ", ".join(a["judges"])} for a in summary["agreement"]]
+        add_panel(summary, tables, rows, by_judge, judges, candidates,
+                  {"rule": "majority", "rules": {"pairwise verdict": "majority"},
+                   "description": f"per candidate, item and order: the verdict by majority "
+                                  f"({ENSEMBLE_RULES['majority']})",
+                   "results": rows[ENSEMBLE_JUDGE]})
     display = [display_row(r) for r in _ordered(first, candidates)]
-    more: list[tuple[str, list[dict[str, Any]]]] = []
-    if panel:
-        more.append(("Per judge, overall", [{"judge": j, **{k: v for k, v in display_row(r).items() if k != "category"}}
-                                            for j in everyone for r in rows[j] if r["level"] == "overall"]))
-        more.append(("Judge agreement (Krippendorff's alpha)", [agreement_display(a) for a in summary["agreement"]]))
-    more.append(("Judge behaviour", [behaviour_display(b) for b in behaviour]))
-    if comps:
-        more.append(("Paired comparisons (overall, a - b)", [comparison_display(c) for c in comps]))
-    return Built(summary, tables, display, more)
+    return Built(summary, tables, display, more_displays(rows, summary, behaviour, comps, panel=panel,
+                                                         show=display_row, show_behaviour=behaviour_display))
 
 
 def _ordered(rows: Sequence[Mapping[str, Any]], candidates: Sequence[str]) -> list[Mapping[str, Any]]:
@@ -91,32 +76,14 @@ def _ordered(rows: Sequence[Mapping[str, Any]], candidates: Sequence[str]) -> li
 
 
 # -- printed tables ------------------------------------------------------------------------------
-def _fig(r: Mapping[str, Any], name: str, digits: int) -> str:
-    return shown(r.get(name), r.get(f"{name}_ci_low"), r.get(f"{name}_ci_high"), digits)
-
-
 def display_row(r: Mapping[str, Any]) -> dict[str, Any]:
     """A row of the printed table: Reward and Win Rate with their interval, the verdict counts
-    (both orders pooled), the failures and the parse-ok rate."""
-    counts = "/".join(str(r[k]) for k in ("much_better", "better", "tie", "worse", "much_worse"))
-    return {
-        "model": r["model"],
-        "category": "Overall" if r["level"] == "overall" else r["group"],
-        "Reward": _fig(r, "reward", 1),
-        "Win Rate %": _fig(r, "win_rate", 1),
-        "+2/+1/0/-1/-2": counts,
-        "fail": r["fail"],
-        "parse ok %": _num(_pct(r["pairwise_parse_ok"]), 1),
-    }
+    (both orders pooled), the failures and the parse-ok rate (Creation-MMBench's, without VFS)."""
+    return creation_results.display_row(r, vfs=False)
 
 
 def behaviour_display(b: Mapping[str, Any]) -> dict[str, Any]:
-    return {"judge": b["judge"], "model": b["model"],
-            "swap consistency %": _num(_pct(b["swap_consistency"]), 1),
-            "first-slot %": _num(_pct(b["first_slot_preference"]), 1),
-            "ties %": _num(_pct(b["tie_rate"]), 1),
-            "length rho": _num(b["length_correlation"]),
-            "parse failures %": _num(_pct(b["parse_failure_rate"]), 1)}
+    return creation_results.behaviour_display(b, vfs=False)
 
 
 # -- the tidy export -----------------------------------------------------------------------------
