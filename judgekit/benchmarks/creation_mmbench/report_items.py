@@ -17,7 +17,7 @@ from ...report.doc import Block, Item, image, text
 from .data import CreationItem
 from .prediction_file import FAIL_MSG
 
-__all__ = ["ORDER_LABEL", "build_items", "judgment_blocks", "verdict_line", "vfs_lines"]
+__all__ = ["ORDER_LABEL", "build_items", "judgment_blocks", "judgment_head", "verdict_line", "vfs_lines"]
 
 #: how a judgment's order reads in its label (order 0: the baseline is Assistant A)
 ORDER_LABEL = {0: "baseline first (A)", 1: "candidate first (A)"}
@@ -93,15 +93,15 @@ def _status(j: Mapping[str, Any]) -> str:
     return "ok"  # a re-asked one too: the first reply's block is marked "reasked"
 
 
-def judgment_blocks(j: Mapping[str, Any], group: str, first_reply: str | None = None) -> list[Block]:
-    """The blocks of one judgment record: the judge's reply with the parsed verdict (and, for a
-    re-ask, the first reply that did not parse before it)."""
-    kind = "pairwise" if j["kind"] == "pairwise" else "VFS"
-    label = f"{j['judge']} · {kind} · {ORDER_LABEL.get(int(j['order']), 'order ' + str(j['order']))}"
-    reply = j.get("judge_text") or ""
+def judgment_head(j: Mapping[str, Any], who: str, group: str, first_reply: str | None, *,
+                  length_note: str | None) -> tuple[str, dict[str, str], list[Block]]:
+    """What every judgment's blocks start with: (its label, ``who`` and the order; its meta: the
+    length difference with ``length_note`` when given and recorded, the error kind; the block of
+    the first reply when the judgment was re-asked)."""
+    label = f"{who} · {ORDER_LABEL.get(int(j['order']), 'order ' + str(j['order']))}"
     meta: dict[str, str] = {}
-    if j.get("length_diff") is not None and j["kind"] == "pairwise":
-        meta["length difference"] = f"{j['length_diff']:+d} chars (candidate - baseline, as judged)"
+    if length_note is not None and j.get("length_diff") is not None:
+        meta["length difference"] = f"{j['length_diff']:+d} chars ({length_note})"
     if j.get("error_kind"):
         meta["error kind"] = str(j["error_kind"])
     out = []
@@ -109,6 +109,16 @@ def judgment_blocks(j: Mapping[str, Any], group: str, first_reply: str | None = 
         out.append(Block("judgment", label, [text(first_reply)], group=group, verdict="unreadable: re-asked",
                          status="reasked", meta={"error kind": "parse_failure"}))
         label += " · re-ask"
+    return label, meta, out
+
+
+def judgment_blocks(j: Mapping[str, Any], group: str, first_reply: str | None = None) -> list[Block]:
+    """The blocks of one judgment record: the judge's reply with the parsed verdict (and, for a
+    re-ask, the first reply that did not parse before it)."""
+    kind = "pairwise" if j["kind"] == "pairwise" else "VFS"
+    label, meta, out = judgment_head(j, f"{j['judge']} · {kind}", group, first_reply,
+                                     length_note="candidate - baseline, as judged" if j["kind"] == "pairwise" else None)
+    reply = j.get("judge_text") or ""
     verdict, highlight = _verdict(j), None
     if j["kind"] == "pairwise" and j.get("score") is not None:
         found = verdict_line(reply)

@@ -17,13 +17,13 @@ from typing import Any
 from ...metrics.pairwise import item_sums
 from ...report.doc import Block, Item, ReportDoc, Table, image, text
 from ..creation_mmbench.report import charts, headline
+from ..creation_mmbench.report_items import ORDER_LABEL, judgment_head
 from ..generic.items import GenericItem
 from .results import _ordered, behaviour_display, display_row
 
 __all__ = ["ORDER_LABEL", "build_report", "judgment_blocks"]
 
-#: how a judgment's order reads in its label (order 0: the baseline is Assistant A)
-ORDER_LABEL = {0: "baseline first (A)", 1: "candidate first (A)"}
+#: why a judgment was made without a judge call, as its block says
 _NO_CALL = {"candidate_failed": "no judge call: the candidate's call failed",
             "baseline_failed": "no judge call: no baseline answer",
             "no_answer": "no judge call: no imported answer for this item"}
@@ -64,18 +64,8 @@ def _highlight(reply: str, start: int, end: int) -> str | None:
 def judgment_blocks(j: Mapping[str, Any], group: str, first_reply: str | None = None) -> list[Block]:
     """The blocks of one judgment record: the judge's reply with the verdict read and the place
     it was read from highlighted (and, for a re-ask, the first reply before it)."""
-    label = f"{j['judge']} · {ORDER_LABEL.get(int(j['order']), 'order ' + str(j['order']))}"
+    label, meta, out = judgment_head(j, j["judge"], group, first_reply, length_note="candidate - baseline")
     reply = j.get("judge_text") or ""
-    meta: dict[str, str] = {}
-    if j.get("length_diff") is not None:
-        meta["length difference"] = f"{j['length_diff']:+d} chars (candidate - baseline)"
-    if j.get("error_kind"):
-        meta["error kind"] = str(j["error_kind"])
-    out = []
-    if first_reply is not None:
-        out.append(Block("judgment", label, [text(first_reply)], group=group, verdict="unreadable: re-asked",
-                         status="reasked", meta={"error kind": "parse_failure"}))
-        label += " · re-ask"
     score, highlight = j.get("score"), None
     if score is not None:
         verdict = f"{j.get('verdict')} -> " + (f"{score:+d} for the candidate" if score else "0 (tie)")
