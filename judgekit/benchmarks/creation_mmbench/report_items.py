@@ -17,7 +17,8 @@ from ...report.doc import Block, Item, image, text
 from .data import CreationItem
 from .prediction_file import FAIL_MSG
 
-__all__ = ["ORDER_LABEL", "build_items", "judgment_blocks", "judgment_head", "verdict_line", "vfs_lines"]
+__all__ = ["ORDER_LABEL", "build_items", "judgment_blocks", "judgment_head", "judgment_flags", "by_candidate_and_item",
+           "item_score", "verdict_line", "vfs_lines"]
 
 #: how a judgment's order reads in its label (order 0: the baseline is Assistant A)
 ORDER_LABEL = {0: "baseline first (A)", 1: "candidate first (A)"}
@@ -180,14 +181,37 @@ def _answer_block(alias: str, a: Mapping[str, Any] | None, counted_failure: bool
                  status="failed", meta={"error kind": str(a.get("error_kind"))})
 
 
-def _item_score(first_judge_sums: Mapping[tuple[str, str], list[float]], index: str,
-                candidates: Sequence[str]) -> str | None:
+def item_score(first_judge_sums: Mapping[tuple[str, str], list[float]], index: str,
+               candidates: Sequence[str]) -> str | None:
+    """An item's line of Rewards by candidate (the first judge's), or None."""
     shown = []
     for c in candidates:
         s = first_judge_sums.get((c, index))
         if s is not None and s[2]:
             shown.append(f"{c} {s[0] / s[2]:+.0f}")
     return "Reward " + ", ".join(shown) if shown else None
+
+
+def judgment_flags(j: Mapping[str, Any]) -> list[str]:
+    """The flags a judgment puts on its item: re-asked, failed (a call) or a parse failure."""
+    flags = ["reasked"] if j.get("reasked") else []
+    if j.get("error"):
+        flags.append("failed")
+    elif j.get("error_kind") == "parse_failure":
+        flags.append("parse failure")
+    return flags
+
+
+def by_candidate_and_item(answers: Sequence[Mapping[str, Any]], judgments: Sequence[Mapping[str, Any]],
+                          judges: Sequence[str]):
+    """(answer by (model, index), judgments by (model, index), the first judge's per-item sums):
+    what a report's items are built from."""
+    ans = {(a["model"], a["index"]): a for a in answers}
+    by_item: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for j in judgments:
+        by_item.setdefault((j["model"], j["index"]), []).append(j)
+    sums = item_sums([j for j in judgments if judges and j.get("judge") == judges[0]])
+    return ans, by_item, sums
 
 
 def build_items(items: Sequence[CreationItem], answers: Sequence[Mapping[str, Any]],
@@ -197,12 +221,8 @@ def build_items(items: Sequence[CreationItem], answers: Sequence[Mapping[str, An
     """One :class:`Item` per question: every item of the run, in the data's order (with the
     describer's description of the images, Creation-MMBench-TO, where there is one)."""
     first_replies = first_replies or {}
-    ans = {(a["model"], a["index"]): a for a in answers}
-    by_item: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for j in judgments:
-        by_item.setdefault((j["model"], j["index"]), []).append(j)
+    ans, by_item, sums = by_candidate_and_item(answers, judgments, judges)
     judge_rank = {j: k for k, j in enumerate(judges)}
-    sums = item_sums([j for j in judgments if judges and j.get("judge") == judges[0]])
     out = []
     for item in items:
         blocks = [_question_block(item), _criteria_block(item),
@@ -227,13 +247,8 @@ def build_items(items: Sequence[CreationItem], answers: Sequence[Mapping[str, An
             for j in own:
                 first = first_replies.get((j["judge"], alias, item.index, j["kind"], j["order"]))
                 blocks += judgment_blocks(j, alias, first if j.get("reasked") else None)
-                if j.get("reasked"):
-                    flags.append("reasked")
-                if j.get("error"):
-                    flags.append("failed")
-                elif j.get("error_kind") == "parse_failure":
-                    flags.append("parse failure")
+                flags += judgment_flags(j)
         out.append(Item(id=item.index, title=item.task_name,
                         tags={"category": item.category, "task": item.task_name}, flags=flags,
-                        blocks=blocks, score=_item_score(sums, item.index, candidates)))
+                        blocks=blocks, score=item_score(sums, item.index, candidates)))
     return out

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...metrics.pairwise import item_sums
 from ...report.doc import Block, Item, ReportDoc, Table, image, text
 from ..creation_mmbench.report import charts, headline
-from ..creation_mmbench.report_items import ORDER_LABEL, judgment_head
+from ..creation_mmbench.report_items import (ORDER_LABEL, by_candidate_and_item, item_score, judgment_flags,
+                                             judgment_head)
 from ..generic.items import GenericItem
 from .results import _ordered, behaviour_display, display_row
 
@@ -110,12 +110,8 @@ def build_items(prep: Any, answers: Sequence[Mapping[str, Any]], judgments: Sequ
     """One :class:`Item` per question, in the data's order."""
     first_replies = first_replies or {}
     candidates = prep.candidates
-    ans = {(a["model"], a["index"]): a for a in answers}
-    by_item: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for j in judgments:
-        by_item.setdefault((j["model"], j["index"]), []).append(j)
+    ans, by_item, sums = by_candidate_and_item(answers, judgments, judges)
     rank = {j: k for k, j in enumerate(judges)}
-    sums = item_sums([j for j in judgments if judges and j.get("judge") == judges[0]])
     out = []
     for item in prep.items:
         blocks = [_question_block(item)]
@@ -137,17 +133,10 @@ def build_items(prep: Any, answers: Sequence[Mapping[str, Any]], judgments: Sequ
             for j in own:
                 first = first_replies.get((j["judge"], alias, item.id, j["order"])) if j.get("reasked") else None
                 blocks += judgment_blocks(j, alias, first)
-                if j.get("reasked"):
-                    flags.append("reasked")
-                if j.get("error"):
-                    flags.append("failed")
-                elif j.get("error_kind") == "parse_failure":
-                    flags.append("parse failure")
-        shown = [f"{c} {sums[(c, item.id)][0] / sums[(c, item.id)][2]:+.0f}" for c in candidates
-                 if sums.get((c, item.id)) and sums[(c, item.id)][2]]
+                flags += judgment_flags(j)
         out.append(Item(id=item.id, title=(item.question.splitlines() or [item.id])[0][:80],
                         tags={"category": item.category or "all"}, flags=list(dict.fromkeys(flags)),
-                        blocks=blocks, score="Reward " + ", ".join(shown) if shown else None))
+                        blocks=blocks, score=item_score(sums, item.id, candidates)))
     return out
 
 
