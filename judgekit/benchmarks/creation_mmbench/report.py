@@ -29,7 +29,7 @@ from ...report.doc import Chart, Headline, ReportDoc, Series, Table
 from .report_items import build_items
 from .results import behaviour_display, display_row
 
-__all__ = ["build_report", "charts", "headline", "tables"]
+__all__ = ["build_report", "charts", "headline", "tables", "interval_note"]
 
 #: (summary key, headline figure, chart unit, axis range)
 FIGURES = (("reward", "Reward", "", (-100.0, 100.0)), ("win_rate", "Win Rate", "%", (0.0, 100.0)),
@@ -94,7 +94,7 @@ def charts(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Chart]
     first = rows[judges[0]]
     cats = sorted({r["group"] for r in first if r["level"] == "category"})
     groups = ["Overall", *cats]
-    note = f"judged by {judges[0]}; whiskers: {_interval_note(summary)}"
+    note = f"judged by {judges[0]}; whiskers: {interval_note(summary)}"
     out = []
     for key, figure, unit, rng in _figures_made(first):
         series = []
@@ -127,12 +127,13 @@ def charts(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Chart]
         for key, figure, unit, rng in (f for f in _figures_made(first) if f[0] != "win_rate"):
             series = [_series(j, [_overall(rows[j], c) for c in candidates], key) for j in rows]
             out.append(Chart(f"Overall {figure} per judge", list(candidates), series, unit=unit, range=rng,
-                             note=f"each judge and the ensemble; whiskers: {_interval_note(summary)}"))
+                             note=f"each judge and the ensemble; whiskers: {interval_note(summary)}"))
     out += _behaviour_charts(summary.get("judge_behaviour") or [])
     return out
 
 
-def _interval_note(summary: Mapping[str, Any]) -> str:
+def interval_note(summary: Mapping[str, Any]) -> str:
+    """How a chart's whiskers were made, from ``summary["intervals"]``."""
     iv = summary.get("intervals") or {}
     if not iv.get("method"):
         return "none (bootstrap_samples = 0)"

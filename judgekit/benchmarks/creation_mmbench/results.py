@@ -29,12 +29,14 @@ __all__ = ["Built", "build", "ENSEMBLE_JUDGE", "ensemble_summary", "judge_rows",
 
 @dataclass
 class Built:
-    """The result's parts: summary keys, CSV tables and printed tables."""
+    """The result's parts: summary keys, CSV tables, printed tables (and, where the builder makes
+    them, the tidy export's rows: the generic rubric benchmark)."""
 
     summary: dict[str, Any]
     tables: dict[str, list[dict[str, Any]]]
     display: list[dict[str, Any]]
     more_displays: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+    tidy: list[dict[str, Any]] = field(default_factory=list)
 
 
 def ensemble_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -45,14 +47,14 @@ def ensemble_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
             "results": results}
 
 
-def intervals_summary(options: IntervalOptions) -> dict[str, Any]:
-    """``summary["intervals"]``: how the intervals were made."""
+def intervals_summary(options: IntervalOptions, *, figures: Sequence[str] = FIGURES,
+                      item: str = "a (candidate, index): its judgments in both orders resampled together"
+                      ) -> dict[str, Any]:
+    """``summary["intervals"]``: how the intervals were made (``item``: what one resampled item is)."""
     if options.bootstrap_samples == 0:
         return {"method": None, "samples": 0, "level": options.interval_level, "seed": options.bootstrap_seed}
     return {"method": "percentile bootstrap over items", "samples": options.bootstrap_samples,
-            "level": options.interval_level, "seed": options.bootstrap_seed,
-            "item": "a (candidate, index): its judgments in both orders resampled together",
-            "figures": list(FIGURES)}
+            "level": options.interval_level, "seed": options.bootstrap_seed, "item": item, "figures": list(figures)}
 
 
 def judge_rows(judgments: Sequence[Mapping[str, Any]], judges: Sequence[str], options: IntervalOptions,
@@ -72,12 +74,12 @@ def judge_rows(judgments: Sequence[Mapping[str, Any]], judges: Sequence[str], op
 
 
 def add_panel(summary: dict[str, Any], tables: dict[str, list[dict[str, Any]]], rows, by_judge, judges: Sequence[str],
-              candidates: Sequence[str], ensemble: dict[str, Any]) -> None:
-    """A panel's per-judge rows, its ``ensemble`` summary and the judges' agreement, into
-    ``summary`` and ``tables``."""
+              candidates: Sequence[str], ensemble: dict[str, Any], *, agreement=agreement_records) -> None:
+    """A panel's per-judge rows, its ``ensemble`` summary and the judges' ``agreement`` (records
+    from the judges' records and the candidates), into ``summary`` and ``tables``."""
     summary["per_judge"] = {j: rows[j] for j in judges}
     summary["ensemble"] = ensemble
-    summary["agreement"] = agreement_records(by_judge, candidates)
+    summary["agreement"] = agreement(by_judge, candidates)
     tables["agreement"] = [{**a, "judges": ", ".join(a["judges"])} for a in summary["agreement"]]
 
 

@@ -49,10 +49,9 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
              if c["metric"] in FIGURES]
     called = {j: [r for r in recs if r.get("error_kind") not in no_call] for j, recs in everyone.items()}
     behaviour = [_drop_vfs(b) for b in behaviour_rows(called, candidates)]
-    summary: dict[str, Any] = {"judges": judges, "results": first, "intervals": intervals_summary(options),
+    summary: dict[str, Any] = {"judges": judges, "results": first,
+                               "intervals": intervals_summary(options, figures=FIGURES),
                                "comparisons": comps, "judge_behaviour": behaviour}
-    if summary["intervals"].get("figures"):
-        summary["intervals"]["figures"] = list(FIGURES)
     tables: dict[str, list[dict[str, Any]]] = {
         "summary": [{"judge": j, **r} for j in everyone for r in rows[j]],
         "comparisons": comps,

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...report.doc import Block, Chart, Headline, Item, ReportDoc, Series, Table, image, text
+from ..creation_mmbench.report import interval_note
 from .results import ALL, ENSEMBLE_JUDGE, display_row
 
 __all__ = ["build_report", "headline", "charts", "tables", "build_items"]
@@ -59,13 +60,6 @@ def headline(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Head
     return out
 
 
-def _interval_note(summary: Mapping[str, Any]) -> str:
-    iv = summary.get("intervals") or {}
-    if not iv.get("method"):
-        return "none (bootstrap_samples = 0)"
-    return f"{100 * iv['level']:g}% {iv['method']} ({iv['samples']} samples)"
-
-
 def charts(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Chart]:
     rows = _by_judge(summary)
     judges = list(summary.get("judges") or [])
@@ -85,7 +79,7 @@ def charts(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Chart]
     if any(v is not None for s in series for v in s.values):
         out.append(Chart("Mean score per category", groups, series, unit="", range=(float(low), float(high)),
                          note=f"judged by {judges[0]}; scale {_scale_text(summary)}; whiskers: "
-                              f"{_interval_note(summary)}"))
+                              f"{interval_note(summary)}"))
     bins = list(summary.get("bins") or [])
     dist = summary.get("distribution") or {}
     bars: list[str] = []
@@ -115,7 +109,7 @@ def charts(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Chart]
                for j in rows]
         out.append(Chart("Overall mean score per judge", list(candidates), per, range=(float(low), float(high)),
                          note=f"each judge and the ensemble (mean of the judges' valid scores); whiskers: "
-                              f"{_interval_note(summary)}"))
+                              f"{interval_note(summary)}"))
     return out
 
 

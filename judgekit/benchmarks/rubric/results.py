@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ...metrics.agreement import ENSEMBLE_RULES, agreement, mean_score
 from ...metrics.intervals import shown
 from ...report.tidy import tidy_row
+from ..creation_mmbench.results import Built, add_panel, intervals_summary
 from ..uncertainty import IntervalOptions, comparisons, interval
 
 __all__ = ["Built", "build", "judgment_record", "ENSEMBLE_JUDGE", "ALL", "display_row", "distribution"]
@@ -44,15 +44,6 @@ def judgment_record(model: str, judge: str, item, result, reading, *, reasked: b
             "span": list(reading.span) if ok else None, "ok": ok,
             "error_kind": None if ok else (error_kind or "parse_failure"), "error": None if ok else error,
             "reasked": reasked, "judge_text": result.text if result is not None and result.ok else ""}
-
-
-@dataclass
-class Built:
-    summary: dict[str, Any]
-    tables: dict[str, list[dict[str, Any]]]
-    display: list[dict[str, Any]]
-    more_displays: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
-    tidy: list[dict[str, Any]] = field(default_factory=list)
 
 
 def ensemble_records(judgments: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -161,15 +152,6 @@ def agreement_records(by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
     return out
 
 
-def intervals_summary(options: IntervalOptions) -> dict[str, Any]:
-    if options.bootstrap_samples == 0:
-        return {"method": None, "samples": 0, "level": options.interval_level, "seed": options.bootstrap_seed}
-    return {"method": "percentile bootstrap over items", "samples": options.bootstrap_samples,
-            "level": options.interval_level, "seed": options.bootstrap_seed,
-            "item": "a (candidate, item): its score (a failed judgment: no score, the item still drawn)",
-            "figures": ["score", "pct"]}
-
-
 def tidy_rows(judgments: Sequence[Mapping[str, Any]], scale: tuple[float, float]) -> list[dict[str, Any]]:
     """The tidy export (:mod:`judgekit.report.tidy`): one row per item x candidate x judge (no
     order); ``extra`` holds where the score was read (``span``), the scale and the score as % of it."""
@@ -197,19 +179,19 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     first = rows[judges[0]] if judges else []
     dist = {j: {m: distribution([r for r in recs if r["model"] == m], scale)[1] for m in candidates}
             for j, recs in everyone.items()}
-    summary: dict[str, Any] = {"judges": judges, "results": first, "intervals": intervals_summary(options),
+    intervals = intervals_summary(options, figures=("score", "pct"), item="a (candidate, item): its score (a failed "
+                                  "judgment: no score, the item still drawn)")
+    summary: dict[str, Any] = {"judges": judges, "results": first, "intervals": intervals,
                                "comparisons": comps, "distribution": dist,
                                "bins": distribution([], scale)[0]}
     tables: dict[str, list[dict[str, Any]]] = {"summary": [{"judge": j, **r} for j in everyone for r in rows[j]],
                                                "comparisons": comps}
     more: list[tuple[str, list[dict[str, Any]]]] = []
     if panel:
-        summary["per_judge"] = {j: rows[j] for j in judges}
-        summary["ensemble"] = {"rule": "mean", "rules": {"score": "mean"},
-                               "description": f"per candidate and item: {ENSEMBLE_RULES['mean']}",
-                               "results": rows[ENSEMBLE_JUDGE]}
-        summary["agreement"] = agreement_records(by_judge, candidates)
-        tables["agreement"] = [{**a, "judges": ", ".join(a["judges"])} for a in summary["agreement"]]
+        add_panel(summary, tables, rows, by_judge, judges, candidates,
+                  {"rule": "mean", "rules": {"score": "mean"},
+                   "description": f"per candidate and item: {ENSEMBLE_RULES['mean']}", "results": rows[ENSEMBLE_JUDGE]},
+                  agreement=agreement_records)
         more.append(("Per judge, overall", [{"judge": j, **{k: v for k, v in display_row(r).items() if k != "category"}}
                                             for j in everyone for r in rows[j] if r["level"] == "overall"]))
         more.append(("Judge agreement (Krippendorff's alpha)", [
@@ -222,7 +204,7 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
              "difference": shown(c["difference"], c["ci_low"], c["ci_high"], 2), "items": c["items"],
              "excludes 0": "yes" if c["excludes_zero"] else "no"} for c in comps]))
     display = [display_row(r) for r in first]
-    return Built(summary, tables, display, more, tidy_rows(judgments, scale))
+    return Built(summary, tables, display, more, tidy=tidy_rows(judgments, scale))
 
 
 def display_row(r: Mapping[str, Any]) -> dict[str, Any]:
