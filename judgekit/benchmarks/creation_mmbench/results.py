@@ -24,7 +24,8 @@ from .bootstrap import FIGURES, add_intervals, comparison_rows
 from .human import table4_rows
 from .panel import agreement_records, behaviour_rows
 
-__all__ = ["Built", "build", "ENSEMBLE_JUDGE", "ensemble_summary", "judge_rows", "add_panel", "more_displays"]
+__all__ = ["Built", "build", "ENSEMBLE_JUDGE", "ensemble_summary", "judge_rows", "summary_and_tables", "add_panel",
+           "more_displays"]
 
 
 @dataclass
@@ -73,6 +74,19 @@ def judge_rows(judgments: Sequence[Mapping[str, Any]], judges: Sequence[str], op
     return everyone, by_judge, rows, sums
 
 
+def summary_and_tables(judges: Sequence[str], rows, comps, behaviour, intervals: dict[str, Any]):
+    """summary.json's keys and the CSV tables every judge's rows, the comparisons and the judges'
+    behaviour make (the first judge's rows are ``results``)."""
+    summary: dict[str, Any] = {"judges": list(judges), "results": rows[judges[0]] if judges else [],
+                               "intervals": intervals, "comparisons": comps, "judge_behaviour": behaviour}
+    tables: dict[str, list[dict[str, Any]]] = {
+        "summary": [{"judge": j, **r} for j in rows for r in rows[j]],
+        "comparisons": comps,
+        "judge_behaviour": behaviour,
+    }
+    return summary, tables
+
+
 def add_panel(summary: dict[str, Any], tables: dict[str, list[dict[str, Any]]], rows, by_judge, judges: Sequence[str],
               candidates: Sequence[str], ensemble: dict[str, Any], *, agreement=agreement_records) -> None:
     """A panel's per-judge rows, its ``ensemble`` summary and the judges' ``agreement`` (records
@@ -110,13 +124,7 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     compared = judges[:1] + ([ENSEMBLE_JUDGE] if panel else [])
     comps = [c for j in compared for c in comparison_rows(everyone[j], j, candidates, options, sums.get(j))]
     behaviour = behaviour_rows(everyone, candidates)
-    summary: dict[str, Any] = {"judges": judges, "results": first, "intervals": intervals_summary(options),
-                               "comparisons": comps, "judge_behaviour": behaviour}
-    tables: dict[str, list[dict[str, Any]]] = {
-        "summary": [{"judge": j, **r} for j in everyone for r in rows[j]],
-        "comparisons": comps,
-        "judge_behaviour": behaviour,
-    }
+    summary, tables = summary_and_tables(judges, rows, comps, behaviour, intervals_summary(options))
     if panel:
         add_panel(summary, tables, rows, by_judge, judges, candidates, ensemble_summary(rows[ENSEMBLE_JUDGE]))
     if human is not None:

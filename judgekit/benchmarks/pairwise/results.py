@@ -19,7 +19,8 @@ from ...metrics.pairwise import ENSEMBLE_JUDGE
 from ..creation_mmbench.bootstrap import comparison_rows
 from ..creation_mmbench.panel import behaviour_rows
 from ..creation_mmbench import results as creation_results
-from ..creation_mmbench.results import Built, add_panel, intervals_summary, judge_rows, more_displays
+from ..creation_mmbench.results import (Built, add_panel, intervals_summary, judge_rows, more_displays,
+                                        summary_and_tables)
 from ..uncertainty import IntervalOptions
 
 __all__ = ["LEVELS", "Built", "build", "display_row", "behaviour_display", "tidy_rows"]
@@ -49,14 +50,7 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
              if c["metric"] in FIGURES]
     called = {j: [r for r in recs if r.get("error_kind") not in no_call] for j, recs in everyone.items()}
     behaviour = [_drop_vfs(b) for b in behaviour_rows(called, candidates)]
-    summary: dict[str, Any] = {"judges": judges, "results": first,
-                               "intervals": intervals_summary(options, figures=FIGURES),
-                               "comparisons": comps, "judge_behaviour": behaviour}
-    tables: dict[str, list[dict[str, Any]]] = {
-        "summary": [{"judge": j, **r} for j in everyone for r in rows[j]],
-        "comparisons": comps,
-        "judge_behaviour": behaviour,
-    }
+    summary, tables = summary_and_tables(judges, rows, comps, behaviour, intervals_summary(options, figures=FIGURES))
     if panel:
         add_panel(summary, tables, rows, by_judge, judges, candidates,
                   {"rule": "majority", "rules": {"pairwise verdict": "majority"},
