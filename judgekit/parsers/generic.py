@@ -55,6 +55,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from ..model_settings import STRICT_CONFIG
+from .creation import VERDICT_SCORES
 
 __all__ = [
     "ARENA_VERDICTS",
@@ -75,14 +76,8 @@ SCORE_PARSERS = ("rating", "last_number", "regex")
 DEFAULT_PAIRWISE_SCALE: tuple[float, float] = (1.0, 5.0)
 DEFAULT_RUBRIC_SCALE: tuple[float, float] = (1.0, 10.0)
 
-#: the ``[[A>>B]]`` family (upper case, no spaces) -> score for Assistant B
-ARENA_VERDICTS: dict[str, int] = {
-    "B>>A": 2, "A<<B": 2,
-    "B>A": 1, "A<B": 1,
-    "A=B": 0, "B=A": 0,
-    "A>B": -1, "B<A": -1,
-    "A>>B": -2, "B<<A": -2,
-}
+#: the ``[[A>>B]]`` family (upper case, no spaces) -> score for Assistant B: Creation-MMBench's table
+ARENA_VERDICTS: dict[str, int] = VERDICT_SCORES
 
 #: the regex parser's default ``verdict`` group values (upper case, no spaces)
 DEFAULT_VERDICT_VALUES: dict[str, int] = {**ARENA_VERDICTS, "A": -2, "B": 2, "C": 0, "TIE": 0}
