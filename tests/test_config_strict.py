@@ -191,6 +191,8 @@ def test_a_value_of_the_wrong_type_is_named(tmp_path, case, data):
 
 #: settings a value of the key is only valid with (MMIE's image cap applies when the whole answer is read)
 NEEDS = {"options.image_cap": ["options.keep_full_answer=true"]}
+#: settings every spec of a benchmark needs (the generic benchmarks' judge prompt)
+BENCH_NEEDS = {"pairwise": ["options.judge_prompt='judge.txt'"], "rubric": ["options.judge_prompt='judge.txt'"]}
 
 
 @PROPS
@@ -212,7 +214,8 @@ def test_a_value_out_of_range_is_named_and_one_inside_passes(tmp_path, case, dat
     rejected(spec_file(tmp_path, bench), [f"{key}={_toml(bad)}"], key)
 
     good = data.draw(inside.filter(lambda x: abs(x) < 2**62))
-    spec, options = load_all(spec_file(tmp_path, bench), [f"{key}={_toml(good)}", *NEEDS.get(key, [])])
+    spec, options = load_all(spec_file(tmp_path, bench), [f"{key}={_toml(good)}", *NEEDS.get(key, []),
+                                                            *BENCH_NEEDS.get(bench, [])])
     record = options if key.startswith("options.") else spec
     for part in key.split(".")[1 if key.startswith("options.") else 0:]:
         record = record[part] if isinstance(record, dict) else getattr(record, part)
