@@ -19,7 +19,7 @@ from ..engine import NOT_RUN, CallResult, Engine
 from ..types import ChatRequest, ChatResponse
 from .base import PlannedCall
 
-__all__ = ["Aborted", "FlowCaller", "generation_tokens", "each_item"]
+__all__ = ["Aborted", "FlowCaller", "generation_tokens", "each_item", "REASK_CHANCE", "planned_reask"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -71,3 +71,21 @@ async def each_item(items: Iterable[T], fn: Callable[[T], Awaitable[R]], window:
             return await fn(item)
 
     return await asyncio.gather(*(one(it) for it in items))
+
+
+#: the chance a judge reply not cached yet does not parse, so a re-ask on parse failure follows
+#: (the estimate's expected figure; its bound counts a re-ask for every such judgment)
+REASK_CHANCE = 0.05
+
+
+async def planned_reask(req: ChatRequest, *, stage: str, exact: bool,
+                        cached: Callable[[ChatRequest], Awaitable[str | None]], parses: Callable[[str], bool],
+                        reask: Callable[[ChatRequest, str], ChatRequest], standin: str) -> list[PlannedCall]:
+    """The estimate's re-ask of judge request ``req`` (a benchmark asking again after an unreadable
+    reply): none when its cached reply ``parses``; one for sure when the cached reply does not; and
+    when there is no reply yet (or ``req`` is itself inexact), an inexact one built on ``standin``
+    with the chance :data:`REASK_CHANCE`."""
+    reply = await cached(req) if exact else None
+    if reply is None:
+        return [PlannedCall(stage, reask(req, standin), exact=False, chance=REASK_CHANCE)]
+    return [] if parses(reply) else [PlannedCall(stage, reask(req, reply))]

@@ -45,6 +45,7 @@ from ...metrics.pairwise import NO_VFS
 from ...parsers.creation import NO_OBJECTIVE, parse_verdict, parse_vfs
 from ...types import ChatRequest
 from ..base import BenchmarkResult, PlannedCall, require_candidates
+from ..calls import planned_reask
 from ..deviations import ours
 from ..uncertainty import IntervalOptions
 from .data import CreationItem, load_data, read_human_ratings
@@ -137,10 +138,6 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
     return Prepared(spec, options, items, set(data.unknown_tasks), human, list(data.warnings))
 
 
-#: the chance a judge reply does not parse, so ``reask_on_parse_failure`` asks again, assumed for a
-#: reply not cached yet (the bound counts a re-ask for every judgment)
-REASK_CHANCE = 0.05
-
 #: the estimate's stand-in for a judge reply not written yet (its length: a typical judgment)
 _STANDIN_JUDGMENT = ("A stand-in judgment of typical length for the estimate: both responses are read against "
                      "the criteria, their strengths and weaknesses are weighed, and a verdict follows.")
@@ -186,15 +183,10 @@ async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
         return out
 
     async def _planned_reask(kind: str, jreq: ChatRequest, exact: bool) -> list[PlannedCall]:
-        # a cached reply that parses needs no re-ask; one that does not gets one for sure; a reply
-        # not written yet may need one (counted in the bound, REASK_CHANCE in the expected figure)
-        reply = await cached_text(jreq) if exact else None
-        if reply is not None:
-            parsed = parse_verdict(reply) if kind == "pairwise" else parse_vfs(reply)
-            if parsed is not None:
-                return []
-            return [PlannedCall(kind, _reask_request(kind, jreq, reply))]
-        return [PlannedCall(kind, _reask_request(kind, jreq, _STANDIN_JUDGMENT), exact=False, chance=REASK_CHANCE)]
+        parse = parse_verdict if kind == "pairwise" else parse_vfs
+        return await planned_reask(jreq, stage=kind, exact=exact, cached=cached_text,
+                                   parses=lambda reply: parse(reply) is not None,
+                                   reask=lambda req, reply: _reask_request(kind, req, reply), standin=_STANDIN_JUDGMENT)
 
     per_item = await asyncio.gather(*(for_item(item) for item in prep.items))
     return [pc for calls in per_item for pc in calls]

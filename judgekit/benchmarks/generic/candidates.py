@@ -16,14 +16,11 @@ from ...config import STRICT_CONFIG
 from ...errors import DataError, SpecError
 from ...types import ChatRequest
 from ..base import PlannedCall
+from ..calls import planned_reask
 from ..uncertainty import IntervalOptions
 from .items import Columns, GenericItem, load_answers
 
-__all__ = ["CandidateOptions", "Sources", "candidate_sources", "answers_file", "judge_plan", "REASK_CHANCE"]
-
-#: the chance a judge reply not cached yet does not parse (the estimate's re-asks)
-REASK_CHANCE = 0.05
-
+__all__ = ["CandidateOptions", "Sources", "candidate_sources", "answers_file", "judge_plan"]
 
 class CandidateOptions(IntervalOptions):
     """The ``[options]`` the generic benchmarks share (besides the bootstrap intervals)."""
@@ -77,13 +74,9 @@ async def judge_plan(req: ChatRequest, *, exact: bool, cached: Callable[[ChatReq
                      parse: Callable[[str | None], Any], reask: Callable[[ChatRequest, str], ChatRequest] | None,
                      standin: str) -> list[PlannedCall]:
     """The estimate's calls for one judge request: the request, and with re-asks on (``reask``
-    given) the re-ask its reply needs (a cached reply that does not parse), or may need (a reply
-    not cached yet: an inexact call with the chance :data:`REASK_CHANCE`, built on ``standin``)."""
+    given) the re-ask its reply needs or may need (:func:`~judgekit.benchmarks.calls.planned_reask`)."""
     out = [PlannedCall("judge", req, exact=exact)]
     if reask is not None:
-        reply = await cached(req) if exact else None
-        if reply is None:
-            out.append(PlannedCall("judge", reask(req, standin), exact=False, chance=REASK_CHANCE))
-        elif parse(reply) is None:
-            out.append(PlannedCall("judge", reask(req, reply)))
+        out += await planned_reask(req, stage="judge", exact=exact, cached=cached,
+                                   parses=lambda reply: parse(reply) is not None, reask=reask, standin=standin)
     return out

@@ -214,7 +214,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
                 return
             base = br.text
         else:
-            base = prep.baseline.answers[item.id] if item.id in prep.baseline.answers else None
+            base = prep.baseline.answers.get(item.id)
             if base is None:
                 no_call(alias, item, "baseline_failed", "no baseline answer for this item")
                 return
