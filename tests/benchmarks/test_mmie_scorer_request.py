@@ -5,7 +5,8 @@ ground truth's first text, rows with more than 4 images left out.
 The prompt strings below are the values of the code's ``SA_SYSTEM_PROMPT``, ``PBL_SYSTEM_PROMPT``
 and ``MSR_PROMPT`` (the triple-quoted literals evaluated: ``'### Feedback\\n'`` there is a real
 line break; the typographic apostrophes, the trailing spaces before line breaks, the ``**`` markup
-and the two middle dots in ``c··lear`` are the code's).  ``get_prompt`` appends the sections.
+are the code's; the multi-step reasoning string is the one at eb0fd6e, "six key aspects" and
+"clear", not the first version's "five key aspects" and "c··lear").  ``get_prompt`` appends the sections.
 """
 
 from __future__ import annotations
@@ -109,14 +110,14 @@ PBL_SYSTEM_PROMPT = (
 
 MSR_PROMPT = (
     "In this task, you will evaluate the quality of the model's response to a math question. The "
-    "evaluation will focus on five key aspects: \n"
+    "evaluation will focus on six key aspects: \n"
     "1) **Question Text Understanding**: Assess whether the model correctly understands and "
     "interprets the textual information given in the question, identifying key mathematical "
     "elements, relationships, or instructions from the text. \n"
     "2) **Question Image Understanding**: Evaluate the model’s understanding of the visual "
     "information (if applicable) in the question, including any diagrams, charts, or figures. The "
     "model should correctly interpret the visual elements and integrate them into the solution. \n"
-    "3) **Reasoning Clarity**: The model should provide a c··lear, step-by-step explanation of its "
+    "3) **Reasoning Clarity**: The model should provide a clear, step-by-step explanation of its "
     "reasoning process, logically connecting the problem's details to the steps leading toward a "
     "solution. This should be easy to follow and free from unnecessary complexity. \n"
     "4) **Partial Correctness in Reasoning**: Even if the final answer is incorrect, evaluate "
@@ -152,13 +153,15 @@ def test_prompt_files_are_the_codes_strings(category):
 
 def test_what_the_papers_tables_had_wrong_is_gone():
     # the paper's text had typographic quotes around the headers, a literal backslash-n, no
-    # markup, "six key aspects", and no integer range in the project-based learning prompt
+    # markup, and no integer range in the project-based learning prompt; the code's first version
+    # (6079bde / b9950ff) said "five key aspects" and "c··lear": eb0fd6e's says "six" and "clear"
     for category, text in PROMPTS.items():
         file_text = load_prompt(f"mmie/score_{category}.txt").text
         assert "\\n" not in file_text and "\u2019### " not in file_text
         assert "beginning with '### Score\n'." in file_text
     assert "The final score should be an integer between 0 to 6." in PROMPTS["project_based_learning"]
-    assert "five key aspects" in MSR_PROMPT and "1) **Question Text Understanding**:" in MSR_PROMPT
+    assert "six key aspects" in MSR_PROMPT and "1) **Question Text Understanding**:" in MSR_PROMPT
+    assert "five key aspects" not in MSR_PROMPT and "\u00b7" not in MSR_PROMPT
 
 
 @settings(max_examples=200, deadline=None, derandomize=True, database=None)
