@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import functools
+import math
 import os
 import shlex
 import sys
@@ -18,6 +19,22 @@ import click
 from ..errors import CacheLockedError, CacheSchemaError, DataError, JudgekitError, SpecError, UsageError
 
 __all__ = ["main", "cli"]
+
+
+class FiniteFloat(click.FloatRange):
+    """A number option: a float within the range given (none: any), never nan, inf or -inf (every
+    float option takes this type; tests/cli/test_cli_finite.py walks them)."""
+
+    name = "number"
+
+    def convert(self, value, param, ctx):
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return super().convert(number, param, ctx)
+
+    def _describe_range(self) -> str:  # (click's help would say "x<=None" for no bounds)
+        return "" if self.min is None and self.max is None else super()._describe_range()
 
 
 _MAX_COST_RUN = ("USD cap on what the run spends: ask (or refuse) when the estimate's bound is above it; launch "
@@ -36,7 +53,7 @@ def _spec_options(f=None, *, max_cost_help: str = _MAX_COST_RUN):
         click.option("--cache", "cache_path", type=click.Path(path_type=Path), default=None,
                      help="DuckDB cache file [default: $JUDGEKIT_CACHE or judgekit-out/cache.duckdb]"),
         click.option("--limit", type=click.IntRange(min=1), default=None, help="only the first N items"),
-        click.option("--max-cost", "max_cost", type=click.FloatRange(min=0), default=None,
+        click.option("--max-cost", "max_cost", type=FiniteFloat(min=0), default=None,
                      help=max_cost_help),
         click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
                      help="override a spec value, e.g. --set models.judge.limits.max_concurrency=8"),
@@ -255,20 +272,20 @@ def sim() -> None:
               help="port to listen on (0: a free one, said in the line printed once it listens)")
 @click.option("--seed", default=0, show_default=True, type=int,
               help="seed of every simulated answer, verdict and fault: the same seed, the same replies")
-@click.option("--latency-ms", default=0.0, show_default=True, type=float, help="mean delay before each answer")
-@click.option("--latency-jitter-ms", default=0.0, show_default=True, type=float,
+@click.option("--latency-ms", default=0.0, show_default=True, type=FiniteFloat(), help="mean delay before each answer")
+@click.option("--latency-jitter-ms", default=0.0, show_default=True, type=FiniteFloat(),
               help="spread of the delay, +/- around --latency-ms")
 @click.option("--rpm", default=None, type=int, help="requests/min per model, enforced with 429s")
 @click.option("--tpm", default=None, type=int, help="tokens/min per model, enforced with 429s")
-@click.option("--error-rate", default=0.0, type=float, help="share of requests answered 5xx")
-@click.option("--hang-rate", default=0.0, type=float, help="share of requests that hang")
-@click.option("--garbage-rate", default=0.0, type=float, help="share of judge replies that cannot be parsed")
+@click.option("--error-rate", default=0.0, type=FiniteFloat(), help="share of requests answered 5xx")
+@click.option("--hang-rate", default=0.0, type=FiniteFloat(), help="share of requests that hang")
+@click.option("--garbage-rate", default=0.0, type=FiniteFloat(), help="share of judge replies that cannot be parsed")
 @click.option("--api-key", "api_keys", multiple=True, help="accept only these keys (repeatable)")
-@click.option("--batch-turnaround-s", default=5.0, show_default=True, type=float, metavar="SECONDS",
+@click.option("--batch-turnaround-s", default=5.0, show_default=True, type=FiniteFloat(), metavar="SECONDS",
               help="how long a batch job (OpenAI, Azure, Anthropic) takes from creation to its end")
-@click.option("--batch-request-fail-rate", default=0.0, type=float,
+@click.option("--batch-request-fail-rate", default=0.0, type=FiniteFloat(),
               help="share of the requests inside batches answered with a server error")
-@click.option("--batch-expire-rate", default=0.0, type=float,
+@click.option("--batch-expire-rate", default=0.0, type=FiniteFloat(),
               help="share of batch jobs that stall halfway and expire at the end of the turnaround")
 @_errors
 def serve(host, port, seed, latency_ms, latency_jitter_ms, rpm, tpm, error_rate, hang_rate, garbage_rate, api_keys,
@@ -390,7 +407,7 @@ def export(cache_path, out, fmt, table):
 
 @cache.command()
 @_cache_option
-@click.option("--older-than-days", type=float, default=None, metavar="DAYS",
+@click.option("--older-than-days", type=FiniteFloat(), default=None, metavar="DAYS",
               help="only rows written more than DAYS days ago (fractions allowed: 0.5 is 12 hours)")
 @click.option("--model", default=None, metavar="NAME",
               help="only rows of this model, as the provider names it (see `judgekit cache stats`)")

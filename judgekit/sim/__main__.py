@@ -9,12 +9,27 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import sys
 from typing import Any, Sequence
+
+from pydantic import ValidationError
 
 from judgekit.sim.config import SimConfig
 from judgekit.sim.server import serve_forever
 
 __all__ = ["build_parser", "parse_args", "main"]
+
+
+def _finite(text: str) -> float:
+    """A number flag: nan and infinities are refused (as in every SimConfig field)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,13 +41,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=0, help="port; 0 picks a free one (default)")
     p.add_argument("--seed", type=int, default=None, help="seed of every deterministic draw")
-    p.add_argument("--latency-ms", type=float, default=None, help="mean answer delay")
-    p.add_argument("--latency-jitter-ms", type=float, default=None, help="+/- spread of the delay")
+    p.add_argument("--latency-ms", type=_finite, default=None, help="mean answer delay")
+    p.add_argument("--latency-jitter-ms", type=_finite, default=None, help="+/- spread of the delay")
     p.add_argument("--rpm", type=int, default=None, help="requests per minute per model")
     p.add_argument("--tpm", type=int, default=None, help="tokens per minute per model")
-    p.add_argument("--error-rate", type=float, default=None, help="share of injected 5xx")
-    p.add_argument("--hang-rate", type=float, default=None, help="share of hanging requests")
-    p.add_argument("--garbage-rate", type=float, default=None, help="share of unparseable judge replies")
+    p.add_argument("--error-rate", type=_finite, default=None, help="share of injected 5xx")
+    p.add_argument("--hang-rate", type=_finite, default=None, help="share of hanging requests")
+    p.add_argument("--garbage-rate", type=_finite, default=None, help="share of unparseable judge replies")
     p.add_argument("--api-key", action="append", default=None, dest="api_keys",
                    help="accepted API key (repeatable); none given: any key")
     p.add_argument("--exit-with-parent", action="store_true",
@@ -56,7 +71,12 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[SimConfig, str, int]:
         if not isinstance(override, dict):
             raise SystemExit("--config-json must be a JSON object")
         fields.update(override)
-    return SimConfig.model_validate(fields), args.host, args.port
+    try:
+        return SimConfig.model_validate(fields), args.host, args.port
+    except ValidationError as e:  # one line naming the settings, exit 2 (argparse's own errors' code)
+        problems = "; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors())
+        print(f"python -m judgekit.sim: invalid settings: {problems}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def main(argv: Sequence[str] | None = None) -> None:

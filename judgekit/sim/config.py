@@ -74,7 +74,7 @@ class SimConfig(BaseModel):
     ``unsupported_params``, ``served_by_api``).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # a rate, delay or size of nan/inf is an error
 
     seed: int = 0
     """Mixed into every content hash: another seed gives other answers, verdicts and faults."""

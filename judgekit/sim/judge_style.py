@@ -46,7 +46,7 @@ class JudgeStyle(BaseModel):
     (Creation-MMBench) and MMIE's 0-6 scores follow them; answers, captions and GuessBench
     replies do not."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     first_slot_bias: float = Field(0.0, ge=-5, le=5)
     """Position bias: a shift of the pairwise latent preference toward Assistant A, in logits

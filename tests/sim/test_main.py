@@ -24,8 +24,18 @@ def test_defaults():
     assert cfg == SimConfig()
 
 
-def test_config_rejects_unknown_fields():
-    with pytest.raises(ValidationError):
+def test_config_rejects_unknown_fields(capsys):
+    with pytest.raises(SystemExit) as e:  # one line naming the setting, exit 2, no traceback
         parse_args(["--config-json", '{"nope": 1}'])
+    assert e.value.code == 2 and "nope" in capsys.readouterr().err
     with pytest.raises(ValidationError):
         SimConfig(error_rate=2)
+
+
+@pytest.mark.parametrize("args, name", [(["--latency-ms", "nan"], "--latency-ms"), (["--error-rate", "inf"], "--error-rate"),
+                                        (["--config-json", '{"hang_s": Infinity}'], "hang_s")])
+def test_non_finite_numbers_are_refused(capsys, args, name):
+    with pytest.raises(SystemExit) as e:
+        parse_args(args)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and name in err and "Traceback" not in err
