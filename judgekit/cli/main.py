@@ -250,11 +250,15 @@ def list_() -> None:
 def report(run_dirs, out):
     """Rebuild each RUN_DIR's report.html from its report.json (no cache needed).  Several runs
     (or --out): also a leaderboard page (per benchmark, a row per run and candidate) linking each
-    run's page."""
-    from ..report.leaderboard import load_run, wants_leaderboard, write_leaderboard
+    run's page.  Of several paths (judgekit-out/*), a file or a folder without report.json is
+    skipped with a line saying so."""
+    from ..report.leaderboard import load_runs, wants_leaderboard, write_leaderboard
     from ..report.write import rebuild_report
 
-    runs = [load_run(d) for d in dict.fromkeys(run_dirs)]  # every folder checked before anything is written
+    skipped: list[str] = []
+    runs = load_runs(run_dirs, skipped)  # every folder checked before anything is written
+    for line in skipped:  # of several paths (a glob), what is no run folder: the cache file beside them
+        click.echo(line, err=True)
     for run in runs:
         click.echo(str(rebuild_report(run.path)))
     if wants_leaderboard(runs) or out is not None:

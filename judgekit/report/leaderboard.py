@@ -26,7 +26,7 @@ from ..errors import UsageError
 from .doc import Chart, Headline, ReportDoc, Series, Table
 from .run_report import interval_text
 
-__all__ = ["Run", "Row", "load_run", "run_label", "leaderboard_rows", "leaderboard_doc", "write_leaderboard",
+__all__ = ["Run", "Row", "load_run", "load_runs", "not_a_run_folder", "run_label", "leaderboard_rows", "leaderboard_doc", "write_leaderboard",
            "wants_leaderboard", "REPORT_JSON"]
 
 REPORT_JSON = "report.json"
@@ -97,6 +97,42 @@ def load_run(run_dir: Path) -> Run:
     except (OSError, UnicodeDecodeError, ValueError):
         pass  # the leaderboard needs only the headline; the summary adds the spec and run id
     return Run(path=run_dir, doc=doc, summary=summary)
+
+
+def not_a_run_folder(path: Path) -> str | None:
+    """Why an existing ``path`` is no run folder (a file, a folder without report.json), or None:
+    a run folder, or a path that does not exist (a typo, which :func:`load_run` reports)."""
+    if not path.exists():
+        return None
+    if not path.is_dir():
+        return "a file"
+    if not (path / REPORT_JSON).is_file():
+        return "no report.json" + (" (a run folder from an older version: run the spec again to write it)"
+                                   if (path / "summary.json").is_file() else "")
+    return None
+
+
+def load_runs(paths: list[Path], skipped: list[str]) -> list[Run]:
+    """The run folders among ``paths`` (as a shell glob such as ``judgekit-out/*`` gives them).
+    One path is read by :func:`load_run` as it is.  Of several, what exists but is no run folder
+    (the cache file beside the runs, its image store) is left out, with one line in ``skipped``
+    per path; a path that does not exist or a run folder whose report.json is invalid is still a
+    UsageError, and so are several paths of which none is a run folder.  Every folder is read
+    before anything is written."""
+    paths = list(dict.fromkeys(Path(p) for p in paths))
+    if len(paths) == 1:
+        return [load_run(paths[0])]
+    runs = []
+    for p in paths:
+        why = not_a_run_folder(p)
+        if why is None:
+            runs.append(load_run(p))
+        else:
+            skipped.append(f"skipped {p}: not a run folder ({why})")
+    if not runs:
+        raise UsageError(f"none of the {len(paths)} paths is a run folder (a folder with report.json): "
+                         + ", ".join(str(p) for p in paths[:5]) + (", ..." if len(paths) > 5 else ""))
+    return runs
 
 
 def run_label(runs: list[Run]) -> None:

@@ -77,3 +77,45 @@ def test_help_says_it_in_a_few_lines():
     r = invoke("report", "--help")
     assert r.exit_code == 0
     assert "report.json" in r.output and "leaderboard" in r.output and "--out" in r.output
+
+
+def test_a_glob_of_the_output_folder_skips_what_is_no_run_folder(here):
+    """`judgekit report judgekit-out/*` as the README shows it: the default cache file, its image
+    store and WAL segments live beside the run folders; each is skipped with one line, the runs'
+    pages and the leaderboard are written, exit 0."""
+    out = here / "judgekit-out"
+    a, b = _run(out / "quickstart"), _run(out / "other", heads=(("b", 2.0),))
+    (out / "cache.duckdb").write_bytes(b"DUCK")
+    (out / "cache.duckdb.wal.123.0").write_text("{}\n")
+    (out / "cache.duckdb.blobs" / "ab").mkdir(parents=True)
+    (out / "old").mkdir()
+    (out / "old" / "summary.json").write_text("{}")
+    paths = sorted(out.iterdir())  # the shell's expansion of judgekit-out/*
+    r = invoke("report", *paths)
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines() == [str(b / "report.html"), str(a / "report.html"), "leaderboard: leaderboard.html"]
+    skipped = r.stderr.splitlines()
+    assert skipped == [f"skipped {out / 'cache.duckdb'}: not a run folder (a file)",
+                       f"skipped {out / 'cache.duckdb.blobs'}: not a run folder (no report.json)",
+                       f"skipped {out / 'cache.duckdb.wal.123.0'}: not a run folder (a file)",
+                       f"skipped {out / 'old'}: not a run folder (no report.json (a run folder from an older "
+                       "version: run the spec again to write it))"]
+    assert 'href="judgekit-out/quickstart/report.html"' in (here / "leaderboard.html").read_text(encoding="utf-8")
+
+
+def test_a_glob_with_no_run_folder_or_a_missing_path_is_an_error(here):
+    out = here / "judgekit-out"
+    out.mkdir()
+    (out / "cache.duckdb").write_bytes(b"DUCK")
+    (out / "cache.duckdb.blobs").mkdir()
+    assert_user_error(invoke("report", *sorted(out.iterdir())), "none of the 2 paths is a run folder",
+                      str(out / "cache.duckdb"))
+    good = _run(out / "good")
+    (good / "report.html").unlink()
+    # a path that does not exist is a typo, not a glob's by-product; a run folder with a broken
+    # report.json is a run folder: both stop the command before anything is written
+    assert_user_error(invoke("report", good, out / "cache.duckdb", here / "missing"), "no such folder")
+    (out / "bad").mkdir()
+    (out / "bad" / "report.json").write_text("{")
+    assert_user_error(invoke("report", good, out / "bad"), str(out / "bad" / "report.json"), "invalid JSON")
+    assert not (good / "report.html").exists() and not (here / "leaderboard.html").exists()
