@@ -17,6 +17,13 @@ Tables (schema version 3, :mod:`judgekit.cache.schema`):
 - ``batch_requests`` -- one row per request of a batch: ``(provider, base_url, batch_id, key)``
   with the request's ``stage``, ``item_id`` and ``prompt_hash``.
 
+*Intents*: before a create call, the batch layer records the batch it means to create as a row
+whose ``batch_id`` is ``intent:<wave id>`` (:data:`INTENT_PREFIX`), state ``creating``, with its
+requests' rows, synced to disk.  Once the provider's batch is recorded under its own id (created
+now, or found at the provider by a restarted run), the intent is forgotten (its rows deleted,
+synced); an intent left live by a killed run is what a restarted run looks for at the provider
+before it submits anything (:mod:`judgekit.engine.batching`).
+
 Writes go the way responses do: appended to the write-ahead log (:mod:`judgekit.cache.wal`) at
 once and written by the store's thread with its next flush; opening the cache replays what a
 killed process left.  :meth:`BatchRecords.record_batch` also *syncs* the log to disk before it
@@ -35,10 +42,12 @@ from typing import Any, Iterable, Sequence
 import duckdb
 
 __all__ = ["BatchRecord", "BatchRequestRow", "BatchRecords", "BATCH_DDL", "write_batch_ops", "batch_op_problem",
-           "LIVE"]
+           "LIVE", "INTENT_PREFIX"]
 
 #: a batch is live while it is not collected
 LIVE = "NOT collected"
+#: the ``batch_id`` of a batch about to be created (an intent) starts so
+INTENT_PREFIX = "intent:"
 
 BATCH_DDL = """
 CREATE TABLE batches (
@@ -123,6 +132,11 @@ class BatchRecord:
         return (self.provider, self.base_url, self.batch_id)
 
     @property
+    def is_intent(self) -> bool:
+        """Whether this row is an intent: a batch about to be created (see the module docstring)."""
+        return self.batch_id.startswith(INTENT_PREFIX)
+
+    @property
     def age_s(self) -> float | None:
         if self.created_at is None:
             return None
@@ -166,6 +180,8 @@ def batch_op_problem(value: Any) -> str | None:
                 isinstance(r, list) and len(r) == 4 and all(isinstance(x, str) for x in r) for r in reqs):
             return "requests are not [key, stage, item_id, prompt_hash] lists"
         return None
+    if op == "batch_forget":
+        return None
     if op == "batch_update":
         sets = value.get("set")
         if not isinstance(sets, dict) or not sets:
@@ -205,6 +221,10 @@ def write_batch_ops(con: duckdb.DuckDBPyConnection, ops: Sequence[dict[str, Any]
                         "INSERT OR IGNORE INTO batch_requests (provider, base_url, batch_id, key, stage, item_id, "
                         "prompt_hash) SELECT $1, $2, $3, unnest($4::VARCHAR[]), unnest($5::VARCHAR[]), "
                         "unnest($6::VARCHAR[]), unnest($7::VARCHAR[])", [p, u, b, *cols])
+            elif op["op"] == "batch_forget":
+                con.execute("DELETE FROM batch_requests WHERE provider = $1 AND base_url = $2 AND batch_id = $3",
+                            [p, u, b])
+                con.execute("DELETE FROM batches WHERE provider = $1 AND base_url = $2 AND batch_id = $3", [p, u, b])
             else:
                 sets = dict(op["set"])
                 names, args = [], []
@@ -255,6 +275,12 @@ class BatchRecords:
         sets["updated_at"] = _now_us()
         op = {"op": "batch_update", "id": list(ident), "set": sets}
         self._log_op(op, sync=False)
+
+    def forget_batch(self, ident: tuple[str, str, str]) -> None:
+        """Delete a recorded batch and its requests (an intent whose batch is now recorded under its
+        own id, or that created none); synced to disk before returning."""
+        self._check_writable()  # type: ignore[attr-defined]
+        self._log_op({"op": "batch_forget", "id": list(ident)}, sync=True)
 
     def _log_op(self, op: dict[str, Any], *, sync: bool) -> None:
         problem = batch_op_problem(op)

@@ -12,7 +12,17 @@ the benchmark makes the judge calls that need them, and those form the next wave
 Durable before waiting: the moment the provider has created a batch, the cache records it (its
 id, provider, model and endpoint, the alias, the run, its state, when it was created, and each
 request's ``custom_id`` = cache key: :meth:`~judgekit.cache.batches.BatchRecords.record_batch`,
-synced to disk, with no await in between).  At start the layer loads this cache's live batches
+synced to disk, with no await in between).
+
+Idempotent creation: before the create call the wave's *intent* is recorded and synced (a wave id
+and its requests' keys, :data:`~judgekit.cache.batches.INTENT_PREFIX`), and the provider is given
+the wave id (:meth:`~judgekit.providers.batch.BatchAPI.submit_batch`).  A process killed anywhere
+between the create request and the record leaves the intent live; the next run, before it submits
+anything, asks the provider for the batches of its intents
+(:meth:`~judgekit.providers.batch.BatchAPI.find_batches`), records a batch found as if it had just
+created it (followed, collected, cancellable) and forgets the intent; an intent with no batch at
+the provider created none, and its calls are submitted as usual.  A create call retried after an
+error that may have hidden a created batch (a timeout, a 5xx) looks first too.  At start the layer loads this cache's live batches
 for the run's endpoints; a call whose key is in one of them waits on that batch instead of being
 submitted again, whatever mode its alias is in.  Following a batch (polling it, reading its
 results into the cache, retrying what it left unanswered) is :mod:`judgekit.engine.batch_collect`.
@@ -29,13 +39,14 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..cache.batches import BatchRecord, BatchRequestRow
+from ..cache.batches import INTENT_PREFIX, BatchRecord, BatchRequestRow
 from ..cache.store import RequestMeta
 from ..errors import FATAL_ERRORS, ProviderError, SpecError
-from ..providers.batch import BatchAPI, BatchItem, BatchStatus
+from ..providers.batch import BatchAPI, BatchItem, BatchStatus, WaveIntent
 from ..types import ChatRequest
 from .budget import CallPricing, input_upper_bound, usd
 
@@ -210,8 +221,9 @@ class BatchLayer:
         if not new or not hasattr(engine.cache, "batches"):
             return
         by_endpoint = {(ln.prov.kind, ln.prov.model, ln.prov.identity): ln for ln in new}
+        await self._adopt_orphans(by_endpoint)
         for rec in await engine.cache.batches(live_only=True, providers=list(by_endpoint)):
-            if rec.ident in self.batches:
+            if rec.ident in self.batches or rec.is_intent:
                 continue
             rows = await engine.cache.batch_requests(rec.ident)
             b = Batch(by_endpoint[(rec.provider, rec.model, rec.base_url)], rec, {r.key: r for r in rows},
@@ -219,6 +231,73 @@ class BatchLayer:
             b.status = BatchStatus(rec.batch_id, rec.state, rec.provider_status, rec.requests,  # type: ignore[arg-type]
                                    rec.succeeded, rec.failed)
             self._follow(b)
+
+    async def _adopt_orphans(self, by_endpoint: dict[tuple[str, str, str], Lane]) -> None:
+        """Before anything is submitted: the intents an earlier process left (killed between a
+        create request and its record) are looked for at the provider; a batch found is recorded
+        (and followed by :meth:`add`), and the intent forgotten either way.  A provider that cannot
+        be asked stops the run (nothing submitted)."""
+        from .engine import RunStopped
+
+        cache = self.engine.cache
+        recorded = await cache.batches(providers=list(by_endpoint))
+        intents = [r for r in recorded if r.is_intent and not r.collected]
+        if not intents:
+            return
+        held = {k for r in recorded if not r.is_intent and not r.collected
+                for k in (x.key for x in await cache.batch_requests(r.ident))}
+        for endpoint, lane in by_endpoint.items():
+            mine = [r for r in intents if (r.provider, r.model, r.base_url) == endpoint]
+            if not mine:
+                continue
+            rows = {r.batch_id: await cache.batch_requests(r.ident) for r in mine}
+            waves, open_ = {}, []
+            for r in mine:
+                keys = [x.key for x in rows[r.batch_id]]
+                if keys and all(k in held for k in keys):  # recorded under its id already
+                    cache.forget_batch(r.ident)
+                    continue
+                waves[r.batch_id] = WaveIntent(r.batch_id[len(INTENT_PREFIX):], tuple(keys), _posix(r.created_at))
+                open_.append(r)
+            if not open_:
+                continue
+            known = frozenset(r.batch_id for r in recorded
+                              if not r.is_intent and (r.provider, r.model, r.base_url) == endpoint)
+            try:
+                found = await self.with_retries(lane, lambda: lane.prov.find_batches(list(waves.values()),
+                                                                                     known=known))
+            except (ProviderError, _Stopping) as e:
+                msg = lane.prov.describe_error(e) if isinstance(e, ProviderError) else str(e)
+                raise RunStopped(f"'{lane.alias}': {len(open_)} batch creation(s) of an earlier run were interrupted "
+                                 f"and the provider's batches could not be listed to find them ({msg}); nothing was "
+                                 "submitted: run the same command again") from None
+            for r in open_:
+                status = found.get(waves[r.batch_id].wave)
+                if status is not None:
+                    self._record(lane, status, rows[r.batch_id], run_id=r.run_id, intent=r.ident,
+                                 requests=len(rows[r.batch_id]), created=r.created_at)
+                else:
+                    cache.forget_batch(r.ident)
+
+    def _record_intent(self, lane: Lane, calls: list[Waiter]) -> tuple[BatchRecord, WaveIntent]:
+        """Record (synced) the batch about to be created for ``calls``: see the module docstring."""
+        prov, wave = lane.prov, uuid.uuid4().hex
+        rec = BatchRecord(prov.kind, prov.identity, INTENT_PREFIX + wave, prov.model, lane.alias,
+                          getattr(self.engine.cache, "run_id", ""), "creating", "", len(calls), created_at=_utc_now())
+        self.engine.cache.record_batch(rec, (_row(w) for w in calls))
+        return rec, WaveIntent(wave, tuple(w.key for w in calls), _posix(rec.created_at))
+
+    def _record(self, lane: Lane, status: BatchStatus, rows, *, run_id: str, intent: tuple[str, str, str] | None,
+                requests: int, created: _dt.datetime | None = None) -> BatchRecord:
+        """Record a batch the provider holds (synced; no await) and forget its intent."""
+        prov = lane.prov
+        rec = BatchRecord(prov.kind, prov.identity, status.batch_id, prov.model, lane.alias, run_id, status.state,
+                          status.provider_status, requests, status.succeeded, status.failed, False, status.message,
+                          created_at=created or _utc_now())
+        self.engine.cache.record_batch(rec, rows)
+        if intent is not None:
+            self.engine.cache.forget_batch(intent)
+        return rec
 
     def takes(self, alias: str, key: str) -> bool:
         """Whether a call of ``alias`` for ``key`` is this layer's (its alias is in batch mode, or
@@ -323,13 +402,27 @@ class BatchLayer:
             return
         items = [BatchItem(w.key, w.req) for w in calls]
         lane.submitting += len(calls)
+        intent, wave = self._record_intent(lane, calls)
+        tries = 0
+
+        async def create() -> BatchStatus:
+            nonlocal tries
+            tries += 1
+            if tries > 1:  # the failed try may have created the batch all the same
+                found = (await lane.prov.find_batches([wave])).get(wave.wave)
+                if found is not None:
+                    return found
+            return await lane.prov.submit_batch(items, wave=wave.wave)
+
         try:
-            status = await self.with_retries(lane, lambda: lane.prov.submit_batch(items))
+            status = await self.with_retries(lane, create)
         except ProviderError as e:
-            self.fail_all(lane, calls, e)
-            return
+            status = await self._after_failed_create(lane, wave, intent, e)
+            if status is None:
+                self.fail_all(lane, calls, e)
+                return
         except (_Stopping, asyncio.CancelledError) as e:  # the run stops (or the engine closed) first
-            for w in calls:
+            for w in calls:  # the intent stays: the next run looks for its batch
                 self.not_run(w, str(e) or "the engine closed")
             if isinstance(e, asyncio.CancelledError):
                 raise
@@ -340,17 +433,29 @@ class BatchLayer:
         finally:
             lane.submitting -= len(calls)
         # from the provider's answer to the record nothing awaits: the batch is never lost
-        prov = lane.prov
-        now = _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
-        rec = BatchRecord(prov.kind, prov.identity, status.batch_id, prov.model, lane.alias,
-                          getattr(engine.cache, "run_id", ""), status.state, status.provider_status, len(items),
-                          status.succeeded, status.failed, False, status.message, created_at=now)
-        rows = {w.key: BatchRequestRow(w.key, w.meta.stage, w.meta.item_id, w.meta.prompt_hash) for w in calls}
-        engine.cache.record_batch(rec, rows.values())
+        rows = {w.key: _row(w) for w in calls}
+        rec = self._record(lane, status, rows.values(), run_id=intent.run_id, intent=intent.ident,
+                           requests=len(items))
         b = Batch(lane, rec, rows, {w.key: w for w in calls}, status=status)
         for w in calls:
             w.submissions += 1
         self._follow(b)
+
+    async def _after_failed_create(self, lane: Lane, wave: WaveIntent, intent: BatchRecord,
+                                   err: ProviderError) -> BatchStatus | None:
+        """The create call failed for good: the batch it may have created all the same (a
+        timeout, a 5xx), else None (the intent forgotten).  A refusal (a 4xx) created none; when
+        the provider cannot be asked, the intent stays for the next run to look for."""
+        if err.status is not None and 400 <= err.status < 500 and err.status not in (408, 409, 429):
+            self.engine.cache.forget_batch(intent.ident)  # refused: nothing was created
+            return None
+        try:
+            found = (await lane.prov.find_batches([wave])).get(wave.wave)
+        except Exception:  # noqa: BLE001 - the create's error is the one to report
+            return None
+        if found is None:
+            self.engine.cache.forget_batch(intent.ident)
+        return found
 
     def _follow(self, b: Batch) -> None:
         from .batch_collect import follow
@@ -440,6 +545,18 @@ class BatchLayer:
         paid[key] = resp
         if len(paid) > _PAID_KEPT:
             del paid[next(iter(paid))]
+
+
+def _utc_now() -> _dt.datetime:
+    return _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
+
+
+def _posix(naive_utc: _dt.datetime | None) -> float:
+    return time.time() if naive_utc is None else naive_utc.replace(tzinfo=_dt.timezone.utc).timestamp()
+
+
+def _row(w: Waiter) -> BatchRequestRow:
+    return BatchRequestRow(w.key, w.meta.stage, w.meta.item_id, w.meta.prompt_hash)
 
 
 class _Stopping(Exception):

@@ -60,8 +60,9 @@ from typing import Any
 from ..errors import BadRequest, MalformedReply, ProviderError, TransientError
 from ..types import ChatResponse
 from .anthropic_wire import message_response
-from .batch import (BatchItem, BatchLimits, BatchOutcome, BatchRequestNotRun, BatchState, BatchStatus,
-                    BatchSideBase, classified_by)
+from .batch import (LOOK_BACK_S, BatchItem, BatchLimits, BatchOutcome, BatchRequestNotRun, BatchState, BatchStatus,
+                    BatchSideBase, WaveIntent, classified_by)
+from .batch_errors import BatchCancelled, BatchExpired, with_type
 from .openai_batch import JoinedResults
 from .replies import excerpt, short_string
 from .sizes import MB
@@ -84,6 +85,8 @@ _NOT_RUN = {"canceled": "the batch was canceled before running this request",
             "expired": "the batch expired (24 hours) before running this request"}
 #: batches whose request ids a provider object remembers (from its own submissions)
 _REMEMBERED = 64
+#: the most batches :meth:`AnthropicBatchMixin.find_batches` reads from the list
+_LIST_MOST = 10_000
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
@@ -164,8 +167,8 @@ def _errored(error: Any) -> ProviderError:
     text = f"the batch request errored: {etype or 'error'}: {message or excerpt(error)[:200]}"
     status = ERROR_STATUS.get(etype)
     if status is None:
-        return TransientError(text)
-    return _status_error(status, None, text, code if isinstance(code, str) else "", etype)
+        return with_type(TransientError(text), etype)
+    return with_type(_status_error(status, None, text, code if isinstance(code, str) else "", etype), etype)
 
 
 def result_outcome(obj: Any, price: Callable[[ChatResponse], float] | None = None
@@ -193,7 +196,7 @@ def result_outcome(obj: Any, price: Callable[[ChatResponse], float] | None = Non
     elif kind == "errored":
         out.error = _errored(result.get("error"))
     elif isinstance(kind, str) and kind in _NOT_RUN:
-        out.error = BatchRequestNotRun(_NOT_RUN[kind])
+        out.error = (BatchExpired if kind == "expired" else BatchCancelled)(_NOT_RUN[kind])
     else:
         out.error = MalformedReply(f"batch result line has no known result type: {excerpt(obj)[:200]}")
     return cid, out
@@ -268,9 +271,10 @@ class AnthropicBatchMixin(BatchSideBase):
         return memo
 
     @_classified
-    async def submit_batch(self, items: list[BatchItem]) -> BatchStatus:
+    async def submit_batch(self, items: list[BatchItem], *, wave: str | None = None) -> BatchStatus:
         """Create one Message Batch of ``items``.  The caller keeps to :attr:`batch_limits` and
-        gives each request once: otherwise ValueError, nothing sent."""
+        gives each request once: otherwise ValueError, nothing sent.  ``wave`` is not sent: a
+        Message Batch keeps no metadata (:meth:`find_batches` matches its requests instead)."""
         from anthropic.types.messages import MessageBatch
 
         limits = self.batch_limits
@@ -298,6 +302,81 @@ class AnthropicBatchMixin(BatchSideBase):
     @_classified
     async def poll_batch(self, batch_id: str) -> BatchStatus:
         return _status_of(await self._client.messages.batches.retrieve(batch_id))  # type: ignore[attr-defined]
+
+    @_classified
+    async def find_batches(self, intents: Sequence[WaveIntent], *, known: frozenset[str] = frozenset()
+                           ) -> dict[str, BatchStatus]:
+        """The batches created for ``intents``.  A Message Batch keeps no metadata, and its
+        requests can be read only once it has ended (its results' ``custom_id``s); while it runs
+        the API shows its request count and ``created_at``.  So ``GET /v1/messages/batches`` is
+        read (newest first) back to :data:`~judgekit.providers.batch.LOOK_BACK_S` before the
+        oldest intent, and a batch not in ``known`` is an intent's when it holds as many requests,
+        was created after the intent's record (less the look-back) and, if it has ended, its
+        results name exactly the intent's ``custom_id``s.  An ended batch that proves to be an
+        intent's is preferred; else the earliest such batch still running (what it answers is
+        joined on ``custom_id`` when collected: a request it does not hold is asked again)."""
+        if not intents:
+            return {}
+        client = self._client  # type: ignore[attr-defined]
+        since = min(i.recorded_at for i in intents) - LOOK_BACK_S
+        recent = []
+        async for batch in client.messages.batches.list(limit=100):
+            created = _seconds(getattr(batch, "created_at", None))
+            if created is not None and created < since:
+                break  # the list is newest first
+            if len(recent) >= _LIST_MOST:
+                log.warning("find_batches: stopped after %d batches without reaching the intents' time", _LIST_MOST)
+                break
+            batch_id = getattr(batch, "id", None)
+            if isinstance(batch_id, str) and batch_id not in known:
+                recent.append((created, batch))
+        recent.sort(key=lambda cb: cb[0] if cb[0] is not None else float("inf"))  # oldest first
+        found: dict[str, BatchStatus] = {}
+        taken: set[str] = set()
+        ids_of: dict[str, frozenset[str] | None] = {}
+        for intent in sorted(intents, key=lambda i: i.recorded_at):
+            want = frozenset(intent.custom_ids)
+            running = None
+            for created, batch in recent:
+                status = _status_of(batch)
+                if status.batch_id in taken or status.total != len(want) or (
+                        created is not None and created < intent.recorded_at - LOOK_BACK_S):
+                    continue
+                if not status.terminal:
+                    running = running or status
+                    continue
+                if status.batch_id not in ids_of:
+                    ids_of[status.batch_id] = await self._result_ids(status.batch_id, batch)
+                if ids_of[status.batch_id] == want:
+                    found[intent.wave] = status
+                    break
+            else:
+                if running is not None:
+                    found[intent.wave] = running
+            if intent.wave in found:
+                taken.add(found[intent.wave].batch_id)
+        return found
+
+    async def _result_ids(self, batch_id: str, batch: Any) -> frozenset[str] | None:
+        """The ``custom_id``s an ended batch's results name (None: no results to read)."""
+        if not getattr(batch, "results_url", None):
+            return None
+        decoder = await self._client.messages.batches.results(batch_id, timeout=self._timeout())  # type: ignore[attr-defined]
+        response = decoder.http_response
+        try:
+            data = await response.aread()
+        finally:
+            await response.aclose()
+        ids = set()
+        for raw in data.splitlines():
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            cid = obj.get("custom_id") if isinstance(obj, dict) else None
+            if isinstance(cid, str):
+                ids.add(cid)
+        return frozenset(ids)
 
     @_classified
     async def cancel_batch(self, batch_id: str) -> BatchStatus:

@@ -41,7 +41,8 @@ from ..errors import ProviderError
 from ..types import ChatRequest, ChatResponse
 
 __all__ = ["BatchItem", "BatchLimits", "BatchState", "BatchStatus", "BatchOutcome", "BatchAPI",
-           "BatchRequestNotRun", "TERMINAL_STATES", "classified_by", "BatchSideBase"]
+           "BatchRequestNotRun", "TERMINAL_STATES", "classified_by", "BatchSideBase", "WaveIntent", "wave_tag",
+           "LOOK_BACK_S"]
 
 #: judgekit's states of a batch, whatever the provider calls them (its own word is kept in
 #: ``BatchStatus.provider_status``)
@@ -99,6 +100,27 @@ class BatchOutcome:
     extra: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class WaveIntent:
+    """A batch judgekit meant to create, as the cache recorded it before the create call: the
+    wave's id (which the provider keeps where it can: OpenAI's ``metadata``, the upload's file name,
+    Gemini's display name), its requests' ``custom_id``s and when the intent was written (POSIX
+    seconds).  :meth:`BatchAPI.find_batches` looks for the batch a killed run may have created."""
+
+    wave: str
+    custom_ids: tuple[str, ...]
+    recorded_at: float
+
+
+#: how far before an intent's record the provider's batch list is read (clocks differ)
+LOOK_BACK_S = 600.0
+
+
+def wave_tag(wave: str) -> str:
+    """The text that names a wave at the provider (in a display name, a file name, metadata)."""
+    return f"jkwave-{wave}"
+
+
 @runtime_checkable
 class BatchAPI(Protocol):
     """The batch side of a provider (implemented by the provider class itself)."""
@@ -110,8 +132,16 @@ class BatchAPI(Protocol):
         """The size of ``item`` in the batch's upload (for splitting by ``max_bytes``)."""
         ...
 
-    async def submit_batch(self, items: list[BatchItem]) -> BatchStatus:
-        """Create one batch of ``items`` (all for this provider's model) and return its status."""
+    async def submit_batch(self, items: list[BatchItem], *, wave: str | None = None) -> BatchStatus:
+        """Create one batch of ``items`` (all for this provider's model) and return its status;
+        ``wave`` (an intent recorded before the call) is put where :meth:`find_batches` sees it."""
+        ...
+
+    async def find_batches(self, intents: Sequence[WaveIntent], *, known: frozenset[str] = frozenset()
+                           ) -> dict[str, BatchStatus]:
+        """The batches at the provider created for ``intents`` (by wave id), read from its list of
+        recent batches; an intent with no batch there is left out (nothing was created).
+        ``known``: batch ids already recorded in the cache (never another wave's)."""
         ...
 
     async def poll_batch(self, batch_id: str) -> BatchStatus:

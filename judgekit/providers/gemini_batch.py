@@ -63,11 +63,14 @@ import functools
 import io
 import json
 import logging
+import time
+from urllib.parse import urlencode
 from collections.abc import Sequence
 from typing import Any
 
 from ..errors import BadRequest, MalformedReply
-from .batch import BatchItem, BatchLimits, BatchOutcome, BatchStatus, BatchSideBase, classified_by
+from .batch import (LOOK_BACK_S, BatchItem, BatchLimits, BatchOutcome, BatchStatus, BatchSideBase, WaveIntent,
+                    classified_by, wave_tag)
 from .gemini_batch_wire import (
     batch_state,
     join_lines,
@@ -85,6 +88,8 @@ __all__ = ["GEMINI_BATCH_LIMITS", "CallerError", "GeminiBatchMixin", "sdk_has_ba
 log = logging.getLogger(__name__)
 
 GEMINI_BATCH_LIMITS = BatchLimits(max_requests=50_000, max_bytes=200 * MB)
+#: the most batches :meth:`GeminiBatchMixin.find_batches` reads from the list
+_LIST_MOST = 10_000
 #: request bodies kept between their sizing and their batch (about one batch's worth)
 _KEPT_BODIES = 50_000
 
@@ -167,9 +172,10 @@ class GeminiBatchMixin(BatchSideBase):
             raise MalformedReply(f"batch {batch_id}: the reply is not JSON: {str(reply.body)[:200]!r}") from None
 
     @_classified
-    async def submit_batch(self, items: list[BatchItem]) -> BatchStatus:
+    async def submit_batch(self, items: list[BatchItem], *, wave: str | None = None) -> BatchStatus:
         """Upload ``items`` as one JSONL file and create its batch.  The caller keeps to
-        :attr:`batch_limits` and gives each request once: otherwise ValueError, nothing sent."""
+        :attr:`batch_limits` and gives each request once: otherwise ValueError, nothing sent.
+        ``wave`` ends the batch's (and its file's) display name, where :meth:`find_batches` reads it."""
         from google.genai import types
 
         limits = self.batch_limits
@@ -185,7 +191,8 @@ class GeminiBatchMixin(BatchSideBase):
             raise CallerError(f"submit_batch: the input file is {len(data):,} bytes, more than the "
                              f"{limits.max_bytes:,} allowed")
         aio = self._client.aio  # type: ignore[attr-defined]
-        name = f"judgekit {self.alias}"[:128]  # type: ignore[attr-defined]
+        tag = f" {wave_tag(wave)}" if wave else ""
+        name = f"judgekit {self.alias}"[:128 - len(tag)] + tag  # type: ignore[attr-defined]
         upload = await aio.files.upload(file=io.BytesIO(data),
                                         config=types.UploadFileConfig(mime_type="jsonl", display_name=name))
         file_name = getattr(upload, "name", None)
@@ -212,6 +219,44 @@ class GeminiBatchMixin(BatchSideBase):
     @_classified
     async def poll_batch(self, batch_id: str) -> BatchStatus:
         return status_of_operation(await self._operation(batch_id))
+
+    @_classified
+    async def find_batches(self, intents: Sequence[WaveIntent], *, known: frozenset[str] = frozenset()
+                           ) -> dict[str, BatchStatus]:
+        """The batches created for ``intents``: the batch operations listed (``GET batches``, page
+        by page, at most :data:`_LIST_MOST`), a batch an intent's when its display name ends with
+        the wave's tag; those created :data:`~judgekit.providers.batch.LOOK_BACK_S` before the
+        oldest intent or earlier are passed over."""
+        if not intents:
+            return {}
+        by_tag = {wave_tag(i.wave): i.wave for i in intents}
+        since = min(i.recorded_at for i in intents) - LOOK_BACK_S
+        found: dict[str, BatchStatus] = {}
+        token, seen = "", 0
+        while seen < _LIST_MOST:
+            path = "batches?" + urlencode({"pageSize": 100, **({"pageToken": token} if token else {})})
+            reply = await self._api_client().async_request("get", path, {}, None)
+            try:
+                page = json.loads(reply.body or "{}")
+            except ValueError:
+                raise MalformedReply(f"the batch list is not JSON: {str(reply.body)[:200]!r}") from None
+            ops = page.get("operations") if isinstance(page, dict) else None
+            for op in ops if isinstance(ops, list) else ():
+                seen += 1
+                meta = op.get("metadata") if isinstance(op, dict) else None
+                display = meta.get("displayName") if isinstance(meta, dict) else None
+                tag = display.rsplit(" ", 1)[-1] if isinstance(display, str) else ""
+                wave = by_tag.get(tag)
+                if wave is None or wave in found:
+                    continue
+                status = status_of_operation(op, "batch list")
+                if status.batch_id in known or (status.age_s is not None and time.time() - status.age_s < since):
+                    continue
+                found[wave] = status
+            token = page.get("nextPageToken") if isinstance(page, dict) else None
+            if not token or not isinstance(token, str) or len(found) == len(by_tag):
+                break
+        return found
 
     @_classified
     async def cancel_batch(self, batch_id: str) -> BatchStatus:

@@ -58,8 +58,12 @@ from .batch import (
     BatchState,
     BatchStatus,
     BatchSideBase,
+    LOOK_BACK_S,
+    WaveIntent,
     classified_by,
+    wave_tag,
 )
+from .batch_errors import BatchCancelled, BatchExpired, BatchFailed, BatchQueueFull, with_type
 from .replies import chat_completion_response, short_string
 from .sizes import MB
 
@@ -80,6 +84,11 @@ _STATES: dict[str, BatchState] = {
 #: per-request ``error.code`` values of a request the batch never ran
 NOT_RUN_CODES = frozenset({"batch_expired", "batch_cancelled", "batch_canceled"})
 _CUSTOM_ID = re.compile(rb'^\{"custom_id":\s*("(?:[^"\\]|\\.)*")')
+#: the metadata key that carries a batch's wave id, and the input file name that does
+_WAVE_KEY = "judgekit_wave"
+_WAVE_FILE = re.compile(r"judgekit-batch-(jkwave-[0-9a-f]+)\.jsonl")
+#: the most batches :meth:`OpenAIBatchMixin.find_batches` reads from the list
+_LIST_MOST = 10_000
 #: the slowest transfer rate assumed when setting an upload's timeout (bytes per second)
 
 
@@ -191,7 +200,7 @@ def line_outcome(obj: Any, price: Callable[[ChatResponse], float] | None = None)
             return cid, out
         if status is not None and 100 <= status <= 599:
             shim = _LineStatusError(status, body)
-            out.error = _status_error(shim, status, None, _message(shim))
+            out.error = with_type(_status_error(shim, status, None, _message(shim)), shim.type or shim.code)
             return cid, out
         out.error = MalformedReply(f"batch result line has a response without a valid status_code: {obj!r:.200}")
         return cid, out
@@ -199,9 +208,11 @@ def line_outcome(obj: Any, price: Callable[[ChatResponse], float] | None = None)
         code = error.get("code")
         text = f"[{code or 'error'}] {str(error.get('message') or '')[:300]}"
         if isinstance(code, str) and code.lower() in NOT_RUN_CODES:
-            out.error = BatchRequestNotRun(f"the batch did not run this request: {text}")
+            gone = BatchExpired if code.lower() == "batch_expired" else BatchCancelled
+            out.error = gone(f"the batch did not run this request: {text}")
         else:
-            out.error = TransientError(f"the batch failed this request: {text}")
+            out.error = with_type(TransientError(f"the batch failed this request: {text}"),
+                                  code if isinstance(code, str) else None)
         return cid, out
     out.error = MalformedReply(f"batch result line has neither a response nor an error: {obj!r:.200}")
     return cid, out
@@ -222,10 +233,11 @@ class JoinedResults:
 
 def join_results(custom_ids: Sequence[str], lines: Iterable[bytes], *,
                  price: Callable[[ChatResponse], float] | None = None,
-                 not_run: str = "the batch's results do not report this request") -> JoinedResults:
+                 not_run: str = "the batch's results do not report this request",
+                 not_run_as: type[BatchRequestNotRun] = BatchRequestNotRun) -> JoinedResults:
     """Every request of a batch (``custom_ids``, in order) with what the result ``lines`` (of the
     output and error files, any order) say of it; a request no line answers is a
-    BatchRequestNotRun with the message ``not_run``.  A response wins over an error; otherwise the
+    ``not_run_as`` (a BatchRequestNotRun: expired, cancelled, failed...) with the message ``not_run``.  A response wins over an error; otherwise the
     first line of a request wins."""
     wanted = dict.fromkeys(custom_ids)
     found: dict[str, BatchOutcome] = {}
@@ -252,7 +264,7 @@ def join_results(custom_ids: Sequence[str], lines: Iterable[bytes], *,
             if before.response is not None or outcome.response is None:
                 continue
         found[cid] = outcome
-    joined.outcomes = [found.get(cid) or BatchOutcome(cid, error=BatchRequestNotRun(not_run)) for cid in wanted]
+    joined.outcomes = [found.get(cid) or BatchOutcome(cid, error=not_run_as(not_run)) for cid in wanted]
     return joined
 
 
@@ -314,9 +326,11 @@ class OpenAIBatchMixin(BatchSideBase):
         return len(self._line(item))
 
     @_classified
-    async def submit_batch(self, items: list[BatchItem]) -> BatchStatus:
+    async def submit_batch(self, items: list[BatchItem], *, wave: str | None = None) -> BatchStatus:
         """Upload ``items`` as one input file and create its batch.  The caller keeps to
-        :attr:`batch_limits` and gives each request once: otherwise ValueError, nothing sent."""
+        :attr:`batch_limits` and gives each request once: otherwise ValueError, nothing sent.
+        ``wave`` names the batch for :meth:`find_batches`: in the batch's ``metadata`` (OpenAI)
+        and in the input file's name (Azure too, whose api versions may not take metadata)."""
         limits = self.batch_limits
         if not items:
             raise ValueError("submit_batch: no requests")
@@ -330,14 +344,16 @@ class OpenAIBatchMixin(BatchSideBase):
             raise ValueError(f"submit_batch: the input file is {len(data):,} bytes, more than the "
                              f"{limits.max_bytes:,} allowed")
         client = self._client  # type: ignore[attr-defined]
-        upload = await client.files.create(file=("judgekit-batch.jsonl", data, "application/jsonl"), purpose="batch",
+        filename = f"judgekit-batch-{wave_tag(wave)}.jsonl" if wave else "judgekit-batch.jsonl"
+        upload = await client.files.create(file=(filename, data, "application/jsonl"), purpose="batch",
                                            timeout=self._timeout(len(data)))
         file_id = getattr(upload, "id", None)
         if not isinstance(file_id, str) or not file_id:
             raise MalformedReply(f"file upload reply has no file id: {upload!r:.200}")
         # metadata names the batch in the provider's dashboard (Azure's api versions may not take it)
         extra = {} if self.spec.provider == "azure" else {  # type: ignore[attr-defined]
-            "metadata": {"source": "judgekit", "alias": self.alias[:512]}}  # type: ignore[attr-defined]
+            "metadata": {"source": "judgekit", "alias": self.alias[:512],  # type: ignore[attr-defined]
+                         **({_WAVE_KEY: wave} if wave else {})}}
         try:
             batch = await client.batches.create(input_file_id=file_id, endpoint=self._batch_url,
                                                 completion_window="24h", **extra)
@@ -352,6 +368,57 @@ class OpenAIBatchMixin(BatchSideBase):
     @_classified
     async def poll_batch(self, batch_id: str) -> BatchStatus:
         return _status_of(await self._client.batches.retrieve(batch_id))  # type: ignore[attr-defined]
+
+    @_classified
+    async def find_batches(self, intents: Sequence[WaveIntent], *, known: frozenset[str] = frozenset()
+                           ) -> dict[str, BatchStatus]:
+        """The batches created for ``intents``: ``GET /v1/batches`` page by page (newest first)
+        back to :data:`~judgekit.providers.batch.LOOK_BACK_S` before the oldest intent; a batch
+        is an intent's when its ``metadata`` names the wave, or, without that key (Azure, a
+        compatible server that drops metadata), when its input file's name does."""
+        if not intents:
+            return {}
+        client = self._client  # type: ignore[attr-defined]
+        waves = {i.wave for i in intents}
+        by_tag = {wave_tag(w): w for w in waves}
+        since = min(i.recorded_at for i in intents) - LOOK_BACK_S
+        found: dict[str, BatchStatus] = {}
+        seen = 0
+        async for batch in client.batches.list(limit=100):
+            seen += 1
+            created = getattr(batch, "created_at", None)
+            if isinstance(created, (int, float)) and not isinstance(created, bool) and created < since:
+                break  # the list is newest first
+            if seen > _LIST_MOST:
+                log.warning("find_batches: stopped after %d batches without reaching the intents' time", _LIST_MOST)
+                break
+            batch_id = getattr(batch, "id", None)
+            if not isinstance(batch_id, str) or batch_id in known:
+                continue
+            meta = getattr(batch, "metadata", None)
+            wave = meta.get(_WAVE_KEY) if isinstance(meta, dict) else None
+            if wave is None:
+                wave = await self._wave_of_file(getattr(batch, "input_file_id", None), by_tag)
+            if isinstance(wave, str) and wave in waves and wave not in found:
+                found[wave] = _status_of(batch)
+                if len(found) == len(waves):
+                    break
+        return found
+
+    async def _wave_of_file(self, file_id: Any, by_tag: dict[str, str]) -> str | None:
+        """The wave an input file's name carries (None: none of ``by_tag``'s, or no such file)."""
+        from .openai import classify_openai_error
+
+        if not isinstance(file_id, str) or not file_id:
+            return None
+        try:
+            name = getattr(await self._client.files.retrieve(file_id), "filename", None)  # type: ignore[attr-defined]
+        except Exception as err:
+            if getattr(classify_openai_error(err), "status", None) == 404:
+                return None  # deleted (after 30 days): not a recent batch's
+            raise
+        m = _WAVE_FILE.fullmatch(name) if isinstance(name, str) else None
+        return by_tag.get(m.group(1)) if m else None
 
     @_classified
     async def cancel_batch(self, batch_id: str) -> BatchStatus:
@@ -392,10 +459,13 @@ class OpenAIBatchMixin(BatchSideBase):
                    "expired": "the batch expired before running this request",
                    "cancelled": "the batch was cancelled before running this request",
                    "failed": f"the batch failed as a whole: {status.message or status.provider_status}"}[status.state]
+        errors = getattr(getattr(batch, "errors", None), "data", None)
+        not_run_as = {"ended": BatchRequestNotRun, "expired": BatchExpired, "cancelled": BatchCancelled,
+                      "failed": BatchQueueFull if _queue_full(errors) else BatchFailed}[status.state]
         joined = await asyncio.to_thread(join_results, [c for c in custom_ids if c], lines, price=self._price,
-                                         not_run=not_run)
+                                         not_run=not_run, not_run_as=not_run_as)
         if status.state == "failed":
-            _blame_lines(joined.outcomes, custom_ids, getattr(getattr(batch, "errors", None), "data", None))
+            _blame_lines(joined.outcomes, custom_ids, errors)
         if joined.garbage or joined.unknown or joined.duplicates:
             log.warning("batch %s: %d unreadable result lines, %d for requests it does not hold (%s), %d repeated",
                         batch_id, joined.garbage, len(joined.unknown), ", ".join(joined.unknown[:3]),
@@ -412,6 +482,16 @@ class OpenAIBatchMixin(BatchSideBase):
         return bytes(data)
 
 
+def _queue_full(errors: Any) -> bool:
+    """Whether a failed batch's ``errors`` say the organisation's enqueued-token limit refused it
+    (``token_limit_exceeded``, with no line: the batch as a whole)."""
+    for e in errors if isinstance(errors, list) else ():
+        code = e.get("code") if isinstance(e, dict) else getattr(e, "code", None)
+        if isinstance(code, str) and code.lower() == "token_limit_exceeded":
+            return True
+    return False
+
+
 def _blame_lines(outcomes: list[BatchOutcome], custom_ids: list[str], errors: Any) -> None:
     """A failed batch's ``errors`` that name an input line (1-based) make that line's request a
     BadRequest (the same line would be refused again); the others stay not run."""
@@ -423,4 +503,6 @@ def _blame_lines(outcomes: list[BatchOutcome], custom_ids: list[str], errors: An
         if isinstance(line, int) and not isinstance(line, bool) and 1 <= line <= len(custom_ids):
             target = by_id.get(custom_ids[line - 1])
             if target is not None and target.response is None:
-                target.error = BadRequest(f"the Batch API refused this request: {_error_text(e)}")
+                code = e.get("code") if isinstance(e, dict) else getattr(e, "code", None)
+                target.error = with_type(BadRequest(f"the Batch API refused this request: {_error_text(e)}"),
+                                         code if isinstance(code, str) else None, validation=True)

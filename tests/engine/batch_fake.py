@@ -79,14 +79,19 @@ class FakeBatchProvider(Provider):
     def batch_line_bytes(self, item: BatchItem) -> int:
         return len(json.dumps({"custom_id": item.custom_id, "body": [m.text() for m in item.request.messages]}))
 
-    async def submit_batch(self, items: list[BatchItem]) -> BatchStatus:
+    async def submit_batch(self, items: list[BatchItem], *, wave: str | None = None) -> BatchStatus:
         s = self.server
         assert len(items) <= s.limits.max_requests
         assert sum(self.batch_line_bytes(i) for i in items) <= s.limits.max_bytes
         bid = f"batch_{next(_ids):06d}"
-        s.batches[bid] = {"items": list(items), "state": "submitted", "polls": 0}
+        s.batches[bid] = {"items": list(items), "state": "submitted", "polls": 0, "wave": wave}
         s.submitted.append([i.custom_id for i in items])
         return s._status(bid)
+
+    async def find_batches(self, intents, *, known=frozenset()) -> dict[str, BatchStatus]:
+        waves = {i.wave for i in intents}
+        return {b["wave"]: self.server._status(bid) for bid, b in self.server.batches.items()
+                if b["wave"] in waves and bid not in known}
 
     async def poll_batch(self, batch_id: str) -> BatchStatus:
         s = self.server
