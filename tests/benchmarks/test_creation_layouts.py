@@ -114,7 +114,9 @@ def test_tsv_and_parquet_of_the_same_rows_load_identical_items(tmp_path, quoting
     assert a.items == b.items == c.items
     assert [it.index for it in a] == ["1", "2", "3", "5", "6", "8"]
     assert a.warnings == b.warnings
-    assert [w.split(":")[0] for w in a.warnings] == ["row 4 (index 4)", "row 7 (index 7)", "row 6 (index 6)"]
+    assert [w.split(":")[0] for w in a.warnings] == ["row 4 (index 4)", "row 7 (index 7)", "row 6 (index 6)",
+                                                      "1 ground_truth cell(s) spelled like a pandas missing value "
+                                                      "(NA, N/A, NULL, None, nan, ...)"]  # row 1's "nan"
     by = a.by_index()
     assert by["1"].question == 'Line one\n\tline "two"\r\nthree' and by["1"].role == " spaced "
     assert by["1"].ground_truth == "" and by["2"].ground_truth == 'a "truth"'

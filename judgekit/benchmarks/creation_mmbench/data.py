@@ -27,9 +27,16 @@ same columns as strings, but ``image`` is a sequence of images (``{bytes, path}`
     other key to the Visual Factuality Criteria, the last key of each kind winning, each value
     as ``str.format`` writes it; a text that is not a literal, or a string literal, is subjective
     criteria only.
-``ground_truth``
-    empty (or one of pandas' NA spellings such as ``nan``) means "no ground truth", as
-    ``pd.isna`` does in the reference.
+``question``, ``reference_answer_by_gpt4o``, ``ground_truth``
+    read as ``pandas.read_csv(sep='\\t')`` reads them: a cell that is exactly one of pandas'
+    missing-value spellings (:data:`PANDAS_NA`: ``NA``, ``N/A``, ``NULL``, ``None``, ``nan``, ...;
+    matched as written, no white space stripped, quoted or not) is NaN there, which the
+    reference's prompts write as ``nan``: the question and the baseline answer are ``nan`` here
+    too, and such a ``ground_truth`` is "no ground truth" (``pd.isna``).  A ``ground_truth`` of
+    white space only is kept (pandas keeps ``' '``, so the reference uses the with-ground-truth
+    VFS prompt).  ``na_text=True`` keeps a spelled cell's text; ``blank_ground_truth=True`` makes a
+    white-space-only ground truth none (two options of the benchmark, off by default).  How many
+    cells of each kind the file holds is one line of :attr:`LoadedData.warnings` each.
 
 Every malformed thing raises :class:`~judgekit.errors.DataError` naming the file, the row (its
 1-based data row number and ``index``) and the column.  Oddities that do not stop the run are in
@@ -58,6 +65,7 @@ __all__ = [
     "LoadedData",
     "REQUIRED_COLUMNS",
     "POINTER_MAX_LEN",
+    "PANDAS_NA",
     "load_data",
     "load_tsv",
     "parse_criteria",
@@ -71,12 +79,16 @@ REQUIRED_COLUMNS = ("index", "question", "task_name", "criteria", "reference_ans
 #: an ``image`` field this short is the index of another row, not base64
 POINTER_MAX_LEN = 64
 
-# pandas' default NA spellings: a cell written as one of these is "missing", because the reference
-# reads the file with pandas and tests ``pd.isna``.
-_NA_STRINGS = frozenset(
-    "#N/A #N/A N/A #NA -1.#IND -1.#QNAN -NaN -nan 1.#IND 1.#QNAN <NA> N/A NA NULL NaN None n/a nan null".split()
-)
+#: pandas' default missing-value spellings (``read_csv``'s ``na_values``; the tests check the list
+#: against pandas): a cell written exactly as one of these is NaN for the reference, which reads
+#: the file with pandas and tests ``pd.isna``.  ``#N/A N/A`` is one spelling.
+PANDAS_NA = frozenset({
+    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+    "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
+})
+_NA_STRINGS = PANDAS_NA - {""}
 _NA_MAX_LEN = max(map(len, _NA_STRINGS))  # (an image cell is not hashed to be looked up)
+_NAN = "nan"  # what str.format writes for NaN
 
 #: an ``image`` value as a reader gives it: a TSV cell (base64, list literal or pointer), the bytes
 #: of the parquet's images, or None (no image)
@@ -137,13 +149,15 @@ class LoadedData:
         return {it.index: it for it in self.items}
 
 
-def load_data(path: str | Path, *, task_categories: Mapping[str, str] | None = None) -> LoadedData:
+def load_data(path: str | Path, *, task_categories: Mapping[str, str] | None = None, na_text: bool = False,
+              blank_ground_truth: bool = False) -> LoadedData:
     """Read Creation-MMBench from the VLMEvalKit TSV, the Hugging Face parquet (a ``.parquet``
     file), or the Hugging Face dataset's folder (its ``data/test-*.parquet`` shards).
 
     ``task_categories`` (task -> category, names matched after normalising) overrides both the
     shipped table and a ``category`` column.  Tasks nothing places get ``Uncategorized`` and are
-    listed in :attr:`LoadedData.unknown_tasks`.
+    listed in :attr:`LoadedData.unknown_tasks`.  ``na_text`` and ``blank_ground_truth``: see the
+    module's docstring (both off: as the reference's pandas reads the cells).
     """
     p = Path(path)
     files = parquet_files(p)
@@ -154,7 +168,7 @@ def load_data(path: str | Path, *, task_categories: Mapping[str, str] | None = N
         _, rows = _tsv_rows(p)
         label = str(p)
     resolved, data = resolve_rows(label, rows)
-    _make_items(data, resolved, task_categories)
+    _make_items(data, resolved, task_categories, na_text=na_text, blank_ground_truth=blank_ground_truth)
     return data
 
 
@@ -267,8 +281,15 @@ def tsv_to_parquet(tsv: str | Path, out: str | Path) -> Path:
     return write_parquet(out, records)
 
 
-def _make_items(data: LoadedData, rows: list[_Row], overrides: Mapping[str, str] | None) -> None:
+#: the text cells read as pandas reads them (what the reference's prompts show)
+_PANDAS_READ = ("question", "reference_answer_by_gpt4o", "ground_truth")
+
+
+def _make_items(data: LoadedData, rows: list[_Row], overrides: Mapping[str, str] | None, *, na_text: bool = False,
+                blank_ground_truth: bool = False) -> None:
     path = data.path
+    spelled = dict.fromkeys(_PANDAS_READ, 0)  # cells spelled like a pandas missing value, per column
+    blank_gt = 0
     for r in rows:
         if r.images is None:
             continue
@@ -276,6 +297,13 @@ def _make_items(data: LoadedData, rows: list[_Row], overrides: Mapping[str, str]
         question = f["question"]
         if not question.strip():
             raise DataError(path, "empty question", row=where, column="question")
+        baseline = f["reference_answer_by_gpt4o"]
+        for column in _PANDAS_READ:
+            if f.get(column, "") in _NA_STRINGS:
+                spelled[column] += 1
+        if not na_text:  # NaN for pandas; str.format writes it 'nan'
+            question = _NAN if question in _NA_STRINGS else question
+            baseline = _NAN if baseline in PANDAS_NA else baseline
         subjective, vf = parse_criteria(f["criteria"], path=path, row=where)
         task = f["task_name"].strip()
         if not task:
@@ -294,8 +322,12 @@ def _make_items(data: LoadedData, rows: list[_Row], overrides: Mapping[str, str]
             data.warnings.append(f"row {where}: image_path names {len(paths)} file(s) but the row has "
                                  f"{len(images)} image(s)")
         gt = f.get("ground_truth", "")
-        if gt.strip() in _NA_STRINGS or not gt.strip():
-            gt = ""
+        if gt and not gt.strip():
+            blank_gt += 1
+            if blank_ground_truth:
+                gt = ""
+        elif gt == "" or (gt in _NA_STRINGS and not na_text):
+            gt = ""  # pd.isna: no ground truth
         data.items.append(
             CreationItem(
                 index=r.index,
@@ -312,9 +344,29 @@ def _make_items(data: LoadedData, rows: list[_Row], overrides: Mapping[str, str]
                 vf_criteria=vf,
                 image_paths=paths,
                 images=images,
-                reference_answer=f["reference_answer_by_gpt4o"],
+                reference_answer=baseline,
             )
         )
+    data.warnings.extend(_pandas_notes(spelled, blank_gt, na_text=na_text, blank_ground_truth=blank_ground_truth))
+
+
+def _pandas_notes(spelled: Mapping[str, int], blank_gt: int, *, na_text: bool, blank_ground_truth: bool) -> list[str]:
+    """One line per kind of cell the reference's pandas reads unlike its text, with the count."""
+    notes = []
+    for column, n in spelled.items():
+        if not n:
+            continue
+        what = {"ground_truth": "no ground truth (pd.isna)"}.get(column, "'nan' in its prompts")
+        now = ("kept as text here (keep_na_text)" if na_text else "the same here (options.keep_na_text = true keeps "
+               "the text)")
+        notes.append(f"{n} {column} cell(s) spelled like a pandas missing value (NA, N/A, NULL, None, nan, ...): "
+                     f"the reference reads them as NaN, {what}; {now}")
+    if blank_gt:
+        now = ("no ground truth here (blank_ground_truth_as_missing)" if blank_ground_truth else
+               "the same here (options.blank_ground_truth_as_missing = true: no ground truth)")
+        notes.append(f"{blank_gt} ground_truth cell(s) of white space only: a ground truth for the reference "
+                     f"(pandas keeps the text; the with-ground-truth VFS prompt); {now}")
+    return notes
 
 
 def _parse_paths(path: str, where: str, raw: str) -> tuple[str, ...]:

@@ -63,12 +63,13 @@ def _rows(label: str, rows: Iterator[dict[str, Any]]) -> Iterator[tuple[int, dic
         yield n, fields, _image(label, n, fields["index"], row["image"])
 
 
-def load_hub(spec, *, task_categories: Mapping[str, str] | None = None) -> LoadedData:
+def load_hub(spec, *, task_categories: Mapping[str, str] | None = None, na_text: bool = False,
+             blank_ground_truth: bool = False) -> LoadedData:
     """Creation-MMBench from ``spec.data = "hf:org/name"`` (the released set is
     :data:`HUB_DATASET`; a copy under another name loads the same way)."""
     label = f"hf:{hub_repo(spec)} (split {spec.data_split or HUB_SPLIT})"
     resolved, data = resolve_rows(label, _rows(label, iter_hub_rows(spec, default_split=HUB_SPLIT)))
     if not resolved:
         raise DataError(label, "no rows")
-    _make_items(data, resolved, task_categories)
+    _make_items(data, resolved, task_categories, na_text=na_text, blank_ground_truth=blank_ground_truth)
     return data

@@ -92,6 +92,15 @@ class Options(IntervalOptions):
         True, guard=True, reference="puts both answers into the judge prompts verbatim",
         description="block delimiters, verdict tokens and score markers inside an answer are broken "
                     "before it enters a judge prompt, so it cannot forge the judge's output")
+    keep_na_text: bool = ours(
+        False, reference="reads the TSV with pandas: a question, baseline answer or ground_truth spelled like a "
+                         "missing value (NA, N/A, NULL, None, nan, ...) is NaN: the prompt says 'nan', and such a "
+                         "ground_truth is none",
+        description="such a cell keeps its text (a ground_truth 'NA' is a ground truth)")
+    blank_ground_truth_as_missing: bool = ours(
+        False, reference="a ground_truth of white space only is a ground truth (pandas keeps it): the "
+                         "with-ground-truth VFS prompt",
+        description="a ground_truth of white space only is none: the VFS prompt without one")
     text_only: bool = ours(False, reference="has no text-only variant (Creation-MMBench-TO is in the paper only)",
                            description="Creation-MMBench-TO: a describer's description replaces the images")
     description: Literal["generic", "query_specific"] = "generic"  # the TO variant's describer instruction
@@ -111,12 +120,17 @@ class Prepared:
     warnings: list[str] = field(default_factory=list)  # the loader's (rows left out, ...)
 
 
+def _pandas_read(options: Options) -> dict[str, bool]:
+    """The loader's departures from how the reference's pandas reads the text cells."""
+    return {"na_text": options.keep_na_text, "blank_ground_truth": options.blank_ground_truth_as_missing}
+
+
 def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
     require_candidates(spec)
     if is_hub(spec.data):  # data = "hf:opencompass/Creation-MMBench" (judgekit.hub)
         from .hub import load_hub
 
-        data = load_hub(spec, task_categories=options.task_categories or None)
+        data = load_hub(spec, task_categories=options.task_categories or None, **_pandas_read(options))
     else:
         path = spec.data_path()
         if not path.exists():
@@ -124,7 +138,7 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
 
             raise DataError(str(path), "no such file (the released Creation-MMBench TSV or parquet; point the "
                                        "spec's `data` at it or pass --set data=PATH)")
-        data = load_data(path, task_categories=options.task_categories or None)
+        data = load_data(path, task_categories=options.task_categories or None, **_pandas_read(options))
     items = data.items[:limit] if limit else data.items
     human = None
     if options.human_ratings:  # relative to the spec file, or a shipped sample (samples:...)
