@@ -30,7 +30,9 @@ attached in order.  Two rules:
 * :func:`flatten_as_reference`, the reference scorer's (its ``dataset.py``): the whole question;
   then the answer, read in order until the question and the answer read so far hold
   :data:`REFERENCE_IMAGE_STOP` (3) images: what follows, text and images alike, is not read,
-  except that the answer's opening text is always read.  The reference then leaves out any row
+  except that the answer's opening text is always read (the text of its first entry: when that
+  entry has neither text nor image, a text segment whose ``text`` is None stands for it, so a
+  question with 3 images gets an empty answer, as in the reference).  The reference then leaves out any row
   with more than :data:`REFERENCE_MAX_IMAGES` (4) images, i.e. one whose question alone has 5
   or more (:func:`reference_skips`).
 * :func:`flatten_for_judge` (``options.keep_full_answer``): every text is kept, and with
@@ -208,7 +210,8 @@ def flatten_for_judge(question_segments: Sequence[S], answer_segments: Sequence[
                     parts.append(DROPPED_LINE.format(k=k, cap=image_cap))
                 k += 1
             elif seg.kind == "text":
-                parts.append((seg.text or "") + "\n")
+                if seg.text is not None:  # (None: an empty entry, nothing to write)
+                    parts.append(seg.text + "\n")
             else:
                 raise ValueError(f"segment kind must be 'text' or 'image', not {seg.kind!r}")
         return "".join(parts)
@@ -235,7 +238,8 @@ def flatten_as_reference(question_segments: Sequence[S], answer_segments: Sequen
             parts.append(IMAGE_LINE.format(k=len(images)))
             images.append(seg)
         elif seg.kind == "text":
-            parts.append((seg.text or "") + "\n")
+            if seg.text is not None:  # None: an entry with neither text nor image, which writes nothing
+                parts.append(seg.text + "\n")
         else:
             raise ValueError(f"segment kind must be 'text' or 'image', not {seg.kind!r}")
 

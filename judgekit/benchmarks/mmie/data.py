@@ -252,6 +252,11 @@ class _Reader:
             if "text" not in entry and "image" not in entry:
                 raise ctx.error("entry has neither 'text' nor 'image'", col)
             text, image = entry.get("text"), entry.get("image")
+            if k == 0 and column == "answer" and text is None and image is None:
+                # an answer opening with an empty entry: kept as a text segment without text, since
+                # the reference's scorer reads the first entry before it stops at 3 images, so
+                # such an answer is empty for it when the question holds 3 images
+                out.append(Segment("text", text=None))
             if text is not None:
                 if not isinstance(text, str):
                     raise ctx.error(f"text must be a string or null, not {type(text).__name__}", col + ".text")

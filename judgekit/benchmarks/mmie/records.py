@@ -68,7 +68,9 @@ class Segment:
 
     kind: Literal["text", "image"]
     text: str | None = None
-    """The text of a text segment (as written, may be empty); None for an image."""
+    """The text of a text segment (as written, may be empty); None for an image, and for the text
+    segment standing for an answer's first entry when it has neither text nor image (it writes
+    nothing, but it is the answer's opening, as the reference's scorer reads it)."""
     path: Path | None = None
     """The image file, resolved (inside the images folder); None for a text."""
     ref: str | None = None

@@ -241,7 +241,7 @@ def _parts(segments: tuple[Segment, ...] | None, captions: list[str] | None = No
             cap = captions[k] if captions is not None and k < len(captions) else s.ref
             out.append(image(s.path, caption=cap) if s.path is not None else image(missing="no file", caption=cap))
             k += 1
-        else:
+        elif s.text is not None:  # (None: an empty opening entry)
             out.append(text(s.text))
     return out
 

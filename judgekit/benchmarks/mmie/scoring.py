@@ -81,7 +81,8 @@ def scorer_text(item: MMIEItem, answer: Sequence[Segment], options: Options,
                 prompts: dict[str, Prompt]) -> ScorerText:
     """The filled prompt for ``answer`` to ``item`` (the module docstring), and the images to
     attach (``flat.images``, in order)."""
-    answer = [s if s.is_image else Segment.of_text(defuse_answer_text(s.text or "", options)) for s in answer]
+    answer = [s if s.is_image or s.text is None else Segment.of_text(defuse_answer_text(s.text, options))
+              for s in answer]
     question = list(item.question)
     if options.defuse_image_tags:
         question = [s if s.is_image or not _PLACEHOLDER.search(s.text or "")
