@@ -63,6 +63,9 @@ class RunOptions:
     yes: bool = False
     interactive: bool = False  # a person can answer a confirmation
     handle_signals: bool = False  # Ctrl-C / SIGTERM stop launching calls and end the run cleanly
+    #: seconds the calls in flight when the run stops (Ctrl-C, SIGTERM, the cost cap) have to land
+    #: and be kept; those still out then are abandoned (a second Ctrl-C abandons them at once)
+    grace_s: float = 15.0
     batch: bool = False  # --batch: every model whose provider has a batch API runs in batch mode
 
 
@@ -294,6 +297,55 @@ def _restore_signals() -> None:
             pass
 
 
+def _abandon(holder: dict[str, Any], why: str) -> None:
+    """Cancel the run's calls now, counting the attempts still out at a provider (abandoned: a
+    provider may bill them, and nobody keeps their answers)."""
+    calls, engine = holder.get("calls"), holder.get("engine")
+    if calls is None or calls.done() or "abandoned" in holder:
+        return
+    holder["abandoned"], holder["abandoned_why"] = (engine.in_flight if engine is not None else 0), why
+    calls.cancel()
+
+
+#: after a signal, once no attempt is out, how long the flow has to wind down before it is cancelled
+#: (calls waiting on a submitted batch wait no longer: the batch stays recorded for the next run)
+_WIND_DOWN_S = 1.0
+
+
+async def _grace_watch(engine: Engine, holder: dict[str, Any], grace_s: float) -> None:
+    """Once the run stops (a signal, the cost cap), give the attempts in flight ``grace_s`` seconds
+    to land (each one that does is stored and charged), then abandon what is left.  After a signal
+    the flow is also cancelled once nothing has been out for :data:`_WIND_DOWN_S`."""
+    await engine.wait_stopped()
+    holder["out_at_stop"] = engine.in_flight
+    loop = asyncio.get_running_loop()
+    end = loop.time() + grace_s
+    idle_since = None
+    while loop.time() < end:
+        if engine.in_flight:
+            idle_since = None
+        elif not holder.get("signalled"):
+            return  # the cap: what is not in flight goes on as the flow decides (batches are collected)
+        elif idle_since is None:
+            idle_since = loop.time()
+        elif loop.time() - idle_since >= _WIND_DOWN_S:
+            break
+        await asyncio.sleep(0.05)
+    _abandon(holder, f"after the {grace_s:g} s grace")
+
+
+def _landing_note(engine: Engine, holder: dict[str, Any]) -> str:
+    """What became of the attempts in flight when the run stopped, for the closing message."""
+    out, abandoned = holder.get("out_at_stop", 0), holder.get("abandoned", 0)
+    if not out:
+        return "; no call was in flight, every finished call is in the cache"
+    text = f"; of {out:,} calls in flight at the stop, {engine.landed_after_stop:,} landed and were kept"
+    if abandoned:
+        text += (f", {abandoned:,} were abandoned {holder['abandoned_why']} (the provider may bill them; "
+                 "the next run asks them again)")
+    return text
+
+
 def _served(engine: Engine) -> int | None:
     total, found = 0, False
     seen = set()
@@ -371,17 +423,25 @@ async def run_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> Run
     outcomes are in the returned RunOutcome's exit code and message.
 
     With ``opts.handle_signals``, SIGINT/SIGTERM at any point end the run cleanly: during the
-    calls, no new call is launched, in-flight ones are abandoned and every finished one is kept;
-    before them, the run simply ends.  Either way the exit code is 130.
+    calls, no new call is launched and the calls in flight have ``opts.grace_s`` seconds to land
+    (each one that does is stored and charged, as it was paid); a second signal, or the end of the
+    grace, abandons the rest.  Before the calls, the run simply ends.  Either way the exit code is
+    130.  A stop for the cost cap gives the calls in flight the same grace.
     """
     main_task = asyncio.current_task()
     holder: dict[str, Any] = {}
 
     def on_signal() -> None:
-        engine = holder.get("engine")
-        if engine is not None:
-            engine.stop("interrupted")
-        (holder.get("calls") or main_task).cancel()
+        engine, calls = holder.get("engine"), holder.get("calls")
+        if calls is None or engine is None:
+            if engine is not None:
+                engine.stop("interrupted")
+            main_task.cancel()  # no call going: the run simply ends
+        elif not holder.get("signalled") and not engine.stopping:
+            holder["signalled"] = True
+            engine.stop("interrupted")  # no new call; the grace watcher abandons what is left after it
+        else:
+            _abandon(holder, "at the second signal")
 
     interrupted = _on_signals(on_signal if opts.handle_signals else None)
     ui = ui or _NullUI()
@@ -448,6 +508,7 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
         result: BenchmarkResult | None = None
         status, code, message = "done", EXIT["ok"], ""
         task = holder["calls"] = asyncio.ensure_future(bench.run(prepared, engine))
+        watcher = asyncio.ensure_future(_grace_watch(engine, holder, opts.grace_s))
         try:
             async with ui.progress(engine):
                 result = await task
@@ -455,21 +516,30 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
             status, code = "stopped", EXIT["failed"]
             message = str(eg.exceptions[0])
         except* asyncio.CancelledError:
-            if not interrupted():
+            if not interrupted() and "abandoned" not in holder:
                 raise
-            status, code = "interrupted", EXIT["interrupted"]
-            message = "interrupted: no new calls were launched; every finished call is in the cache"
+            if interrupted():
+                status, code, message = "interrupted", EXIT["interrupted"], "interrupted: no new calls were launched"
+            else:  # the cap (or another stop) whose calls in flight outlasted the grace
+                status, code, message = "stopped", EXIT["failed"], f"stopped: {engine.stop_reason}"
+            message += _landing_note(engine, holder)
         finally:
             holder.pop("calls", None)
+            watcher.cancel()
             gc.unfreeze()  # let everything be collected again (DuckDB objects must die before exit)
         pending = batches_pending(engine, s.cache_path, spec.name)  # batches left live at the provider
         served = _served(engine)
         outcome = RunOutcome(code, message, out_dir, estimate=est, stats=engine.stats, served_by_simulator=served,
                              max_cost_usd=budget)
         if result is not None:
-            if engine.stop_reason and result.not_run:
+            if interrupted():
+                status, code = "interrupted", EXIT["interrupted"]
+                message = (f"interrupted: no new calls were launched ({result.not_run} not made)"
+                           + _landing_note(engine, holder))
+            elif engine.stop_reason and result.not_run:
                 status, code = "stopped", EXIT["failed"]
-                message = f"stopped: {engine.stop_reason}; {result.not_run} calls not made"
+                message = (f"stopped: {engine.stop_reason}; {result.not_run} calls not made"
+                           + _landing_note(engine, holder))
             elif result.failed_items:
                 status, code = "failed_items", EXIT["failed"]
                 message = f"{len(result.failed_items)} failed calls remain; re-run the same command to retry them"

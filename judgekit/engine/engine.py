@@ -4,6 +4,8 @@ Per call:
 1. compute the cache key and look it up (micro-batched, off the event loop) BEFORE any limiter
    slot is taken, so cached calls never wait behind paid ones;
 2. when stopping (Ctrl-C, budget reached, a fatal error), calls not yet launched are not made;
+   those already out land and are kept as usual (``in_flight`` and ``landed_after_stop`` count
+   them: the runner gives them a grace period, then abandons what is left);
 3. take the bucket's slot and rate budget and, under a cost cap, reserve the call's worst-case
    cost (:mod:`judgekit.engine.budget`) in the same step, with no await between the check and
    the launch; make one attempt; on a retryable error retry with the policy of
@@ -108,6 +110,9 @@ class Engine:
         # finished (and so missed its row) finds it here.  Bounded: the race lasts a lookup.
         self._paid: dict[str, ChatResponse] = {}
         self.fatal: str | None = None
+        #: attempts out at a provider now, and those that came back (answered or failed) after the stop
+        self.in_flight = 0
+        self.landed_after_stop = 0
         self.batches = None  # the batch layer (.batching.BatchLayer) when a provider has a batch API
         self.savings = Savings()  # what batching and prompt caching saved
 
@@ -184,6 +189,15 @@ class Engine:
     @property
     def stopping(self) -> bool:
         return self.stop_reason is not None
+
+    async def wait_stopped(self) -> None:
+        """Until the run begins stopping (:meth:`stop`)."""
+        await self._stopped.wait()
+
+    def _landed(self) -> None:
+        """An attempt came back: counted when the run is stopping (it was out when the stop came)."""
+        if self.stop_reason is not None:
+            self.landed_after_stop += 1
 
     def bucket_states(self) -> list[BucketState]:
         return [b.state() for b in self.buckets.values()]
@@ -319,9 +333,11 @@ class Engine:
             bucket.release()
             raise
         # from the reservation to the launch nothing awaits: no other call can take the room
+        self.in_flight += 1
         try:
             resp = await prov.generate(req)
         except ProviderError as e:
+            self._landed()
             self._settle_failed(prov, req, hold, e)
             raise
         except BaseException:
@@ -329,7 +345,9 @@ class Engine:
                 self.cap.settle(hold.amount, 0.0)
             raise
         finally:
+            self.in_flight -= 1
             bucket.release()
+        self._landed()
         self._charge(prov, req, resp, hold)
         return resp
 
