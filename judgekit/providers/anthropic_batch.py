@@ -204,7 +204,8 @@ def result_outcome(obj: Any, price: Callable[[ChatResponse], float] | None = Non
 
 def join_results(custom_ids: Sequence[str] | None, lines: Iterable[bytes], *,
                  price: Callable[[ChatResponse], float] | None = None,
-                 not_run: str = "the batch's results do not report this request") -> tuple[JoinedResults, int]:
+                 not_run: str = "the batch's results do not report this request",
+                 not_run_as: type[BatchRequestNotRun] = BatchRequestNotRun) -> tuple[JoinedResults, int]:
     """(every request of a batch with what the results ``lines`` (any order) say of it, the
     number of lines that could be read).  With ``custom_ids`` (in order) the outcomes are exactly
     those requests, one that no line answers a BatchRequestNotRun with the message ``not_run``,
@@ -236,7 +237,7 @@ def join_results(custom_ids: Sequence[str] | None, lines: Iterable[bytes], *,
                 continue
         found[cid] = outcome
     ids = wanted if wanted is not None else found
-    joined.outcomes = [found.get(cid) or BatchOutcome(cid, error=BatchRequestNotRun(not_run)) for cid in ids]
+    joined.outcomes = [found.get(cid) or BatchOutcome(cid, error=not_run_as(not_run)) for cid in ids]
     return joined, read
 
 
@@ -422,7 +423,9 @@ class AnthropicBatchMixin(BatchSideBase):
                    "expired": "the batch expired before running this request"}.get(
             status.state, "the batch's results do not report this request")
         joined, read = await asyncio.to_thread(join_results, ids, data.splitlines(), price=self._price,
-                                               not_run=not_run)
+                                               not_run=not_run, not_run_as={
+                                                   "cancelled": BatchCancelled, "expired": BatchExpired}.get(
+                                                   status.state, BatchRequestNotRun))
         if not read and (data.strip() or status.total):
             kind = response.headers.get("content-type", "?")
             raise MalformedReply(f"the results of batch {batch_id} are not JSONL ({kind[:60]}): "

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import MalformedReply, ProviderError, TransientError
 from ..types import ChatResponse
+from .batch_errors import BatchCancelled, BatchExpired, with_type
 from .batch import BatchOutcome, BatchRequestNotRun, BatchState, BatchStatus
 from .replies import short_string
 from .sizes import b64_len
@@ -179,11 +180,14 @@ def line_error(error: Any) -> ProviderError:
         return TransientError(f"the batch failed this request: {str(error)[:300]}")
     text = f"[{status or code}] {str(error.get('message') or '')[:300]}"
     if code in _NOT_RUN:
-        return BatchRequestNotRun(f"the batch did not run this request: {text}")
+        gone = BatchExpired if status == "DEADLINE_EXCEEDED" or code == 4 else BatchCancelled
+        return gone(f"the batch did not run this request: {text}")
     http = GRPC_TO_HTTP.get(code, code if 400 <= code <= 599 else 500)
     body = {"error": {"code": http, "message": str(error.get("message") or ""), "status": status or "",
                       "details": error.get("details") if isinstance(error.get("details"), list) else []}}
-    return classify_gemini_error(errors.APIError(http, body))
+    name = status if isinstance(status, str) and status else next(
+        (n for n, c in _GRPC_NAMES.items() if c == code), str(code))
+    return with_type(classify_gemini_error(errors.APIError(http, body)), name)
 
 
 @dataclass

@@ -28,6 +28,7 @@ from judgekit.providers import create_provider
 from judgekit.providers.anthropic import AnthropicProvider
 from judgekit.providers.anthropic_batch import ANTHROPIC_BATCH_LIMITS, batch_state, join_results
 from judgekit.providers.batch import BatchAPI, BatchItem, BatchLimits, BatchRequestNotRun
+from judgekit.providers.batch_errors import BatchCancelled, BatchExpired, cause_of
 from judgekit.sim import SimConfig, SimServer
 from judgekit.sim.server import BATCHES_KEY
 from judgekit.types import ChatRequest, GenParams, ImagePart, Message
@@ -368,10 +369,13 @@ async def test_odd_result_lines_give_the_right_outcomes(providers, caplog):
         assert got[ids[0]].response.text == "one" and got[ids[0]].response.cost_usd > 0
         kinds = {i: type(got[c].error) for i, c in enumerate(ids) if got[c].error is not None}
         assert kinds == {1: BadRequest, 2: RateLimited, 3: TransientError, 4: QuotaExhausted, 5: AuthError,
-                         6: TransientError, 7: BatchRequestNotRun, 8: BatchRequestNotRun, 9: EmptyReply,
+                         6: TransientError, 7: BatchCancelled, 8: BatchExpired, 9: EmptyReply,
                          10: MalformedReply, 12: MalformedReply, 13: BatchRequestNotRun, 14: BadRequest}
         assert got[ids[11]].response.text == "second line wins" and got[ids[15]].response.text == "first"
         assert "prompt is too long" in str(got[ids[1]].error) and "mystery" in str(got[ids[12]].error)
+        causes = {i: cause_of(got[c].error) for i, c in enumerate(ids) if got[c].error is not None}
+        assert (causes[1], causes[3], causes[7], causes[8], causes[13]) == (
+            "errored (invalid_request_error)", "errored (overloaded_error)", "cancelled", "expired", "not reported")
         assert "unreadable" in caplog.text and "stranger" in caplog.text
 
         # a provider that did not submit the batch (a restarted run) reports every line it can read

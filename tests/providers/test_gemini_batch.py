@@ -42,6 +42,7 @@ from judgekit.providers.batch import (
     BatchLimits,
     BatchRequestNotRun,
 )
+from judgekit.providers.batch_errors import BatchCancelled, BatchExpired, cause_of
 from judgekit.providers.gemini_batch_wire import _STATES, batch_state, join_lines
 from judgekit.sim import SimConfig, SimServer
 from judgekit.sim.server import BATCHES_KEY
@@ -501,11 +502,12 @@ async def test_odd_responses_files_give_outcomes_not_a_crash(providers):
                                       "cancelled", "late", "internal", "weird", "neither", "twice"})
         assert out["ok"].response.text == "fine" and out["ok"].response.cost_usd > 0 and out["ok"].error is None
         want = {"list": MalformedReply, "wrongtype": MalformedReply, "blocked": Blocked, "filtered": ContentFiltered,
-                "empty": EmptyReply, "quota": RateLimited, "bad": BadRequest, "cancelled": BatchRequestNotRun,
-                "late": BatchRequestNotRun, "internal": TransientError, "weird": TransientError,
+                "empty": EmptyReply, "quota": RateLimited, "bad": BadRequest, "cancelled": BatchCancelled,
+                "late": BatchExpired, "internal": TransientError, "weird": TransientError,
                 "neither": MalformedReply}
         for key, cls in want.items():
             assert type(out[key].error) is cls and out[key].response is None, (key, out[key].error)
+        assert cause_of(out["internal"].error) == "errored (INTERNAL)"  # the line's own status
         assert out["filtered"].extra["cost_usd"] == pytest.approx(1.25 / 2)  # its prompt, at the batch rate
         assert out["twice"].response.text == "fine"  # a response wins over errors
         # the responses file is no JSONL at all: nothing reported (the batch layer asks again)

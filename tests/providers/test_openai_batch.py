@@ -39,6 +39,7 @@ from judgekit.providers.batch import (
     BatchLimits,
     BatchRequestNotRun,
 )
+from judgekit.providers.batch_errors import BatchCancelled, BatchExpired, BatchFailed, BatchQueueFull, cause_of
 from judgekit.providers.openai_batch import batch_state, join_results
 from judgekit.sim import SimConfig, SimServer
 from judgekit.sim.server import BATCHES_KEY
@@ -178,6 +179,7 @@ async def test_request_failures_expiry_and_no_answers_give_their_classes(sim, pr
     outcomes = await p.batch_results((await p.submit_batch([item(i) for i in range(3)])).batch_id)
     for o in outcomes:
         assert type(o.error) is TransientError and o.error.status == 500 and o.error.retryable
+        assert cause_of(o.error) == "errored (server_error)"  # the provider's own error type
     server = await sim(batch_turnaround_s=0.0, batch_expire_rate=1.0)
     p = await providers(sim_spec(server))
     status = await p.submit_batch([item(i) for i in range(5)])
@@ -185,7 +187,8 @@ async def test_request_failures_expiry_and_no_answers_give_their_classes(sim, pr
     outcomes = await p.batch_results(status.batch_id)
     assert sum(o.response is not None for o in outcomes) == 2
     not_run = [o.error for o in outcomes if o.response is None]
-    assert len(not_run) == 3 and all(type(e) is BatchRequestNotRun and e.retryable for e in not_run)
+    assert len(not_run) == 3 and all(type(e) is BatchExpired and e.retryable for e in not_run)
+    assert {cause_of(e) for e in not_run} == {"expired"}
     assert all("batch_expired" in str(e) for e in not_run)
     p = await providers(sim_spec(await sim(batch_turnaround_s=0.0, reply_fault_models={"sim-judge": "content_filter"}),
                                  price=PRICE))
@@ -199,7 +202,8 @@ async def test_a_batch_refused_as_a_whole(sim, providers):
     done = await p.poll_batch(status.batch_id)
     assert done.state == "failed" and "token_limit_exceeded" in done.message
     outcomes = await p.batch_results(status.batch_id)
-    assert all(type(o.error) is BatchRequestNotRun and "token_limit_exceeded" in str(o.error) for o in outcomes)
+    assert all(type(o.error) is BatchQueueFull and "token_limit_exceeded" in str(o.error) for o in outcomes)
+    assert all(isinstance(o.error, BatchRequestNotRun) and cause_of(o.error) == "queue full" for o in outcomes)
 
 
 async def test_cancel(sim, providers):
@@ -218,7 +222,7 @@ async def test_cancel(sim, providers):
     assert (await p.cancel_batch(status.batch_id)).state == "cancelled"  # again: as it is, no error
     outcomes = await p.batch_results(status.batch_id)
     assert [o.response is not None for o in outcomes].count(True) == 4
-    assert all(type(o.error) is BatchRequestNotRun and "cancelled" in str(o.error) for o in outcomes if o.error)
+    assert all(type(o.error) is BatchCancelled and "cancelled" in str(o.error) for o in outcomes if o.error)
 
 
 class _Clock:
@@ -453,7 +457,7 @@ async def test_odd_result_files_give_outcomes_not_a_crash(providers):
     assert kinds == {"empty": EmptyReply, "refused": Refused, "filtered": ContentFiltered, "malformed": MalformedReply,
                      "no-status": MalformedReply, "rate": RateLimited, "quota": QuotaExhausted, "bad": BadRequest,
                      "param": UnsupportedParameter, "auth": AuthError, "server": TransientError,
-                     "expired": BatchRequestNotRun, "other-error": TransientError, "missing": BatchRequestNotRun}
+                     "expired": BatchExpired, "other-error": TransientError, "missing": BatchRequestNotRun}
     assert got["rate"].error.retry_after == 2.0 and got["rate"].error.retryable
     assert got["server"].error.status == 500 and got["bad"].error.status == 400
 
@@ -470,7 +474,9 @@ async def test_a_refused_input_file_blames_its_lines(providers):
         status = await p.poll_batch("batch_1")
         outcomes = await p.batch_results("batch_1")
     assert status.state == "failed" and status.message.startswith("line 2: [invalid_url]")
-    assert [type(o.error) for o in outcomes] == [BatchRequestNotRun, BadRequest, BatchRequestNotRun]
+    assert [type(o.error) for o in outcomes] == [BatchFailed, BadRequest, BatchFailed]
+    assert [cause_of(o.error) for o in outcomes] == ["batch failed", "validation error", "batch failed"]
+    assert "line 2: [invalid_url]" in str(outcomes[1].error) and "[invalid_url]" in str(outcomes[0].error)
     assert "invalid_url" in str(outcomes[1].error) and "invalid_url" in str(outcomes[0].error)
 
 
@@ -556,7 +562,7 @@ def test_joining_results_on_custom_id(fates, unknown, garbage, dup_errors, seed)
     joined = join_results(list(fates), lines)
     assert [o.custom_id for o in joined.outcomes] == list(fates)
     assert joined.garbage == garbage and sorted(joined.unknown) == sorted(unknown) and joined.duplicates == len(dups)
-    want = {"answer": None, "bad": BadRequest, "rate": RateLimited, "expired": BatchRequestNotRun,
+    want = {"answer": None, "bad": BadRequest, "rate": RateLimited, "expired": BatchExpired,
             "missing": BatchRequestNotRun}
     for o in joined.outcomes:
         fate = fates[o.custom_id]
