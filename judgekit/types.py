@@ -149,6 +149,9 @@ class Usage:
     #: the part of ``input_tokens`` written to the provider's prompt cache (Anthropic's
     #: ``cache_creation_input_tokens``: billed at its cache-write rate, 1.25x input for 5 minutes)
     cache_write_tokens: int = 0
+    #: the part of ``cache_write_tokens`` written with a 1-hour lifetime (Anthropic's
+    #: ``cache_creation.ephemeral_1h_input_tokens``: billed at 2x input)
+    cache_write_1h_tokens: int = 0
 
 
 #: ``ChatResponse.finish_reason`` of a reply cut at the output limit, whatever the provider

@@ -31,7 +31,9 @@ broken reply whose cost is unknown, so it is charged its reservation, never less
 Prices are those of the model that answers (``ModelSpec.base_model``: an Azure deployment's
 ``serves``), and a reply is charged as billed (:func:`judgekit.cost.prices.usage_usd`): its
 cached input tokens at the cached rate, every output token (reasoning and thoughts included) at
-the output rate.  The reservation prices all input at the full input rate, so it stays a worst case.
+the output rate.  The reservation prices all input at the full input rate, or at the cache-write
+rate where the model has a higher one (Anthropic's 5-minute writes, 1.25x: any of a request's input
+up to its last prompt-cache mark may be written), so it stays a worst case.
 
 Batches (:mod:`judgekit.engine.batching`): a batch-mode alias's calls are priced at the batch
 rates (``CallPricing.batch``), and a wave of them is reserved request by request before it is
@@ -152,13 +154,16 @@ class CallPricing:
     image_output: int | None  # an image generator's output tokens per image, when priced by token
     context: int | None  # context window, when genai-prices knows it
     batch: bool = False  # priced at the batch rates
+    writes_dearer: bool = False  # a prompt-cache write costs more than plain input: reserve input as writes
 
     @classmethod
     def of(cls, provider: str, model: str, override: PriceOverride | None,
            image_output: int | None = None, *, batch: bool = False) -> "CallPricing":
         big = price_usd(provider, model, 1_000_000, 1_000_000, override, batch=batch)
+        written = price_usd(provider, model, 1_000_000, 1_000_000, override, 0, 1_000_000, batch=batch)
         return cls(provider, model, override, free=big == 0.0, known=big is not None,
-                   image_output=image_output, context=context_window(provider, model), batch=batch)
+                   image_output=image_output, context=context_window(provider, model), batch=batch,
+                   writes_dearer=big is not None and written is not None and written > big)
 
     def output_bound(self, input_tokens: int, max_tokens: int | None, params=None) -> int:
         """The most output tokens one call may be billed for (see the module docstring);
@@ -177,7 +182,10 @@ class CallPricing:
         return n if bound is None else min(n, bound)
 
     def cost(self, input_tokens: int, output_tokens: int) -> float | None:
-        return price_usd(self.provider, self.model, input_tokens, output_tokens, self.override, batch=self.batch)
+        """The most ``input_tokens`` and ``output_tokens`` may cost (every input token a cache
+        write where writes cost more than input)."""
+        return price_usd(self.provider, self.model, input_tokens, output_tokens, self.override,
+                         0, input_tokens if self.writes_dearer else 0, batch=self.batch)
 
 
 class CostCap:

@@ -15,7 +15,7 @@ EXPECTED = {
     "judgekit.cost.images": {"image_tokens", "GEMINI_PROVIDERS", "generation_output_tokens",
                              "GENERATION_OUTPUT_TOKENS"},
     "judgekit.cost.prices": {"PriceOverride", "price_usd", "usage_usd", "has_price", "context_window",
-                             "FREE_PROVIDERS", "GENAI_PROVIDER_IDS", "BATCH_DISCOUNT"},
+                             "FREE_PROVIDERS", "GENAI_PROVIDER_IDS", "BATCH_DISCOUNT", "CACHE_MULTIPLIERS"},
     "judgekit.cost.reasoning": {"is_openai_reasoning", "gemini_thinking_cap", "thinking_budget_of",
                                 "thinking_allowance", "max_billed_output", "reasons", "GEMINI_MAX_OUTPUT"},
     "judgekit.cost.estimate": {
