@@ -19,7 +19,8 @@ Prompt caching (``cache_prefix``): the fixed prefix a judge repeats across calls
    images, which a pairwise judge sends again in both orders and for every candidate, before the
    answers (Creation-MMBench's judge turn is ``images..., text``).
 
-A prefix shorter than the model's minimum (1,024 tokens; 2,048 for Haiku) is not cached by the
+A prefix shorter than the model's minimum (:func:`prompt_cache_min_tokens`: 4,096 tokens for Opus
+4.5 and later and Haiku 4.5, 2,048 for Haiku 3 and 3.5, 1,024 for the others) is not cached by the
 API and costs nothing more; a prefix that is cached costs 1.25x input once (the write) and 0.1x on
 every read within 5 minutes.
 
@@ -54,7 +55,7 @@ from ..errors import BadRequest, EmptyReply, MalformedReply, NoAnswer, NoOutputB
 from ..types import ChatResponse, ImagePart, Message, TextPart, Usage
 from .replies import MAX_CALL_TOKENS, clean_text, excerpt, short_string, token_count
 
-__all__ = ["CACHE_CONTROL", "MAX_BREAKPOINTS", "MEDIA_TYPES", "FINISH_REASONS", "to_anthropic_messages",
+__all__ = ["CACHE_CONTROL", "MAX_BREAKPOINTS", "prompt_cache_min_tokens", "MEDIA_TYPES", "FINISH_REASONS", "to_anthropic_messages",
            "message_params", "message_response", "usage_of_message", "engine_rate_headers", "parse_reset"]
 
 #: the mark of a prompt-cache breakpoint (5-minute lifetime, the API's default)
@@ -69,6 +70,24 @@ FINISH_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "le
 _NOT_ANSWER = frozenset({"thinking", "redacted_thinking"})
 _LIMIT_KINDS = ("requests", "tokens", "input-tokens", "output-tokens")
 _LABEL_MAX = 200
+
+
+@lru_cache(maxsize=256)
+def prompt_cache_min_tokens(model: str) -> int:
+    """The fewest tokens a prefix up to a ``cache_control`` mark needs for Claude ``model`` to cache
+    it (Anthropic's prompt-caching guide): 4,096 for Opus 4.5 and later and Haiku 4.5 and later,
+    2,048 for Haiku 3 and 3.5 (and a Haiku name without a version), 1,024 for the others (an
+    unknown name included)."""
+    from .params import claude_version
+
+    name = model.strip().lower().rsplit("/", 1)[-1]
+    family = next((f for f in ("opus", "haiku", "sonnet") if f in name), "")
+    version = claude_version(name)
+    if family == "haiku":
+        return 4096 if version is not None and version >= (4, 5) else 2048
+    if family == "opus" and version is not None and version >= (4, 5):
+        return 4096
+    return 1024
 
 
 @lru_cache(maxsize=512)
@@ -155,7 +174,12 @@ def usage_of_message(usage: Any) -> Usage:
     total = fresh + written + read
     if total > MAX_CALL_TOKENS:
         raise MalformedReply(f"reply usage adds up to {total:,} input tokens, beyond any real call")
-    return Usage(total, output, cached_input_tokens=read, cache_write_tokens=written)
+    # the 1-hour part of the writes (cache_creation's split by lifetime; absent from older replies)
+    split = usage.get("cache_creation")
+    hour = (token_count(split.get("ephemeral_1h_input_tokens"), "cache_creation.ephemeral_1h_input_tokens")
+            if isinstance(split, Mapping) else 0)
+    return Usage(total, output, cached_input_tokens=read, cache_write_tokens=written,
+                 cache_write_1h_tokens=min(hour, written))
 
 
 def _answer_text(content: Any) -> str:

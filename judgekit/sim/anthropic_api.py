@@ -35,8 +35,11 @@ come back in Anthropic's shapes:
   (the reset an RFC 3339 time) from the pipeline's buckets; ``retry-after`` (whole seconds) on a 429.
 
 Prompt caching: the request's ``cache_control`` marks are breakpoints.  A prefix (the content up
-to and including a marked block, keyed by a hash of the model and that content) of at least 1,024
-estimated tokens (2,048 for a ``haiku`` model name) is cached for 5 minutes: the first request
+to and including a marked block, keyed by a hash of the model and that content) of at least the
+model's minimum in estimated tokens (:func:`judgekit.providers.anthropic_wire.prompt_cache_min_tokens`,
+as Anthropic documents it: 4,096 for Opus 4.5 and later and Haiku 4.5, 2,048 for Haiku 3 and 3.5,
+1,024 for the others) is cached for 5 minutes; a shorter one is neither written nor read (no
+``cache_creation_input_tokens``, no ``cache_read_input_tokens``), as the real API does.  The first request
 that marks it is billed ``cache_creation_input_tokens``, a later one ``cache_read_input_tokens``
 for the longest cached prefix (and creation for the rest up to its last breakpoint), as the real
 API does; ``input_tokens`` is what is left.  A request reads what was written before it started
@@ -74,8 +77,6 @@ __all__ = ["AnthropicSim", "AnthropicStats", "MESSAGES_PATH", "ANTHROPIC", "CACH
 MESSAGES_PATH = "/v1/messages"
 ANTHROPIC = "anthropic"
 CACHE_TTL_S = 300.0
-_MIN_CACHE_TOKENS = 1024
-_MIN_CACHE_TOKENS_HAIKU = 2048
 _MAX_BREAKPOINTS = 4
 _KEEP_PREFIXES = 20_000
 _MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
@@ -392,7 +393,9 @@ class AnthropicSim:
                      started: float | None = None) -> tuple[int, int]:
         """(tokens read, tokens written) of a request's marked prefixes, answered now, that started
         at ``started`` (None: now); refreshes their lifetime."""
-        minimum = _MIN_CACHE_TOKENS_HAIKU if "haiku" in model.lower() else _MIN_CACHE_TOKENS
+        from judgekit.providers.anthropic_wire import prompt_cache_min_tokens
+
+        minimum = prompt_cache_min_tokens(model)
         eligible = [(h, n) for h, n in prefixes if n >= minimum]
         if not eligible:
             return 0, 0

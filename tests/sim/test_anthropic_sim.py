@@ -250,8 +250,59 @@ def test_the_cache_keeps_a_prefix_five_minutes_minimums_and_the_longest_prefix()
     assert sim.prefix_cache("claude-x", ((a, 1500), (c, 3000))) == (1500, 1500)
     now[0] += CACHE_TTL_S + 1
     assert sim.prefix_cache("claude-x", ((a, 1500),)) == (0, 1500)  # expired
-    assert sim.prefix_cache("claude-haiku-4-5", ((c, 2047),)) == (0, 0)  # Haiku's minimum: 2,048
-    assert sim.prefix_cache("claude-haiku-4-5", ((c, 2048),)) == (0, 2048)
+    assert sim.prefix_cache("claude-3-5-haiku-20241022", ((c, 2047),)) == (0, 0)  # Haiku 3.5's minimum: 2,048
+    assert sim.prefix_cache("claude-3-5-haiku-20241022", ((c, 2048),)) == (0, 2048)
+    d = b"d" * 32  # (a real request's hash covers its model)
+    assert sim.prefix_cache("claude-haiku-4-5", ((d, 4095),)) == (0, 0)  # Haiku 4.5's: 4,096
+    assert sim.prefix_cache("claude-haiku-4-5", ((d, 4096),)) == (0, 4096)
+
+
+# every model as Anthropic's prompt-caching guide lists it: (name, its minimum)
+MINIMUMS = [("claude-opus-4-5-20251101", 4096), ("claude-opus-4-5", 4096), ("claude-opus-4-6", 4096),
+            ("anthropic/claude-opus-4-7", 4096), ("claude-haiku-4-5-20251001", 4096), ("claude-haiku-4-5", 4096),
+            ("claude-3-5-haiku-20241022", 2048), ("claude-3-5-haiku-latest", 2048), ("claude-3-haiku-20240307", 2048),
+            ("claude-opus-4-1-20250805", 1024), ("claude-opus-4-20250514", 1024), ("claude-sonnet-4-5-20250929", 1024),
+            ("claude-sonnet-4-20250514", 1024), ("claude-3-7-sonnet-20250219", 1024),
+            ("claude-3-5-sonnet-20241022", 1024), ("claude-3-opus-20240229", 1024), ("sim-judge", 1024)]
+
+
+@pytest.mark.parametrize("model, minimum", MINIMUMS)
+def test_each_claude_models_minimum(model, minimum):
+    from judgekit.providers.anthropic_wire import prompt_cache_min_tokens
+
+    assert prompt_cache_min_tokens(model) == minimum
+    sim = AnthropicSim(core=None)
+    sim.clock = lambda: 1000.0
+    assert sim.prefix_cache(model, ((b"p" * 32, minimum - 1),)) == (0, 0)
+    assert sim.prefix_cache(model, ((b"p" * 32, minimum - 1),)) == (0, 0)  # never written: never read
+    assert sim.prefix_cache(model, ((b"q" * 32, minimum),)) == (0, minimum)
+    assert sim.prefix_cache(model, ((b"q" * 32, minimum),)) == (minimum, 0)
+
+
+async def test_a_prefix_under_the_models_minimum_is_neither_written_nor_read_over_http(sim_factory):
+    """About 3,000 tokens marked: Sonnet 4.5 and Haiku 3.5 write then read them; Haiku 4.5 and
+    Opus 4.5 (4,096) do neither, and bill every token as plain input, as the real API does."""
+    models = ["claude-sonnet-4-5", "claude-3-5-haiku-20241022", "claude-haiku-4-5", "claude-opus-4-5"]
+    s = await sim_factory(seed=3, models=models)
+    system = [{"type": "text", "text": LONG * 2 + LONG[:len(LONG) // 2],
+               "cache_control": {"type": "ephemeral"}}]
+    prefix = (len(system[0]["text"]) + 3) // 4
+    assert 2048 < prefix < 4096
+    for model in models:
+        got = []
+        for i in range(2):
+            status, _, data = await post(s, body(text(f"Answer {i}"), system=system, model=model))
+            assert status == 200
+            got.append(data["usage"])
+        if model in ("claude-haiku-4-5", "claude-opus-4-5"):
+            for u in got:
+                assert (u["cache_creation_input_tokens"], u["cache_read_input_tokens"]) == (0, 0)
+                assert u["cache_creation"]["ephemeral_5m_input_tokens"] == 0 and u["input_tokens"] > prefix
+        else:
+            assert (got[0]["cache_creation_input_tokens"], got[0]["cache_read_input_tokens"]) == (prefix, 0)
+            assert (got[1]["cache_creation_input_tokens"], got[1]["cache_read_input_tokens"]) == (0, prefix)
+    stats = s.stats()
+    assert (stats["anthropic_cache_writes"], stats["anthropic_cache_hits"]) == (2, 2)
 
 
 # ------------------------------------------------------------------------------ the request hash
