@@ -102,8 +102,9 @@ def sim_summary(sims: Mapping[str, float],
     ``sims``: item id -> SIM-Score (:func:`sim_scores`).  ``patterns``: pattern name -> the ids
     of its items (MMGenBench-Test's label-index JSON; the ids are compared as ``str``, so the
     reference's integer indices work).  Patterns are multi-label: an item counts in every pattern
-    listing it (once per pattern, even if listed twice).  A listed id with no score (a failed
-    item) is not counted; a pattern with no scored item gets ``n=0`` and None for mean and std.
+    listing it, as often as the pattern lists it (an index listed twice in the label index counts
+    twice, as in the reference's summary; pass each id once to count it once).  A listed id with
+    no score (a failed item) is not counted; a pattern with no scored item gets ``n=0`` and None for mean and std.
 
     ``std`` is the population standard deviation (numpy's default, ddof=0), as the reference's
     ``np.std``.  Returns ``{"n", "mean", "std", "patterns": {name: {"n", "mean", "std"}}}``
@@ -118,8 +119,8 @@ def sim_summary(sims: Mapping[str, float],
     for name, ids in (patterns or {}).items():
         if isinstance(ids, str):
             raise ValueError(f"pattern {name!r}: expected a list of item ids, got a string")
-        seen = dict.fromkeys(str(i) for i in ids)
-        per[name] = _stats([values[i] for i in seen if i in values])
+        listed = [str(i) for i in ids]
+        per[name] = _stats([values[i] for i in listed if i in values])
     out["patterns"] = per
     return out
 

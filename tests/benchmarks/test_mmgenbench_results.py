@@ -35,7 +35,7 @@ def test_sim_intervals_by_hand():
     # 97.5 % percentiles of the mean are the two SIMs
     assert (patterns[("c1", "Count")]["mean_ci_low"], patterns[("c1", "Count")]["mean_ci_high"]) == (0.5, 0.9)
     assert (patterns[("c2", "Count")]["mean_ci_low"], patterns[("c2", "Count")]["mean_ci_high"]) == (0.4, 0.6)
-    # an image listed twice counts once (as sim_summary counts it): no spread
+    # an image listed twice counts twice, as the reference (and sim_summary) counts it, resampled as one: no spread
     assert (patterns[("c1", "Color")]["mean_ci_low"], patterns[("c1", "Color")]["mean_ci_high"]) == (0.7, 0.7)
     # nothing scored: no interval
     assert patterns[("c2", "Color")]["n"] == 0 and patterns[("c2", "Color")]["mean_ci_low"] is None

@@ -187,7 +187,7 @@ def test_sim_summary_overall_and_per_pattern():
     sims = {"0": 0.2, "1": 0.4, "2": 0.6, "3": 0.8, "4": 0.5}
     patterns = {
         "Color": ["0", "1", "2"],        # mean 0.4, population std sqrt(0.08/3)
-        "Count": [1, 3, "1"],            # integer ids (the reference's JSON), a duplicate: 0.4, 0.8
+        "Count": [1, 3, "1"],            # integer ids (the reference's JSON), "1" listed twice: 0.4, 0.8, 0.4
         "Text": ["3", "7"],              # "7" has no score (a failed item): only 0.8
         "Motion": ["8", "9"],            # nothing scored
     }
@@ -198,7 +198,8 @@ def test_sim_summary_overall_and_per_pattern():
     p = out["patterns"]
     assert list(p) == ["Color", "Count", "Text", "Motion"]
     assert p["Color"] == {"n": 3, "mean": pytest.approx(0.4), "std": pytest.approx(math.sqrt(0.08 / 3))}
-    assert p["Count"] == {"n": 2, "mean": pytest.approx(0.6), "std": pytest.approx(0.2)}
+    # an id listed twice counts twice, as in the reference's summary (issue 25)
+    assert p["Count"] == {"n": 3, "mean": pytest.approx(1.6 / 3), "std": pytest.approx(float(np.std([0.4, 0.8, 0.4])))}
     assert p["Text"] == {"n": 1, "mean": pytest.approx(0.8), "std": 0.0}
     assert p["Motion"] == {"n": 0, "mean": None, "std": None}
     # an item counts in every pattern it is in: "1" is in Color and Count

@@ -92,6 +92,9 @@ class LoadedSet:
     source: str
     labels: str | None = None  # the label-index file used, if any
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (where, why) of unreadable images
+    repeats: dict[tuple[str, int], int] = field(default_factory=dict)
+    """(pattern, index) -> how many times the label index lists the index in that pattern, for
+    those it lists more than once (the reference's SIM summary counts each listing)."""
 
     @property
     def patterns(self) -> dict[str, list[str]]:
@@ -101,6 +104,28 @@ class LoadedSet:
             for p in it.patterns:
                 out.setdefault(p, []).append(it.item_id)
         return out
+
+    def listed_patterns(self, *, once: bool = False) -> dict[str, list[str]]:
+        """:attr:`patterns` with each item id as many times as the label index lists it in the
+        pattern (the reference's counting); ``once``: each id once."""
+        found = self.patterns
+        if once or not self.repeats:
+            return found
+        index_of = {it.item_id: it.index for it in self.items}
+        return {p: [i for i in ids for _ in range(self.repeats.get((p, index_of[i]), 1))] for p, ids in found.items()}
+
+    def notes(self) -> list[str]:
+        """One line per kind of thing in the data the reference handles oddly, with the count."""
+        if not self.repeats:
+            return []
+        kept = {it.index for it in self.items}
+        extra = sum(n - 1 for (_, idx), n in self.repeats.items() if idx in kept)
+        pairs = sum(1 for (_, idx) in self.repeats if idx in kept)
+        if not pairs:
+            return []
+        return [f"{pairs} image(s) listed more than once in a pattern of the label index ({extra} extra "
+                "listing(s)): each listing counts in that pattern's SIM, as in the reference "
+                "(options.count_listed_index_once = true: once)"]
 
 
 #: the released label index of ``<name>.tsv`` is ``<name>-label-index.json`` beside it
@@ -181,8 +206,9 @@ def load_folder(folder: str | Path, *, labels: str | Path | None = None, limit: 
         except PathRefused as e:
             raise DataError(str(label_file), str(e)) from None
     by_index: dict[int, list[str]] = {}
+    repeats: dict[tuple[str, int], int] = {}
     if label_file is not None:
-        by_index = load_label_index(label_file, known=set(indices), of="the folder")
+        by_index = load_label_index(label_file, known=set(indices), of="the folder", repeats=repeats)
     items: list[MMGenItem] = []
     skipped: list[tuple[str, str]] = []
     for f, idx in zip(files, indices):
@@ -204,13 +230,14 @@ def load_folder(folder: str | Path, *, labels: str | Path | None = None, limit: 
             continue
         items.append(MMGenItem(f.stem, idx, str(f), tuple(by_index.get(idx, ())), path=f,
                                mime=image_mime(data) or "image/png"))
-    return LoadedSet(items, str(root), str(label_file) if label_file else None, skipped)
+    return LoadedSet(items, str(root), str(label_file) if label_file else None, skipped, repeats)
 
 
 def load_label_index(path: str | Path, *, known: set[int] | None = None,
-                     of: str = "the data") -> dict[int, list[str]]:
+                     of: str = "the data", repeats: dict[tuple[str, int], int] | None = None) -> dict[int, list[str]]:
     """A label-index JSON as index -> patterns (in the file's order).  With ``known``, an index
-    that is not among them is an error (naming ``of``, where the images are)."""
+    that is not among them is an error (naming ``of``, where the images are).  ``repeats``, when
+    given, is filled with (pattern, index) -> times listed, for indices a pattern lists more than once."""
     p = Path(path)
     raw = read_json(p)  # unreadable, not UTF-8 or bad JSON: a DataError naming the file
     if not isinstance(raw, dict):
@@ -229,6 +256,8 @@ def load_label_index(path: str | Path, *, known: set[int] | None = None,
             names = out.setdefault(idx, [])
             if pattern not in names:
                 names.append(pattern)
+            elif repeats is not None:
+                repeats[(pattern, idx)] = repeats.get((pattern, idx), 1) + 1
     return out
 
 
@@ -259,8 +288,9 @@ def load_tsv(path: str | Path, *, labels: str | Path | None = None, limit: int |
         cells_of.append((n, idx, cells))
     raw_image = {idx: cells[pos["image"]].strip() for _, idx, cells in cells_of}
     by_index: dict[int, list[str]] | None = None
+    repeats: dict[tuple[str, int], int] = {}
     if labels is not None:  # checked against every row, also under a limit
-        by_index = load_label_index(labels, known={int(i) for i in index_of}, of=Path(p).name)
+        by_index = load_label_index(labels, known={int(i) for i in index_of}, of=Path(p).name, repeats=repeats)
     items: list[MMGenItem] = []
     skipped: list[tuple[str, str]] = []
     for n, idx, cells in cells_of:
@@ -293,7 +323,7 @@ def load_tsv(path: str | Path, *, labels: str | Path | None = None, limit: int |
         elif label_col is not None:
             patterns = tuple(dict.fromkeys(x.strip() for x in cells[pos[label_col]].split(",") if x.strip()))
         items.append(MMGenItem(idx, int(idx), where, patterns, data=data, mime=image_mime(data) or "image/png"))
-    return LoadedSet(items, p, str(labels) if labels is not None else None, skipped)
+    return LoadedSet(items, p, str(labels) if labels is not None else None, skipped, repeats)
 
 
 # -- helpers ---------------------------------------------------------------------------------------

@@ -108,6 +108,10 @@ class Options(IntervalOptions):
                                     description="encode each generated image as the generator returned it, "
                                                 "without the JPEG round trip")
     seed: int = Field(0, ge=0, description="the image with index k is generated with seed + k")
+    count_listed_index_once: bool = ours(
+        False, reference="an image index listed twice in a pattern of the label index counts twice in that "
+                         "pattern's SIM mean and std",
+        description="an image counts once in each pattern that lists it")
 
 
 @dataclass

@@ -16,6 +16,7 @@ it), not a mean over images.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -49,7 +50,8 @@ def sim_intervals(results: list[dict[str, Any]], pattern_rows: list[dict[str, An
     """Add ``sim_mean_ci_low/_ci_high`` to each row of ``results`` and ``mean_ci_low/_ci_high`` to
     each row of ``pattern_rows`` (None when intervals are off or nothing was scored): the
     bootstrap over the images scored in that row (``sims``: (candidate, generator) -> image ->
-    SIM; a pattern's images as :func:`~judgekit.metrics.mmgenbench.sim_summary` counts them)."""
+    SIM; a pattern's images as :func:`~judgekit.metrics.mmgenbench.sim_summary` counts them: an
+    image listed twice weighs twice, resampled as one)."""
     def put(row: dict[str, Any], name: str, per_item: dict[str, float], key: str) -> None:
         iv = interval(_sums(per_item), options, key=key)
         # unrounded, as the SIM means are (a rounded bound could pass its own mean)
@@ -59,9 +61,10 @@ def sim_intervals(results: list[dict[str, Any]], pattern_rows: list[dict[str, An
         put(r, "sim_mean", sims[(r["model"], r["generator"])], f"{r['model']}:{r['generator']}:sim")
     for r in pattern_rows:
         per_item = sims[(r["model"], r["generator"])]
-        ids = dict.fromkeys(str(i) for i in patterns.get(r["pattern"], ()))
-        put(r, "mean", {i: per_item[i] for i in ids if i in per_item},
-            f"{r['model']}:{r['generator']}:{r['pattern']}:sim")
+        listed = Counter(str(i) for i in patterns.get(r["pattern"], ()))
+        sums = {i: (per_item[i] * n, float(n)) for i, n in listed.items() if i in per_item}
+        iv = interval(sums, options, key=f"{r['model']}:{r['generator']}:{r['pattern']}:sim")
+        r["mean_ci_low"], r["mean_ci_high"] = (None, None) if iv is None else (iv.low, iv.high)
 
 
 def sim_comparisons(sims: dict[tuple[str, str], dict[str, float]], candidates: list[str], generators: list[str],
@@ -136,7 +139,7 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
                                 "height": image.get("height"),
                                 "revised_prompt": (g.record or {}).get("revised_prompt"),
                                 "vector_sha256": g.vector, "sim": sim, "error": g.error, "failed_stage": g.stage})
-    patterns = _pattern_order(prep.data.patterns)
+    patterns = _pattern_order(prep.data.listed_patterns(once=prep.options.count_listed_index_once))
     index_of = {it.item_id: it.index for it in prep.data.items}
     results, pattern_rows, reference = [], [], {}
     for (cand, gen), per_item in sims.items():
@@ -207,6 +210,7 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
                      + FID_NOTE)
     if prep.data.skipped:
         notes.append(f"{len(prep.data.skipped)} unreadable images left out (summary.json lists them)")
+    notes.extend(prep.data.notes())
     tables = {"results": results, "patterns": pattern_rows, "captions": captions, "generations": generations,
               "originals": originals, "comparisons": comps}
 
