@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from ..cache.batches import INTENT_PREFIX, BatchRecord, BatchRequestRow
 from ..cache.store import RequestMeta
 from ..errors import FATAL_ERRORS, ProviderError, SpecError
-from ..providers.batch import BatchAPI, BatchItem, BatchStatus, WaveIntent
+from ..providers.batch import BatchAPI, BatchItem, BatchStatus, WaveIntent, refused
 from ..types import ChatRequest
 from .budget import CallPricing, input_upper_bound, usd
 
@@ -444,10 +444,11 @@ class BatchLayer:
     async def _after_failed_create(self, lane: Lane, wave: WaveIntent, intent: BatchRecord,
                                    err: ProviderError) -> BatchStatus | None:
         """The create call failed for good: the batch it may have created all the same (a
-        timeout, a 5xx), else None (the intent forgotten).  A refusal (a 4xx) created none; when
-        the provider cannot be asked, the intent stays for the next run to look for."""
-        if err.status is not None and 400 <= err.status < 500 and err.status not in (408, 409, 429):
-            self.engine.cache.forget_batch(intent.ident)  # refused: nothing was created
+        timeout, a 5xx), else None (the intent forgotten).  A refusal (:func:`~judgekit.providers.
+        batch.refused`) created none; when the provider cannot be asked, the intent stays for the
+        next run to look for."""
+        if refused(err):
+            self.engine.cache.forget_batch(intent.ident)  # nothing was created
             return None
         try:
             found = (await lane.prov.find_batches([wave])).get(wave.wave)

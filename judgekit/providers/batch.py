@@ -42,7 +42,7 @@ from ..types import ChatRequest, ChatResponse
 
 __all__ = ["BatchItem", "BatchLimits", "BatchState", "BatchStatus", "BatchOutcome", "BatchAPI",
            "BatchRequestNotRun", "TERMINAL_STATES", "classified_by", "BatchSideBase", "WaveIntent", "wave_tag",
-           "LOOK_BACK_S"]
+           "LOOK_BACK_S", "refused"]
 
 #: judgekit's states of a batch, whatever the provider calls them (its own word is kept in
 #: ``BatchStatus.provider_status``)
@@ -119,6 +119,14 @@ LOOK_BACK_S = 600.0
 def wave_tag(wave: str) -> str:
     """The text that names a wave at the provider (in a display name, a file name, metadata)."""
     return f"jkwave-{wave}"
+
+
+def refused(err: BaseException) -> bool:
+    """Whether a create call's error says the provider made nothing: an HTTP 4xx answer (a bad
+    request, a key refused, a rate limit) other than 408.  A timeout, a 5xx or a lost connection
+    may hide a batch the provider created all the same."""
+    status = getattr(err, "status", None)
+    return isinstance(status, int) and 400 <= status < 500 and status != 408
 
 
 @runtime_checkable

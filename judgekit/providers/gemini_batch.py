@@ -70,7 +70,7 @@ from typing import Any
 
 from ..errors import BadRequest, MalformedReply
 from .batch import (LOOK_BACK_S, BatchItem, BatchLimits, BatchOutcome, BatchStatus, BatchSideBase, WaveIntent,
-                    classified_by, wave_tag)
+                    classified_by, refused, wave_tag)
 from .gemini_batch_wire import (
     batch_state,
     join_lines,
@@ -201,11 +201,14 @@ class GeminiBatchMixin(BatchSideBase):
         try:
             job = await aio.batches.create(model=self.spec.model, src=file_name,  # type: ignore[attr-defined]
                                            config=types.CreateBatchJobConfig(display_name=name))
-        except Exception:
-            try:  # nothing will read it: do not leave it in the project's storage
-                await aio.files.delete(name=file_name)
-            except Exception:  # noqa: BLE001, S110 - the create's error is the one to report
-                pass
+        except Exception as err:
+            from .gemini import classify_gemini_error
+
+            if refused(classify_gemini_error(err)):  # else the batch may exist and read its file
+                try:  # nothing will read it: do not leave it in the project's storage
+                    await aio.files.delete(name=file_name)
+                except Exception:  # noqa: BLE001, S110 - the create's error is the one to report
+                    pass
             raise
         batch_id = getattr(job, "name", None)
         if not isinstance(batch_id, str) or not batch_id.startswith("batches/"):

@@ -61,6 +61,7 @@ from .batch import (
     LOOK_BACK_S,
     WaveIntent,
     classified_by,
+    refused,
     wave_tag,
 )
 from .batch_errors import BatchCancelled, BatchExpired, BatchFailed, BatchQueueFull, with_type
@@ -357,11 +358,14 @@ class OpenAIBatchMixin(BatchSideBase):
         try:
             batch = await client.batches.create(input_file_id=file_id, endpoint=self._batch_url,
                                                 completion_window="24h", **extra)
-        except Exception:
-            try:  # nothing will read it: do not leave it in the account's storage
-                await client.files.delete(file_id)
-            except Exception:  # noqa: BLE001 - the create's error is the one to report
-                pass
+        except Exception as err:
+            from .openai import classify_openai_error
+
+            if refused(classify_openai_error(err)):  # else the batch may exist and read its file
+                try:  # nothing will read it: do not leave it in the account's storage
+                    await client.files.delete(file_id)
+                except Exception:  # noqa: BLE001 - the create's error is the one to report
+                    pass
             raise
         return _status_of(batch, "batch creation")
 

@@ -263,7 +263,8 @@ async def test_errors_of_the_batch_calls_map_like_live_ones(sim, providers, monk
     failing = await providers((await sim(batch_create_fail_rate=1.0)).root_url)
     with pytest.raises(TransientError) as e:
         await failing.submit_batch([item(1)])
-    assert e.value.status == 503 and await files_of(failing) == []
+    # a 503 may hide a batch made all the same (a later run finds it by its wave): its file is kept
+    assert e.value.status == 503 and len(await files_of(failing)) == 1
 
 
 async def test_limits_hold_when_split_by_line_bytes(sim, providers, monkeypatch):

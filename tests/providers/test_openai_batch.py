@@ -480,16 +480,25 @@ async def test_a_refused_input_file_blames_its_lines(providers):
     assert "invalid_url" in str(outcomes[1].error) and "invalid_url" in str(outcomes[0].error)
 
 
-async def test_a_failed_creation_deletes_the_upload(providers):
+async def test_a_refused_creation_deletes_the_upload_a_failed_one_keeps_it(providers):
+    """A 4xx made no batch: its upload is deleted.  A 503 may hide a batch the server made all the
+    same (found later by its wave), which reads that file: kept."""
     async with Scripted() as srv:
-        srv.create_status = 503
+        srv.create_status = 400
         p = await providers(ModelSpec(provider="openai", model="gpt-4o", base_url=srv.url + "/v1",
                                       api_key_env=KEY_ENV))
+        with pytest.raises(BadRequest) as err:
+            await p.submit_batch([item(0)])
+        methods = [(s[0], s[1]) for s in srv.seen]
+        assert err.value.status == 400
+        assert methods == [("POST", "/v1/files"), ("POST", "/v1/batches"), ("DELETE", "/v1/files/file-in")]
+        srv.seen.clear()
+        srv.create_status = 503
         with pytest.raises(TransientError) as err:
             await p.submit_batch([item(0)])
         methods = [(s[0], s[1]) for s in srv.seen]
     assert err.value.status == 503
-    assert methods == [("POST", "/v1/files"), ("POST", "/v1/batches"), ("DELETE", "/v1/files/file-in")]
+    assert methods == [("POST", "/v1/files"), ("POST", "/v1/batches")]
 
 
 async def test_odd_batch_objects(providers):
