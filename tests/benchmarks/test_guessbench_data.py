@@ -316,8 +316,12 @@ def test_text_bom_crlf_and_whitespace(root):
     (root / "17" / "Hint_2.txt").write_bytes((hint + "\n\n").encode("utf-8"))
     (root / "17" / "Hint_3.txt").write_bytes(hint.encode("utf-8"))
     gs = load_set(root / "17")
+    # exactly as the authors' code reads them (Python's text mode): BOM and line breaks kept, \r\n as \n
+    assert gs.answer == "\ufeff  Rocking Chair \n" and gs.letters == 12
+    assert gs.hints == ("\ufeff" + hint + "\n", hint + "\n\n", hint)
+    # judgekit's options (issue 25): drop the BOM, strip the answer
+    gs = load_set(root / "17", drop_bom=True, strip_answer=True)
     assert gs.answer == "Rocking Chair" and gs.letters == 12
-    # exactly as the authors' code reads them (Python's text mode): line breaks kept, \r\n read as \n
     assert gs.hints == (hint + "\n", hint + "\n\n", hint)
     (root / "17" / "Hint_3.txt").write_bytes(hint.replace("\n", "\r").encode("utf-8"))  # old Mac line breaks
     assert load_set(root / "17").hints[2] == hint

@@ -14,13 +14,16 @@ are not numbers come after, in string order.  Hidden entries, files and the fold
 ``skip`` (by default ``example`` and ``retrieval``, where the shipped sample keeps its one-shot
 example and its retrieval images) are not sets.
 
-Text files are UTF-8 (a BOM is tolerated; ``\\r\\n`` and ``\\r`` are read as ``\\n``, as Python's
-text mode reads them).  A hint is kept exactly as read, trailing spaces and line breaks included,
-as the authors' code puts it into the prompt (the released files end without a line break).  The
-answer is stripped of surrounding white space (the authors' code matches the file as read, where
-a final line break would make every guess wrong; the released files have none, so no released
-result changes), and must hold a letter or digit (a bare ``.`` loses its period and would match
-every reply).  Images are passed on as their bytes, the type read from the bytes, not the file
+Text files are UTF-8, read as the authors' code reads them (``open(path).read()`` under a UTF-8
+locale): ``\\r\\n`` and ``\\r`` are read as ``\\n``, and a byte-order mark at the start stays, as
+U+FEFF (``drop_bom=True`` drops it).  A hint is kept exactly as read, trailing spaces and line
+breaks included, as the authors' code puts it into the prompt (the released files end without a
+line break).  The answer (the gold, and the one-shot example's answer in its prompt) is kept as
+read too: a final line break stays, so no reply matches it, as in the authors' code
+(``strip_answer=True`` strips surrounding white space; the released files have none).  The
+answer, BOM and surrounding white space aside, must hold a letter or digit (a bare ``.`` loses its
+period and would match every reply).  :func:`load_notes` says, one line per kind, how many files
+hold a BOM or an answer with surrounding white space.  Images are passed on as their bytes, the type read from the bytes, not the file
 name; each is checked with Pillow first (a PNG's chunks and CRCs, which catches truncated and
 damaged files; any other type is decoded).
 
@@ -47,8 +50,8 @@ from judgekit.types import ImagePart
 
 from .hints import letter_count
 
-__all__ = ["GuessSet", "load_set", "load_sets", "set_folders", "IMAGE_FILES", "HINT_FILES", "ANSWER_FILE",
-           "DEFAULT_SKIP", "SHORT_MAX_LETTERS"]
+__all__ = ["GuessSet", "load_set", "load_sets", "load_notes", "set_folders", "IMAGE_FILES", "HINT_FILES",
+           "ANSWER_FILE", "DEFAULT_SKIP", "SHORT_MAX_LETTERS", "BOM"]
 
 IMAGE_FILES = ("1.png", "2.png", "3.png")
 HINT_FILES = ("Hint_1.txt", "Hint_2.txt", "Hint_3.txt")
@@ -59,6 +62,13 @@ DEFAULT_SKIP: frozenset[str] = frozenset({"example", "retrieval"})
 SHORT_MAX_LETTERS = 8
 
 _NUMBER = re.compile(r"[0-9]+")
+#: a UTF-8 byte-order mark as text mode reads it
+BOM = "\ufeff"
+
+
+def _clean(answer: str) -> str:
+    """The answer without a BOM and surrounding white space (for its letter count and the checks)."""
+    return answer.removeprefix(BOM).strip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +78,8 @@ class GuessSet:
     set_id: str
     """The folder name (``"17"``)."""
     answer: str
-    """``Answer.txt``, stripped, case kept (``"Glass of Milk"``)."""
+    """``Answer.txt`` as the authors' code reads it, case kept (``"Glass of Milk"``): a BOM and
+    surrounding white space stay unless the load was told to drop or strip them."""
     images: tuple[ImagePart, ImagePart, ImagePart]
     """``1.png``, ``2.png``, ``3.png``: the build about 40%, 70% and fully built."""
     hints: tuple[str, str, str]
@@ -78,8 +89,8 @@ class GuessSet:
 
     @property
     def letters(self) -> int:
-        """N: the letters of the answer, spaces not counted."""
-        return letter_count(self.answer)
+        """N: the letters of the answer, spaces not counted (a BOM and surrounding white space aside)."""
+        return letter_count(_clean(self.answer))
 
     @property
     def is_short(self) -> bool:
@@ -123,11 +134,13 @@ def _inside(base: Path, path: Path, set_id: str) -> Path:
 
 
 def load_sets(root: Path, limit: int | None = None, *,
-              skip: Collection[str] = DEFAULT_SKIP) -> list[GuessSet]:
+              skip: Collection[str] = DEFAULT_SKIP, drop_bom: bool = False,
+              strip_answer: bool = False) -> list[GuessSet]:
     """Load the build sets under ``root``, in order; with ``limit``, only the first ``limit``.
 
-    ``skip`` names root folders that are not sets.  Raises DataError for a missing root, a root
-    with no set folders, and any malformed set (see :func:`load_set`).
+    ``skip`` names root folders that are not sets; ``drop_bom`` and ``strip_answer``: see
+    :func:`load_set`.  Raises DataError for a missing root, a root with no set folders, and any
+    malformed set (see :func:`load_set`).
     """
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be >= 0, not {limit}")
@@ -138,12 +151,15 @@ def load_sets(root: Path, limit: int | None = None, *,
     if limit is not None:
         folders = folders[:limit]
     base = Path(root).resolve()
-    return [load_set(f, root=base) for f in folders]
+    return [load_set(f, root=base, drop_bom=drop_bom, strip_answer=strip_answer) for f in folders]
 
 
-def load_set(folder: Path, *, root: Path | None = None) -> GuessSet:
+def load_set(folder: Path, *, root: Path | None = None, drop_bom: bool = False,
+             strip_answer: bool = False) -> GuessSet:
     """Load one build set folder; raises DataError naming the set and the file at fault.  No
-    file is read from outside ``root`` (default: the set's own folder)."""
+    file is read from outside ``root`` (default: the set's own folder).  Text as the authors'
+    code reads it, unless ``drop_bom`` (a leading byte-order mark dropped from every text file)
+    or ``strip_answer`` (the answer stripped of surrounding white space)."""
     folder = Path(folder)
     set_id = folder.name
     if not folder.is_dir():
@@ -153,15 +169,17 @@ def load_set(folder: Path, *, root: Path | None = None) -> GuessSet:
         _inside(base, folder / name, set_id)
         if not (folder / name).is_file():
             raise DataError(str(folder / name), f"set {set_id}: missing {name}")
-    answer = _read_text(folder, ANSWER_FILE).strip()
-    if not answer:
+    answer = _read_text(folder, ANSWER_FILE, drop_bom)
+    if strip_answer:
+        answer = answer.strip()
+    if not _clean(answer):
         raise DataError(str(folder / ANSWER_FILE), f"set {set_id}: {ANSWER_FILE} is empty")
     if not any(c.isalnum() for c in answer):  # "." would match every reply (the gold loses its period)
         raise DataError(str(folder / ANSWER_FILE), f"set {set_id}: {ANSWER_FILE} has no letter or digit")
     hints = []
     for name in HINT_FILES:
-        text = _read_text(folder, name)
-        if not text.strip():
+        text = _read_text(folder, name, drop_bom)
+        if not text.removeprefix(BOM).strip():
             raise DataError(str(folder / name), f"set {set_id}: {name} is empty")
         hints.append(text)
     images = tuple(_read_image(folder, name) for name in IMAGE_FILES)
@@ -169,14 +187,37 @@ def load_set(folder: Path, *, root: Path | None = None) -> GuessSet:
                     hints=(hints[0], hints[1], hints[2]), folder=folder)
 
 
-def _read_text(folder: Path, name: str) -> str:
+def load_notes(sets: Collection[GuessSet], example: GuessSet | None = None) -> list[str]:
+    """One line per kind of text the authors' code reads oddly, with the count: a byte-order mark
+    in ``Answer.txt`` or a hint file (kept: in the prompt, and no reply matches such a gold), an
+    answer with surrounding white space (a final line break: no reply matches)."""
+    every = [*sets, *([example] if example is not None else [])]
+    answer_bom = sum(1 for s in every if s.answer.startswith(BOM))
+    hint_bom = sum(1 for s in every for h in s.hints if h.startswith(BOM))
+    spaced = sum(1 for s in every if s.answer.removeprefix(BOM) != s.answer.removeprefix(BOM).strip())
+    notes = []
+    if answer_bom:
+        notes.append(f"{answer_bom} {ANSWER_FILE} file(s) start with a UTF-8 byte-order mark: kept, as the "
+                     "authors' file.read() keeps it, so no reply matches that gold (options.drop_bom = true "
+                     "drops it)")
+    if hint_bom:
+        notes.append(f"{hint_bom} hint file(s) start with a UTF-8 byte-order mark: kept in the prompt, as the "
+                     "authors' file.read() keeps it (options.drop_bom = true drops it)")
+    if spaced:
+        notes.append(f"{spaced} {ANSWER_FILE} file(s) have white space around the answer (a final line break): "
+                     "kept, as the authors' file.read() keeps it, so no reply matches that gold "
+                     "(options.strip_answer = true strips it)")
+    return notes
+
+
+def _read_text(folder: Path, name: str, drop_bom: bool = False) -> str:
     path = folder / name
     try:
         raw = path.read_bytes()
     except OSError as e:
         raise DataError(str(path), f"set {folder.name}: cannot read {name}: {e.strerror or e}") from e
     try:
-        text = raw.decode("utf-8-sig")
+        text = raw.decode("utf-8-sig" if drop_bom else "utf-8")
     except UnicodeDecodeError as e:
         raise DataError(str(path), f"set {folder.name}: {name} is not UTF-8 (byte {e.start})") from e
     return text.replace("\r\n", "\n").replace("\r", "\n")

@@ -84,6 +84,14 @@ class Options(IntervalOptions):
         description="lenient: also any case, and a reply that is only 'Well done!' (with or without $, ** or quotes)")
     retrieval_source: str = ours("Google Images", reference="the retrieval prompt says 'from Google Images'",
                                  description="where the retrieval prompt says the image comes from")
+    drop_bom: bool = ours(False, reference="reads Answer.txt and the hint files with open().read(): a UTF-8 "
+                                           "byte-order mark stays (U+FEFF in the hint's prompt and in the gold)",
+                          description="drop a byte-order mark at the start of Answer.txt and the hint files")
+    strip_answer: bool = ours(False, reference="matches Answer.txt as read: white space around the answer (a final "
+                                               "line break) stays, so no reply matches; the one-shot example's "
+                                               "answer is put in its prompt as read",
+                              description="strip white space around the answer (the sets' and the one-shot "
+                                          "example's)")
     one_shot_example: str = Field("samples:guessbench/example", description="a build-set folder (real layout) "
                                                                             "used as the worked example")
     earlier_benchmarks: str | None = Field(None, description="CSV model,<bench>,... of the candidates' accuracies "
@@ -116,11 +124,12 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
                         f"Face hub; the authors release them in their GitHub repository (Zivenzhu/GuessBench): "
                         f"clone it and point data at its data folder")
     root = spec.data_path()
-    sets = load_sets(root, limit=limit)
+    read = {"drop_bom": options.drop_bom, "strip_answer": options.strip_answer}
+    sets = load_sets(root, limit=limit, **read)
     example = None
     if "one_shot" in options.approaches:
         ex_path = spec.resolve_path(options.one_shot_example)
-        example = load_set(ex_path)
+        example = load_set(ex_path, **read)
         if any(s.folder.resolve() == ex_path.resolve() for s in sets):
             raise DataError(str(ex_path), "the one-shot example is one of the evaluated sets; use another set")
     if not spec.roles.judge:

@@ -184,6 +184,12 @@ def _carried(vec: list[bool | None], task: str) -> list[bool | None]:
 
 
 def _notes(prep: "Prepared", figures: dict[str, Any], rates: list[dict[str, Any]], judges: list[str]) -> list[str]:
+    from .data import load_notes
+
+    return load_notes(prep.sets, prep.example) + _run_notes(prep, figures, rates, judges)
+
+
+def _run_notes(prep: "Prepared", figures: dict[str, Any], rates: list[dict[str, Any]], judges: list[str]) -> list[str]:
     o = prep.options
     notes = []
     if o.bootstrap_samples:
