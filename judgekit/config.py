@@ -148,6 +148,10 @@ class ModelSpec(_Strict):
                              "again in the next batch, or live")
     batch_attempts: int = Field(2, ge=1, description="batch mode: batches a request may be sent in before it "
                                                      "counts as failed")
+    batch_queue_tokens: int | None = Field(
+        None, ge=1, description="batch mode: the organisation's enqueued-token limit for this model (OpenAI's batch "
+                                "queue limit: input tokens of every batch not ended yet); batches hold at most this "
+                                "many estimated tokens and wait while earlier ones would pass it")
     price: PriceOverride | None = Field(None, description="USD per million tokens, overriding genai-prices")
     sim: dict[str, Any] = Field(default_factory=dict, description="simulator settings (provider = 'sim' or "
                                                                    "'sim_image_search')")

@@ -34,6 +34,8 @@ from ..cache.store import RequestMeta
 from ..cost.prices import usage_usd
 from ..errors import FATAL_ERRORS, NotFound, ProviderError
 from ..providers.batch import BatchOutcome, BatchRequestNotRun, BatchStatus
+from ..providers.batch_errors import BatchCancelled, BatchExpired, BatchFailed, BatchQueueFull, cause_of
+from .batch_queue import refused
 from .budget import sane_usage
 
 if TYPE_CHECKING:
@@ -56,6 +58,8 @@ async def follow(layer: "BatchLayer", b: "Batch") -> None:
         for w in list(b.waiting.values()):
             layer.fail(b.lane, w, err)
         b.waiting.clear()
+    finally:  # no longer followed: its room in the enqueued-token queue is free
+        b.lane.queue.ended(b)
 
 
 async def _follow(layer: "BatchLayer", b: "Batch") -> None:
@@ -88,7 +92,9 @@ async def _follow(layer: "BatchLayer", b: "Batch") -> None:
     else:
         try:
             ids = list(b.rows)  # the provider may not be able to list them (Anthropic)
-            outcomes = await layer.with_retries(lane, lambda: prov.batch_results(b.record.batch_id, custom_ids=ids))
+            stage = next((r.stage for r in b.rows.values() if r.stage), None)
+            outcomes = await layer.with_retries(lane, lambda: prov.batch_results(b.record.batch_id, custom_ids=ids),
+                                                stage=stage)
         except ProviderError as e:
             if isinstance(e, FATAL_ERRORS):
                 _stop_waiters(layer, b, e)
@@ -110,6 +116,8 @@ def _observe(layer: "BatchLayer", b: "Batch", st: BatchStatus) -> None:
     """A new status: kept for the display, and in the cache when it changed."""
     old = b.status
     b.status = st
+    if st.terminal:  # ended at the provider: it no longer holds the enqueued-token queue
+        b.lane.queue.ended(b)
     if old is None or (old.state, old.provider_status, old.succeeded, old.failed) != (
             st.state, st.provider_status, st.succeeded, st.failed):
         layer.engine.cache.update_batch(b.ident, state=st.state, provider_status=st.provider_status,
@@ -134,6 +142,8 @@ def collect(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> No
     billed = _billed(prov)
     ok = failed = 0
     again: list["Waiter"] = []
+    refusals: list["Waiter"] = []  # refused over the enqueued-token limit
+    queue_err: ProviderError | None = None
     seen: set[str] = set()
     for o in outcomes:
         key = o.custom_id
@@ -176,6 +186,7 @@ def collect(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> No
         failed += 1
         charge = _billed_for(prov, billed, o, err)  # a reply with no answer (filtered, refused) may bill
         if w is not None and not (isinstance(err, BatchRequestNotRun) or err.retryable):
+            engine.savings.unanswered(cause_of(err))
             layer.fail(lane, w, err, charge)
             continue
         engine.cache.record_failure(key, meta, err.kind, err.status, err.record_text())
@@ -185,14 +196,22 @@ def collect(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> No
                 engine.cap.charge(charge)
         else:
             layer.release(w, charge)
-            again.append(w)
+            w.cause = err
+            if isinstance(err, BatchQueueFull):
+                refusals.append(w)
+                queue_err = err
+            else:
+                again.append(w)
+    gone = _unreported(b)
     for key in b.rows.keys() - seen:  # never reported: not run
         failed += 1
         w = b.waiting.pop(key, None)
-        err = BatchRequestNotRun(f"batch {b.record.batch_id} reported nothing for this request")
+        err = gone(f"batch {b.record.batch_id} {_WHY.get(gone, 'reported nothing for this request')}"
+                   + (f": {b.status.message}" if gone is BatchFailed and b.status and b.status.message else ""))
         engine.cache.record_failure(key, w.meta if w is not None else _meta(prov, b.rows[key]), err.kind, None, str(err))
         if w is not None:
             layer.release(w)
+            w.cause = err
             again.append(w)
     for w in list(b.waiting.values()):  # waiting on the batch, not among its requests (cannot happen)
         again.append(w)
@@ -205,6 +224,8 @@ def collect(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> No
             del layer.live_keys[key]
     for w in again:
         _again(layer, w)
+    if refusals or queue_err is not None:
+        refused(layer, lane, b, refusals, queue_err)
 
 
 def _again(layer: "BatchLayer", w: "Waiter") -> None:
@@ -221,11 +242,9 @@ def _again(layer: "BatchLayer", w: "Waiter") -> None:
         layer.not_run(w, engine.stop_reason or "stopped")
         return
     if w.submissions >= lane.attempts and lane.batch_mode and not lane.fallback_live:
-        stage.failures += 1
-        stage.done += 1
-        w.fut.set_result(CallResult(w.req, None, BatchRequestNotRun.kind,
-                                    f"model '{lane.alias}': no batch answered this request in {w.submissions} "
-                                    "batch(es) (expired or cancelled)", w.key))
+        cause = w.cause or BatchRequestNotRun("no answer")
+        give_up(layer, lane, w, cause, f"model '{lane.alias}': no batch answered this request in {w.submissions} "
+                                       f"batch(es); the last one: {cause_of(cause)}: {cause}")
         return
     stage.retries += 1
     engine.savings.batch_retried += 1
@@ -233,6 +252,34 @@ def _again(layer: "BatchLayer", w: "Waiter") -> None:
         w.fut.set_result(LIVE)
     else:
         lane.join(w)
+
+
+def give_up(layer: "BatchLayer", lane, w: "Waiter", cause: ProviderError, message: str) -> None:
+    """``w`` ends unanswered: a counted failure of its stage whose kind and ``message`` say the
+    real cause (``cause``: expired, cancelled, errored with the provider's type, a failed batch
+    with the provider's message...), counted by cause for ``summary.json``."""
+    from .engine import CallResult
+
+    if w.fut.done():
+        return
+    engine = layer.engine
+    stage = engine.stats.stage(w.req.stage)
+    stage.failures += 1
+    stage.done += 1
+    engine.savings.unanswered(cause_of(cause))
+    w.fut.set_result(CallResult(w.req, None, cause.kind, message, w.key))
+
+
+#: what a request a batch did not report met, by the batch's end (see :func:`_unreported`)
+_WHY = {BatchExpired: "expired before running this request", BatchCancelled: "was cancelled before running this "
+        "request", BatchFailed: "failed as a whole"}
+
+
+def _unreported(b: "Batch") -> type[BatchRequestNotRun]:
+    """The class of a request batch ``b`` did not report, by how ``b`` ended."""
+    state = b.status.state if b.status is not None else None
+    return {"expired": BatchExpired, "cancelled": BatchCancelled, "failed": BatchFailed}.get(
+        state, BatchRequestNotRun)  # type: ignore[arg-type]
 
 
 def _billed_for(prov, billed: str, outcome: BatchOutcome, err: ProviderError) -> float:

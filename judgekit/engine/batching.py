@@ -45,9 +45,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..cache.batches import INTENT_PREFIX, BatchRecord, BatchRequestRow
 from ..cache.store import RequestMeta
-from ..errors import FATAL_ERRORS, ProviderError, SpecError
+from ..errors import FATAL_ERRORS, ProviderError, RateLimited, SpecError
 from ..providers.batch import BatchAPI, BatchItem, BatchStatus, WaveIntent, refused
 from ..types import ChatRequest
+from .batch_queue import TokenQueue, submit_in_turn
 from .budget import CallPricing, input_upper_bound, usd
 
 if TYPE_CHECKING:
@@ -107,6 +108,9 @@ class Waiter:
     hold: float | None = None  # USD reserved under the cap while it is out (None: nothing)
     submissions: int = 0  # batches it has been sent in
     size: int = 0  # its bytes in a batch's upload
+    tokens: int | None = None  # its estimated input tokens (for the enqueued-token limit), once counted
+    refusals: int = 0  # batches of it refused over the enqueued-token limit
+    cause: ProviderError | None = None  # why the last batch it was in left it unanswered
 
 
 @dataclass(eq=False)
@@ -146,6 +150,7 @@ class Lane:
         self.timer: asyncio.Task | None = None
         self.pricing: CallPricing | None = None  # set under a cap
         self.submitting = 0  # requests in a submission under way
+        self.queue = TokenQueue(getattr(spec, "batch_queue_tokens", None))  # the enqueued-token limit
 
     def join(self, w: Waiter) -> None:
         """Add ``w`` to the wave; submit the wave when it is full, else (re)start its linger."""
@@ -389,13 +394,17 @@ class BatchLayer:
             cap.charge(charge)
 
     # -- submission --------------------------------------------------------------------------
-    async def submit(self, lane: Lane, calls: list[Waiter]) -> None:
-        """Reserve, submit and record one wave (a task of its own)."""
+    async def submit(self, lane: Lane, calls: list[Waiter], *, queued: bool = False) -> None:
+        """Reserve, submit and record one wave (a task of its own); under an enqueued-token
+        limit, as batches that fit it, each in its turn (:mod:`judgekit.engine.batch_queue`)."""
         engine = self.engine
         calls = [w for w in calls if not w.fut.done()]
         if engine.stopping:
             for w in calls:
                 self.not_run(w, engine.stop_reason or "stopped")
+            return
+        if lane.queue.active and not queued:
+            await submit_in_turn(self, lane, calls)
             return
         calls = self._reserve(lane, calls)
         if not calls:
@@ -415,7 +424,7 @@ class BatchLayer:
             return await lane.prov.submit_batch(items, wave=wave.wave)
 
         try:
-            status = await self.with_retries(lane, create)
+            status = await self.with_retries(lane, create, stage=calls[0].req.stage)
         except ProviderError as e:
             status = await self._after_failed_create(lane, wave, intent, e)
             if status is None:
@@ -494,9 +503,10 @@ class BatchLayer:
             w.hold = hold.amount
         return calls
 
-    async def with_retries(self, lane: Lane, fn):
+    async def with_retries(self, lane: Lane, fn, *, stage: str | None = None):
         """``await fn()`` with the engine's retry policy for retryable errors; fatal errors stop
-        the run (RunStopped reaches the calls); raises _Stopping when the run stops meanwhile."""
+        the run (RunStopped reaches the calls); raises _Stopping when the run stops meanwhile.
+        ``stage``: the stage whose 429 count a rate limit adds to."""
         from .limits import sleep_unless
 
         engine = self.engine
@@ -506,6 +516,8 @@ class BatchLayer:
                 return await fn()
             except ProviderError as e:
                 attempt += 1
+                if isinstance(e, RateLimited) and stage is not None:  # a batch call's 429 is a 429 too
+                    engine.stats.stage(stage).rate_limited += 1
                 if isinstance(e, FATAL_ERRORS) or not e.retryable or attempt >= lane.spec.limits.max_attempts:
                     raise
                 engine.cache.record_failure(f"batch:{lane.alias}", RequestMeta(lane.prov.kind, lane.prov.model,

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..cost.prices import price_usd, usage_usd
 from ..types import Usage
@@ -30,6 +30,8 @@ class Savings:
     batch_retried: int = 0
     #: batch answers collected for calls no one in this run had asked for yet (an earlier run's)
     batch_collected_unasked: int = 0
+    #: batch requests that ended unanswered, by cause (:func:`~judgekit.providers.batch_errors.cause_of`)
+    batch_unanswered: dict[str, int] = field(default_factory=dict)
     cached_input_tokens: int = 0
     cache_write_tokens: int = 0
     prompt_cache_calls: int = 0
@@ -50,6 +52,10 @@ class Savings:
             self.prompt_cache_calls += 1
             self.prompt_cache_saved_usd += plain - cost
 
+    def unanswered(self, cause: str) -> None:
+        """Count a batch request that ended unanswered for ``cause``."""
+        self.batch_unanswered[cause] = self.batch_unanswered.get(cause, 0) + 1
+
     @property
     def batch_saved_usd(self) -> float:
         return self.batch_live_equivalent_usd - self.batch_cost_usd
@@ -60,7 +66,8 @@ class Savings:
             "batch": {"calls": self.batch_calls, "cost_usd": round(self.batch_cost_usd, 6),
                       "live_equivalent_usd": round(self.batch_live_equivalent_usd, 6),
                       "saved_usd": round(self.batch_saved_usd, 6), "retried": self.batch_retried,
-                      "collected_for_later": self.batch_collected_unasked},
+                      "collected_for_later": self.batch_collected_unasked,
+                      "unanswered": dict(sorted(self.batch_unanswered.items()))},
             "prompt_cache": {"calls": self.prompt_cache_calls, "cached_input_tokens": self.cached_input_tokens,
                              "cache_write_tokens": self.cache_write_tokens,
                              "saved_usd": round(self.prompt_cache_saved_usd, 6)},
