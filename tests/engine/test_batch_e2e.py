@@ -60,14 +60,16 @@ def _judgekit(*args, **kw):
                             stderr=subprocess.STDOUT, text=True, **kw)
 
 
-def _batch_recorded(cache: Path) -> bool:
-    """Whether a run's write-ahead log beside ``cache`` holds a batch record."""
+def _batch_recorded(cache: Path, *, intent: bool = False) -> bool:
+    """Whether a run's write-ahead log beside ``cache`` holds a batch record (with ``intent``: the
+    record of a batch about to be created, made before the create call)."""
     for seg in cache.parent.glob(cache.name + ".wal.*"):
         try:
-            if b'"op":"batch"' in seg.read_bytes():
-                return True
+            lines = seg.read_bytes().splitlines()
         except OSError:  # a segment folded into the database meanwhile
             continue
+        if any(b'"op":"batch"' in ln and (b'"intent:' in ln) == intent for ln in lines):
+            return True
     return False
 
 
@@ -114,4 +116,83 @@ def test_a_run_killed_while_its_batches_run_submits_nothing_twice(tmp_path, live
         print(f"killed run: {before['batches_created']} batch(es), {before['batch_requests_submitted']} requests; "
               f"after the restart: {after['batches_created']} batch(es), {after['batch_requests_submitted']} requests")
     finally:
+        server.stop()
+
+
+class _ThreadSim:
+    """The simulator in this process, on its own event loop in a thread, so a test can hold its
+    batch-create reply back while a judgekit process is killed."""
+
+    def __init__(self, config: SimConfig) -> None:
+        import asyncio
+        import threading
+
+        from judgekit.sim import SimServer
+
+        self.server = SimServer(config)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(30)
+
+    def stats(self) -> dict:
+        return self.server.stats()
+
+    def stop(self) -> None:
+        import asyncio
+
+        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(30)
+
+
+def test_a_run_killed_after_the_create_request_before_its_reply_pays_nothing_twice(tmp_path, live_run, monkeypatch):
+    """kill -9 while the provider has created the batch and its reply is on the way (the window
+    of issue 24 point 1): the rerun finds the batch by its wave, collects it, creates none."""
+    import asyncio
+    import threading
+
+    from judgekit.sim.openai_batch_api import OpenAIBatchSim
+
+    live_dir, _ = live_run
+    created, release = threading.Event(), threading.Event()
+    original = OpenAIBatchSim.create_batch
+
+    async def held(self, request):
+        resp = await original(self, request)
+        if not created.is_set():  # the first create: made, its reply held back
+            created.set()
+            while not release.is_set():
+                await asyncio.sleep(0.02)
+        return resp
+
+    monkeypatch.setattr(OpenAIBatchSim, "create_batch", held)
+    judge = load_spec("quickstart").models["judge"].sim
+    server = _ThreadSim(SimConfig(**judge, batch_turnaround_s=0.5))
+    try:
+        args = ["run", "quickstart", "--cache", str(tmp_path / "c.duckdb"), "--out", str(tmp_path / "out"),
+                "--set", PRICE, "--set", f"models.judge.sim.url={server.server.base_url}", "--set",
+                'roles.judges=["judge"]', *sum((["--set", o] for o in BATCH), [])]
+        first = _judgekit(*args)
+        assert created.wait(90), "no batch was created"
+        os.kill(first.pid, signal.SIGKILL)  # the batch exists at the server; the client never read its reply
+        first.wait(30)
+        first.stdout.close()
+        release.set()
+        before = server.stats()
+        assert (before["batches_created"], before["batch_requests_submitted"]) == (1, 92)
+        assert _batch_recorded(tmp_path / "c.duckdb", intent=True)  # only the intent is in the log
+        assert not _batch_recorded(tmp_path / "c.duckdb")
+
+        second = _judgekit(*args)
+        text, _ = second.communicate(timeout=120)
+        assert second.returncode == 0, text
+        after = server.stats()
+        assert (after["batches_created"], after["batch_requests_submitted"]) == (1, 92), text  # 0 twice
+        for name in TABLES:
+            assert (tmp_path / "out" / name).read_bytes() == (live_dir / name).read_bytes(), name
+        summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+        assert summary["status"] == "done" and summary["batch"]["calls"] == 92
+    finally:
+        release.set()
         server.stop()
