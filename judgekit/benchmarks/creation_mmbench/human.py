@@ -13,6 +13,12 @@ model):
 
 A run with ``dual = false`` has the single columns only.  ``mae`` / ``consistency`` / ``items``
 are the run's own evaluation (dual when it is dual), the keys earlier versions wrote.
+
+Table 7 adds the human-human rows (:func:`table7_human_rows`, from the ratings file alone): each
+rater as the "judge", J = that rater's rating of an item, P = the mean rating of the *other*
+raters of the same item (supplementary F.3), with the same statistics as the model rows, in the
+single-evaluation columns (each human rated once, as the paper's table shows them: ``/`` under
+dual).  Items with no other rater's rating are left out.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import Any
 
 from ...metrics.alignment import consistency, mae
 
-__all__ = ["OVERALL", "table4_rows"]
+__all__ = ["OVERALL", "table4_rows", "table7_human_rows"]
 
 #: the ``model`` of the row pooled over candidates
 OVERALL = "overall"
@@ -78,4 +84,33 @@ def table4_rows(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
                    "single_items": s_items, "single_mae": s_mae, "single_consistency": s_cons}
             row["mae"], row["consistency"] = (d_mae, d_cons) if dual else (s_mae, s_cons)
             rows.append(row)
+    return rows
+
+
+def table7_human_rows(ratings: Mapping[tuple[str, str], Mapping[str, float]],
+                      candidates: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Table 7's human rows: for each rater (in the file's column order), each model of the
+    ratings file (``candidates`` order first, then the others; a row without a model counts only
+    in ``"overall"``) and ``"overall"``, MAE and Consistency of the rater's ratings against the
+    mean of the other raters' on the same items.  ``ratings``: ``(model, index) -> {rater:
+    rating}`` (:func:`~.ratings.read_human_rating_table`).  The rows have the keys of
+    :func:`table4_rows`' (``judge`` is the rater; the dual columns are None)."""
+    raters = list(dict.fromkeys(r for by_rater in ratings.values() for r in by_rater))
+    models = [m for m in dict.fromkeys(candidates) if any(k[0] == m for k in ratings)]
+    models += sorted({k[0] for k in ratings if k[0]} - set(models))
+    rows = []
+    for rater in raters:
+        pairs: dict[str, list[tuple[float, float]]] = {m: [] for m in (*models, OVERALL)}
+        for (model, _), by_rater in ratings.items():
+            others = [v for r, v in by_rater.items() if r != rater]
+            if rater not in by_rater or not others:
+                continue
+            pair = (by_rater[rater], sum(others) / len(others))
+            for m in ((model, OVERALL) if model else (OVERALL,)):
+                pairs[m].append(pair)
+        for model in (*models, OVERALL):
+            items, m_mae, m_cons = _figures(pairs[model])
+            rows.append({"judge": rater, "model": model, "items": items, "dual_mae": None, "dual_consistency": None,
+                         "single_items": items, "single_mae": m_mae, "single_consistency": m_cons,
+                         "mae": m_mae, "consistency": m_cons})
     return rows

@@ -48,7 +48,7 @@ from ..base import BenchmarkResult, PlannedCall, require_candidates
 from ..calls import planned_reask
 from ..deviations import ours
 from ..uncertainty import IntervalOptions
-from .data import CreationItem, load_data, read_human_ratings
+from .data import CreationItem, load_data, read_human_rating_table
 from .prediction_file import FAIL_MSG
 from .requests import _Builder, _reask_request, check_judges
 from .results import build
@@ -118,6 +118,7 @@ class Prepared:
     unknown_tasks: set[str] = field(default_factory=set)
     human: dict | None = None
     warnings: list[str] = field(default_factory=list)  # the loader's (rows left out, ...)
+    raters: dict | None = None  # (model, index) -> {rater: rating}: Table 7's human-human rows
 
 
 def _pandas_read(options: Options) -> dict[str, bool]:
@@ -140,16 +141,17 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
                                        "spec's `data` at it or pass --set data=PATH)")
         data = load_data(path, task_categories=options.task_categories or None, **_pandas_read(options))
     items = data.items[:limit] if limit else data.items
-    human = None
+    human = raters = None
     if options.human_ratings:  # relative to the spec file, or a shipped sample (samples:...)
-        human = read_human_ratings(spec.resolve_path(options.human_ratings))
+        raters = read_human_rating_table(spec.resolve_path(options.human_ratings))
+        human = {k: sum(v.values()) / len(v) for k, v in raters.items() if v}  # P: read_human_ratings
     if options.text_only and not spec.roles.describer:
         from ...errors import SpecError
 
         raise SpecError("options.text_only needs roles.describer (the model that describes the images)")
     if options.pairwise or options.vfs:
         check_judges(spec)
-    return Prepared(spec, options, items, set(data.unknown_tasks), human, list(data.warnings))
+    return Prepared(spec, options, items, set(data.unknown_tasks), human, list(data.warnings), raters)
 
 
 #: the estimate's stand-in for a judge reply not written yet (its length: a typical judgment)
@@ -408,7 +410,8 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     judgments.sort(key=lambda j: (judge_key[j["judge"]], cands.index(j["model"]), order_key[j["index"]],
                                   j["kind"], j["order"]))
     answers.sort(key=lambda a: (cands.index(a["model"]), order_key[a["index"]]))
-    built = build(judgments, judges=judges, candidates=cands, options=o, human=prep.human, dual=o.dual)
+    built = build(judgments, judges=judges, candidates=cands, options=o, human=prep.human, dual=o.dual,
+                  raters=prep.raters)
     summary: dict[str, Any] = {
         "benchmark": "creation_mmbench",
         "items": n,

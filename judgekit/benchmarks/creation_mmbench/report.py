@@ -181,6 +181,14 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
                          note="the judges' pairwise scores against the mean human rating: MAE (lower is better) "
                               "and consistency % (|judge - human| <= 1); dual: both orders' mean, single: the "
                               "baseline-first order alone"))
+    if summary.get("human_human"):
+        out.append(Table("Human-human alignment (Table 7)",
+                         [{"rater": r["judge"], "model": r["model"], "items": r["single_items"],
+                           "MAE": "-" if r["single_mae"] is None else round(r["single_mae"], 3),
+                           "consistency %": "-" if r["single_consistency"] is None else round(r["single_consistency"], 1)}
+                          for r in summary["human_human"]],
+                         note="each human rater's rating against the mean of the other raters' on the same item "
+                              "(the supplement's Table 7, from the ratings file)"))
     return out
 
 

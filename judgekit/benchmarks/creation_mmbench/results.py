@@ -21,7 +21,7 @@ from ...metrics.intervals import shown
 from ...metrics.pairwise import ENSEMBLE_JUDGE, ensemble_records, item_sums, summarize
 from ..uncertainty import IntervalOptions
 from .bootstrap import FIGURES, add_intervals, comparison_rows
-from .human import table4_rows
+from .human import table4_rows, table7_human_rows
 from .panel import agreement_records, behaviour_rows
 
 __all__ = ["Built", "build", "ENSEMBLE_JUDGE", "ensemble_summary", "judge_rows", "summary_and_tables", "add_panel",
@@ -115,8 +115,10 @@ def more_displays(rows, summary: Mapping[str, Any], behaviour, comps, *, panel: 
 
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
           options: IntervalOptions, human: Mapping[tuple[str, str], float] | None = None,
-          dual: bool = True) -> Built:
-    """Everything the run reports from its judgment records (each with ``judge``)."""
+          dual: bool = True, raters: Mapping[tuple[str, str], Mapping[str, float]] | None = None) -> Built:
+    """Everything the run reports from its judgment records (each with ``judge``).  ``human``:
+    the mean human rating per (model, index), for Table 4's rows; ``raters``: every rater's
+    rating per (model, index), for Table 7's human-human rows (``human_human``)."""
     judges = list(judges)
     panel = len(judges) > 1
     everyone, by_judge, rows, sums = judge_rows(judgments, judges, options)
@@ -129,8 +131,13 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
         add_panel(summary, tables, rows, by_judge, judges, candidates, ensemble_summary(rows[ENSEMBLE_JUDGE]))
     if human is not None:
         summary["human_alignment"] = tables["human_alignment"] = table4_rows(everyone, human, candidates, dual)
+    more = more_displays(rows, summary, behaviour, comps, panel=panel)
+    if raters:
+        summary["human_human"] = tables["human_human"] = table7_human_rows(raters, candidates)
+        more.append(("Human-human alignment (Table 7): each rater against the mean of the others",
+                     [human_display(r) for r in summary["human_human"]]))
     display = [display_row(r) for r in first if r.get("level") in ("overall", "category")]
-    return Built(summary, tables, display, more_displays(rows, summary, behaviour, comps, panel=panel))
+    return Built(summary, tables, display, more)
 
 
 # -- printed tables ------------------------------------------------------------------------------
@@ -181,6 +188,12 @@ def behaviour_display(b: Mapping[str, Any], vfs: bool = True) -> dict[str, Any]:
         return {**row, "parse failures %": _num(_pct(b["parse_failure_rate"]), 1)}
     return {**row, "parse failures % (pair/VFS)": f"{_num(_pct(b['parse_failure_rate']), 1)}/"
                                                   f"{_num(_pct(b['vfs_parse_failure_rate']), 1)}"}
+
+
+def human_display(r: Mapping[str, Any]) -> dict[str, Any]:
+    """A Table 7 human row as printed (the single-evaluation columns; the paper's ``/`` under dual)."""
+    return {"rater": r["judge"], "model": r["model"], "MAE": _num(r["single_mae"]),
+            "consistency %": _num(r["single_consistency"]), "items": r["single_items"]}
 
 
 def agreement_display(a: Mapping[str, Any]) -> dict[str, Any]:
