@@ -33,6 +33,7 @@ from .engine import Engine, RunStats, RunStopped
 from .engine.batch_status import batches_pending, live_batch_keys
 from .engine.batching import batch_all, check_batch_models
 from .errors import AuthError, SpecError, UsageError
+from .providers.anthropic_wire import written_prefix
 from .providers.params import check_models
 from .report.files import write_results
 from .report.tidy import write_tidy
@@ -170,13 +171,16 @@ async def _estimate(bench, prepared, engine: Engine) -> Estimate:
         # a stand-in request that matches a cached call (MMGenBench's stand-in drawing is the
         # original, whose encoding is cached) is still to make: only exact requests count as cached
         cached_now = (pc.exact and key in cached) or duplicate
+        # Claude's marked prefix where it reaches the model's minimum: its write costs 1.25x input
+        written, prefix = written_prefix(billed, req.messages, lambda ms: count_request(
+            prov.kind, billed, ms, req.params).input) if getattr(prov, "prompt_cache", False) else (0, ())
         builder.add_call(pc.stage, req.model, prov.kind, prov.model, toks, bound,
                          cached_now, means[mk] if means[mk] is not None else guess,
-                         pc.chance)
+                         pc.chance, cache_prefix_tokens=written, cache_prefix=prefix)
         if pc.more_at_most:  # calls the plan could not follow (counted in the bound only)
             builder.add_call(pc.stage, req.model, prov.kind, prov.model, type(toks)(toks.input, False), bound,
                              False, means[mk] if means[mk] is not None else guess,
-                             0.0, pc.more_at_most)
+                             0.0, pc.more_at_most, cache_prefix_tokens=written, cache_prefix=prefix)
     overrides = {a: s.price for a, s in engine.models.items()}
     billed = {a: s.base_model for a, s in engine.models.items()}
     est = builder.finish(price_lookup_for(overrides, billed), batch_lookup=price_lookup_for(overrides, billed, batch=True),

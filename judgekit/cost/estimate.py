@@ -16,7 +16,15 @@ line, for calls and for dollars:
   never more than a call's ``max_tokens``.
 
 Each call is priced on its own token counts, so threshold-tiered prices (more per token above
-200k input tokens) apply only to the calls that cross them.  A line whose price is unknown has
+200k input tokens) apply only to the calls that cross them.
+
+Prompt caching that costs extra (Claude's ``cache_control`` marks: a write costs 1.25x input): a
+call's ``cache_prefix_tokens`` are the tokens of its longest marked prefix that reaches the
+model's minimum (:func:`judgekit.providers.anthropic_wire.prompt_cache_min_tokens`; a shorter one
+is never cached, so it costs nothing more).  The bound prices them as a write in every call; the
+expected figure as a write in the first call of an alias to carry that prefix and a read (0.1x) in
+the later ones.  Caches that bill no write (OpenAI's, Gemini's) are not planned: their reads only
+lower the cost.  A line whose price is unknown has
 ``None`` costs and is named in :attr:`Estimate.unknown_prices`; totals sum the known lines, so
 check :attr:`Estimate.complete` before trusting a total.
 
@@ -28,7 +36,7 @@ side by side.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -52,7 +60,9 @@ DEFAULT_MAX_OUTPUT_TOKENS = 4096
 OutputBasis = Literal["cached", "guess", "max"]
 
 #: ``(alias, provider, model, input_tokens, output_tokens) -> USD or None`` for one call
-PriceLookup = Callable[[str, str, str, int, int], float | None]
+#: (alias, provider, model, input tokens, output tokens, *, cached_input_tokens=0,
+#: cache_write_tokens=0) -> USD or None; the keywords are passed only when not 0
+PriceLookup = Callable[..., float | None]
 
 
 def price_lookup_for(overrides: Mapping[str, PriceOverride | None] | None = None,
@@ -64,9 +74,10 @@ def price_lookup_for(overrides: Mapping[str, PriceOverride | None] | None = None
     table = dict(overrides or {})
     billed = dict(billed_models or {})
 
-    def lookup(alias: str, provider: str, model: str, input_tokens: int, output_tokens: int) -> float | None:
+    def lookup(alias: str, provider: str, model: str, input_tokens: int, output_tokens: int, *,
+               cached_input_tokens: int = 0, cache_write_tokens: int = 0) -> float | None:
         return price_usd(provider, billed.get(alias, model), input_tokens, output_tokens, table.get(alias),
-                         batch=batch)
+                         cached_input_tokens, cache_write_tokens, batch=batch)
 
     return lookup
 
@@ -232,9 +243,10 @@ class _Line:
         self.cached = 0
         self.cached_out_sum = 0.0
         self.cached_out_n = 0
-        # calls to make, grouped: (input tokens, max output tokens, guessed output or None) ->
+        # calls to make, grouped: (input tokens, max output tokens, guessed output or None, cache
+        # prefix tokens, whether the call writes that prefix in the expected figure) ->
         # [n, sum of the calls' chances]
-        self.calls: dict[tuple[int, int, float | None], list[float]] = {}
+        self.calls: dict[tuple[int, int, float | None, int, bool], list[float]] = {}
         self.exact = True
 
 
@@ -244,6 +256,7 @@ class EstimateBuilder:
     def __init__(self) -> None:
         self._lines: dict[tuple[str, str], _Line] = {}
         self._stages: dict[str, int] = {}  # stage -> order of first appearance
+        self._prefixes: set[tuple[str, Hashable]] = set()  # (alias, cache prefix) a planned call writes
 
     def add_call(
         self,
@@ -257,6 +270,8 @@ class EstimateBuilder:
         expected_output_tokens: float | None,
         chance: float = 1.0,
         copies: int = 1,
+        cache_prefix_tokens: int = 0,
+        cache_prefix: Hashable | None = None,
     ) -> None:
         """Count one planned call.
 
@@ -264,6 +279,8 @@ class EstimateBuilder:
         used (None if not recorded); for a call to make it is the planner's guess (None: none).
         ``chance``: how likely the run is to make the call (in [0, 1]; 1: every run makes it).  The
         bound counts the call whatever its chance.  ``copies``: count that many such calls.
+        ``cache_prefix_tokens``: its input tokens a provider's prompt cache writes at a higher
+        price (0: none), ``cache_prefix`` what identifies that prefix (see the module docstring).
         """
         if not 0.0 <= chance <= 1.0:
             raise ValueError(f"chance of a call must be in [0, 1], not {chance!r}")
@@ -288,11 +305,23 @@ class EstimateBuilder:
                 line.cached_out_n += copies
             return
         bound = DEFAULT_MAX_OUTPUT_TOKENS if max_tokens is None else max_tokens
-        group = line.calls.setdefault((request_tokens.input, bound, expected_output_tokens), [0, 0.0])
-        group[0] += copies
-        group[1] += copies * chance
+        prefix = min(max(0, cache_prefix_tokens), request_tokens.input)
+        first = bool(prefix)
+        if prefix and cache_prefix is not None:
+            first = (alias, cache_prefix) not in self._prefixes
+            self._prefixes.add((alias, cache_prefix))
+        if first and copies > 1:  # the first copy writes, the others read
+            self._group(line, (request_tokens.input, bound, expected_output_tokens, prefix, True), 1, chance)
+            copies, first = copies - 1, False
+        self._group(line, (request_tokens.input, bound, expected_output_tokens, prefix, first), copies, chance)
         if not request_tokens.exact:
             line.exact = False
+
+    @staticmethod
+    def _group(line: _Line, key: tuple[int, int, float | None, int, bool], copies: int, chance: float) -> None:
+        group = line.calls.setdefault(key, [0, 0.0])
+        group[0] += copies
+        group[1] += copies * chance
 
     def finish(self, price_lookup: PriceLookup | None = None, *, batch_lookup: PriceLookup | None = None,
                batch_aliases: Iterable[str] = ()) -> Estimate:
@@ -318,7 +347,7 @@ def _price_line(stage: str, alias: str, line: _Line, lookup: PriceLookup) -> Lin
     basis: OutputBasis
     if line.cached_out_n:
         basis, mean = "cached", line.cached_out_sum / line.cached_out_n
-    elif any(guess is not None for _, _, guess in line.calls):
+    elif any(guess is not None for _, _, guess, _, _ in line.calls):
         basis, mean = "guess", None
     else:
         basis, mean = "max", None
@@ -327,7 +356,7 @@ def _price_line(stage: str, alias: str, line: _Line, lookup: PriceLookup) -> Lin
     out_expected = calls_expected = 0.0
     cost_max: float | None = 0.0
     cost_expected: float | None = 0.0
-    for (n_in, bound, guess), (count, weight) in line.calls.items():
+    for (n_in, bound, guess, prefix, first), (count, weight) in line.calls.items():
         n = int(count)
         per_call = mean if basis == "cached" else guess
         expected = bound if per_call is None else min(float(per_call), float(bound))
@@ -338,8 +367,13 @@ def _price_line(stage: str, alias: str, line: _Line, lookup: PriceLookup) -> Lin
         out_expected += weight * expected
         if cost_max is None or cost_expected is None:
             continue
-        c_max = lookup(alias, provider, model, n_in, bound)
-        c_exp = lookup(alias, provider, model, n_in, round(expected))
+        if prefix:  # bound: every call writes its prefix; expected: the first writes, the others read
+            c_max = lookup(alias, provider, model, n_in, bound, cache_write_tokens=prefix)
+            c_exp = lookup(alias, provider, model, n_in, round(expected),
+                           **({"cache_write_tokens": prefix} if first else {"cached_input_tokens": prefix}))
+        else:
+            c_max = lookup(alias, provider, model, n_in, bound)
+            c_exp = lookup(alias, provider, model, n_in, round(expected))
         if c_max is None or c_exp is None:
             cost_max = cost_expected = None
         else:

@@ -33,7 +33,8 @@ Prices are those of the model that answers (``ModelSpec.base_model``: an Azure d
 cached input tokens at the cached rate, every output token (reasoning and thoughts included) at
 the output rate.  The reservation prices all input at the full input rate, or at the cache-write
 rate where the model has a higher one (Anthropic's 5-minute writes, 1.25x: any of a request's input
-up to its last prompt-cache mark may be written), so it stays a worst case.
+up to its last prompt-cache mark may be written; an override's cached rate if set above its input
+rate), so it stays a worst case.
 
 Batches (:mod:`judgekit.engine.batching`): a batch-mode alias's calls are priced at the batch
 rates (``CallPricing.batch``), and a wave of them is reserved request by request before it is
@@ -154,16 +155,23 @@ class CallPricing:
     image_output: int | None  # an image generator's output tokens per image, when priced by token
     context: int | None  # context window, when genai-prices knows it
     batch: bool = False  # priced at the batch rates
-    writes_dearer: bool = False  # a prompt-cache write costs more than plain input: reserve input as writes
+    #: the dearest way input is billed, when dearer than plain input: "write" (a prompt-cache
+    #: write: Claude's 1.25x) or "read" (an override's cached rate set above its input rate)
+    dearest_input: str = ""
 
     @classmethod
     def of(cls, provider: str, model: str, override: PriceOverride | None,
            image_output: int | None = None, *, batch: bool = False) -> "CallPricing":
         big = price_usd(provider, model, 1_000_000, 1_000_000, override, batch=batch)
-        written = price_usd(provider, model, 1_000_000, 1_000_000, override, 0, 1_000_000, batch=batch)
+        dearest, top = "", big
+        if big is not None:
+            for way, cached, written in (("write", 0, 1_000_000), ("read", 1_000_000, 0)):
+                cost = price_usd(provider, model, 1_000_000, 1_000_000, override, cached, written, batch=batch)
+                if cost is not None and top is not None and cost > top:
+                    dearest, top = way, cost
         return cls(provider, model, override, free=big == 0.0, known=big is not None,
                    image_output=image_output, context=context_window(provider, model), batch=batch,
-                   writes_dearer=big is not None and written is not None and written > big)
+                   dearest_input=dearest)
 
     def output_bound(self, input_tokens: int, max_tokens: int | None, params=None) -> int:
         """The most output tokens one call may be billed for (see the module docstring);
@@ -182,10 +190,11 @@ class CallPricing:
         return n if bound is None else min(n, bound)
 
     def cost(self, input_tokens: int, output_tokens: int) -> float | None:
-        """The most ``input_tokens`` and ``output_tokens`` may cost (every input token a cache
-        write where writes cost more than input)."""
+        """The most ``input_tokens`` and ``output_tokens`` may cost (every input token billed
+        the dearest way: :attr:`dearest_input`)."""
+        way = self.dearest_input
         return price_usd(self.provider, self.model, input_tokens, output_tokens, self.override,
-                         0, input_tokens if self.writes_dearer else 0, batch=self.batch)
+                         input_tokens if way == "read" else 0, input_tokens if way == "write" else 0, batch=self.batch)
 
 
 class CostCap:

@@ -49,13 +49,13 @@ import base64
 import math
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..errors import BadRequest, EmptyReply, MalformedReply, NoAnswer, NoOutputBudget, Refused
 from ..types import ChatResponse, ImagePart, Message, TextPart, Usage
 from .replies import MAX_CALL_TOKENS, clean_text, excerpt, short_string, token_count
 
-__all__ = ["CACHE_CONTROL", "MAX_BREAKPOINTS", "prompt_cache_min_tokens", "MEDIA_TYPES", "FINISH_REASONS", "to_anthropic_messages",
+__all__ = ["CACHE_CONTROL", "MAX_BREAKPOINTS", "prompt_cache_min_tokens", "marked_prefixes", "written_prefix", "MEDIA_TYPES", "FINISH_REASONS", "to_anthropic_messages",
            "message_params", "message_response", "usage_of_message", "engine_rate_headers", "parse_reset"]
 
 #: the mark of a prompt-cache breakpoint (5-minute lifetime, the API's default)
@@ -88,6 +88,39 @@ def prompt_cache_min_tokens(model: str) -> int:
     if family == "opus" and version is not None and version >= (4, 5):
         return 4096
     return 1024
+
+
+def marked_prefixes(messages: tuple[Message, ...] | list[Message]) -> list[tuple[Message, ...]]:
+    """The prefixes that :func:`to_anthropic_messages`' marks end, shortest first, as judgekit
+    messages in the order the API reads them (the system messages, then the turns): the system
+    prompt; the system prompt and the turns up to the first user turn's marked image."""
+    system = tuple(m for m in messages if m.role == "system" and m.text())
+    out = [system] if system else []
+    turns = [m for m in messages if m.role != "system"]
+    first = next((i for i, m in enumerate(turns) if m.role == "user"), None)
+    if first is None:
+        return out
+    parts = [p for p in turns[first].parts if not isinstance(p, TextPart) or p.text]  # as the blocks go
+    last_text = max((i for i, p in enumerate(parts) if isinstance(p, TextPart)), default=-1)
+    image = max((i for i, p in enumerate(parts[:max(0, last_text)]) if not isinstance(p, TextPart)), default=-1)
+    if image >= 0:
+        out.append(system + tuple(turns[:first]) + (Message("user", tuple(parts[:image + 1])),))
+    return out
+
+
+def written_prefix(model: str, messages: tuple[Message, ...] | list[Message],
+                   count: Callable[[tuple[Message, ...]], int]) -> tuple[int, tuple[Any, ...]]:
+    """(tokens, identity) of the longest marked prefix of a request (:func:`marked_prefixes`) that
+    reaches Claude ``model``'s minimum (:func:`prompt_cache_min_tokens`), its tokens counted by
+    ``count``: what the request writes to the prompt cache unless an earlier one did; (0, ())
+    when no prefix is long enough (the API caches none: nothing costs more)."""
+    minimum = prompt_cache_min_tokens(model)
+    for prefix in reversed(marked_prefixes(messages)):
+        tokens = count(prefix)
+        if tokens >= minimum:
+            return tokens, tuple((m.role, tuple(p.text if isinstance(p, TextPart) else p.sha256 for p in m.parts))
+                                 for m in prefix)
+    return 0, ()
 
 
 @lru_cache(maxsize=512)

@@ -149,5 +149,6 @@ def test_the_cap_reservation_covers_any_cache_use(pm, use_override, inp, out, da
         got = price_usd(provider, model, inp, out, override, read, written - hour, batch=batch)
         assert got <= reserved + 1e-12
     assert cost >= 0
-    dearer = provider == "anthropic" and (override is None or override.input_per_mtok > 0)
-    assert CallPricing.of(provider, model, override).writes_dearer == dearer
+    if provider == "anthropic" and (override is None or (override.input_per_mtok >= 0.01
+                                                          and override.cached_input_per_mtok is None)):
+        assert CallPricing.of(provider, model, override).dearest_input == "write"
