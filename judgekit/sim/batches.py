@@ -28,7 +28,10 @@ Time (read off ``clock``, injectable), with ``T`` = ``SimConfig.batch_turnaround
 - ``cancel`` makes it ``cancelling`` (no further answers) for 10 % of ``T``, then ``cancelled``.
 
 Injected failures: ``batch_request_fail_rate`` answers a request with a 500 ``server_error`` (drawn
-per request hash and attempt, so a retry can succeed); ``batch_create_fail_rate`` refuses a job's
+per request hash and attempt, so a retry can succeed), ``batch_request_errors`` with an error of a
+given type (Anthropic's ``errored`` types: ``overloaded_error`` 529, ``invalid_request_error``
+400...); ``batch_queue_tokens`` fails a job whose prompt tokens, with those of its queue's jobs not
+ended, pass the limit (OpenAI's ``token_limit_exceeded``); ``batch_create_fail_rate`` refuses a job's
 creation (:meth:`BatchStore.creation_fails`).  Everything is counted in :class:`BatchStats`.
 
 Statuses are named as OpenAI's Batch API names them (the most detailed of the three APIs); an
@@ -117,6 +120,17 @@ async def answer_offline(core: Any, api: str, payload: Any, parse: Callable[[Any
         response = error(api, 500, "The server had an error while processing your request (simulated).",
                          etype="server_error", request_id=request_id)
         return Answer(500, json.loads(response.body), request_id, "error", injected=True)
+    if cfg.batch_request_errors:  # an error type drawn per request hash and attempt
+        from judgekit.sim.config import BATCH_ERROR_STATUS
+
+        u = _u(b"batch-errored", core.seed_bytes, digest, attempt.to_bytes(4, "big"))
+        for etype, share in sorted(cfg.batch_request_errors.items()):
+            if u < share:
+                status = BATCH_ERROR_STATUS[etype]
+                response = error(api, status, f"The request errored: {etype} (simulated).", etype=etype,
+                                 request_id=request_id)
+                return Answer(status, json.loads(response.body), request_id, "error", injected=True)
+            u -= share
     served = await answer(sreq, Admitted(digest, attempt, request_id, garbage))
     return Answer(200, json.loads(served.body), request_id, served.kind)
 
@@ -200,6 +214,10 @@ class BatchJob:
     """A job drawn to expire: how many requests it answers before it stalls."""
     meta: dict[str, Any] = field(default_factory=dict)
     """What the API module keeps with the job (its input file, endpoint, metadata, files...)."""
+    queue: str = ""
+    """The enqueued-token queue the job is in (an API and model), '' for none."""
+    tokens: int = 0
+    """The job's prompt tokens in that queue."""
     status: str = "validating"
     answers: list[Answer] = field(default_factory=list)
     """The answers so far, in the order of ``items``."""
@@ -264,16 +282,30 @@ class BatchStore:
             return True
         return False
 
+    def enqueued(self, queue: str, now: float) -> int:
+        """The prompt tokens of ``queue``'s jobs not ended at ``now`` (validated or not)."""
+        return sum(j.tokens for j in self.jobs.values()
+                   if j.queue == queue and not j.errors and j.cancelling_at is None and j.status not in TERMINAL
+                   and now < min(j.ends_at, j.expires_at))
+
     def create(self, api: str, items: list[tuple[str, Any]], answer: Callable[[Any], Awaitable[Answer]], *,
                errors: list[dict[str, Any]] | None = None, meta: dict[str, Any] | None = None,
-               prefix: str = "batch_") -> BatchJob:
-        """A new job (counted as created, its requests as submitted)."""
+               prefix: str = "batch_", queue: str = "", tokens: int = 0) -> BatchJob:
+        """A new job (counted as created, its requests as submitted).  ``queue``, ``tokens``: the
+        enqueued-token queue it joins (``batch_queue_tokens``) and its prompt tokens in it."""
         cfg = self.config
         now = self.clock()
         key = hashlib.sha256(b"\x1e".join(cid.encode() for cid, _ in items)).digest()
         n = self._sets[key] = self._sets.get(key, 0) + 1  # the same set submitted again draws anew
         draw = (self.core.seed_bytes, key, n.to_bytes(8, "big"))
         errors = list(errors or ())
+        limit = cfg.batch_queue_tokens
+        if not errors and queue and limit is not None and self.enqueued(queue, now) + tokens > limit:
+            errors.append({"code": "token_limit_exceeded", "line": None, "param": None,
+                           "message": f"Enqueued token limit reached for {queue.partition(':')[2]} in organization "
+                                      f"org-judgekitsim. Limit: {limit:,} enqueued tokens. Please try submitting "
+                                      "fewer tokens, or wait for other batches to finish."})
+            tokens = 0
         if not errors and cfg.batch_fail_rate and _u(b"batch-fail", *draw) < cfg.batch_fail_rate:
             errors.append({"code": "token_limit_exceeded", "line": None, "param": None,
                            "message": "Enqueued token limit reached for this model in organization "
@@ -282,7 +314,7 @@ class BatchStore:
         turnaround = cfg.batch_turnaround_s
         job = BatchJob(id=prefix + os.urandom(12).hex(), api=api, items=list(items), answer=answer, created_at=now,
                        turnaround_s=turnaround, expires_at=now + cfg.batch_expire_after_s, errors=errors,
-                       meta=dict(meta or {}))
+                       meta=dict(meta or {}), queue=queue, tokens=tokens)
         if cfg.batch_expire_rate and _u(b"batch-expire", *draw) < cfg.batch_expire_rate:
             job.stall_at = len(items) // 2
             job.expires_at = min(job.expires_at, job.ends_at)

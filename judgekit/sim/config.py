@@ -36,6 +36,12 @@ _Share = Annotated[float, Field(ge=0, le=1)]
 DEFAULT_QUALITY = 0.5
 
 
+#: the error types ``batch_request_errors`` takes (Anthropic's), and the HTTP status of each
+BATCH_ERROR_STATUS = {"invalid_request_error": 400, "authentication_error": 401, "billing_error": 402,
+                      "permission_error": 403, "not_found_error": 404, "request_too_large": 413,
+                      "rate_limit_error": 429, "api_error": 500, "timeout_error": 504, "overloaded_error": 529}
+
+
 class SimConfig(BaseModel):
     """Behaviour of a simulator instance.
 
@@ -67,7 +73,7 @@ class SimConfig(BaseModel):
     On by default too: the automatic prompt cache of the OpenAI and Gemini endpoints
     (``prefix_cache``, ``prefix_cache_ttl_s``, ``prefix_cache_step``, ``prefix_cache_min_tokens``).
     - batch APIs: ``batch_turnaround_s``, ``batch_request_fail_rate``, ``batch_expire_rate``,
-      ``batch_expire_after_s``, ``batch_create_fail_rate``, ``batch_fail_rate``
+      ``batch_expire_after_s``, ``batch_create_fail_rate``, ``batch_fail_rate``, ``batch_queue_tokens``
 
     What each one imitates is cited in its field's docstring; every outcome is counted in
     :class:`~judgekit.sim.core.SimStats` (``quota_exhausted``, ``served_by_fault``,
@@ -295,8 +301,30 @@ class SimConfig(BaseModel):
     ``failed`` with a ``token_limit_exceeded`` error, as when the organization's enqueued-token
     limit is reached)."""
 
+    batch_request_errors: dict[str, float] = Field(default_factory=dict)
+    """Per-request errors inside a batch by the provider's error type (Anthropic's: ``api_error``,
+    ``overloaded_error``, ``rate_limit_error``, ``invalid_request_error``...) -> the share of
+    requests answered so (drawn per request hash and attempt, after ``batch_request_fail_rate``):
+    Anthropic's ``errored`` results with that type, OpenAI's error-file lines with its status
+    (529 for ``overloaded_error``), Gemini's line errors.  Empty: none."""
+
+    batch_queue_tokens: int | None = Field(None, ge=1)
+    """The organization's enqueued-token limit per model (OpenAI's batch queue limit): an OpenAI
+    batch whose requests' prompt tokens, with those of the model's batches not ended yet, pass it
+    fails as a whole (``failed``, ``token_limit_exceeded`` naming the limit), no request run.
+    None: no limit."""
+
     @model_validator(mode="after")
     def _faults_sum_to_one_at_most(self) -> "SimConfig":
+        errs = self.batch_request_errors
+        for etype, share in errs.items():
+            if etype not in BATCH_ERROR_STATUS:
+                raise ValueError(f"batch_request_errors: unknown error type {etype!r}; known: "
+                                 f"{', '.join(sorted(BATCH_ERROR_STATUS))}")
+            if not 0 <= share <= 1:
+                raise ValueError(f"batch_request_errors.{etype}: a share from 0 to 1, not {share!r}")
+        if sum(errs.values()) > 1 + 1e-9:
+            raise ValueError(f"batch_request_errors shares sum to {sum(errs.values()):g}, more than 1")
         total = sum(self.reply_faults.values())
         if total > 1 + 1e-9:
             raise ValueError(f"reply_faults shares sum to {total:g}, more than 1")

@@ -287,8 +287,12 @@ class OpenAIBatchSim:
             return error_response(api, 500, "The server had an error while processing your request (simulated).",
                                   etype="server_error", request_id=self.core._next_id())
         items, errors, model = read_input(f.data, endpoint)
+        queue, tokens = "", 0
+        if self.core.config.batch_queue_tokens is not None and model is not None:  # the enqueued-token limit
+            queue, tokens = f"{api}:{model}", sum(self._prompt_tokens(body) for _, body in items)
         job = self.store.create(api, items, lambda payload: self._answer(api, payload), errors=errors, meta={
-            "input_file_id": file_id, "endpoint": endpoint, "metadata": metadata, "model": model})
+            "input_file_id": file_id, "endpoint": endpoint, "metadata": metadata, "model": model},
+            queue=queue, tokens=tokens)
         return web.json_response(self._batch_json(job))
 
     async def get_batch(self, request: web.Request) -> web.Response:
@@ -331,6 +335,13 @@ class OpenAIBatchSim:
         return web.json_response({"object": "list", "data": [self._batch_json(j) for j in page],
                                   "first_id": page[0].id if page else None, "last_id": page[-1].id if page else None,
                                   "has_more": len(jobs) > limit})
+
+    def _prompt_tokens(self, body: Any) -> int:
+        """A request's prompt tokens as its answer's usage will say (0 for a request that fails)."""
+        try:
+            return _parse_openai(body, self.core.seed_bytes).prompt_tokens
+        except Exception:  # noqa: BLE001 - a bad request is refused when it runs, and counts nothing
+            return 0
 
     def _job(self, api: str, batch_id: str) -> BatchJob | None:
         job = self.store.jobs.get(batch_id)
