@@ -32,7 +32,7 @@ from .cost.tokens import count_request
 from .engine import Engine, RunStats, RunStopped
 from .engine.batch_status import batches_pending, live_batch_keys
 from .engine.batching import batch_all, check_batch_models
-from .errors import AuthError, SpecError, UsageError
+from .errors import AuthError, SpecError, StorageFull, UsageError, storage_problem
 from .providers.anthropic_wire import written_prefix
 from .providers.params import check_models
 from .report.files import write_results
@@ -83,6 +83,7 @@ class RunOutcome:
     served_by_simulator: int | None = None
     files: list[Path] = field(default_factory=list)  # what the run wrote to out_dir
     max_cost_usd: float | None = None  # the cap the run ran under (--max-cost, kept, or the spec's)
+    storage_full: bool = False  # a write failed for want of room (the message names the path)
 
 
 class UI(Protocol):
@@ -451,6 +452,12 @@ async def run_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> Run
     ui = ui or _NullUI()
     try:
         return await _run_spec(spec, opts, ui, holder, interrupted)
+    except (StorageFull, OSError, BaseExceptionGroup) as e:  # a full disk: the cache, its log, images, --out
+        full = _storage_full(e, opts.out_dir or Path("judgekit-out") / spec.name)
+        if full is None:
+            raise
+        return RunOutcome(EXIT["failed"], f"stopped: {full}; free space there", storage_full=True,
+                          max_cost_usd=opts.max_cost_usd)
     except asyncio.CancelledError:
         if not interrupted():
             raise
@@ -459,6 +466,20 @@ async def run_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> Run
     finally:
         _status(ui, None)  # the status line goes before an error is printed
         _restore_signals()
+
+
+def _storage_full(exc: BaseException, out_dir: Path) -> StorageFull | None:
+    """``exc`` (or the first of its group) as a StorageFull when a write failed for want of room
+    (an OSError without a file name was writing the results folder), else None."""
+    if isinstance(exc, BaseExceptionGroup):
+        found = [_storage_full(e, out_dir) for e in exc.exceptions]
+        return next((f for f in found if f is not None), None)
+    if isinstance(exc, StorageFull):
+        return exc
+    why = storage_problem(exc)
+    if why is None:
+        return None
+    return StorageFull(getattr(exc, "filename", None) or out_dir, why)
 
 
 async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, Any], interrupted) -> RunOutcome:
@@ -476,6 +497,11 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
     async with _Session(spec, opts, run_id, out_dir=out_dir) as s:
         engine, cache = s.engine, s.cache
         holder["engine"] = engine
+        # a full disk: no new call, the calls in flight land (their replies held until written)
+        cache.on_storage_full = lambda err: engine.stop(f"{err}; no new call is made")
+        cache.on_hold = lambda n, err: ui.note(
+            f"{n:,} repl{'y' if n == 1 else 'ies'} that arrived {'is' if n == 1 else 'are'} held in memory until "
+            f"there is room: free space for {err.path} (Ctrl-C gives them up; the next run asks them again)")
         ui.note(await cache_line(cache, spec.name))  # a run from another folder opens another cache: say so
         if s.cap.source == "earlier run" and s.cap.usd is not None:
             from .engine.budget import cap_text
@@ -580,6 +606,7 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
                       cache_hits=engine.stats.cache_hits,
                       failures=engine.stats.failures, cost_usd=engine.stats.spent_usd, max_cost_usd=budget,
                       usage_anomalies=engine.stats.usage_anomalies, over_reservation=engine.stats.over_reservation)
+        outcome.storage_full = cache.write_error is not None
         cache.run_finished(run_id, status, json.dumps(record, default=str))
     ui.show_results(outcome)
     return outcome
