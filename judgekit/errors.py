@@ -8,6 +8,8 @@ The tree::
     ├── UsageError           a command's argument is invalid (names it and what is allowed) -> exit 2
     ├── CacheLockedError     another process holds the cache file
     ├── CacheSchemaError     the cache file is newer than this judgekit, or not a cache
+    ├── StorageFull          a write failed for want of space (ENOSPC, a quota, a file size limit):
+    │                        the run stops launching calls, keeps every reply, names the path
     └── ProviderError        a call failed; the subclass says how the engine treats it
         ├── RateLimited      429: retried after ``retry_after`` seconds, concurrency is cut
         ├── QuotaExhausted   429 out of quota or credit (OpenAI insufficient_quota and billing codes,
@@ -36,6 +38,9 @@ The tree::
 
 from __future__ import annotations
 
+import errno
+import os
+
 __all__ = [
     "JudgekitError",
     "SpecError",
@@ -43,6 +48,8 @@ __all__ = [
     "UsageError",
     "CacheLockedError",
     "CacheSchemaError",
+    "StorageFull",
+    "storage_problem",
     "ProviderError",
     "RateLimited",
     "QuotaExhausted",
@@ -94,6 +101,49 @@ class CacheLockedError(JudgekitError):
 
 class CacheSchemaError(JudgekitError):
     """The cache file cannot be used by this version of judgekit (too new, or not a cache)."""
+
+
+#: errnos of a write that failed for want of room (space, a quota, RLIMIT_FSIZE's EFBIG)
+_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+#: the same, as DuckDB words them (its I/O errors carry the OS's message, not the errno)
+_FULL_TEXTS = tuple(os.strerror(e) for e in sorted(_FULL_ERRNOS)) + ("No space left", "Disk quota", "File too large")
+
+
+def storage_problem(exc: BaseException) -> str | None:
+    """What a failed write says when the device has no room for it (``No space left on device``,
+    ``Disk quota exceeded``, ``File too large``), from an OSError or a DuckDB error, or from the
+    error it was raised while handling (a ROLLBACK refused after a failed COMMIT); None for any
+    other failure."""
+    seen = 0
+    while exc is not None and seen < 8:
+        why = _full_why(exc)
+        if why is not None:
+            return why
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
+def _full_why(exc: BaseException) -> str | None:
+    if isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS:
+        return os.strerror(exc.errno)
+    if isinstance(exc, OSError):
+        return None
+    text = str(exc)
+    for t in _FULL_TEXTS:
+        if t in text:
+            return next((os.strerror(e) for e in _FULL_ERRNOS if os.strerror(e).startswith(t)), t)
+    return None
+
+
+class StorageFull(JudgekitError):
+    """A write failed because its device is full (or a quota or file-size limit is reached).
+    ``path`` is what could not be written, ``why`` the system's words.  The run stops launching
+    calls; the replies that arrived are kept (in the cache's write-ahead log, or in memory until
+    they can be written)."""
+
+    def __init__(self, path: str, why: str, note: str = ""):
+        super().__init__(f"{path}: {why.rstrip('.').lower()} (the disk is full){note}")
+        self.path, self.why = str(path), why
 
 
 #: the longest excerpt of a reply an error keeps (:attr:`ProviderError.raw`)

@@ -24,6 +24,7 @@ from judgekit.cache import schema
 from judgekit.cache._rows import CacheCounters, buffered_response, is_answer, row_line, row_response
 from judgekit.cache.batches import write_batch_ops
 from judgekit.cache.snapshot import CacheView, open_view
+from judgekit.errors import StorageFull, storage_problem
 from judgekit.types import ChatResponse
 
 if TYPE_CHECKING:
@@ -69,6 +70,12 @@ _LOOKUP_ROWS = f"SELECT {_READ_COLS} FROM responses WHERE rowid IN (SELECT rid F
 #: where none is allowed); any other error (I/O, a closed file) is not the row's fault
 _ROW_ERRORS = (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.ConstraintException,
                duckdb.OutOfRangeException, TypeError, ValueError, OverflowError)
+
+
+def _full(exc: BaseException, path: str) -> BaseException:
+    """``exc`` as :class:`StorageFull` when it says the disk is full, else as it is."""
+    why = storage_problem(exc)
+    return StorageFull(path, why) if why is not None else exc
 
 
 # ---------------------------------------------------------------------- commands
@@ -138,6 +145,8 @@ class StoreWorker:
     _on_open: Deliver
     _backlog: collections.deque[Any]
     _wal: WriteAheadLog
+    _unlogged: dict[str, bytes]
+    _storage_failed: Callable[[BaseException, str], StorageFull]
 
     def _thread_main(self) -> None:
         try:
@@ -149,15 +158,19 @@ class StoreWorker:
                 self._con = schema.open_database(self.path, read_only=self.read_only)
         except BaseException as exc:  # reported to open()
             self._closed = self._stopped = True
-            self._on_open(None, exc)
+            self._on_open(None, _full(exc, self.path))
             return
         if not self.read_only:
             try:
                 self._replay_wal()
                 self._wal.rotate()
-            except BaseException as exc:
+            except BaseException as exc:  # (the log stays on disk for the next open)
                 self._closed = self._stopped = True
-                self._on_open(None, exc)
+                try:
+                    self._con.close()
+                except Exception:
+                    pass
+                self._on_open(None, _full(exc, self.path))
                 return
         self._on_open(self, None)
         try:
@@ -201,7 +214,10 @@ class StoreWorker:
                 try:
                     self._write_buffer()
                 except Exception as exc:
-                    log.warning("cache flush to %s failed, will retry: %s", self.path, exc)
+                    if storage_problem(exc) is not None:  # a full disk: said once, by the store's owner
+                        self._storage_failed(exc, self.path)
+                    else:
+                        log.warning("cache flush to %s failed, will retry: %s", self.path, exc)
                 next_flush = time.monotonic() + interval
 
     def _answer_queued_gets(self) -> None:
@@ -225,6 +241,10 @@ class StoreWorker:
                 self._write_buffer()
             result = cmd.fn(self._con)
         except Exception as exc:
+            if storage_problem(exc) is not None:
+                exc = self._storage_failed(exc, self.path)
+                if cmd.deliver is None:
+                    return  # (a run's record: said once, by the store's owner)
             if cmd.deliver is not None:
                 cmd.deliver(None, exc)
             else:
@@ -248,6 +268,14 @@ class StoreWorker:
             (self._view or self._con).close()  # a view deletes its copy too
         except Exception as e:
             exc = exc or e
+        if exc is not None and storage_problem(exc) is not None:
+            held = len(self._unlogged)
+            kept = len(self._pending) - held
+            note = (f"; {kept:,} repl{'y' if kept == 1 else 'ies'} not yet in the file {'is' if kept == 1 else 'are'} "
+                    "kept in its write-ahead log (stored when the cache next opens)") if kept > 0 else ""
+            if held:
+                note += f"; {held:,} held in memory could not be kept (the next run asks them again)"
+            exc = StorageFull(self.path, storage_problem(exc) or str(exc), note)
         self._stopped = True
         self._fail_queued(RuntimeError(f"cache store {self.path} is closed"))
         cmd.deliver(None, exc)
@@ -397,8 +425,18 @@ class StoreWorker:
             failures, self._failures = self._failures, []
             ops, self._batch_ops = self._batch_ops, []
             self._wake_sent = False
-            if (batch or ops) and self._wal.is_open:
-                self._wal.rotate()  # the rows of this batch are all in the segments to unlink
+            wal_error: OSError | None = None
+            if (batch or ops or self._unlogged) and (self._wal.is_open or self._wal.broken is not None):
+                try:  # the rows of this batch are all in the segments to unlink
+                    if self._unlogged:  # replies a full disk kept from the log: logged now if there is room
+                        self._wal.write_all(list(self._unlogged.values()))
+                        self._unlogged.clear()
+                    else:
+                        self._wal.rotate()
+                except OSError as e:
+                    wal_error = e
+        if wal_error is not None:
+            self._storage_failed(wal_error, self.path)
         if ops:
             try:
                 write_batch_ops(self._con, ops)
@@ -454,5 +492,10 @@ class StoreWorker:
             c.last_error = repr(exc)
             raise
         self._inflight = {}
+        if self._unlogged:  # committed now: no longer held in memory only
+            with self._lock:
+                for k in batch:
+                    if k not in self._pending:
+                        self._unlogged.pop(k, None)
         c.flushes += 1
         self._wal.cleanup()

@@ -55,6 +55,7 @@ from judgekit.cache._rows import (CacheCounters, RequestMeta, buffered_response,
 from judgekit.cache._worker import WAKE, Call, Close, Deliver, Get, StoreWorker, log
 from judgekit.cache.batches import BatchRecords
 from judgekit.cache.wal import WriteAheadLog
+from judgekit.errors import StorageFull, storage_problem
 from judgekit.types import ChatResponse
 
 __all__ = ["CacheStore", "RequestMeta", "CacheCounters"]
@@ -115,6 +116,17 @@ class CacheStore(BatchRecords, StoreWorker):
         self._atexit: Callable[[], None] | None = None
         self._backlog: collections.deque[Any] = collections.deque()  # thread only
         self._wal = WriteAheadLog(self.path, self._lock)  # current segment guarded by _lock
+        self._unlogged: dict[str, bytes] = {}  # log lines of replies a full disk kept from the log (_lock)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.write_error: StorageFull | None = None
+        """The first write that failed for want of room (the log, the file); None while all is well."""
+        self.on_storage_full: Callable[[StorageFull], None] | None = None
+        """Called once, on the event loop, when a write first fails for want of room (a run stops
+        launching calls then: every reply that arrives after is held in memory)."""
+        self.on_hold: Callable[[int, StorageFull], None] | None = None
+        """Called once by :meth:`close` when replies are held in memory only and it waits for room."""
+        self.retry_s = 2.0
+        """How often :meth:`close` tries again to write the replies held in memory."""
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -149,6 +161,7 @@ class CacheStore(BatchRecords, StoreWorker):
             raise ValueError("flush_interval must be > 0 and batch_rows >= 1")
         store = cls(os.fspath(path), run_id=run_id, flush_interval=flush_interval,
                     batch_rows=batch_rows, read_only=read_only, batch_window=batch_window, snapshot=snapshot)
+        store._loop = asyncio.get_running_loop()
         fut, store._on_open = store._future()
         t = threading.Thread(target=store._thread_main, name=f"judgekit-cache:{store.path}",
                              daemon=True)
@@ -187,12 +200,69 @@ class CacheStore(BatchRecords, StoreWorker):
         """Responses and failures put but not yet written."""
         return len(self._pending) + len(self._inflight) + len(self._failures)
 
+    def held_in_memory(self) -> int:
+        """Replies put that are neither in the file nor in the log (a full disk): lost at exit."""
+        return len(self._unlogged)
+
+    def _storage_failed(self, exc: BaseException, path: str) -> StorageFull:
+        """Note a write that failed for want of room (from the loop or the thread): the first one
+        is :attr:`write_error` and goes to :attr:`on_storage_full` on the loop."""
+        err = exc if isinstance(exc, StorageFull) else StorageFull(path, storage_problem(exc) or str(exc))
+        if self.write_error is None:
+            self.write_error = err
+            self.counters.last_error = str(err)
+            if self.on_storage_full is not None and self._loop is not None:
+                if threading.current_thread() is self._thread:
+                    _post(self._loop, self.on_storage_full, err)
+                else:
+                    self.on_storage_full(err)
+        return err
+
+    async def _keep_replies(self) -> None:
+        """After a write failed for want of room: try to write everything again; while replies
+        are held in memory only, wait for room (``on_hold`` says so once), retrying every
+        ``retry_s`` seconds.  Cancelling the wait gives them up (the next run asks them again)."""
+        told = False
+        while True:
+            try:
+                await self._call(lambda con: None, flush_first=True)
+                return
+            except Exception as exc:
+                if storage_problem(exc) is None and not isinstance(exc, StorageFull):
+                    return  # not a full disk: close() reports it
+            held = self.held_in_memory()
+            if not held:
+                return  # every reply is in the log at least: the next open writes it to the file
+            if not told and self.on_hold is not None and self.write_error is not None:
+                self.on_hold(held, self.write_error)
+                told = True
+            await asyncio.sleep(self.retry_s)
+
     async def close(self) -> None:
-        """Write everything buffered, close the connection and stop the thread."""
+        """Write everything buffered, close the connection and stop the thread.  After a write
+        failed for want of room, replies held in memory only are waited on first (see
+        :meth:`_keep_replies`); if the file still cannot be written, :class:`StorageFull` is
+        raised once it is closed, the log keeping what the file could not take."""
         if self._closed:
             if not self._stopped:  # close_sync or another close() is under way
                 await asyncio.get_running_loop().run_in_executor(None, self._after_close)
             return
+        if self.write_error is not None and not self.read_only:
+            try:
+                await self._keep_replies()
+            except asyncio.CancelledError:
+                self._give_up_held()
+                await self._close()
+                raise
+        await self._close()
+
+    def _give_up_held(self) -> None:
+        held = self.held_in_memory()
+        if held:
+            log.warning("cache %s: %d repl%s held in memory given up (the next run asks them again)",
+                        self.path, held, "y" if held == 1 else "ies")
+
+    async def _close(self) -> None:
         self._dispatch_gets()
         fut, deliver = self._future()
         self._closed = True
@@ -265,7 +335,17 @@ class CacheStore(BatchRecords, StoreWorker):
         with self._lock:
             self._pending[key] = row
             n = len(self._pending)
-            self._wal.write(line)
+            try:
+                self._wal.write(line)
+            except OSError as exc:  # a full disk: the reply is kept in memory until it can be written
+                self._unlogged[key] = line
+                failed: OSError | None = exc
+            else:
+                failed = None
+                if self._unlogged:  # an older put of the key, held: this one replaces it
+                    self._unlogged.pop(key, None)
+        if failed is not None:
+            self._storage_failed(failed, self.path)  # (the log lies beside the file: one disk)
         if n >= self.batch_rows and not self._wake_sent:
             self._wake_sent = True
             self._q.put(WAKE)

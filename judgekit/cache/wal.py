@@ -23,6 +23,7 @@ before the batch is waited on.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import json
 import os
 import threading
@@ -48,7 +49,7 @@ class WriteAheadLog:
     :meth:`cleanup` takes it itself.
     """
 
-    __slots__ = ("_db_path", "_lock", "_fd", "_path", "_seq", "_unlink")
+    __slots__ = ("_db_path", "_lock", "_fd", "_path", "_seq", "_unlink", "broken")
 
     def __init__(self, db_path: str, lock: threading.Lock) -> None:
         self._db_path = db_path
@@ -57,6 +58,7 @@ class WriteAheadLog:
         self._path = ""
         self._seq = 0
         self._unlink: list[str] = []  # segments whose rows are in a flush not yet committed
+        self.broken: OSError | None = None  # the write that failed; no line is written until rotate() works
 
     @staticmethod
     def encode(row: tuple[Any, ...]) -> bytes:
@@ -69,9 +71,21 @@ class WriteAheadLog:
         return self._fd is not None
 
     def write(self, line: bytes) -> None:
-        """Append ``line`` (from :meth:`encode`) to the current segment, if one is open."""
+        """Append ``line`` (from :meth:`encode`) to the current segment, if one is open.  Raises
+        OSError when it cannot be written whole (a full disk): the log is then :attr:`broken`, and
+        every write fails at once until :meth:`rotate` opens a new segment (a line cut short is
+        the segment's last: replay skips it)."""
+        if self.broken is not None:
+            raise self.broken
         if self._fd is not None:
-            os.write(self._fd, line)
+            try:
+                n = os.write(self._fd, line)
+            except OSError as e:
+                self.broken = OSError(e.errno, e.strerror, self._path)
+                raise self.broken from None
+            if n != len(line):
+                self.broken = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), self._path)
+                raise self.broken
 
     def sync(self) -> None:
         """Flush the current segment to disk (caller holds the lock): what was written survives a
@@ -100,11 +114,23 @@ class WriteAheadLog:
             self._unlink.append(self._path)
 
     def rotate(self) -> None:
-        """Start a new segment (caller holds the lock or is opening)."""
+        """Start a new segment (caller holds the lock or is opening); one that cannot be made
+        leaves the log :attr:`broken` and raises."""
         self.close_current()
         self._seq += 1
         self._path = f"{os.path.abspath(self._db_path)}.wal.{os.getpid()}.{self._seq:09d}"
-        self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        except OSError as e:
+            self.broken = OSError(e.errno, e.strerror, self._path)
+            raise self.broken from None
+        self.broken = None
+
+    def write_all(self, lines: list[bytes]) -> None:
+        """Write ``lines`` to a new segment (caller holds the lock): the replies a full disk kept
+        in memory, once there is room.  Raises OSError (the log broken) when there still is none."""
+        self.rotate()
+        self.write(b"".join(lines))
 
     def cleanup(self) -> None:
         """Every row of the marked segments is committed: delete them (thread only)."""

@@ -79,6 +79,14 @@ def _errors(f):
         except JudgekitError as e:
             click.echo(f"error: {_one_line(str(e))}", err=True)
             sys.exit(1)
+        except Exception as e:  # a full disk under any command (cache prune, export...): one line
+            from ..errors import storage_problem
+
+            why = storage_problem(e)
+            if why is None:
+                raise
+            click.echo(f"error: {getattr(e, 'filename', None) or 'a write'}: {why.lower()} (the disk is full)", err=True)
+            sys.exit(1)
 
     return wrapper
 
@@ -162,10 +170,14 @@ def run(spec_or_name, cache_path, limit, max_cost, overrides, batch, out_dir, ye
                       interactive=sys.stdin.isatty() and sys.stdout.isatty(), handle_signals=True, batch=batch,
                       grace_s=grace_s)
     outcome = asyncio.run(run_spec(spec, opts, ui))
+    resume = (_resume_command(spec_or_name, overrides, cache_path, out_dir, limit, yes, outcome, batch, grace_s)
+              if outcome.exit_code in (1, 130) else None)
+    if outcome.storage_full and resume:  # a full disk: one line, the path and how to go on
+        click.echo(f"{_one_line(outcome.message)}, then resume with: {resume}", err=True)
+        sys.exit(outcome.exit_code)
     if outcome.message:
         click.echo(outcome.message, err=outcome.exit_code != 0)
-    if outcome.exit_code in (1, 130):
-        resume = _resume_command(spec_or_name, overrides, cache_path, out_dir, limit, yes, outcome, batch, grace_s)
+    if resume:
         click.echo(f"resume with: {resume}", err=True)
     sys.exit(outcome.exit_code)
 
