@@ -21,6 +21,8 @@ import hashlib
 import os
 from pathlib import Path
 
+from .errors import StorageFull, storage_problem
+
 __all__ = ["BlobStore", "BlobMissing", "EXT_BY_MIME", "MIME_BY_EXT", "sniff_mime"]
 
 EXT_BY_MIME = {
@@ -136,11 +138,14 @@ class BlobStore:
             finally:
                 os.close(fd)
             os.replace(tmp, stem + ext)
-        except BaseException:
+        except BaseException as exc:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+            why = storage_problem(exc)
+            if why is not None:  # a full disk: one error naming the store (os.write names no file)
+                raise StorageFull(str(self.root), why) from None
             raise
         return sha
 

@@ -155,3 +155,24 @@ async def test_a_log_that_broke_mid_line_is_replayed_without_the_cut_line(tmp_pa
     store = await CacheStore.open(tmp_path / "c.duckdb", run_id="next")
     assert len(await store.get_many(["a", "b", "c"])) == 3 and store.counters.wal_rejected == 0
     await store.close()
+
+
+def test_a_full_image_store_is_one_error_naming_it_and_leaves_no_temporary_file(tmp_path, monkeypatch):
+    from judgekit import blobs
+
+    store = blobs.BlobStore(tmp_path / "c.duckdb.blobs")
+    store.put(b"\x89PNG\r\n\x1a\n first", "image/png")
+
+    class _OS:
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        @staticmethod
+        def write(fd, data):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(blobs, "os", _OS())
+    with pytest.raises(StorageFull) as e:
+        store.put(b"\x89PNG\r\n\x1a\n second", "image/png")
+    assert str(tmp_path / "c.duckdb.blobs") in str(e.value) and "no space left" in str(e.value)
+    assert not list((tmp_path / "c.duckdb.blobs").rglob("*.tmp"))
