@@ -38,6 +38,7 @@ from .providers.params import check_models
 from .report.files import write_results
 from .report.tidy import write_tidy
 from .run_cap import RunCap, check_prices, choose_cap, run_record
+from .run_totals import run_totals
 
 __all__ = ["RunOptions", "RunOutcome", "UI", "run_spec", "estimate_spec", "default_cache_path", "blob_dir_for", "EXIT"]
 
@@ -83,6 +84,9 @@ class RunOutcome:
     served_by_simulator: int | None = None
     files: list[Path] = field(default_factory=list)  # what the run wrote to out_dir
     max_cost_usd: float | None = None  # the cap the run ran under (--max-cost, kept, or the spec's)
+    #: spend, paid calls and batch block over every process of the run, with this process's
+    #: (``this_process``) and the earlier ones' (``earlier_processes``): :func:`judgekit.run_totals.run_totals`
+    totals: dict[str, Any] | None = None
     storage_full: bool = False  # a write failed for want of room (the message names the path)
 
 
@@ -559,8 +563,9 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
             gc.unfreeze()  # let everything be collected again (DuckDB objects must die before exit)
         pending = batches_pending(engine, s.cache_path, spec.name)  # batches left live at the provider
         served = _served(engine)
+        totals = await run_totals(cache, engine, spec.name, out_dir, run_id)  # over the run's processes
         outcome = RunOutcome(code, message, out_dir, estimate=est, stats=engine.stats, served_by_simulator=served,
-                             max_cost_usd=budget)
+                             max_cost_usd=budget, totals=totals)
         if result is not None:
             if interrupted():
                 status, code = "interrupted", EXIT["interrupted"]
@@ -579,6 +584,7 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
                            calls_by_provider=dict(cache.counters.made_by_provider),  # sim, local: free
                            cache_hits=engine.stats.cache_hits)
             summary.update(engine.savings.as_dict())  # what batching and prompt caching saved
+            summary.update(totals)  # spend, paid calls and batch block over the run's processes, this one's beside
             # every choice in force that departs from the authors' code: the options' (injection
             # guards always, others when set) and the model parameters left out
             summary["deviations"] = deviations(options) + [{"kind": "dropped parameter", "note": n}
@@ -602,7 +608,9 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
         if pending:
             outcome.message = message = f"{outcome.message}; {pending}" if outcome.message else pending
         record = outcome.summary or {"message": message}
-        record = dict(record, status=status, paid_calls=engine.stats.paid_calls,
+        record = {k: v for k, v in record.items() if k not in ("this_process", "earlier_processes")}
+        record = dict(record, status=status, paid_calls=totals["this_process"]["paid_calls"],  # this process's own
+                      batch=totals["this_process"]["batch"],
                       cache_hits=engine.stats.cache_hits,
                       failures=engine.stats.failures, cost_usd=engine.stats.spent_usd, max_cost_usd=budget,
                       usage_anomalies=engine.stats.usage_anomalies, over_reservation=engine.stats.over_reservation)

@@ -182,7 +182,7 @@ class ConsoleUI:
         return click.confirm(message, default=False)
 
     def note(self, message: str) -> None:
-        self.console.print(message)
+        self.console.print(message, markup=False)  # a provider's text ("[invalid_request]") is not markup
 
     # -- progress ---------------------------------------------------------------------------
     def progress(self, engine) -> "_Progress":
@@ -232,7 +232,7 @@ class ConsoleUI:
                 w.add_row(line)
             parts.append(w)
         if engine.stop_reason:
-            parts.append(f"[yellow]stopping: {engine.stop_reason}[/yellow]")
+            parts.append(f"[yellow]stopping: {escape(engine.stop_reason)}[/yellow]")
         return Group(*parts)
 
     def _overall(self, stats):
@@ -335,12 +335,12 @@ class ConsoleUI:
             self.console.print(_calls_made(st.paid_calls, (outcome.summary or {}).get("calls_by_provider"),
                                            outcome.served_by_simulator)
                                + f", cache hits {st.cache_hits:,}, failures {st.failures:,}, "
-                               f"spent {fmt_usd(st.spent_usd)}"
+                               + _spent_text(st.spent_usd, getattr(outcome, "totals", None))
                                + (f" of max {cap_text(outcome.max_cost_usd)}"
                                   if outcome.max_cost_usd is not None else ""),
                                highlight=False)
             for line in savings_lines(outcome.summary or {}):
-                self.console.print(line, highlight=False)
+                self.console.print(line, markup=False, highlight=False)
             if st.usage_anomalies or st.over_reservation:
                 self.console.print(f"[yellow]{st.usage_anomalies:,} replies reported impossible usage (negative, or "
                                    f"more output than the request allowed); {st.over_reservation:,} cost more than "
@@ -348,7 +348,7 @@ class ConsoleUI:
         if outcome.failed_items:
             self.console.print(f"[red]{len(outcome.failed_items)} failed:[/red]")
             for f in outcome.failed_items[:50]:
-                self.console.print(f"  {f}")
+                self.console.print(f"  {escape(f)}")  # a failure's provider text is not markup
             if len(outcome.failed_items) > 50:
                 self.console.print(f"  ... and {len(outcome.failed_items) - 50} more (see judgments.csv)")
         if outcome.out_dir is not None and outcome.summary is not None:
@@ -444,6 +444,15 @@ def _calls_made(made: int, by_provider: dict | None, served: int | None) -> str:
     return f"calls made {made:,} ({paid:,} paid; {n_free:,} free: {', '.join(f'{k} {n:,}' for k, n in free.items())})"
 
 
+def _spent_text(this_usd: float, totals: dict | None) -> str:
+    """'spent $X', or over a run of several processes 'spent $X this run ($Y in this process, 1 earlier)'."""
+    earlier = (totals or {}).get("earlier_processes") or []
+    if not earlier:
+        return f"spent {fmt_usd(this_usd)}"
+    return (f"spent {fmt_usd(totals['cost_usd'])} this run ({fmt_usd(this_usd)} in this process, "
+            f"{len(earlier):,} earlier)")
+
+
 def savings_lines(summary: dict) -> list[str]:
     """What batching and prompt caching saved, from a run's summary (nothing when neither ran)."""
     out = []
@@ -452,6 +461,10 @@ def savings_lines(summary: dict) -> list[str]:
         retried = f", {b['retried']:,} asked again" if b.get("retried") else ""
         out.append(f"batch: {b['calls']:,} calls cost {fmt_usd(b['cost_usd'])} at batch prices, "
                    f"{fmt_usd(b['live_equivalent_usd'])} live: saved {fmt_usd(b['saved_usd'])}{retried}")
+    unanswered = b.get("unanswered") or {}
+    if unanswered:  # why batch requests ended unanswered (expired, errored (api_error), batch failed...)
+        out.append(f"batch: {sum(unanswered.values()):,} request(s) left unanswered: "
+                   + ", ".join(f"{cause} {n:,}" for cause, n in sorted(unanswered.items(), key=lambda kv: -kv[1])))
     pc = summary.get("prompt_cache") or {}
     if pc.get("calls"):
         writes = f", {pc['cache_write_tokens']:,} written to it" if pc.get("cache_write_tokens") else ""
