@@ -116,3 +116,49 @@ async def test_the_simulator_writes_what_the_estimate_plans(tmp_path, monkeypatc
             assert (second.usage.cached_input_tokens > 0) == (planned > 0), model
             if planned:  # the simulator's own count (4 characters a token) is near judgekit's
                 assert first.usage.cache_write_tokens == pytest.approx(planned, rel=0.25)
+
+
+@pytest.mark.parametrize("setting, words", [
+    ("models.judge.price.cache_write_1h_per_mtok=-1", ["models.judge.price.cache_write_1h_per_mtok", "-1"]),
+    ("models.judge.price.cache_write_per_mtok='2'", ["models.judge.price.cache_write_per_mtok"]),
+    ("models.judge.price.cache_write_5m_per_mtok=1", ["models.judge.price.cache_write_5m_per_mtok"]),
+])
+def test_a_bad_cache_price_is_one_line(setting, words, tmp_path):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+    from oneline import assert_user_error, invoke
+
+    r = invoke("estimate", "quickstart", "--set", "models.judge.price={input_per_mtok = 3, output_per_mtok = 15}",
+               "--set", setting, "--cache", tmp_path / "c.duckdb")
+    assert_user_error(r, *words)
+
+
+async def test_the_runs_estimate_plans_writes_only_past_the_minimum(tmp_path, monkeypatch):
+    """The quickstart with a Claude judge: its marked prefixes (the items' drawings) are under
+    Claude 3.5 Sonnet's 1,024 tokens, so the estimate is the same with the marks on and off (the
+    simulator writes none of them either: perf/override_prices.py); with a minimum of 50 tokens
+    the bound with the marks on is dearer, by the writes."""
+    from judgekit.config import load_spec
+    from judgekit.providers import anthropic_wire
+    from judgekit.runner import RunOptions, estimate_spec
+
+    async def judge_line(prompt_cache: bool, name: str):
+        d = load_spec("quickstart").model_dump(exclude_none=True)
+        old = d["models"]["judge"]
+        d["models"]["judge"] = {"provider": "anthropic", "model": "claude-3-5-sonnet-20241022",
+                                "base_url": "http://127.0.0.1:9", "params": old["params"],
+                                "prompt_cache": prompt_cache}
+        d["roles"]["judges"] = ["judge"]
+        spec = type(load_spec("quickstart")).model_validate(d)
+        out = await estimate_spec(spec, RunOptions(out_dir=tmp_path / name, cache_path=tmp_path / f"{name}.duckdb"))
+        lines = [ln for ln in out.estimate.lines if ln.alias == "judge"]
+        return sum(ln.cost_max_usd for ln in lines), sum(ln.cost_expected_usd for ln in lines)
+
+    on, off = await judge_line(True, "on"), await judge_line(False, "off")
+    assert on == off
+    monkeypatch.setattr(anthropic_wire, "prompt_cache_min_tokens", lambda model: 50)
+    small_on, small_off = await judge_line(True, "on50"), await judge_line(False, "off50")
+    assert small_off == off and small_on[0] > off[0]
+    assert small_on[1] < small_on[0]  # the expectation reads what the bound writes again
