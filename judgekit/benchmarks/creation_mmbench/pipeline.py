@@ -80,9 +80,10 @@ class Options(IntervalOptions):
         description="an unreadable judge reply is followed by one request for the final line "
                     "(judgekit's reask_pairwise.txt / reask_vfs.txt)")
     keep_all_answer_text: bool = ours(
-        False, reference="the judge reads answers back from an .xlsx file: cut at 32,767 characters, "
-                         "an empty or NA-spelled answer as 'nan', one starting with '=' as '0'",
-        description="the judge reads both answers exactly as written")
+        False, reference="the judge reads answers (and the question and ground truth) back from an .xlsx file: "
+                         "cut at 32,767 characters, an empty or NA-spelled answer as 'nan', one starting with '=' "
+                         "as '0', control characters as _x000D_-style escapes",
+        description="the judge reads both answers, the question and the ground truth exactly as written")
     failed_answer_counts_as_failure: bool = ours(
         False, reference="a candidate call that failed is judged with the answer "
                          "'Failed to obtain answer via API.'",

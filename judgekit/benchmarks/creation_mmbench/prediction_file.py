@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["FAIL_MSG", "CELL_MAX", "URL_MAX", "NA_STRINGS", "round_trip", "as_judged"]
+__all__ = ["FAIL_MSG", "CELL_MAX", "URL_MAX", "NA_STRINGS", "NAN_TEXT", "round_trip", "as_judged"]
 
 #: the answer the reference's API wrapper returns when a call failed after its retries; its
 #: judge is then asked about this text like any other answer
@@ -48,7 +48,7 @@ NA_STRINGS = frozenset({
     "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
 })
 
-_NAN = "nan"  # what str.format makes of NaN
+_NAN = NAN_TEXT = "nan"  # what str.format makes of NaN
 _LINK = re.compile(r"(?:ftp|http)s?://|mailto:|(?:in|ex)ternal:")
 _ESCAPE_LIKE = re.compile(r"(_x[0-9a-fA-F]{4}_)")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")

@@ -4,13 +4,14 @@ a judge reply that does not parse.  Which models may judge is checked here too."
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from ...resources import load_prompt
 from ...types import ChatRequest, GenParams, Message, TextPart
 from . import prompts as P
 from .data import CreationItem
-from .prediction_file import as_judged
+from .prediction_file import NAN_TEXT, as_judged
 
 if TYPE_CHECKING:
     from .pipeline import Prepared
@@ -89,6 +90,19 @@ class _Builder:
             cand, base = as_judged(cand, order), as_judged(base, order)
         return cand, base
 
+    def _as_read(self, item: CreationItem, order: int) -> CreationItem:
+        """The item's question and ground truth as the reference's judge reads them in ``order``:
+        like the answers, they come back from its ``.xlsx`` prediction file (one trip, two for the
+        swapped order); a ground truth that reads back as NaN is none (``pd.isna``)."""
+        if self.prep.options.keep_all_answer_text:
+            return item
+        question = as_judged(item.question, order)
+        gt = as_judged(item.ground_truth, order) if item.ground_truth else ""
+        gt = "" if gt == NAN_TEXT else gt
+        if question == item.question and gt == item.ground_truth:
+            return item
+        return dataclasses.replace(item, question=question, ground_truth=gt)
+
     def length_diff(self, item: CreationItem, answer: str, order: int) -> int:
         """The candidate's answer length minus the baseline's, in characters, as the judge saw them
         in ``order`` (the judge-behaviour figures' length difference)."""
@@ -100,9 +114,11 @@ class _Builder:
         """(kind, order, message, prompt hash) of the item's judgments, the same for every judge."""
         o = self.prep.options
         out = []
+        original = item
         for order in self.orders():
             cand, base = self._judged(item, answer, order)
             a, b = (base, cand) if order == 0 else (cand, base)
+            item = self._as_read(original, order)
             if o.pairwise:
                 prompt, text = P.pairwise_prompt(item, a, b, defuse=o.defuse_answers)
                 out.append(("pairwise", order, Message.user(*item.images, text), prompt.hash))
