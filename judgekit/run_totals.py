@@ -13,7 +13,8 @@ next one into that folder starts a new one.
 **What each one spent**, first match wins:
 
 1. its record (``runs.summary_json``, written when it ended, even interrupted or stopped):
-   ``cost_usd``, ``paid_calls`` and ``batch``, its own figures, exactly as it counted them;
+   ``cost_usd``, ``paid_calls`` and ``batch`` (with its ``unanswered`` causes), its own figures,
+   exactly as it counted them;
 2. a process that left no record (killed) is counted from the cache: the responses it wrote
    (each carries its ``run_id`` and ``cost_usd``, and reaches the write-ahead log the moment it
    is paid, so a ``kill -9`` loses none): their number and cost; those whose key a batch held
@@ -45,7 +46,7 @@ class ProcessFigures:
     status: str
     cost_usd: float = 0.0
     paid_calls: int = 0
-    batch: dict[str, float] = field(default_factory=dict)  # the summary's batch block (its sums)
+    batch: dict[str, Any] = field(default_factory=dict)  # the summary's batch block (its sums)
     counted_from: str = "record"  # "record" (its own), "cache" (killed: its responses), "this process"
 
     def as_dict(self) -> dict[str, Any]:
@@ -53,11 +54,24 @@ class ProcessFigures:
                 "paid_calls": self.paid_calls, "batch": _batch_block(self.batch), "counted_from": self.counted_from}
 
 
-def _batch_block(b: dict[str, float]) -> dict[str, Any]:
+def _batch_block(b: dict[str, Any]) -> dict[str, Any]:
     cost, live = float(b.get("cost_usd", 0.0)), float(b.get("live_equivalent_usd", 0.0))
+    unanswered = b.get("unanswered") if isinstance(b.get("unanswered"), dict) else {}
     return {"calls": int(b.get("calls", 0)), "cost_usd": round(cost, 6), "live_equivalent_usd": round(live, 6),
             "saved_usd": round(live - cost, 6), "retried": int(b.get("retried", 0)),
-            "collected_for_later": int(b.get("collected_for_later", 0))}
+            "collected_for_later": int(b.get("collected_for_later", 0)),
+            "unanswered": dict(sorted((str(k), int(_number(n))) for k, n in unanswered.items()))}
+
+
+def _add_batch(into: dict[str, Any], b: dict[str, Any]) -> None:
+    """Add batch block ``b``'s figures to ``into`` (its ``unanswered`` causes too)."""
+    for k in _BATCH_KEYS:
+        into[k] = into.get(k, 0.0) + _number(b.get(k))
+    causes = b.get("unanswered")
+    if isinstance(causes, dict):
+        mine = into.setdefault("unanswered", {})
+        for cause, n in causes.items():
+            mine[cause] = mine.get(cause, 0) + int(_number(n))
 
 
 def _number(v: Any) -> float:
@@ -65,9 +79,11 @@ def _number(v: Any) -> float:
 
 
 def _from_record(run_id: str, status: str, record: dict) -> ProcessFigures:
-    batch = record.get("batch") if isinstance(record.get("batch"), dict) else {}
+    batch: dict[str, Any] = {}
+    if isinstance(record.get("batch"), dict):
+        _add_batch(batch, record["batch"])
     return ProcessFigures(run_id, status, _number(record.get("cost_usd")), int(_number(record.get("paid_calls"))),
-                          {k: _number(batch.get(k)) for k in _BATCH_KEYS})
+                          batch)
 
 
 async def _earlier_rows(cache, spec_name: str, out_dir: Path, run_id: str) -> list[tuple[str, str, dict | None]]:
@@ -146,10 +162,9 @@ async def run_totals(cache, engine, spec_name: str, out_dir: Path, run_id: str) 
     else:
         unread = None
     earlier = [from_cache[rid] if record is None else _from_record(rid, status, record) for rid, status, record in rows]
-    batch: dict[str, float] = {}
+    batch: dict[str, Any] = {}
     for f in (*earlier, this):
-        for k in _BATCH_KEYS:
-            batch[k] = batch.get(k, 0.0) + _number(f.batch.get(k))
+        _add_batch(batch, f.batch)
     return {
         "cost_usd": round(sum(f.cost_usd for f in (*earlier, this)), 6),
         "paid_calls": sum(f.paid_calls for f in (*earlier, this)),
