@@ -99,6 +99,23 @@ def stats_renderables(st: dict[str, Any]) -> Iterator[Any]:
         yield (f"[bold]{b['total']:,} provider batches[/bold] ({escape(_counts(states))})"
                + (f"; [yellow]{b['live']:,} live[/yellow] (answers not collected yet: the next run collects "
                   "them; `judgekit batches cancel` stops them)" if b["live"] else ""))
+    live = st.get("live_batches") or []
+    if live:  # every live batch: what the next run collects and `judgekit batches cancel` acts on
+        t = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
+        t.add_column("live batch", no_wrap=True)  # whole: it is what `batches cancel` and a provider's console take
+        t.add_column("alias", overflow="fold")
+        t.add_column("run", overflow="fold")
+        t.add_column("state", overflow="fold")
+        t.add_column("requests", justify="right")
+        t.add_column("answered", justify="right")
+        t.add_column("created (UTC)", no_wrap=True)
+        for r in live:
+            state = str(r.get("state") or "-")
+            word = r.get("provider_status")
+            t.add_row(escape(str(r["batch_id"])), escape(str(r.get("alias") or "-")), escape(str(r.get("run_id") or "-")),
+                      escape(state + (f" ({word})" if word and word != state else "")), f"{int(r.get('requests') or 0):,}",
+                      f"{int(r.get('succeeded') or 0):,}", _when(r.get("created_at")))
+        yield t
     tables = st["result_tables"]
     if tables:
         shown = ", ".join(tables[:4]) + (f", ... ({len(tables) - 4} more)" if len(tables) > 4 else "")
