@@ -39,7 +39,8 @@ def status_lines(engine: Any) -> list[str]:
     for alias, lane in layer.lanes.items():
         mine = [b for b in layer.batches.values() if b.lane is lane]
         waiting = len(lane.wave) + lane.submitting
-        if not mine and not waiting:
+        queue = lane.queue.note() if hasattr(lane, "queue") else ""  # the enqueued-token limit's waits
+        if not mine and not waiting and not queue:
             continue
         live = [b for b in mine if not b.collected]
         done = len(mine) - len(live)
@@ -63,6 +64,8 @@ def status_lines(engine: Any) -> list[str]:
         if waiting:
             parts.append(f"{waiting:,} call(s) " + ("being submitted" if lane.submitting and not lane.wave
                                                     else "waiting for the next batch"))
+        if queue:
+            parts.append(queue)
         out.append(f"{alias} ({lane.prov.kind} {lane.prov.model}) batches: " + "; ".join(parts))
     return out
 

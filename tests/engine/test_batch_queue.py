@@ -14,6 +14,7 @@ from judgekit.cache.store import CacheStore
 from judgekit.config import ModelSpec
 from judgekit.engine import Engine
 from judgekit.engine.batch_queue import TokenQueue, estimate
+from judgekit.engine.batch_status import status_lines
 from judgekit.errors import TransientError
 from judgekit.providers.batch import BatchOutcome, BatchStatus
 from judgekit.providers.batch_errors import BatchExpired, BatchFailed, BatchQueueFull, with_type
@@ -164,6 +165,8 @@ async def test_without_the_setting_a_refused_wave_is_halved_until_it_fits(monkey
     assert kinds["batch_queue_full"] == sum(len(b) for b in server.refused)  # each refusal recorded
     lane = e.batches.lanes["j"]
     assert lane.queue.refusals == len(server.refused) and "refused over the enqueued-token limit" in lane.queue.note()
+    line = " ".join(status_lines(e))  # the live display says so
+    assert f"{len(server.refused)} batch(es) refused over the enqueued-token limit: one batch at a time" in line
     await e.close()
 
 
