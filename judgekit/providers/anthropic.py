@@ -46,6 +46,7 @@ from .anthropic_wire import engine_rate_headers, message_params, message_respons
 from .base import Provider, retry_after_from_headers
 from .params import anthropic_params
 from .sizes import check_anthropic_size
+from .urls import anthropic_base_url
 
 __all__ = ["AnthropicProvider", "classify_anthropic_error", "anthropic_retry_after", "ANTHROPIC_URL",
            "DEFAULT_KEY_ENV"]
@@ -178,7 +179,7 @@ class AnthropicProvider(AnthropicBatchMixin, Provider):
         key = self.api_key(required=required)
         self._client = anthropic.AsyncAnthropic(
             api_key=key or "EMPTY",
-            base_url=self.spec.base_url or ANTHROPIC_URL,
+            base_url=anthropic_base_url(self.spec.base_url) if self.spec.base_url else ANTHROPIC_URL,  # with or without /v1
             max_retries=0,
             timeout=self.spec.limits.timeout_for(None),  # a fallback: each request sets its own
             http_client=anthropic.DefaultAioHttpClient(),

@@ -28,6 +28,7 @@ from ..types import ChatRequest, ChatResponse, Message, TextPart, Usage
 from .base import Provider, retry_after_from_headers
 from .gemini_batch import GeminiBatchMixin
 from .params import allowed_params
+from .urls import gemini_base_url
 from .replies import excerpt, reply_text, short_string, token_count
 from .sizes import check_gemini_size
 
@@ -188,7 +189,9 @@ class GeminiProvider(GeminiBatchMixin, Provider):
 
         opts: dict[str, Any] = {"timeout": int(self.spec.limits.timeout_for(None) * 1000)}  # each call sets its own
         if self.spec.base_url:
-            opts["base_url"] = self.spec.base_url
+            opts["base_url"], version = gemini_base_url(self.spec.base_url)  # with or without /v1beta
+            if version:
+                opts["api_version"] = version
         try:  # the SDK's own retries off: the engine retries (older SDKs lack the option)
             opts["retry_options"] = types.HttpRetryOptions(attempts=1)
         except (AttributeError, TypeError, ValueError):

@@ -33,6 +33,7 @@ from .openai_batch import OpenAIBatchMixin
 from .params import openai_params
 from .replies import chat_completion_response
 from .sizes import check_openai_size
+from .urls import azure_endpoint, openai_base_url
 
 __all__ = ["OpenAIProvider", "to_openai_messages", "classify_openai_error", "is_quota_code"]
 
@@ -190,14 +191,16 @@ class OpenAIProvider(OpenAIBatchMixin, Provider):
         common = dict(max_retries=0, timeout=self.spec.limits.timeout_for(None), http_client=DefaultAioHttpClient())
         if self.spec.provider == "azure":
             self._client = openai.AsyncAzureOpenAI(
-                azure_endpoint=self._base_url,
+                azure_endpoint=azure_endpoint(self._base_url),
                 api_key=key,
                 api_version=self.spec.api_version or "2024-10-21",
                 **common,
             )
         else:
             # local servers (vLLM, Ollama...) accept any key; the SDK insists on one
-            self._client = openai.AsyncOpenAI(base_url=self._base_url, api_key=key or "EMPTY", **common)
+            # with or without /v1: chat, files and batches all go to the server's /v1 (providers.urls)
+            base = openai_base_url(self._base_url) if self._base_url else None
+            self._client = openai.AsyncOpenAI(base_url=base, api_key=key or "EMPTY", **common)
 
     def chat_body(self, request: ChatRequest) -> dict[str, Any]:
         """The chat-completions body of ``request``, as a live call posts it and a batch line
