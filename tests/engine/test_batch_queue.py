@@ -8,6 +8,8 @@ real provider."""
 import asyncio
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from batch_fake import FakeBatchProvider, FakeBatchServer, answer, use_fake
 
 from judgekit.cache.store import CacheStore
@@ -271,3 +273,74 @@ def test_the_estimate_is_at_least_the_tokenizers_count():
     prov = create_provider("j", spec())
     n = estimate(prov, req(0))
     assert 40 <= n <= 200
+
+
+async def test_a_429_of_the_create_call_counts_as_a_429(monkeypatch, cache):
+    from judgekit.errors import RateLimited
+
+    server = FakeBatchServer()
+    use_fake(monkeypatch, server)
+    real = FakeBatchProvider.submit_batch
+    calls = {"n": 0}
+
+    async def limited(self, items, *, wave=None):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RateLimited("HTTP 429: Too many batch creations", status=429, retry_after=0.01)
+        return await real(self, items, wave=wave)
+
+    monkeypatch.setattr(FakeBatchProvider, "submit_batch", limited)
+    e = await engine_for(cache, {"j": spec()})
+    r = await e.call(req(0))
+    assert r.ok and server.created == 1
+    assert e.stats.stage("judge").rate_limited == 1  # the live view's 429 count
+    await e.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 300), max_size=40), st.integers(1, 250))
+def test_chunks_are_in_order_within_the_cap_and_as_full_as_they_can_be(sizes, cap):
+    class W:
+        def __init__(self, t):
+            self.tokens = t
+
+    ws = [W(t) for t in sizes]
+    q = TokenQueue(cap)
+    chunks = q.chunks(ws)
+    assert [w for c in chunks for w in c] == ws  # every call once, in order
+    for c in chunks:
+        assert c and (len(c) == 1 or sum(w.tokens for w in c) <= cap)  # over the cap only alone
+    for a, b in zip(chunks, chunks[1:]):
+        assert sum(w.tokens for w in a) + b[0].tokens > cap  # the next call did not fit: greedy
+
+
+async def test_a_batch_an_earlier_run_left_live_fills_the_queue_until_it_ends(monkeypatch, tmp_path):
+    path = tmp_path / "c.duckdb"
+    server = FakeBatchServer(polls_to_end=None)  # batches run until released
+    use_fake(monkeypatch, server)
+    cache = await CacheStore.open(path, run_id="run1")
+    e = await engine_for(cache, {"j": spec(batch_queue_tokens=10_000)})
+    calls = asyncio.ensure_future(asyncio.gather(*(e.call(req(i)) for i in range(4))))
+    while server.polls == 0:
+        await asyncio.sleep(0.005)
+    calls.cancel()
+    await asyncio.gather(calls, return_exceptions=True)
+    await e.close()  # the run ends with its batch live (Ctrl-C)
+    await cache.close()
+    assert server.created == 1
+
+    cache = await CacheStore.open(path, run_id="run2")
+    e = await engine_for(cache, {"j": spec(batch_queue_tokens=10_000)})
+    lane = e.batches.lanes["j"]
+    new = asyncio.ensure_future(e.call(req(99)))  # not in the earlier batch: a new wave
+    for _ in range(2000):  # a bound, not a timing assertion: until the new wave waits for room
+        if lane.queue.waiting:
+            break
+        await asyncio.sleep(0.005)
+    assert lane.queue.waiting == 1 and server.created == 1  # its tokens are unknown: it fills the queue
+    assert "1 call(s) wait for room in the provider's batch queue" in " ".join(status_lines(e))
+    server.release()
+    r = await new
+    assert r.ok and server.created == 2 and server.submitted[1] == [r.key]
+    await e.close()
+    await cache.close()
