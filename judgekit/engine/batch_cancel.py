@@ -6,7 +6,10 @@ model that submitted it, built from the spec that run recorded (its ``runs`` row
 read from the same environment variable the run used.  The cache then holds the provider's word
 (``cancelling``/``cancelled``).  A cancelled batch stays *uncollected*: what it answered before it
 stopped is paid for, and the next run of the spec reads those answers into the cache and asks the
-rest again.  A batch the provider no longer knows is marked failed and collected.
+rest again.  A batch the provider no longer knows is marked failed and collected.  A batch whose
+creation a killed run left unrecorded (its intent, :mod:`judgekit.engine.batch_adopt`) is looked
+for at the provider first: found, it is recorded and cancelled; not found, nothing was created and
+the intent is forgotten.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import NotFound, ProviderError, UsageError
+from .batch_adopt import adopt_intents
 
 __all__ = ["CancelResult", "cancel_batches"]
 
@@ -82,6 +86,13 @@ async def cancel_batches(cache_path: Path | str, *, run_id: str | None = None,
                     res.error = (f"model '{rec.alias}' of that run now reaches {prov.kind} {prov.model} at "
                                  f"{prov.identity or 'its default endpoint'}, not where the batch was sent")
                     continue
+                if rec.is_intent:
+                    adopted = await adopt_intents(store, prov, rec.alias, [rec])
+                    if not adopted:  # the run was killed before the provider made it
+                        res.state = "never created (its creation was interrupted; nothing to cancel)"
+                        continue
+                    rec = adopted[0]
+                    res.batch_id = rec.batch_id
                 status = await prov.cancel_batch(rec.batch_id)
             except NotFound as e:
                 res.state, res.error = "failed", f"the provider no longer knows it ({e})"

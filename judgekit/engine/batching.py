@@ -48,6 +48,7 @@ from ..cache.store import RequestMeta
 from ..errors import FATAL_ERRORS, ProviderError, RateLimited, SpecError
 from ..providers.batch import BatchAPI, BatchItem, BatchStatus, WaveIntent, refused
 from ..types import ChatRequest
+from .batch_adopt import posix
 from .batch_queue import TokenQueue, submit_in_turn
 from .budget import CallPricing, input_upper_bound, usd
 
@@ -190,6 +191,7 @@ class Lane:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
+        self.queue.close()  # nor are batches waiting for room in the provider's queue
         calls, self.wave, self.wave_bytes = list(self.wave.values()), {}, 0
         for w in calls:
             self.layer.not_run(w, reason)
@@ -238,51 +240,27 @@ class BatchLayer:
             self._follow(b)
 
     async def _adopt_orphans(self, by_endpoint: dict[tuple[str, str, str], Lane]) -> None:
-        """Before anything is submitted: the intents an earlier process left (killed between a
-        create request and its record) are looked for at the provider; a batch found is recorded
-        (and followed by :meth:`add`), and the intent forgotten either way.  A provider that cannot
-        be asked stops the run (nothing submitted)."""
+        """Before anything is submitted: the batches an earlier process created but did not record
+        are adopted (:mod:`judgekit.engine.batch_adopt`; :meth:`add` then follows them).  A
+        provider that cannot be asked stops the run (nothing submitted)."""
+        from .batch_adopt import adopt_intents
         from .engine import RunStopped
 
-        cache = self.engine.cache
-        recorded = await cache.batches(providers=list(by_endpoint))
-        intents = [r for r in recorded if r.is_intent and not r.collected]
-        if not intents:
-            return
-        held = {k for r in recorded if not r.is_intent and not r.collected
-                for k in (x.key for x in await cache.batch_requests(r.ident))}
+        intents = [r for r in await self.engine.cache.batches(live_only=True, providers=list(by_endpoint))
+                   if r.is_intent]
         for endpoint, lane in by_endpoint.items():
             mine = [r for r in intents if (r.provider, r.model, r.base_url) == endpoint]
             if not mine:
                 continue
-            rows = {r.batch_id: await cache.batch_requests(r.ident) for r in mine}
-            waves, open_ = {}, []
-            for r in mine:
-                keys = [x.key for x in rows[r.batch_id]]
-                if keys and all(k in held for k in keys):  # recorded under its id already
-                    cache.forget_batch(r.ident)
-                    continue
-                waves[r.batch_id] = WaveIntent(r.batch_id[len(INTENT_PREFIX):], tuple(keys), _posix(r.created_at))
-                open_.append(r)
-            if not open_:
-                continue
-            known = frozenset(r.batch_id for r in recorded
-                              if not r.is_intent and (r.provider, r.model, r.base_url) == endpoint)
             try:
-                found = await self.with_retries(lane, lambda: lane.prov.find_batches(list(waves.values()),
-                                                                                     known=known))
+                await adopt_intents(self.engine.cache, lane.prov, lane.alias, mine,
+                                    find=lambda ws, known: self.with_retries(
+                                        lane, lambda: lane.prov.find_batches(ws, known=known)))
             except (ProviderError, _Stopping) as e:
                 msg = lane.prov.describe_error(e) if isinstance(e, ProviderError) else str(e)
-                raise RunStopped(f"'{lane.alias}': {len(open_)} batch creation(s) of an earlier run were interrupted "
+                raise RunStopped(f"'{lane.alias}': {len(mine)} batch creation(s) of an earlier run were interrupted "
                                  f"and the provider's batches could not be listed to find them ({msg}); nothing was "
                                  "submitted: run the same command again") from None
-            for r in open_:
-                status = found.get(waves[r.batch_id].wave)
-                if status is not None:
-                    self._record(lane, status, rows[r.batch_id], run_id=r.run_id, intent=r.ident,
-                                 requests=len(rows[r.batch_id]), created=r.created_at)
-                else:
-                    cache.forget_batch(r.ident)
 
     def _record_intent(self, lane: Lane, calls: list[Waiter]) -> tuple[BatchRecord, WaveIntent]:
         """Record (synced) the batch about to be created for ``calls``: see the module docstring."""
@@ -290,15 +268,15 @@ class BatchLayer:
         rec = BatchRecord(prov.kind, prov.identity, INTENT_PREFIX + wave, prov.model, lane.alias,
                           getattr(self.engine.cache, "run_id", ""), "creating", "", len(calls), created_at=_utc_now())
         self.engine.cache.record_batch(rec, (_row(w) for w in calls))
-        return rec, WaveIntent(wave, tuple(w.key for w in calls), _posix(rec.created_at))
+        return rec, WaveIntent(wave, tuple(w.key for w in calls), posix(rec.created_at))
 
     def _record(self, lane: Lane, status: BatchStatus, rows, *, run_id: str, intent: tuple[str, str, str] | None,
-                requests: int, created: _dt.datetime | None = None) -> BatchRecord:
+                requests: int) -> BatchRecord:
         """Record a batch the provider holds (synced; no await) and forget its intent."""
         prov = lane.prov
         rec = BatchRecord(prov.kind, prov.identity, status.batch_id, prov.model, lane.alias, run_id, status.state,
                           status.provider_status, requests, status.succeeded, status.failed, False, status.message,
-                          created_at=created or _utc_now())
+                          created_at=_utc_now())
         self.engine.cache.record_batch(rec, rows)
         if intent is not None:
             self.engine.cache.forget_batch(intent)
@@ -562,10 +540,6 @@ class BatchLayer:
 
 def _utc_now() -> _dt.datetime:
     return _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
-
-
-def _posix(naive_utc: _dt.datetime | None) -> float:
-    return time.time() if naive_utc is None else naive_utc.replace(tzinfo=_dt.timezone.utc).timestamp()
 
 
 def _row(w: Waiter) -> BatchRequestRow:

@@ -146,3 +146,63 @@ def test_ctrl_c_while_waiting_on_a_batch_ends_at_once_and_says_how_to_resume_or_
     assert "resume with: judgekit run quickstart" in err and "--batch" in err.splitlines()[-1]
     stats = json.loads(invoke("cache", "stats", "--cache", cache, "--json").output)
     assert stats["batches"]["live"] == 1 and stats["live_batches"][0]["alias"] == "judge"
+
+
+@pytest.mark.parametrize("created", [True, False])
+def test_cancel_sees_a_batch_whose_creation_a_killed_run_did_not_record(tmp_path, monkeypatch, created):
+    """A run dies between the create call and the batch's record: `cache stats` shows the batch as
+    being created, and `batches cancel` finds it at the provider by its wave and cancels it (or, if
+    the provider never made it, says so and forgets it); the next run submits nothing twice."""
+    path = tmp_path / "c.duckdb"
+    with SimThread(SimConfig(seed=3, batch_turnaround_s=3.0)) as server:
+        model = ModelSpec(provider="sim", model="sim-judge", batch=True, batch_linger_s=0.05, batch_poll_s=0.05,
+                          batch_fallback="live", sim={"url": server.base_url})
+        spec = RunSpec(name="orphan", benchmark="creation_mmbench", data="x", models={"j": model},
+                       roles={"candidates": ["j"]})
+
+        async def die_at_the_create():
+            cache = await CacheStore.open(path, run_id="run1")
+            cache.run_started("run1", spec.name, json.dumps({"spec": spec.model_dump(mode="json")}))
+            e = Engine(spec.models, cache)
+            await e.start()
+            batches = e.providers["j"]._client.batches
+            create = batches.create
+
+            async def dying(*a, **kw):
+                if created:
+                    await create(*a, **kw)  # the reply is read, the record never written
+                raise asyncio.CancelledError
+
+            monkeypatch.setattr(batches, "create", dying)
+            await asyncio.gather(*(e.call(_req(i)) for i in range(4)))
+            await e.close()
+            await cache.close()
+
+        asyncio.run(die_at_the_create())
+        assert server.stats()["batches_created"] == int(created)
+        (b,) = json.loads(invoke("cache", "stats", "--cache", path, "--json").output)["live_batches"]
+        assert b["state"] == "creating" and b["requests"] == 4 and b["batch_id"].startswith("intent:")
+        r = invoke("batches", "cancel", "--cache", path, "--spec", "orphan")
+        assert r.exit_code == 0, r.output
+        live = json.loads(invoke("cache", "stats", "--cache", path, "--json").output)["live_batches"]
+        if created:
+            (b,) = live
+            assert not b["batch_id"].startswith("intent:") and b["state"] == "cancelling"
+            assert f"{b['batch_id']} (j, run run1, 4 requests): cancelling" in r.output
+        else:
+            assert live == [] and "never created" in r.output
+
+        async def next_run():
+            cache = await CacheStore.open(path, run_id="run2")
+            e = Engine(spec.models, cache)
+            await e.start()
+            rs = await asyncio.gather(*(e.call(_req(i)) for i in range(4)))
+            await e.close()
+            await cache.close()
+            return rs
+
+        assert all(r.ok for r in asyncio.run(next_run()))
+        st = server.stats()
+        # each request went out once: in the adopted (then cancelled) batch, or in the one batch made now;
+        # what the cancelled batch left unanswered was asked live
+        assert st["batches_created"] == 1 and st["batch_requests_submitted"] == 4

@@ -119,33 +119,6 @@ def test_a_run_killed_while_its_batches_run_submits_nothing_twice(tmp_path, live
         server.stop()
 
 
-class _ThreadSim:
-    """The simulator in this process, on its own event loop in a thread, so a test can hold its
-    batch-create reply back while a judgekit process is killed."""
-
-    def __init__(self, config: SimConfig) -> None:
-        import asyncio
-        import threading
-
-        from judgekit.sim import SimServer
-
-        self.server = SimServer(config)
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(30)
-
-    def stats(self) -> dict:
-        return self.server.stats()
-
-    def stop(self) -> None:
-        import asyncio
-
-        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(30)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(30)
-
-
 def test_a_run_killed_after_the_create_request_before_its_reply_pays_nothing_twice(tmp_path, live_run, monkeypatch):
     """kill -9 while the provider has created the batch and its reply is on the way (the window
     of issue 24 point 1): the rerun finds the batch by its wave, collects it, creates none."""
@@ -153,6 +126,7 @@ def test_a_run_killed_after_the_create_request_before_its_reply_pays_nothing_twi
     import threading
 
     from judgekit.sim.openai_batch_api import OpenAIBatchSim
+    from judgekit.sim.process import SimThread
 
     live_dir, _ = live_run
     created, release = threading.Event(), threading.Event()
@@ -168,10 +142,11 @@ def test_a_run_killed_after_the_create_request_before_its_reply_pays_nothing_twi
 
     monkeypatch.setattr(OpenAIBatchSim, "create_batch", held)
     judge = load_spec("quickstart").models["judge"].sim
-    server = _ThreadSim(SimConfig(**judge, batch_turnaround_s=0.5))
+    server = SimThread(SimConfig(**judge, batch_turnaround_s=0.5))  # in this process: its handler is patched
+    server.start()
     try:
         args = ["run", "quickstart", "--cache", str(tmp_path / "c.duckdb"), "--out", str(tmp_path / "out"),
-                "--set", PRICE, "--set", f"models.judge.sim.url={server.server.base_url}", "--set",
+                "--set", PRICE, "--set", f"models.judge.sim.url={server.base_url}", "--set",
                 'roles.judges=["judge"]', *sum((["--set", o] for o in BATCH), [])]
         first = _judgekit(*args)
         assert created.wait(90), "no batch was created"
