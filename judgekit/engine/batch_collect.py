@@ -191,6 +191,8 @@ def collect(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> No
             continue
         engine.cache.record_failure(key, meta, err.kind, err.status, err.record_text())
         engine.stats.stage(meta.stage).cost_usd += charge
+        if isinstance(err, BatchQueueFull):
+            queue_err = err
         if w is None:
             if engine.cap is not None:
                 engine.cap.charge(charge)
@@ -199,7 +201,6 @@ def collect(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> No
             w.cause = err
             if isinstance(err, BatchQueueFull):
                 refusals.append(w)
-                queue_err = err
             else:
                 again.append(w)
     gone = _unreported(b)
@@ -224,7 +225,7 @@ def collect(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> No
             del layer.live_keys[key]
     for w in again:
         _again(layer, w)
-    if refusals or queue_err is not None:
+    if queue_err is not None:  # refused over the enqueued-token limit: smaller batches, in turn
         refused(layer, lane, b, refusals, queue_err)
 
 

@@ -34,6 +34,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ProviderError
+from ..providers.batch_errors import BatchQueueFull
 from .budget import INEXACT_INPUT_MARGIN
 
 if TYPE_CHECKING:
@@ -72,6 +73,7 @@ class TokenQueue:
         self.serial = False  # after a refusal: one batch at a time
         self.refusals = 0  # batches refused
         self.waiting = 0  # calls whose batch waits for room
+        self.closed = False  # the run is stopping: no batch waits for room any more
         self._freed: asyncio.Future | None = None
 
     @property
@@ -118,7 +120,7 @@ class TokenQueue:
         queue, or None when the run stopped meanwhile (nothing taken)."""
         stop = layer.engine._stopped
         while not self.room(layer, lane, tokens):
-            if stop.is_set():
+            if stop.is_set() or self.closed:
                 return None
             if self._freed is None or self._freed.done():
                 self._freed = asyncio.get_running_loop().create_future()
@@ -127,11 +129,16 @@ class TokenQueue:
                 await asyncio.wait({self._freed, stopped}, timeout=_RECHECK_S, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 stopped.cancel()
-        if stop.is_set():
+        if stop.is_set() or self.closed:
             return None
         alone = not self.busy(layer, lane)
         self.enqueued += tokens
         return alone
+
+    def close(self) -> None:
+        """The run is stopping (or the engine closing): batches waiting for room are not made."""
+        self.closed = True
+        self._wake()
 
     def give_back(self, tokens: int) -> None:
         """A batch admitted with ``tokens`` was not created."""
@@ -226,10 +233,8 @@ async def submit_in_turn(layer: "BatchLayer", lane: "Lane", calls: list["Waiter"
                 q.hold(b, tokens, alone)
 
 
-class _TooBig(ProviderError):
+class _TooBig(BatchQueueFull):
     """A request whose estimated tokens alone pass the alias's enqueued-token limit."""
-
-    kind = "batch_queue_full"
 
 
 def refused(layer: "BatchLayer", lane: "Lane", b: "Batch", calls: list["Waiter"], err: ProviderError) -> None:
@@ -242,6 +247,8 @@ def refused(layer: "BatchLayer", lane: "Lane", b: "Batch", calls: list["Waiter"]
     q.ended(b)
     q.refusals += 1
     q.serial = True
+    if not calls:  # an earlier run's batch: its requests join waves when their calls come
+        return
     for w in calls:
         w.submissions = max(0, w.submissions - 1)  # a refusal ran nothing: not one of batch_attempts
         w.refusals += 1

@@ -344,3 +344,27 @@ async def test_a_batch_an_earlier_run_left_live_fills_the_queue_until_it_ends(mo
     assert r.ok and server.created == 2 and server.submitted[1] == [r.key]
     await e.close()
     await cache.close()
+
+
+async def test_a_stop_ends_the_wait_for_room(monkeypatch, tmp_path):
+    from judgekit.engine import NOT_RUN
+
+    server = FakeBatchServer(polls_to_end=None)
+    use_fake(monkeypatch, server)
+    cache = await CacheStore.open(tmp_path / "c.duckdb", run_id="run1")
+    e = await engine_for(cache, {"j": spec(batch_queue_tokens=100, batch_linger_s=0.01)})
+    first = asyncio.ensure_future(e.call(req(0)))  # ~60 tokens: fills most of the queue
+    second = asyncio.ensure_future(e.call(req(1, words=WORDS + 1)))  # another wave that cannot fit beside it
+    lane = e.batches.lanes["j"]
+    for _ in range(2000):  # a bound, not a timing assertion
+        if lane.queue.waiting:
+            break
+        await asyncio.sleep(0.005)
+    assert lane.queue.waiting == 1 and server.created == 1
+    e.stop("stopped by the test")
+    r = await second
+    assert r.error_kind == NOT_RUN and server.created == 1  # not made, and the close does not wait for room
+    await e.close()
+    first.cancel()
+    await asyncio.gather(first, return_exceptions=True)
+    await cache.close()
