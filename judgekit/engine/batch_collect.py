@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from ..cache.store import RequestMeta
 from ..cost.prices import usage_usd
-from ..errors import FATAL_ERRORS, NotFound, ProviderError
+from ..errors import FATAL_ERRORS, NotFound, ProviderError, RateLimited
 from ..providers.batch import BatchOutcome, BatchRequestNotRun, BatchStatus
 from ..providers.batch_errors import BatchCancelled, BatchExpired, BatchFailed, BatchQueueFull, cause_of
 from .batch_queue import refused
@@ -82,6 +82,10 @@ async def _follow(layer: "BatchLayer", b: "Batch") -> None:
         except ProviderError as e:
             errors += 1
             b.note = f"poll failed ({e.kind}), retrying"
+            if isinstance(e, RateLimited):  # a poll's 429 is a 429 of the batch's (first) stage
+                stage = next((r.stage for r in b.rows.values() if r.stage), None)
+                if stage:
+                    layer.engine.stats.stage(stage).rate_limited += 1
             continue
         errors = 0
         b.note = ""

@@ -368,3 +368,24 @@ async def test_a_stop_ends_the_wait_for_room(monkeypatch, tmp_path):
     first.cancel()
     await asyncio.gather(first, return_exceptions=True)
     await cache.close()
+
+
+async def test_a_429_of_a_poll_counts_as_a_429(monkeypatch, cache):
+    from judgekit.errors import RateLimited
+
+    server = FakeBatchServer()
+    use_fake(monkeypatch, server)
+    real = FakeBatchProvider.poll_batch
+    calls = {"n": 0}
+
+    async def limited(self, batch_id):
+        calls["n"] += 1
+        if calls["n"] <= 2:
+            raise RateLimited("HTTP 429 while polling", status=429)
+        return await real(self, batch_id)
+
+    monkeypatch.setattr(FakeBatchProvider, "poll_batch", limited)
+    e = await engine_for(cache, {"j": spec()})
+    r = await e.call(req(0))
+    assert r.ok and e.stats.stage("judge").rate_limited == 2
+    await e.close()
