@@ -232,7 +232,10 @@ class ConsoleUI:
                 w.add_row(line)
             parts.append(w)
         if engine.stop_reason:
-            parts.append(f"[yellow]stopping: {escape(engine.stop_reason)}[/yellow]")
+            out = getattr(engine, "in_flight", 0)
+            landing = (f"; {out:,} calls in flight landing (a second Ctrl-C abandons them)"
+                       if isinstance(out, int) and out > 0 else "")
+            parts.append(f"[yellow]stopping: {escape(engine.stop_reason)}{landing}[/yellow]")
         return Group(*parts)
 
     def _overall(self, stats):
