@@ -279,3 +279,18 @@ def test_a_done_run_closes_the_run_the_next_process_into_the_folder_starts_anew(
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["earlier_processes"] == [] and summary["paid_calls"] == 0 and summary["cost_usd"] == 0
     assert server.served == 10
+
+
+def test_at_the_cost_cap_every_call_launched_is_kept_and_charged(tmp_path, server):
+    server.open.set()  # no gate
+    spec = _spec(tmp_path, server.url)
+    p = _judgekit(spec, tmp_path, "--max-cost", "20", "--yes")
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 1, (out, err)
+    assert "more than is left under --max-cost $20.00" in err
+    # the cap stops only once no reservation is outstanding: every call launched has landed
+    assert "no call was in flight, every finished call is in the cache" in err
+    [(status, rec)] = _records(tmp_path / "c.duckdb")
+    assert status == "stopped" and rec["paid_calls"] == server.served
+    assert rec["cost_usd"] == pytest.approx(server.served * CALL_USD) and rec["cost_usd"] <= 20
+    assert _spent(out) == pytest.approx(server.served * CALL_USD, abs=0.005)
