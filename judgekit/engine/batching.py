@@ -396,7 +396,7 @@ class BatchLayer:
             nonlocal tries
             tries += 1
             if tries > 1:  # the failed try may have created the batch all the same
-                found = (await lane.prov.find_batches([wave])).get(wave.wave)
+                found = (await lane.prov.find_batches([wave], known=self._known(lane))).get(wave.wave)
                 if found is not None:
                     return found
             return await lane.prov.submit_batch(items, wave=wave.wave)
@@ -428,6 +428,11 @@ class BatchLayer:
             w.submissions += 1
         self._follow(b)
 
+    def _known(self, lane: Lane) -> frozenset[str]:
+        """The batch ids this layer follows at ``lane``'s endpoint: never another wave's orphan."""
+        return frozenset(b.record.batch_id for b in self.batches.values()
+                         if b.record.provider == lane.prov.kind and b.record.base_url == lane.prov.identity)
+
     async def _after_failed_create(self, lane: Lane, wave: WaveIntent, intent: BatchRecord,
                                    err: ProviderError) -> BatchStatus | None:
         """The create call failed for good: the batch it may have created all the same (a
@@ -438,7 +443,7 @@ class BatchLayer:
             self.engine.cache.forget_batch(intent.ident)  # nothing was created
             return None
         try:
-            found = (await lane.prov.find_batches([wave])).get(wave.wave)
+            found = (await lane.prov.find_batches([wave], known=self._known(lane))).get(wave.wave)
         except Exception:  # noqa: BLE001 - the create's error is the one to report
             return None
         if found is None:

@@ -315,10 +315,14 @@ class AnthropicBatchMixin(BatchSideBase):
         was created after the intent's record (less the look-back) and, if it has ended, its
         results name exactly the intent's ``custom_id``s.  An ended batch that proves to be an
         intent's is preferred; else the earliest such batch still running (what it answers is
-        joined on ``custom_id`` when collected: a request it does not hold is asked again)."""
+        joined on ``custom_id`` when collected: a request it does not hold is asked again).  The
+        batches this provider object created itself are not candidates.  What the API lets no
+        client tell apart: a running batch of the same size created at the same time by another
+        client of the workspace (or another wave whose create reply is still on its way)."""
         if not intents:
             return {}
         client = self._client  # type: ignore[attr-defined]
+        known = known | set(self._submitted)  # batches this object created were recorded by their wave
         since = min(i.recorded_at for i in intents) - LOOK_BACK_S
         recent = []
         async for batch in client.messages.batches.list(limit=100):

@@ -88,8 +88,9 @@ __all__ = ["GEMINI_BATCH_LIMITS", "CallerError", "GeminiBatchMixin", "sdk_has_ba
 log = logging.getLogger(__name__)
 
 GEMINI_BATCH_LIMITS = BatchLimits(max_requests=50_000, max_bytes=200 * MB)
-#: the most batches :meth:`GeminiBatchMixin.find_batches` reads from the list
+#: the most batches :meth:`GeminiBatchMixin.find_batches` reads from the list, and per page
 _LIST_MOST = 10_000
+_PAGE = 100
 #: request bodies kept between their sizing and their batch (about one batch's worth)
 _KEPT_BODIES = 50_000
 
@@ -237,7 +238,7 @@ class GeminiBatchMixin(BatchSideBase):
         found: dict[str, BatchStatus] = {}
         token, seen = "", 0
         while seen < _LIST_MOST:
-            path = "batches?" + urlencode({"pageSize": 100, **({"pageToken": token} if token else {})})
+            path = "batches?" + urlencode({"pageSize": _PAGE, **({"pageToken": token} if token else {})})
             reply = await self._api_client().async_request("get", path, {}, None)
             try:
                 page = json.loads(reply.body or "{}")
