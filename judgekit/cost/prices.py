@@ -213,16 +213,18 @@ class _OverrideRate:
                 + self.per_request)
 
 
-_override_rates: dict[tuple[str, str, PriceOverride], _OverrideRate] = {}
+#: (provider, model, id of the override) -> (the override, its rate): keyed by identity, since
+#: hashing the override costs more than the rest of a price; the override is kept, so its id is
+#: not reused while the entry lives
+_override_rates: dict[tuple[str, str, int], tuple[PriceOverride, _OverrideRate]] = {}
 
 
 def _override_rate(provider: str, model: str, override: PriceOverride) -> _OverrideRate:
     """An override's rate for ``model`` of ``provider``, memoised (see the module docstring)."""
-    key = (provider, model, override)
-    try:
-        return _override_rates[key]
-    except KeyError:
-        pass
+    key = (provider, model, id(override))
+    found = _override_rates.get(key)
+    if found is not None and found[0] is override:
+        return found[1]
     kind = provider.strip().lower()
     ratios = list(CACHE_MULTIPLIERS.get(kind, (1.0, 1.0, 1.0)))
     found = _find(kind, model) if kind not in FREE_PROVIDERS else None
@@ -235,8 +237,11 @@ def _override_rate(provider: str, model: str, override: PriceOverride) -> _Overr
                 ratios[i] = _split(price)[0] / base
     given = (override.cached_input_per_mtok, override.cache_write_per_mtok, override.cache_write_1h_per_mtok)
     read, write, hour = (g if g is not None else override.input_per_mtok * r for g, r in zip(given, ratios))
-    rate = _override_rates[key] = _OverrideRate(override.input_per_mtok, override.output_per_mtok, read, write,
-                                                hour, override.per_request_usd)
+    rate = _OverrideRate(override.input_per_mtok, override.output_per_mtok, read, write, hour,
+                         override.per_request_usd)
+    if len(_override_rates) > 4096:  # overrides made on the fly (tests, notebooks): keep it small
+        _override_rates.clear()
+    _override_rates[key] = (override, rate)
     return rate
 
 
