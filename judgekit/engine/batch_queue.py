@@ -73,6 +73,7 @@ class TokenQueue:
         self.serial = False  # after a refusal: one batch at a time
         self.refusals = 0  # batches refused
         self.waiting = 0  # calls whose batch waits for room
+        self.admitting = 0  # batches admitted whose create call is under way
         self.closed = False  # the run is stopping: no batch waits for room any more
         self._freed: asyncio.Future | None = None
 
@@ -104,7 +105,7 @@ class TokenQueue:
                    for b in layer.batches.values())
 
     def busy(self, layer: "BatchLayer", lane: "Lane") -> bool:
-        return bool(self.held) or self._earlier(layer, lane)
+        return bool(self.held) or self.admitting > 0 or self._earlier(layer, lane)
 
     def room(self, layer: "BatchLayer", lane: "Lane", tokens: int) -> bool:
         """Whether a batch of ``tokens`` may be submitted now."""
@@ -133,6 +134,7 @@ class TokenQueue:
             return None
         alone = not self.busy(layer, lane)
         self.enqueued += tokens
+        self.admitting += 1
         return alone
 
     def close(self) -> None:
@@ -142,12 +144,19 @@ class TokenQueue:
 
     def give_back(self, tokens: int) -> None:
         """A batch admitted with ``tokens`` was not created."""
+        self.admitting -= 1
         self.enqueued = max(0, self.enqueued - tokens)
         self._wake()
 
     def hold(self, b: "Batch", tokens: int, alone: bool) -> None:
         """Batch ``b``, admitted with ``tokens``, was created."""
-        self.held[b.ident] = self.sizes[b.ident] = tokens
+        self.admitting -= 1
+        self.sizes[b.ident] = tokens
+        if b.ident in self.ended_ids:  # ended already: it holds nothing
+            self.enqueued = max(0, self.enqueued - tokens)
+            self._wake()
+            return
+        self.held[b.ident] = tokens
         if alone:
             self.alone.add(b.ident)
 

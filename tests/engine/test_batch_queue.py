@@ -389,3 +389,25 @@ async def test_a_429_of_a_poll_counts_as_a_429(monkeypatch, cache):
     r = await e.call(req(0))
     assert r.ok and e.stats.stage("judge").rate_limited == 2
     await e.close()
+
+
+async def test_a_batch_being_created_holds_its_room():
+    """Two waves woken together: the second waits while the first one's create call is under way."""
+    from types import SimpleNamespace
+
+    stopped = asyncio.Event()
+    layer = SimpleNamespace(engine=SimpleNamespace(_stopped=stopped), batches={})
+    lane = object()
+    q = TokenQueue(100)
+    q.serial = True  # after a refusal: one batch at a time
+    assert await q.admit(layer, lane, 60) is True  # alone; its create call now runs
+    second = asyncio.ensure_future(q.admit(layer, lane, 30))
+    await asyncio.sleep(0)
+    assert not second.done()  # not admitted beside a batch that is being created
+    b = SimpleNamespace(ident=("openai", "u", "batch_1"))
+    q.hold(b, 60, True)
+    await asyncio.sleep(0)
+    assert not second.done()
+    q.ended(b)
+    assert await second is True and q.enqueued == 30
+    stopped.set()
