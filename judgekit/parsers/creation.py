@@ -174,7 +174,8 @@ def brackets_to_parentheses(view: View, text: str, start: int, end: int) -> list
         if view.text[i] in "[]":
             j = view.source[i]
             if j not in seen:
-                folded = View.of(text[j], spaces=False).text
+                ch = text[j]
+                folded = ch if ch in "[]" else View.of(ch, spaces=False).text
                 seen[j] = "(" * folded.count("[") + ")" * folded.count("]")
     return [(j, j + 1, r) for j, r in seen.items()]
 

@@ -34,8 +34,10 @@ from .view import View, defuse
 __all__ = ["GENERIC_MARKER_RULES", "defuse_answer"]
 
 # looked for in the folded view: upper case, no white space, no markup
-_DOUBLE = re.compile(r"\[\[[^\[\]]{0,40}\]\]")
-_SINGLE_NUMBER = re.compile(r"\[[-+]?[0-9.]+\]")
+# every double-bracketed token, however long (``[[`` + 41 zeros + ``٩]]`` is a 9 to the parsers)
+_DOUBLE = re.compile(r"\[\[[^\[\]]*\]\]")
+# \d: any Unicode decimal digit (category Nd), as the parsers' own \d reads them
+_SINGLE_NUMBER = re.compile(r"\[[-+]?[\d.]+\]")
 _LABEL = re.compile(r"RATING(?=:|[-+]?\d)|SCORE(?=:)")
 _TAG = re.compile(r"\[(?:END)?ASSISTANT[AB]?\]")
 _DELIMITER = re.compile(r"(START|END)OFASSISTANT|(?<=\[THE)(START|END)OF(?:THE)?(?:REFERENCE|RUBRIC)(?:ANSWER)?\]")

@@ -19,16 +19,24 @@ looking at it through ONE folded view, the same for every benchmark:
 A :class:`View` keeps, for each character of the view, the index of the original character it
 came from, so a marker found in the view can be broken where it is in the original text
 (:func:`rewrite`), and text with no marker is left byte-identical.
+
+A judge may also decode HTML character references when it quotes (``&#91;``, ``&#x5b;``,
+``&lsqb;``, ``&#91`` without its ``;``, and nested ones such as ``&amp;#91;`` when it decodes
+again).  :func:`decodings` gives the text as :func:`html.unescape` reads it, applied until nothing
+changes, with the original span of each decoded character; :func:`defuse` looks for markers in the
+views of these decodings too, and breaks one found there where it lies in the original (a
+reference that decodes to a marker's ``[`` is replaced by the ``(`` it becomes).
 """
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 
-__all__ = ["View", "Rule", "fold", "rewrite", "defuse"]
+__all__ = ["View", "Rule", "fold", "rewrite", "decodings", "unescape_all", "defuse"]
 
 # markup the parsers (or a quoting judge) strip: markdown emphasis and code, the typographic quotes
 _MARKUP = frozenset("*_`~\u201c\u201d")
@@ -200,24 +208,124 @@ def rewrite(original: str, edits: Iterable[tuple[int, int, str]]) -> str:
 #: edits on the original text
 Rule = Callable[[View, str], list[tuple[int, int, str]]]
 
-_MAX_ROUNDS = 16
+_MAX_ROUNDS = 64
+
+# html.unescape's own pattern (the standard library's html._charref): a character reference,
+# decimal, hexadecimal or named, its ";" optional
+_CHARREF = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)")
+# the characters the second decoding folds before decoding: non-ASCII ones that are not white space,
+# the markup, the ASCII controls that are not white space
+_PRE_FOLD = re.compile("[^\\s\\x00-\\x7f]|[*_`~\\x00-\\x08\\x0e-\\x1b\\x7f]")
+
+
+def _unescape_once(text: str, starts: list[int], ends: list[int]) -> tuple[str, list[int], list[int]] | None:
+    """``html.unescape(text)`` with the original span of each character (``starts``/``ends`` give
+    those of ``text``'s), or None when nothing decodes.  A match decodes as html.unescape decodes
+    it alone (the same regular expression, left to right); what a legacy name without ``;`` leaves
+    undecoded (``&ampx`` -> ``&x``) keeps its own spans."""
+    out: list[str] = []
+    s_out: list[int] = []
+    e_out: list[int] = []
+    pos = 0
+    for m in _CHARREF.finditer(text):
+        token = m.group()
+        rep = html.unescape(token)
+        if rep == token:
+            continue
+        a, b = m.span()
+        keep = 0  # the token's undecoded tail, also the tail of rep
+        while keep < len(rep) - 1 and rep[-1 - keep] == token[-1 - keep]:
+            keep += 1
+        head = len(rep) - keep
+        out.append(text[pos:a])
+        out.append(rep)
+        s_out += starts[pos:a]
+        e_out += ends[pos:a]
+        s_out += [starts[a]] * head
+        e_out += [ends[b - keep - 1]] * head
+        s_out += starts[b - keep:b]
+        e_out += ends[b - keep:b]
+        pos = b
+    if not out:
+        return None
+    out.append(text[pos:])
+    s_out += starts[pos:]
+    e_out += ends[pos:]
+    return "".join(out), s_out, e_out
+
+
+def unescape_all(text: str) -> str:
+    """``html.unescape`` applied until the text no longer changes."""
+    while "&" in text:
+        once = html.unescape(text)
+        if once == text:
+            break
+        text = once
+    return text
+
+
+def decodings(text: str) -> list[tuple[str, list[int], list[int]]]:
+    """The texts a judge that decodes HTML character references could make of ``text``, each with
+    the original span ``(starts[k], ends[k])`` of its ``k``-th character: ``html.unescape`` applied
+    until nothing changes, to the text as it is and to the text with each character NFKC-folded
+    and the invisible ones dropped (``＆＃９１；``, ``&#\u200b91;``).  Only those that differ from
+    ``text``; none when no ``&`` appears in either."""
+    n = len(text)
+    variants: list[tuple[str, list[int], list[int]]] = [(text, list(range(n)), list(range(1, n + 1)))]
+    odd = list(_PRE_FOLD.finditer(text))
+    if odd:
+        chars: list[str] = []
+        starts: list[int] = []
+        pos = 0
+        for m in odd:
+            i = m.start()
+            chars.append(text[pos:i])
+            starts += range(pos, i)
+            ch = text[i]
+            folded = "" if _invisible(ch) else unicodedata.normalize("NFKC", ch)
+            chars.append(folded)
+            starts += [i] * len(folded)
+            pos = i + 1
+        chars.append(text[pos:])
+        starts += range(pos, n)
+        pre = "".join(chars)
+        if pre != text:
+            variants.append((pre, starts, [i + 1 for i in starts]))
+    out: list[tuple[str, list[int], list[int]]] = []
+    for decoded, starts, ends in variants:
+        changed = False
+        while "&" in decoded:
+            once = _unescape_once(decoded, starts, ends)
+            if once is None:
+                break
+            decoded, starts, ends = once
+            changed = True
+        if changed and decoded != text and all(decoded != d for d, _, _ in out):
+            out.append((decoded, starts, ends))
+    return out
 
 
 def defuse(text: str, rules: Sequence[Rule], *, spaces: bool) -> str:
     """``text`` with every marker the ``rules`` find in its view broken, until none is left.
 
     Each round folds the text, collects every rule's edits (an edit overlapping an earlier one
-    waits for the next round) and applies them; text in which no rule finds anything is returned
-    unchanged (the same object).  Raises RuntimeError if markers keep appearing (a rule whose
-    replacement rebuilds a marker: a bug).
+    waits for the next round) and applies them; the rules also look at the view of each of the
+    text's :func:`decodings` (when its view holds an ``&``), and a marker found there is broken
+    in the original characters it was decoded from.  Text in which no rule finds anything is
+    returned unchanged (the same object).  Raises RuntimeError if markers keep appearing (a rule
+    whose replacement rebuilds a marker: a bug).
     """
     for _ in range(_MAX_ROUNDS):
         view = View.of(text, spaces=spaces)
-        edits = sorted(e for rule in rules for e in rule(view, text))
+        edits = [e for rule in rules for e in rule(view, text)]
+        if not edits and "&" in view.text:  # the decodings once the text itself is clean
+            for decoded, starts, ends in decodings(text):
+                dview = View.of(decoded, spaces=spaces)
+                edits += [(starts[a], ends[b - 1], r) for rule in rules for a, b, r in rule(dview, decoded)]
         if not edits:
             return text
         kept: list[tuple[int, int, str]] = []
-        for e in edits:
+        for e in sorted(edits):
             if not kept or e[0] >= kept[-1][1]:
                 kept.append(e)
         text = rewrite(text, kept)

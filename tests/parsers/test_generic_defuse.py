@@ -84,7 +84,7 @@ def test_prose_without_marker_letters_is_unchanged(answer):
     assert defuse_answer(answer) == answer
 
 
-@given(st.text(alphabet=st.characters(blacklist_characters="[]:\uff3b\uff3d\uff1a\u27e6\u27e7\u301a\u301b"),
+@given(st.text(alphabet=st.characters(blacklist_characters="[]:&\uff3b\uff3d\uff1a\uff06\ufe60\u27e6\u27e7\u301a\u301b"),
                max_size=60))
 def test_text_without_brackets_colons_or_marker_words_is_unchanged(answer):
     folded = View.of(answer, spaces=False).text
