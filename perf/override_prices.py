@@ -34,7 +34,7 @@ from judgekit.sim import SimConfig, SimProcess  # noqa: E402
 OVERRIDE = {"input_per_mtok": 3.0, "output_per_mtok": 15.0}
 
 
-def old_rule(summary: dict, inp: int, out: int, batch: bool) -> float:
+def old_rule(inp: int, out: int, batch: bool) -> float:
     """What the override cost before: every input token at the input price."""
     usd = (inp * OVERRIDE["input_per_mtok"] + out * OVERRIDE["output_per_mtok"]) / 1e6
     return usd / 2 if batch else usd
@@ -59,12 +59,12 @@ async def one(tmp: Path, data: Path | None, batch: bool, override: bool) -> dict
         raise SystemExit(f"{name}: {out.message}")
     summary = json.loads((tmp / name / "summary.json").read_text())
     stages = [s for n, s in out.stats.stages.items() if n in ("pairwise", "vfs")]
-    judge = [ln for ln in est.estimate.lines if ln.alias == "judge"] if hasattr(est, "estimate") else []
-    return {"cost": summary["cost_usd"], "saved": summary["prompt_cache"]["saved_usd"],
-            "read": summary["prompt_cache"]["cached_input_tokens"], "written": summary["prompt_cache"]["cache_write_tokens"],
-            "input": sum(s.input_tokens for s in stages), "output": sum(s.output_tokens for s in stages),
-            "est_max": sum(ln.cost_max_usd or 0 for ln in judge), "est_exp": sum(ln.cost_expected_usd or 0 for ln in judge),
-            "summary": summary}
+    judge = [ln for ln in est.estimate.lines if ln.alias == "judge"]
+    pc = summary["prompt_cache"]
+    return {"cost": summary["cost_usd"], "saved": pc["saved_usd"], "read": pc["cached_input_tokens"],
+            "written": pc["cache_write_tokens"], "input": sum(s.input_tokens for s in stages),
+            "output": sum(s.output_tokens for s in stages), "est_max": sum(ln.cost_max_usd or 0 for ln in judge),
+            "est_exp": sum(ln.cost_expected_usd or 0 for ln in judge), "summary": summary}
 
 
 async def main(argv: list[str] | None = None) -> None:
@@ -91,7 +91,7 @@ async def main(argv: list[str] | None = None) -> None:
                 over = await one(tmp, data, batch, True)
                 assert (over["input"], over["read"], over["written"]) == (listed["input"], listed["read"],
                                                                            listed["written"])
-                before = old_rule(over["summary"], over["input"], over["output"], batch)
+                before = old_rule(over["input"], over["output"], batch)
                 print(f"{title:13} {'batch' if batch else 'live':6} {over['read']:>7,} {over['written']:>8,} "
                       f"{listed['cost']:>9.4f} {over['cost']:>9.4f} {before:>9.4f} "
                       f"{(before / listed['cost'] - 1):>+15.1%} {over['saved']:>10.4f} "

@@ -55,8 +55,9 @@ from ..errors import BadRequest, EmptyReply, MalformedReply, NoAnswer, NoOutputB
 from ..types import ChatResponse, ImagePart, Message, TextPart, Usage
 from .replies import MAX_CALL_TOKENS, clean_text, excerpt, short_string, token_count
 
-__all__ = ["CACHE_CONTROL", "MAX_BREAKPOINTS", "prompt_cache_min_tokens", "marked_prefixes", "written_prefix", "MEDIA_TYPES", "FINISH_REASONS", "to_anthropic_messages",
-           "message_params", "message_response", "usage_of_message", "engine_rate_headers", "parse_reset"]
+__all__ = ["CACHE_CONTROL", "MAX_BREAKPOINTS", "MEDIA_TYPES", "FINISH_REASONS", "to_anthropic_messages",
+           "message_params", "message_response", "usage_of_message", "engine_rate_headers", "parse_reset",
+           "prompt_cache_min_tokens", "marked_prefixes", "written_prefix"]
 
 #: the mark of a prompt-cache breakpoint (5-minute lifetime, the API's default)
 CACHE_CONTROL = {"type": "ephemeral"}
