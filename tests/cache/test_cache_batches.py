@@ -123,18 +123,22 @@ _ops = st.lists(st.one_of(
               st.fixed_dictionaries({}, optional={"state": st.sampled_from(["in_progress", "ended", "cancelled"]),
                                                   "succeeded": st.integers(0, 9), "collected": st.booleans(),
                                                   "message": st.text(max_size=8)})),
+    st.tuples(st.just("forget"), st.sampled_from(["b1", "b2", "b3"])),
 ), max_size=12)
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=_ops, close=st.booleans())
 def test_any_records_and_updates_read_back_as_applied(tmp_path_factory, ops, close):
-    """Applied in order to a dict, or written (flushed or only logged) and read back: the same."""
+    """Applied in order to a dict, or written (flushed or only logged) and read back: the same;
+    a forgotten batch (an intent settled) leaves neither its row nor its requests."""
     path = tmp_path_factory.mktemp("prop") / "c.duckdb"
     model: dict[str, dict] = {}
     for op in ops:
         if op[0] == "new":
             model[op[1]] = {"state": "submitted", "succeeded": 0, "collected": False, "message": "", "n": op[2]}
+        elif op[0] == "forget":
+            model.pop(op[1], None)
         elif op[1] in model:
             model[op[1]].update(op[2])
 
@@ -143,6 +147,8 @@ def test_any_records_and_updates_read_back_as_applied(tmp_path_factory, ops, clo
         for op in ops:
             if op[0] == "new":
                 store.record_batch(_rec(op[1], n=op[2]), [BatchRequestRow(f"{op[1]}-{i}") for i in range(op[2])])
+            elif op[0] == "forget":  # an intent settled: its row and requests deleted
+                store.forget_batch(("openai", "https://api", op[1]))
             elif op[1] in model:  # updates of a batch never recorded are not made (the layer never does)
                 store.update_batch(("openai", "https://api", op[1]), **op[2])
         if close:
@@ -171,6 +177,10 @@ def test_any_records_and_updates_read_back_as_applied(tmp_path_factory, ops, clo
     assert got == model
     for bid, ks in keys.items():  # a batch recorded again keeps the requests of every record (ids are unique)
         assert set(ks) >= {f"{bid}-{i}" for i in range(model[bid]["n"])}
+        forgot = [i for i, op in enumerate(ops) if op == ("forget", bid)]
+        if forgot:  # none of the requests recorded before it was forgotten
+            assert set(ks) <= {f"{bid}-{i}" for op in ops[max(forgot) + 1:] if op[:2] == ("new", bid)
+                               for i in range(op[2])}, ops
 
 
 def test_record_dates_are_utc():
