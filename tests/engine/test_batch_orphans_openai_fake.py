@@ -18,6 +18,7 @@ from aiohttp import web
 from judgekit.cache.store import CacheStore
 from judgekit.config import ModelSpec
 from judgekit.engine import Engine
+from judgekit.engine.engine import RunStopped
 from judgekit.engine.retry import RetryWait
 from judgekit.types import ChatRequest, GenParams, Message
 
@@ -42,6 +43,7 @@ class FakeOpenAI:
         self.ids = itertools.count(1)
         self.lines_submitted = 0
         self.list_pages = 0
+        self.list_status = 200  # another status: the list fails so
         self.app = web.Application()
         r = self.app.router
         r.add_post("/v1/files", self.upload)
@@ -112,6 +114,9 @@ class FakeOpenAI:
 
     async def list(self, request: web.Request) -> web.Response:
         self.list_pages += 1
+        if self.list_status != 200:
+            return web.json_response({"error": {"message": "unavailable", "type": "server_error"}},
+                                     status=self.list_status)
         limit = int(request.query.get("limit", "20"))
         newest = sorted(self.batches, key=lambda b: b["created_at"], reverse=True)
         after = request.query.get("after")
@@ -210,6 +215,51 @@ async def test_a_create_answered_500_after_the_batch_was_made_is_not_repeated(tm
         assert (len(fake.batches), fake.lines_submitted) == (1, N)
         recorded = await cache.batches()
         assert [r.batch_id for r in recorded] == [fake.batches[0]["id"]]  # the intent is gone
+        await e.close()
+        await cache.close()
+    finally:
+        await runner.cleanup()
+
+
+async def test_a_provider_that_cannot_list_its_batches_stops_the_run_before_any_submission(tmp_path, monkeypatch):
+    fake = FakeOpenAI()
+    runner, url = await serve(fake)
+    path = tmp_path / "c.duckdb"
+    try:
+        cache = await CacheStore.open(path, run_id="run1")
+        e = Engine({"j": spec(url)}, cache)
+        await e.start()
+        batches = e.providers["j"]._client.batches
+        create = batches.create
+
+        async def dying(*a, **kw):
+            await create(*a, **kw)
+            raise asyncio.CancelledError
+
+        monkeypatch.setattr(batches, "create", dying)
+        await asyncio.gather(*(e.call(r) for r in reqs()))
+        await e.close()
+        await cache.close()
+        fake.list_status = 503
+        cache = await CacheStore.open(path, run_id="run2")
+        e = Engine({"j": spec(url)}, cache, retry_wait=RetryWait(initial=0.01, maximum=0.02, jitter=0.01))
+        with pytest.raises(RunStopped) as stopped:
+            await e.start()
+        assert "1 batch creation(s) of an earlier run were interrupted" in str(stopped.value)
+        assert "503" in str(stopped.value) and "\n" not in str(stopped.value)
+        assert fake.list_pages == 3  # max_attempts
+        await e.close()
+        (intent,) = await cache.batches(live_only=True)  # kept for the next try
+        assert intent.is_intent
+        await cache.close()
+        assert len(fake.batches) == 1 and fake.lines_submitted == N
+
+        fake.list_status = 200  # the provider answers again: the orphan is adopted
+        cache = await CacheStore.open(path, run_id="run3")
+        e = Engine({"j": spec(url)}, cache)
+        await e.start()
+        assert all(r.ok for r in await asyncio.gather(*(e.call(r) for r in reqs())))
+        assert len(fake.batches) == 1 and fake.lines_submitted == N
         await e.close()
         await cache.close()
     finally:
