@@ -138,7 +138,7 @@ def _meta(s: dict[str, Any]) -> dict[str, str]:
     if cost is not None:
         from ..engine.budget import usd
 
-        out["cost"] = usd(cost) + "".join(f"; {x}" for x in _savings(s, usd))
+        out["cost"] = usd(cost) + _processes(s, usd) + "".join(f"; {x}" for x in _savings(s, usd))
     iv = s.get("intervals")
     if isinstance(iv, dict) and iv.get("method"):
         over = f" (resampling {iv['items']})" if isinstance(iv.get("items"), str) else ""
@@ -148,6 +148,15 @@ def _meta(s: dict[str, Any]) -> dict[str, str]:
         out["intervals"] = (f"{_pct(_finite(iv.get('level')))} {iv['method']}".strip() + over
                             + (f"; {extra_s}" if extra_s else ""))
     return out
+
+
+def _processes(s: dict[str, Any], usd) -> str:
+    """' over 2 processes ($0.0500 in this one)' for a run resumed after a stop or a kill ('' otherwise)."""
+    earlier, this = s.get("earlier_processes"), s.get("this_process")
+    if not (isinstance(earlier, list) and earlier and isinstance(this, dict)):
+        return ""
+    mine = _finite(this.get("cost_usd"))
+    return f" over {len(earlier) + 1:,} processes" + (f" ({usd(mine)} in this one)" if mine is not None else "")
 
 
 def _calls(s: dict[str, Any]) -> str:

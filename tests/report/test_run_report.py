@@ -184,3 +184,13 @@ def test_nan_anywhere_in_the_document_is_written_as_null(tmp_path):
     assert "range" not in data["charts"][0]
     assert data["tables"][0]["rows"] == [{"model": "a", "pearson": None, "per": [1.0, None], "x": {"y": None}}]
     assert math.isnan(doc.headline[0].value)  # the benchmark's document is not changed
+
+
+def test_a_resumed_run_reports_its_processes_money():
+    resumed = dict(_BASE, cost_usd=0.1634, this_process={"run_id": "b", "cost_usd": 0.0, "paid_calls": 0},
+                   earlier_processes=[{"run_id": "a", "status": "killed", "cost_usd": 0.1634}])
+    out = with_shared_sections(ReportDoc(title="t", benchmark="b"), resumed)
+    assert out.meta["cost"].startswith("$0.1634 over 2 processes ($0.00 in this one)")
+    one = with_shared_sections(ReportDoc(title="t", benchmark="b"), dict(_BASE, this_process={"cost_usd": 0.0123},
+                                                                        earlier_processes=[]))
+    assert one.meta["cost"].startswith("$0.0123") and "process" not in one.meta["cost"]
