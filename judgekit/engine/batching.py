@@ -12,17 +12,7 @@ the benchmark makes the judge calls that need them, and those form the next wave
 Durable before waiting: the moment the provider has created a batch, the cache records it (its
 id, provider, model and endpoint, the alias, the run, its state, when it was created, and each
 request's ``custom_id`` = cache key: :meth:`~judgekit.cache.batches.BatchRecords.record_batch`,
-synced to disk, with no await in between).
-
-Idempotent creation: before the create call the wave's *intent* is recorded and synced (a wave id
-and its requests' keys, :data:`~judgekit.cache.batches.INTENT_PREFIX`), and the provider is given
-the wave id (:meth:`~judgekit.providers.batch.BatchAPI.submit_batch`).  A process killed anywhere
-between the create request and the record leaves the intent live; the next run, before it submits
-anything, asks the provider for the batches of its intents
-(:meth:`~judgekit.providers.batch.BatchAPI.find_batches`), records a batch found as if it had just
-created it (followed, collected, cancellable) and forgets the intent; an intent with no batch at
-the provider created none, and its calls are submitted as usual.  A create call retried after an
-error that may have hidden a created batch (a timeout, a 5xx) looks first too.  At start the layer loads this cache's live batches
+synced to disk, with no await in between).  At start the layer loads this cache's live batches
 for the run's endpoints; a call whose key is in one of them waits on that batch instead of being
 submitted again, whatever mode its alias is in.  Following a batch (polling it, reading its
 results into the cache, retrying what it left unanswered) is :mod:`judgekit.engine.batch_collect`.
@@ -32,6 +22,17 @@ submitted (:mod:`judgekit.engine.budget`); what does not fit is not submitted an
 When the run stops, calls still in a wave are not made (``NOT_RUN``); submitted batches stay live
 at the provider and in the cache, to be collected by the next run or cancelled
 (``judgekit batches cancel``).
+
+Idempotent creation: before the create call the wave's *intent* is recorded and synced (a wave id
+and its requests' keys, :data:`~judgekit.cache.batches.INTENT_PREFIX`), and the provider is given
+the wave id (:meth:`~judgekit.providers.batch.BatchAPI.submit_batch`).  A process killed anywhere
+between the create request and the record leaves the intent live; the next run, before it submits
+anything, asks the provider for the batches of its intents
+(:meth:`~judgekit.providers.batch.BatchAPI.find_batches`) and adopts the one found
+(:mod:`judgekit.engine.batch_adopt`: recorded as if just created, then followed, collected,
+cancellable); an intent with no batch at the provider created none, and its calls are submitted as
+usual.  A create call retried after an error that may have hidden a created batch (a timeout, a
+5xx) looks first too.
 """
 
 from __future__ import annotations

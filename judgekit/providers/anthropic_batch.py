@@ -366,7 +366,8 @@ class AnthropicBatchMixin(BatchSideBase):
         """The ``custom_id``s an ended batch's results name (None: no results to read)."""
         if not getattr(batch, "results_url", None):
             return None
-        decoder = await self._client.messages.batches.results(batch_id, timeout=self._timeout())  # type: ignore[attr-defined]
+        client = self._client  # type: ignore[attr-defined]
+        decoder = await client.messages.batches.results(batch_id, timeout=self._timeout())
         response = decoder.http_response
         try:
             data = await response.aread()
