@@ -26,7 +26,12 @@ same thing in the cache.
   in neither file, or whose lines cannot be read, are BatchRequestNotRun; lines for ids the batch
   does not hold are left out (counted in :attr:`JoinedResults.unknown`); a request answered twice
   keeps its first answer (an answer before an error).  A failed batch (its input refused) gives
-  each line its ``errors`` name a BadRequest and the rest BatchRequestNotRun.
+  each line its ``errors`` name a BadRequest (a validation error, with its line and code) and the
+  rest :class:`~judgekit.providers.batch_errors.BatchFailed` with the batch's ``errors``, or
+  :class:`~judgekit.providers.batch_errors.BatchQueueFull` when they say ``token_limit_exceeded``
+  (the organisation's enqueued-token limit); an expired or cancelled batch's unanswered requests
+  are ``BatchExpired`` / ``BatchCancelled``; a per-request error carries its ``type`` or ``code``
+  as ``provider_type`` (:mod:`judgekit.providers.batch_errors`).
 - **cost**: every answer is priced at the batch rates (:func:`judgekit.cost.prices.usage_usd`
   with ``batch=True``), its ``cost_usd`` set; a failure that billed tokens (a filtered reply)
   carries its batch cost in ``BatchOutcome.extra["cost_usd"]``.
