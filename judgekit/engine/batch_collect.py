@@ -17,6 +17,14 @@ For each batch the layer (:mod:`judgekit.engine.batching`) follows, one task:
      (or the alias is not in batch mode), until the request has been in ``batch_attempts``
      batches;
    - any other error (a bad request, a refusal): a failure like a live one, recorded;
+   - a batch refused over the enqueued-token limit (:class:`~judgekit.providers.batch_errors.
+     BatchQueueFull`): recorded, and its requests handed to :func:`judgekit.engine.batch_queue.refused`
+     (smaller batches, one at a time; not one of ``batch_attempts``);
+
+   Each unanswered request keeps its cause (expired, cancelled, errored with the provider's type,
+   a failed batch with the provider's message, not reported: :mod:`judgekit.providers.batch_errors`);
+   one that runs out of ``batch_attempts`` fails naming it (:func:`give_up`), counted by cause in
+   ``summary.json``'s ``batch.unanswered``;
 
 3. marks the batch collected in the cache (it is no longer live).
 
