@@ -64,3 +64,13 @@ def test_build_prints_and_writes_them(tmp_path):
     assert shown[0] == {"rater": "H1", "model": "m1", "MAE": "0.75", "consistency %": "50.00", "items": 2}
     assert "human_human" not in build([], judges=["judge"], candidates=["m1"],
                                       options=IntervalOptions(bootstrap_samples=0)).summary
+
+
+def test_the_report_page_has_the_table(tmp_path):
+    from judgekit.benchmarks.creation_mmbench.report import tables
+
+    table = _table(tmp_path)
+    built = build([], judges=["judge"], candidates=["m1", "m2"], options=IntervalOptions(bootstrap_samples=0),
+                  human={}, raters=table)
+    (page,) = [t for t in tables(built.summary) if t.title == "Human-human alignment (Table 7)"]
+    assert page.rows[0] == {"rater": "H1", "model": "m1", "items": 2, "MAE": 0.75, "consistency %": 50.0}

@@ -183,13 +183,17 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
                               "baseline-first order alone"))
     if summary.get("human_human"):
         out.append(Table("Human-human alignment (Table 7)",
-                         [{"rater": r["judge"], "model": r["model"], "items": r["single_items"],
-                           "MAE": "-" if r["single_mae"] is None else round(r["single_mae"], 3),
-                           "consistency %": "-" if r["single_consistency"] is None else round(r["single_consistency"], 1)}
-                          for r in summary["human_human"]],
+                         [_human_row(r) for r in summary["human_human"]],
                          note="each human rater's rating against the mean of the other raters' on the same item "
                               "(the supplement's Table 7, from the ratings file)"))
     return out
+
+
+def _human_row(r: Mapping[str, Any]) -> dict[str, Any]:
+    """A Table 7 human row on the page (its single-evaluation columns)."""
+    mae, cons = r["single_mae"], r["single_consistency"]
+    return {"rater": r["judge"], "model": r["model"], "items": r["single_items"],
+            "MAE": "-" if mae is None else round(mae, 3), "consistency %": "-" if cons is None else round(cons, 1)}
 
 
 def _alignment_row(r: Mapping[str, Any]) -> dict[str, Any]:

@@ -23,8 +23,8 @@ read too: a final line break stays, so no reply matches it, as in the authors' c
 (``strip_answer=True`` strips surrounding white space; the released files have none).  The
 answer, BOM and surrounding white space aside, must hold a letter or digit (a bare ``.`` loses its
 period and would match every reply).  :func:`load_notes` says, one line per kind, how many files
-hold a BOM or an answer with surrounding white space.  Images are passed on as their bytes, the type read from the bytes, not the file
-name; each is checked with Pillow first (a PNG's chunks and CRCs, which catches truncated and
+hold a BOM or an answer with surrounding white space.  Images are passed on as their bytes, the
+type read from the bytes, not the file name; each is checked with Pillow first (a PNG's chunks and CRCs, which catches truncated and
 damaged files; any other type is decoded).
 
 Nothing is read from outside the data folder (for :func:`load_set` alone, the set's folder): a
