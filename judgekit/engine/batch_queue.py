@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ProviderError
@@ -40,12 +41,25 @@ from .budget import INEXACT_INPUT_MARGIN
 if TYPE_CHECKING:
     from .batching import Batch, BatchLayer, Lane, Waiter
 
-__all__ = ["TokenQueue", "estimate", "submit_in_turn", "refused", "MAX_REFUSALS"]
+__all__ = ["TokenQueue", "estimate", "submit_in_turn", "refused", "provider_limit", "MAX_REFUSALS"]
 
 #: refusals after which a request fails, whatever its batch (halving reaches one request sooner)
 MAX_REFUSALS = 32
 #: how often a batch waiting for room looks again when nothing woke it (seconds)
 _RECHECK_S = 5.0
+
+
+_LIMIT = re.compile(r"limit:?\s*([\d,]+)\s*enqueued tokens", re.IGNORECASE)
+
+
+def provider_limit(message: str) -> int | None:
+    """The enqueued-token limit a refusal's message names (OpenAI: "... Limit: 90,000 enqueued
+    tokens ..."), or None."""
+    m = _LIMIT.search(message)
+    if m is None:
+        return None
+    digits = m.group(1).replace(",", "")
+    return int(digits) if digits.isdigit() and len(digits) <= 15 else None
 
 
 def estimate(prov: Any, req) -> int:
@@ -72,6 +86,7 @@ class TokenQueue:
         self.ended_ids: set[tuple[str, str, str]] = set()
         self.serial = False  # after a refusal: one batch at a time
         self.refusals = 0  # batches refused
+        self.said: int | None = None  # the limit the provider's last refusal named, if it did
         self.waiting = 0  # calls whose batch waits for room
         self.admitting = 0  # batches admitted whose create call is under way
         self.closed = False  # the run is stopping: no batch waits for room any more
@@ -180,8 +195,9 @@ class TokenQueue:
                 "one batch at a time"
             parts.append(f"{self.waiting:,} call(s) wait for room in the provider's batch queue ({room})")
         if self.refusals:
-            parts.append(f"{self.refusals} batch(es) refused over the enqueued-token limit: one batch at a time, "
-                         f"at most ~{self.cap or 0:,} tokens")
+            said = f" (the provider's limit: {self.said:,} tokens)" if self.said else ""
+            parts.append(f"{self.refusals} batch(es) refused over the enqueued-token limit{said}: one batch at a "
+                         f"time, at most ~{self.cap or 0:,} tokens")
         return "; ".join(parts)
 
 
@@ -256,6 +272,7 @@ def refused(layer: "BatchLayer", lane: "Lane", b: "Batch", calls: list["Waiter"]
     q.ended(b)
     q.refusals += 1
     q.serial = True
+    q.said = provider_limit(str(err)) or q.said
     if not calls:  # an earlier run's batch: its requests join waves when their calls come
         return
     for w in calls:
@@ -271,8 +288,9 @@ async def _again(layer: "BatchLayer", lane: "Lane", n: int, tokens: int | None, 
     if tokens is None:
         tokens = sum(w.tokens or 0 for w in calls)
     q.cap = max(1, min(q.cap or tokens, tokens) // 2)
+    named = f" = {q.said}" if q.said else " to the organisation's limit for " + lane.prov.model
     setting = (f"models.{lane.alias}.batch_queue_tokens = {q.limit:,}" if q.limit is not None else
-               f"set models.{lane.alias}.batch_queue_tokens to the organisation's limit for {lane.prov.model}")
+               f"set models.{lane.alias}.batch_queue_tokens{named}")
     why = (f"the provider refused a batch of {n:,} request(s) (~{tokens:,} input tokens, judgekit's estimate) over "
            f"the organisation's enqueued-token limit ({setting}): {err}")
     again = []

@@ -167,8 +167,9 @@ async def test_without_the_setting_a_refused_wave_is_halved_until_it_fits(monkey
     assert kinds["batch_queue_full"] == sum(len(b) for b in server.refused)  # each refusal recorded
     lane = e.batches.lanes["j"]
     assert lane.queue.refusals == len(server.refused) and "refused over the enqueued-token limit" in lane.queue.note()
-    line = " ".join(status_lines(e))  # the live display says so
-    assert f"{len(server.refused)} batch(es) refused over the enqueued-token limit: one batch at a time" in line
+    line = " ".join(status_lines(e))  # the live display says so, with the limit the provider named
+    assert (f"{len(server.refused)} batch(es) refused over the enqueued-token limit (the provider's limit: "
+            f"{limit:,} tokens): one batch at a time") in line
     await e.close()
 
 
@@ -180,7 +181,7 @@ async def test_a_request_the_queue_can_never_hold_fails_naming_the_limit(monkeyp
     assert not any(r.ok for r in rs)
     for r in rs:
         assert r.error_kind == "batch_queue_full"
-        assert "Limit: 10 enqueued tokens" in r.error and "batch_queue_tokens" in r.error
+        assert "Limit: 10 enqueued tokens" in r.error and "set models.j.batch_queue_tokens = 10" in r.error
     assert all(len(b) >= 1 for b in server.submitted) and len(server.submitted) <= 3 + 2  # halved down to one
     assert e.savings.as_dict()["batch"]["unanswered"] == {"queue full": 3}
     await e.close()
@@ -411,3 +412,13 @@ async def test_a_batch_being_created_holds_its_room():
     q.ended(b)
     assert await second is True and q.enqueued == 30
     stopped.set()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 10**12), st.sampled_from(["Limit: {:,} enqueued tokens.", "limit {} enqueued tokens",
+                                                   "LIMIT:{}  ENQUEUED TOKENS"]), st.text(max_size=40))
+def test_the_limit_a_refusal_names_is_read(n, form, noise):
+    from judgekit.engine.batch_queue import provider_limit
+
+    assert provider_limit(f"{noise} Enqueued token limit reached for gpt-4o. " + form.format(n)) == n
+    assert provider_limit(noise.replace("enqueued", "")) is None or "enqueued tokens" in noise.lower()
