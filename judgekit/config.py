@@ -256,6 +256,8 @@ class RunSpec(_Strict):
     models: dict[str, ModelSpec]
     roles: Roles
     max_cost_usd: float | None = Field(None, ge=0)
+    grace_s: float | None = Field(None, ge=0, le=3600, description="seconds the calls in flight at a stop (Ctrl-C, "
+                                  "SIGTERM, the cost cap) have to land and be kept; same as --grace (default 15)")
     source_path: str | None = Field(None, description="set by load_spec")
 
     @field_validator("name")

@@ -42,6 +42,8 @@ from .run_totals import run_totals
 
 __all__ = ["RunOptions", "RunOutcome", "UI", "run_spec", "estimate_spec", "default_cache_path", "blob_dir_for", "EXIT"]
 
+#: seconds the calls in flight at a stop have to land when neither --grace nor the spec says
+DEFAULT_GRACE_S = 15.0
 #: exit codes: done, failed items remain, bad spec/input, interrupted
 EXIT = {"ok": 0, "failed": 1, "bad_input": 2, "interrupted": 130}
 
@@ -66,8 +68,9 @@ class RunOptions:
     interactive: bool = False  # a person can answer a confirmation
     handle_signals: bool = False  # Ctrl-C / SIGTERM stop launching calls and end the run cleanly
     #: seconds the calls in flight when the run stops (Ctrl-C, SIGTERM, the cost cap) have to land
-    #: and be kept; those still out then are abandoned (a second Ctrl-C abandons them at once)
-    grace_s: float = 15.0
+    #: and be kept; those still out then are abandoned (a second Ctrl-C abandons them at once).
+    #: None: the spec's ``grace_s``, else :data:`DEFAULT_GRACE_S`
+    grace_s: float | None = None
     batch: bool = False  # --batch: every model whose provider has a batch API runs in batch mode
 
 
@@ -542,7 +545,8 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
         result: BenchmarkResult | None = None
         status, code, message = "done", EXIT["ok"], ""
         task = holder["calls"] = asyncio.ensure_future(bench.run(prepared, engine))
-        watcher = asyncio.ensure_future(_grace_watch(engine, holder, opts.grace_s))
+        grace = next(g for g in (opts.grace_s, spec.grace_s, DEFAULT_GRACE_S) if g is not None)
+        watcher = asyncio.ensure_future(_grace_watch(engine, holder, grace))
         try:
             async with ui.progress(engine):
                 result = await task

@@ -196,14 +196,14 @@ def test_a_stop_keeps_every_call_in_flight_and_the_rerun_pays_none_twice(tmp_pat
     assert _spent(out) == pytest.approx(server.served * CALL_USD, abs=0.005)
 
 
-@pytest.mark.parametrize("how", ["second signal", "grace"])
+@pytest.mark.parametrize("how", ["second signal", "grace", "spec's grace"])
 def test_a_second_signal_or_the_grace_abandons_the_calls_still_out(tmp_path, how):
     srv = BillingServer(lambda: 30.0)  # nothing lands in time
     threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try:
         spec = _spec(tmp_path, srv.url)
         p = _judgekit(spec, tmp_path, "--set=models.cand.limits.max_concurrency=20",
-                      *(["--grace", "0.5"] if how == "grace" else []))
+                      *(["--grace", "0.5"] if how == "grace" else ["--set=grace_s=0.5"] if how == "spec's grace" else []))
         _wait_in_flight(p, srv, 20)
         p.send_signal(signal.SIGINT)
         if how == "second signal":
@@ -214,7 +214,7 @@ def test_a_second_signal_or_the_grace_abandons_the_calls_still_out(tmp_path, how
         srv.shutdown()
         srv.server_close()
     assert p.returncode == 130, (out, err)
-    why = "at the second signal" if how == "second signal" else "after the 0.5 s grace"
+    why = "at the second signal" if how == "second signal" else "after the 0.5 s grace"  # --grace, or the spec's
     assert f"of 20 calls in flight at the stop, 0 landed and were kept, 20 were abandoned {why}" in err, err
     assert "(the provider may bill them" in err
     assert ("--grace 0.5" in err) == (how == "grace")  # the resume command keeps a grace given
