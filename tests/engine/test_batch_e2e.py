@@ -154,7 +154,8 @@ def test_a_run_killed_after_the_create_request_before_its_reply_pays_nothing_twi
         first.stdout.close()
         release.set()
         before = server.stats()
-        assert (before["batches_created"], before["batch_requests_submitted"]) == (1, 92)
+        orphaned = before["batch_requests_submitted"]  # the first wave (all 92 unless the judge calls came apart)
+        assert before["batches_created"] == 1 and orphaned > 0
         assert _batch_recorded(tmp_path / "c.duckdb", intent=True)  # only the intent is in the log
         assert not _batch_recorded(tmp_path / "c.duckdb")
 
@@ -162,7 +163,8 @@ def test_a_run_killed_after_the_create_request_before_its_reply_pays_nothing_twi
         text, _ = second.communicate(timeout=120)
         assert second.returncode == 0, text
         after = server.stats()
-        assert (after["batches_created"], after["batch_requests_submitted"]) == (1, 92), text  # 0 twice
+        assert after["batch_requests_submitted"] == 92, text  # each judge request once: the orphan's not again
+        assert (after["batches_created"] == 1) == (orphaned == 92), text
         for name in TABLES:
             assert (tmp_path / "out" / name).read_bytes() == (live_dir / name).read_bytes(), name
         summary = json.loads((tmp_path / "out" / "summary.json").read_text())
