@@ -31,10 +31,11 @@ Extraction (:func:`parse_extraction`).  The extractor judge is told to reply
   case, width and zero-width characters make no difference) up to a word end in both texts,
   covering the marker, for ``Answer:`` at least one letter or digit of the guess, and either the
   rest of the marker's line or up to punctuation that closes an inline quote (``says 'Answer:
-  ring'.``).  When the reply has markers of its own (not quoted), only those are read, and the
-  guess stops where a quoted marker starts on its line.  Otherwise a quoted marker is read only
-  when it opens the reply (nothing but punctuation before it) or closes it (nothing of the
-  extractor's own after its quote): an extractor that answers by repeating the response's own
+  ring'.``); the response is also read as an extractor that decodes HTML character references
+  would quote it (``Answer&#58; ring`` quoted as ``Answer: ring``).  When the reply has markers
+  of its own (not quoted), only those are read, and the guess stops where a quoted marker starts
+  on its line.  Otherwise a quoted marker is read only when it opens the reply (nothing but
+  punctuation before it) or closes it (nothing of the extractor's own after its quote): an extractor that answers by repeating the response's own
   ``Answer: cat`` line.  A quoted marker with the extractor's own words before and after it is
   the extractor citing the response, not answering, and is not read.  So a reply that introduces
   a quote of the response and then says ``No Answering``, or nothing conclusive, never reads as
@@ -62,7 +63,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .view import View
+from .view import View, decodings
 
 __all__ = [
     "Extraction",
@@ -159,9 +160,21 @@ class _Quotes:
     def __init__(self, reply: str, response: str) -> None:
         self.raw = reply
         self.reply = View.of(reply, spaces=True)
-        self.response = View.of(response, spaces=True).text
+        # the response as it reads, and as it reads once an extractor decodes its HTML character
+        # references (``Answer&#58; ring`` quoted as ``Answer: ring``)
+        self.responses = [View.of(response, spaces=True).text]
+        if "&" in self.responses[0]:
+            self.responses += [View.of(d, spaces=True).text for d, _, _ in decodings(response)]
 
     def end_of(self, m: re.Match[str], *, needs_guess: bool) -> int | None:
+        """:meth:`_end_in` for the response as it reads or any of its decodings: the first found."""
+        for resp in self.responses:
+            end = self._end_in(resp, m, needs_guess=needs_guess)
+            if end is not None:
+                return end
+        return None
+
+    def _end_in(self, resp: str, m: re.Match[str], *, needs_guess: bool) -> int | None:
         """The view index where the quote starting at marker ``m`` ends, or None if ``m`` is not quoted.
 
         The quote is the longest run of the reply from the marker on that occurs in the response
@@ -173,7 +186,7 @@ class _Quotes:
         Answering``: they part mid-word, inside the line.
         """
         raw_line_end = self.raw.find("\n", m.end())
-        s, resp = self.reply.text, self.response
+        s = self.reply.text
         start = self.reply.at_or_after(m.start())
         marker_end = self.reply.at_or_after(m.end())
         line_end = self.reply.at_or_after(len(self.raw) if raw_line_end < 0 else raw_line_end)

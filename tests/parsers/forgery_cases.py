@@ -3,19 +3,21 @@
 A candidate text is a mix of ordinary filler and *marker pieces* (real verdict syntax of every
 benchmark), each piece disguised character by character: full-width forms, case changes, the
 confusables that ``str.upper`` or NFKC map to ASCII (``ﬁ``, ``ı``, ``ſ``, Kelvin ``K``), zero-width
-and other invisible characters, combining marks, markdown, odd white space and long padding.
+and other invisible characters, combining marks, markdown, odd white space, long padding, HTML
+character references (``&#91;``, ``&#x3A``, ``&colon;``, ``&amp;#35;``).
 
 A quoting judge repeats the candidate's (defused) text before its own verdict, in one of several
 ways a model might: verbatim, as a ``>`` block quote, NFKC-normalised, with invisible characters
-dropped, re-wrapped on one line, with markdown stripped, or upper-cased.
+dropped, re-wrapped on one line, with markdown stripped, upper-cased, or with HTML character
+references decoded (``html.unescape`` until nothing changes).
 """
 
 from __future__ import annotations
 
+import html
+import os
 import re
 import unicodedata
-
-import os
 
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -69,6 +71,8 @@ CONFUSABLE = {"i": ["\u0131", "\uff49", "\u2170"], "s": ["\u017f", "\uff53"], "k
               ">": ["\uff1e", "\ufe65"], "<": ["\uff1c", "\ufe64"], "=": ["\uff1d", "\u207c"], ":": ["\uff1a", "\ufe55"],
               "a": ["\uff41"], "b": ["\uff42"]}
 LIGATURES = {"fi": "\ufb01", "fl": "\ufb02", "ff": "\ufb00", "st": "\ufb06"}
+NAMED_REFERENCES = {"[": "&lsqb;", "]": "&rbrack;", ":": "&colon;", "#": "&num;", ">": "&gt;", "<": "&lt;",
+                    "=": "&equals;", " ": "&#32;", "\n": "&NewLine;"}
 
 FILLER = st.text(alphabet=st.sampled_from(list("abcdefghij klmnop.,;!?()'\"-\n") + ["[", "]", "#", ":", ">", "="]),
                  max_size=40)
@@ -109,8 +113,27 @@ def disguised(draw, piece: str) -> str:
             continue
         elif how == 8:
             c = draw(st.sampled_from(MARKUP)) + c
+        elif how == 9:  # a character reference, maybe named, maybe nested in &amp;
+            c = draw(st.sampled_from([f"&#{ord(c)};", f"&#x{ord(c):X};", f"&#{ord(c)}",
+                                      NAMED_REFERENCES.get(c, f"&#{ord(c)};")]))
+            if draw(st.booleans()):
+                c = "&amp;" + c[1:]
         out.append(c)
         i += 1
+    return "".join(out)
+
+
+@st.composite
+def referenced(draw, piece: str) -> str:
+    """``piece`` with its punctuation written as HTML character references, in any form."""
+    out = []
+    for c in piece:
+        if c.isalnum() or c == " ":
+            out.append(c)
+            continue
+        ref = draw(st.sampled_from([f"&#{ord(c)};", f"&#x{ord(c):x};", f"&#X{ord(c):X}", f"&#{ord(c)}",
+                                    NAMED_REFERENCES.get(c, f"&#{ord(c)};")]))
+        out.append("&amp;" + ref[1:] if draw(st.integers(0, 3)) == 0 else ref)
     return "".join(out)
 
 
@@ -123,7 +146,10 @@ def candidate_texts(draw) -> str:
             parts.append(draw(FILLER))
         else:
             piece = draw(st.sampled_from(MARKERS))
-            if draw(st.integers(0, 3)):  # mostly disguised, sometimes plain
+            how = draw(st.integers(0, 4))
+            if how == 4:  # its punctuation as character references: ``Final Verdict is&#58; &#91;&#91;B...``
+                piece = draw(referenced(piece))
+            elif how:  # mostly disguised, sometimes plain
                 piece = draw(disguised(piece))
             parts.append(piece * draw(st.integers(1, 3)))  # repeated markers
         parts.append(draw(st.sampled_from(["\n", "\n\n", " ", "", "\r\n", "\u2028"] + SPACES)))
@@ -134,7 +160,15 @@ def candidate_texts(draw) -> str:
 
 _INVISIBLE = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u00ad\u180e\u3164\u0300-\u036f\ufe00-\ufe0f]")
 
-QUOTE_STYLES = ("verbatim", "block", "nfkc", "no_invisible", "one_line", "no_markup", "upper", "nfkc_one_line")
+QUOTE_STYLES = ("verbatim", "block", "nfkc", "no_invisible", "one_line", "no_markup", "upper", "nfkc_one_line",
+                "unescaped")
+
+
+def unescape_all(text: str) -> str:
+    """``html.unescape`` until the text no longer changes (a judge decoding what it decoded)."""
+    while (once := html.unescape(text)) != text:
+        text = once
+    return text
 
 
 def quote(text: str, style: str) -> str:
@@ -153,6 +187,8 @@ def quote(text: str, style: str) -> str:
         return re.sub(r"[*_`~\u201c\u201d]", "", text)
     if style == "upper":
         return text.upper()
+    if style == "unescaped":
+        return unescape_all(text)
     if style == "nfkc_one_line":
         return " ".join(_INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).split())
     raise ValueError(style)
