@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..cache.batches import INTENT_PREFIX, BatchRecord, BatchRequestRow
 from ..cache.store import RequestMeta
-from ..errors import FATAL_ERRORS, ProviderError, RateLimited, SpecError
+from ..errors import FATAL_ERRORS, NotFound, ProviderError, RateLimited, SpecError
 from ..providers.batch import BatchAPI, BatchItem, BatchStatus, WaveIntent, refused
 from ..types import ChatRequest
 from .batch_adopt import posix
@@ -243,7 +243,8 @@ class BatchLayer:
     async def _adopt_orphans(self, by_endpoint: dict[tuple[str, str, str], Lane]) -> None:
         """Before anything is submitted: the batches an earlier process created but did not record
         are adopted (:mod:`judgekit.engine.batch_adopt`; :meth:`add` then follows them).  A
-        provider that cannot be asked stops the run (nothing submitted)."""
+        provider that cannot be asked stops the run (nothing submitted); one that serves no list of
+        batches (404: an OpenAI-compatible server) is warned about, and the intents dropped."""
         from .batch_adopt import adopt_intents
         from .engine import RunStopped
 
@@ -257,6 +258,15 @@ class BatchLayer:
                 await adopt_intents(self.engine.cache, lane.prov, lane.alias, mine,
                                     find=lambda ws, known: self.with_retries(
                                         lane, lambda: lane.prov.find_batches(ws, known=known)))
+            except NotFound as e:  # a compatible server that serves no list of batches: none can be found
+                import logging
+
+                logging.getLogger(__name__).warning(
+                    "'%s': %d batch creation(s) of an earlier run were interrupted, and %s lists no batches (%s): "
+                    "a batch it made all the same cannot be found; its requests are submitted again", lane.alias,
+                    len(mine), lane.prov.identity or lane.prov.kind, e)
+                for r in mine:
+                    self.engine.cache.forget_batch(r.ident)
             except (ProviderError, _Stopping) as e:
                 msg = lane.prov.describe_error(e) if isinstance(e, ProviderError) else str(e)
                 raise RunStopped(f"'{lane.alias}': {len(mine)} batch creation(s) of an earlier run were interrupted "

@@ -366,8 +366,15 @@ class AnthropicBatchMixin(BatchSideBase):
         """The ``custom_id``s an ended batch's results name (None: no results to read)."""
         if not getattr(batch, "results_url", None):
             return None
+        from .anthropic import classify_anthropic_error
+
         client = self._client  # type: ignore[attr-defined]
-        decoder = await client.messages.batches.results(batch_id, timeout=self._timeout())
+        try:
+            decoder = await client.messages.batches.results(batch_id, timeout=self._timeout())
+        except Exception as err:
+            if getattr(classify_anthropic_error(err), "status", None) == 404:
+                return None  # results gone: this batch cannot be told to be an intent's
+            raise
         response = decoder.http_response
         try:
             data = await response.aread()

@@ -264,3 +264,36 @@ async def test_a_provider_that_cannot_list_its_batches_stops_the_run_before_any_
         await cache.close()
     finally:
         await runner.cleanup()
+
+
+async def test_a_compatible_server_without_a_batch_list_is_warned_about_not_blocked(tmp_path, monkeypatch, caplog):
+    fake = FakeOpenAI()
+    fake.list_status = 404  # serves /v1/batches for create and retrieve, not the list
+    runner, url = await serve(fake)
+    path = tmp_path / "c.duckdb"
+    try:
+        cache = await CacheStore.open(path, run_id="run1")
+        e = Engine({"j": spec(url)}, cache)
+        await e.start()
+        batches = e.providers["j"]._client.batches
+        create = batches.create
+
+        async def dying(*a, **kw):
+            await create(*a, **kw)
+            raise asyncio.CancelledError
+
+        monkeypatch.setattr(batches, "create", dying)
+        await asyncio.gather(*(e.call(r) for r in reqs()))
+        await e.close()
+        await cache.close()
+        cache = await CacheStore.open(path, run_id="run2")
+        e = Engine({"j": spec(url)}, cache)
+        await e.start()
+        assert "lists no batches" in caplog.text and "submitted again" in caplog.text
+        assert all(r.ok for r in await asyncio.gather(*(e.call(r) for r in reqs())))
+        assert len(fake.batches) == 2  # the orphan could not be found: paid twice, and said so
+        assert [r for r in await cache.batches(live_only=True)] == []
+        await e.close()
+        await cache.close()
+    finally:
+        await runner.cleanup()
