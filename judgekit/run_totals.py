@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ProcessFigures", "run_totals"]
+__all__ = ["ProcessFigures", "run_totals", "earlier_processes"]
 
 _BATCH_KEYS = ("calls", "cost_usd", "live_equivalent_usd", "retried", "collected_for_later")
 
@@ -94,7 +94,14 @@ async def _earlier_rows(cache, spec_name: str, out_dir: Path, run_id: str) -> li
     rows = await cache.query(
         "SELECT run_id, status, spec_json, summary_json FROM runs WHERE name = $1 AND run_id <> $2 "
         "ORDER BY started_at DESC", [spec_name, run_id])
-    folder = _folder(out_dir)
+    return earlier_processes(rows, _folder(out_dir))
+
+
+def earlier_processes(rows, folder: str) -> list[tuple[str, str, dict | None]]:
+    """The run's earlier processes among ``rows`` of the ``runs`` table (``run_id, status,
+    spec_json, summary_json``, latest first) of one spec name: those into ``folder`` back to the
+    last one that finished ``done``, oldest first, as ``(run_id, status, record)``; a process that
+    left no record (killed: its row still says ``running``) has status ``killed`` and record None."""
     found = []
     for rid, status, spec_json, summary_json in rows:
         try:
@@ -109,7 +116,6 @@ async def _earlier_rows(cache, spec_name: str, out_dir: Path, run_id: str) -> li
         except ValueError:
             record = None
         record = record if isinstance(record, dict) else None
-        # a process that ended without a record was killed (its row still says "running")
         found.append((rid, "killed" if record is None and status in (None, "running") else status, record))
     return found[::-1]
 

@@ -6,11 +6,13 @@ import json
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from judgekit.cache.store import CacheStore, RequestMeta
 from judgekit.engine.savings import Savings
 from judgekit.engine.stats import RunStats
-from judgekit.run_totals import run_totals
+from judgekit.run_totals import earlier_processes, run_totals
 from judgekit.types import ChatResponse, Usage
 
 
@@ -70,3 +72,26 @@ async def test_a_first_process_is_the_whole_run(tmp_path):
     finally:
         await cache.close()
     assert t["earlier_processes"] == [] and (t["cost_usd"], t["paid_calls"]) == (0.5, 2)
+
+
+_STATUSES = ("done", "interrupted", "stopped", "failed_items", "running")
+
+
+@given(st.lists(st.tuples(st.sampled_from(_STATUSES), st.sampled_from(["/out", "/other", None]), st.booleans()),
+                max_size=12))
+def test_the_earlier_processes_are_those_into_the_folder_after_its_last_done(history):
+    """``history``: processes oldest first, as (status, folder (None: a record of an older version),
+    left a record)."""
+    rows = []
+    for i, (status, folder, recorded) in enumerate(history):
+        spec_json = json.dumps({"spec": {}, "run": {"out_dir": folder}} if folder else {"name": "old"})
+        rows.append((f"r{i}", status, spec_json, json.dumps({"cost_usd": 1.0}) if recorded else None))
+    found = earlier_processes(rows[::-1], "/out")
+    mine = [i for i, (_, folder, _) in enumerate(history) if folder == "/out"]
+    last_done = max((i for i in mine if history[i][0] == "done"), default=-1)
+    # every process into the folder after its last done, none other, oldest first
+    assert [rid for rid, _, _ in found] == [f"r{i}" for i in mine if i > last_done]
+    for rid, status, record in found:
+        i = int(rid[1:])
+        assert (record is None) == (not history[i][2])
+        assert status == ("killed" if record is None and history[i][0] == "running" else history[i][0])
