@@ -1,8 +1,10 @@
-"""A stop keeps what was paid: `judgekit run` (a subprocess, the real openai SDK) against a small
-OpenAI-compatible server of its own (not the simulator) that answers in 50-200 ms and bills every
-request it answers, whether or not the client still listens.  Ctrl-C or SIGTERM while 256 calls
-are in flight: the calls land within the grace and are kept and charged, the rerun pays none of
-them again, and the spend printed and summarised is what the server served times the price."""
+"""A stop keeps what was paid: `judgekit run` (a subprocess, the real openai, anthropic and
+google-genai SDKs) against a small server of its own speaking their APIs (not the simulator) that
+answers in 50-200 ms and bills every request it answers, whether or not the client still listens.
+Ctrl-C or SIGTERM while 256 calls are in flight: the calls land within the grace and are kept and
+charged, the rerun pays none of them again, and the spend printed and summarised is what the
+server served times the price.  Also: a second signal or the grace's end abandons what is still out
+(and says so), the cost cap, and kill -9 (the rerun's summary counts both processes' money)."""
 
 from __future__ import annotations
 
@@ -74,17 +76,13 @@ class _Handler(BaseHTTPRequestHandler):
                 srv.open.set()
         srv.open.wait(60)
         time.sleep(srv.latency())
-        text = json.dumps(body["messages"], sort_keys=True)
-        judge = "Rating: [[N]]" in text
+        text = json.dumps(body.get("messages") or body.get("contents"), sort_keys=True)  # Gemini: contents
+        answer = "Fine. Rating: [[7]]" if "Rating: [[N]]" in text else "An answer."
         with srv.lock:  # the answer is made: billed
             srv.in_flight -= 1
             srv.served += 1
             srv.bodies[text] += 1
-        reply = json.dumps({
-            "id": "c", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": "Fine. Rating: [[7]]" if judge else "An answer."}}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}).encode()
+        reply = json.dumps(_reply(self.path, answer, body.get("model", "m"))).encode()
         try:
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -93,6 +91,25 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(reply)
         except OSError:  # the client left: it was billed all the same
             self.close_connection = True
+
+
+def _reply(path: str, text: str, model: str) -> dict:
+    """The answer as the API at ``path`` writes it: 100 input and 10 output tokens billed."""
+    if path.endswith("/messages"):  # Anthropic
+        return {"id": "msg_1", "type": "message", "role": "assistant", "model": model,
+                "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+                "usage": {"input_tokens": 100, "output_tokens": 10}}
+    if ":generateContent" in path:  # Gemini
+        return {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP",
+                                "index": 0}],
+                "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110}}
+    return {"id": "c", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
+
+
+#: the provider -> the model the spec names (priced by the spec's override; none thinks)
+MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-3-5-haiku-20241022", "gemini": "gemini-2.0-flash"}
 
 
 @pytest.fixture
@@ -105,14 +122,14 @@ def server():
     srv.server_close()
 
 
-def _spec(tmp: Path, url: str) -> Path:
+def _spec(tmp: Path, url: str, provider: str = "openai") -> Path:
     with open(tmp / "q.jsonl", "w") as f:
         for i in range(ITEMS):
             f.write(json.dumps({"id": f"q{i}", "question": f"What is {i} + {i}?"}) + "\n")
     models = "".join(f'''
 [models.{alias}]
-provider = "openai"
-model = "gpt-4o-mini"
+provider = "{provider}"
+model = "{MODELS[provider]}"
 base_url = "{url}"
 api_key_env = "JK_STOP_TEST_KEY"
 params = {{ max_tokens = 64 }}
@@ -164,9 +181,10 @@ def _wait_in_flight(p: subprocess.Popen, server: BillingServer, n: int) -> None:
         time.sleep(0.005)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_a_stop_keeps_every_call_in_flight_and_the_rerun_pays_none_twice(tmp_path, server, sig):
-    spec = _spec(tmp_path, server.url)
+@pytest.mark.parametrize("provider, sig", [("openai", signal.SIGINT), ("openai", signal.SIGTERM),
+                                           ("anthropic", signal.SIGINT), ("gemini", signal.SIGTERM)])
+def test_a_stop_keeps_every_call_in_flight_and_the_rerun_pays_none_twice(tmp_path, server, provider, sig):
+    spec = _spec(tmp_path, server.url, provider)
     p = _judgekit(spec, tmp_path)
     _wait_in_flight(p, server, 256)
     p.send_signal(sig)
