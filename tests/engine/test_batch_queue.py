@@ -422,3 +422,13 @@ def test_the_limit_a_refusal_names_is_read(n, form, noise):
 
     assert provider_limit(f"{noise} Enqueued token limit reached for gpt-4o. " + form.format(n)) == n
     assert provider_limit(noise.replace("enqueued", "")) is None or "enqueued tokens" in noise.lower()
+
+
+async def test_with_the_live_fallback_a_request_no_queue_can_hold_goes_live(monkeypatch, cache):
+    server = QueueServer(10)  # less than any request
+    use_queue(monkeypatch, server)
+    e = await engine_for(cache, {"j": spec(batch_fallback="live")})
+    rs = await asyncio.gather(*(e.call(req(i)) for i in range(3)))
+    assert all(r.ok for r in rs) and server.live_calls == 3
+    assert [r.text for r in rs] == [answer(req(i)).text for i in range(3)]
+    await e.close()
