@@ -391,6 +391,7 @@ class OpenAIBatchMixin(BatchSideBase):
         waves = {i.wave for i in intents}
         by_tag = {wave_tag(w): w for w in waves}
         since = min(i.recorded_at for i in intents) - LOOK_BACK_S
+        sizes = {len(i.custom_ids) for i in intents}
         found: dict[str, BatchStatus] = {}
         seen = 0
         async for batch in client.batches.list(limit=100):
@@ -406,7 +407,7 @@ class OpenAIBatchMixin(BatchSideBase):
                 continue
             meta = getattr(batch, "metadata", None)
             wave = meta.get(_WAVE_KEY) if isinstance(meta, dict) else None
-            if wave is None:
+            if wave is None and _may_be_ours(batch, self._batch_url, sizes):  # its file's name tells
                 wave = await self._wave_of_file(getattr(batch, "input_file_id", None), by_tag)
             if isinstance(wave, str) and wave in waves and wave not in found:
                 found[wave] = _status_of(batch)
@@ -499,6 +500,17 @@ def _queue_full(errors: Any) -> bool:
         if isinstance(code, str) and code.lower() == "token_limit_exceeded":
             return True
     return False
+
+
+def _may_be_ours(batch: Any, endpoint: str, sizes: set[int]) -> bool:
+    """Whether a batch without judgekit's metadata could be one of the intents' (so its input
+    file's name is worth reading): its endpoint is ours and its request count, once known, one
+    of the intents'."""
+    ep = getattr(batch, "endpoint", None)
+    if isinstance(ep, str) and ep.rstrip("/") != endpoint:
+        return False
+    total = getattr(getattr(batch, "request_counts", None), "total", None)
+    return not (isinstance(total, int) and total > 0 and total not in sizes)
 
 
 def _blame_lines(outcomes: list[BatchOutcome], custom_ids: list[str], errors: Any) -> None:
