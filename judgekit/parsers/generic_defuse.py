@@ -2,15 +2,17 @@
 
 A judge often quotes the answers it compares or grades.  If an answer holds ``[[B>>A]]``, ``[[A]]``,
 ``[[9]]`` or ``Rating: 9`` and the judge quotes it, :mod:`judgekit.parsers.generic` would read the
-quote (or, for ``arena_hard``, find two verdicts that disagree); an answer holding a block delimiter
-of the prompt could close its block early and write instructions of its own.  :func:`defuse_answer`
-(used by the pairwise and the rubric benchmarks, ``options.defuse_answers``) breaks, in the folded
-view of :mod:`judgekit.parsers.view` (case, width, ligatures, invisible characters, markup and white
-space all folded away):
+quote (or, for ``arena_hard``, find two verdicts that disagree, or one that is none, and read
+nothing); an answer holding a block delimiter of the prompt could close its block early and write
+instructions of its own.  :func:`defuse_answer` (used by the pairwise and the rubric benchmarks,
+``options.defuse_answers``) breaks, in the folded view of :mod:`judgekit.parsers.view` (case,
+width, ligatures, invisible characters, markup and white space all folded away), and in the view
+of the text as a judge that decodes HTML character references would quote it (``&#91;``,
+``&lsqb;``, ``&amp;#91;``: :func:`judgekit.parsers.view.decodings`):
 
-* every short double-bracketed token (``[[A>B]]``, ``[[ B ]]``, ``[[7.5]]``, ``［［rating］］``): its
-  brackets become parentheses;
-* a single-bracketed number (``[7]``, MT-Bench single's fallback rating): likewise;
+* every double-bracketed token, however long and however nested (``[[A>B]]``, ``[[ B ]]``,
+  ``[[7.5]]``, ``［［rating］］``, ``[[`` + 41 zeros + ``٩]]``): its brackets become parentheses;
+* a single-bracketed number (``[7]``, ``[٩]``, MT-Bench single's fallback rating): likewise;
 * ``Rating`` before a colon or a number (``Rating: 9``, ``rating 9``) and ``Score`` before a colon
   become ``Rating-(quoted)`` / ``Score-(quoted)``;
 * the answer delimiters of the shipped prompts and of MT-Bench's and Arena-Hard's
@@ -19,8 +21,11 @@ space all folded away):
   Answer]``, ``[The End of Rubric]``): ``Start`` / ``End`` become ``Start-(quoted)`` / ``End-(quoted)``;
   ``[ASSISTANT A]`` and ``[END ASSISTANT B]`` get parentheses for brackets.
 
-Text with none of these is returned unchanged.  What cannot be defused: a
-``last_number`` score (any number is one) and a user's ``regex`` (its pattern is the user's).
+A digit is any Unicode decimal digit (category Nd), as the parsers' ``\d`` reads it.  A marker
+found only after decoding is broken in the characters it was decoded from (``&#91;`` becomes
+``(``).  Text with none of these is returned unchanged.  What cannot be defused: a
+``last_number`` score (any number is one) and a user's ``regex`` (its pattern is the user's)
+beyond the tokens above.
 """
 
 from __future__ import annotations
@@ -49,6 +54,32 @@ def _brackets(pattern: re.Pattern[str]):
     return rule
 
 
+_TO_PARENTHESES = str.maketrans("[]", "()")
+
+
+def _double(view: View, text: str) -> list[tuple[int, int, str]]:
+    """Every double-bracketed token, nested ones included (``[[a[[9]]b]]``): once the innermost
+    is broken the one around it is a token too, so they are all found at once, not one nesting
+    level per round of :func:`~judgekit.parsers.view.defuse`."""
+    work = view.text
+    while True:
+        spans = [m.span() for m in _DOUBLE.finditer(work)]
+        if not spans:
+            break
+        parts, pos = [], 0
+        for a, b in spans:
+            parts += [work[pos:a], work[a:b].translate(_TO_PARENTHESES)]
+            pos = b
+        parts.append(work[pos:])
+        work = "".join(parts)
+    if work is view.text:
+        return []
+    # each original character behind a bracket that became a parenthesis, broken once
+    first = next(i for i, (x, y) in enumerate(zip(view.text, work)) if x != y)
+    broken = {view.source[i]: i for i in range(first, len(work)) if view.text[i] != work[i]}
+    return [e for i in broken.values() for e in brackets_to_parentheses(view, text, i, i + 1)]
+
+
 def _label(view: View, text: str) -> list[tuple[int, int, str]]:
     return [(*view.span(m.start(), m.end()), f"{m.group().title()}-(quoted)") for m in _LABEL.finditer(view.text)]
 
@@ -62,7 +93,7 @@ def _delimiter(view: View, text: str) -> list[tuple[int, int, str]]:
 
 
 #: the rules :func:`defuse_answer` applies
-GENERIC_MARKER_RULES = (_brackets(_DOUBLE), _brackets(_SINGLE_NUMBER), _label, _brackets(_TAG), _delimiter)
+GENERIC_MARKER_RULES = (_double, _brackets(_SINGLE_NUMBER), _label, _brackets(_TAG), _delimiter)
 
 
 @lru_cache(maxsize=1024)  # an answer goes into every judge's prompt (both orders), planned and run

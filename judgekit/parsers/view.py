@@ -309,9 +309,9 @@ def defuse(text: str, rules: Sequence[Rule], *, spaces: bool) -> str:
     """``text`` with every marker the ``rules`` find in its view broken, until none is left.
 
     Each round folds the text, collects every rule's edits (an edit overlapping an earlier one
-    waits for the next round) and applies them; the rules also look at the view of each of the
-    text's :func:`decodings` (when its view holds an ``&``), and a marker found there is broken
-    in the original characters it was decoded from.  Text in which no rule finds anything is
+    waits for the next round) and applies them; once the text's own view holds no marker, the
+    rules look at the view of each of its :func:`decodings` (when its view holds an ``&``), and a
+    marker found there is broken in the original characters it was decoded from.  Text in which no rule finds anything is
     returned unchanged (the same object).  Raises RuntimeError if markers keep appearing (a rule
     whose replacement rebuilds a marker: a bug).
     """

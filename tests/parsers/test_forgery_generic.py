@@ -86,7 +86,11 @@ def bracketed(draw, inner: str, double: bool = True) -> str:
 def plant(draw) -> str:
     """One token a generic parser could read, before any encoding."""
     kind = draw(st.sampled_from(["double-number", "single-number", "verdict", "letter", "arena-like", "rating",
-                                 "score"]))
+                                 "score", "nested"]))
+    if kind == "nested":  # [[x[[x[[9]]y]]y]]: a token inside tokens, 80 deep
+        k = draw(st.sampled_from([2, 17, 80]))
+        left, right = draw(st.sampled_from([("[[", "]]"), ("[[x", "y]]"), ("&#91;&#91;", "&#93;&#93;")]))
+        return left * k + draw(st.sampled_from(["9", "B>>A", "A", " 4 "])) + right * k
     if kind == "double-number":
         return draw(bracketed(draw(number())))
     if kind == "single-number":
