@@ -89,13 +89,14 @@ class TokenQueue:
         self.said: int | None = None  # the limit the provider's last refusal named, if it did
         self.waiting = 0  # calls whose batch waits for room
         self.admitting = 0  # batches admitted whose create call is under way
+        self.halving = 0  # refusals whose new batch size is being worked out: nothing is admitted meanwhile
         self.closed = False  # the run is stopping: no batch waits for room any more
         self._freed: asyncio.Future | None = None
 
     @property
     def active(self) -> bool:
         """Whether waves are split by tokens and wait for room (a limit is set, or one was met)."""
-        return self.cap is not None
+        return self.cap is not None or self.halving > 0
 
     def chunks(self, calls: list["Waiter"]) -> list[list["Waiter"]]:
         """``calls`` (each with its ``tokens``) in order, as batches of at most :attr:`cap` tokens
@@ -124,6 +125,8 @@ class TokenQueue:
 
     def room(self, layer: "BatchLayer", lane: "Lane", tokens: int) -> bool:
         """Whether a batch of ``tokens`` may be submitted now."""
+        if self.halving:
+            return False
         if not self.busy(layer, lane):
             return True
         if self.serial or self._earlier(layer, lane):
@@ -217,6 +220,11 @@ async def submit_in_turn(layer: "BatchLayer", lane: "Lane", calls: list["Waiter"
     lane.submitting += len(calls)
     try:
         await _estimate_all(lane, calls)
+    except Exception as e:  # a tokenizer's bug: the calls fail, never hang
+        from .batching import unexpected
+
+        layer.fail_all(lane, calls, unexpected(e, "estimating a wave's tokens"))
+        return
     finally:
         lane.submitting -= len(calls)
     fit = []
@@ -278,16 +286,26 @@ def refused(layer: "BatchLayer", lane: "Lane", b: "Batch", calls: list["Waiter"]
     for w in calls:
         w.submissions = max(0, w.submissions - 1)  # a refusal ran nothing: not one of batch_attempts
         w.refusals += 1
+    q.halving += 1  # no batch goes out until the smaller size is known
     layer.spawn(_again(layer, lane, len(b.rows), tokens, alone, calls, err), submit=True)
 
 
 async def _again(layer: "BatchLayer", lane: "Lane", n: int, tokens: int | None, alone: bool,
                  calls: list["Waiter"], err: ProviderError) -> None:
     q = lane.queue
-    await _estimate_all(lane, calls)
-    if tokens is None:
-        tokens = sum(w.tokens or 0 for w in calls)
-    q.cap = max(1, min(q.cap or tokens, tokens) // 2)
+    try:
+        await _estimate_all(lane, calls)
+        if tokens is None:
+            tokens = sum(w.tokens or 0 for w in calls)
+        q.cap = max(1, min(q.cap or tokens, tokens) // 2)
+    except Exception as e:  # a tokenizer's bug: the calls fail, never hang
+        from .batching import unexpected
+
+        layer.fail_all(lane, calls, unexpected(e, "estimating a refused batch's tokens"))
+        return
+    finally:
+        q.halving -= 1
+        q._wake()
     named = f" = {q.said}" if q.said else " to the organisation's limit for " + lane.prov.model
     setting = (f"models.{lane.alias}.batch_queue_tokens = {q.limit:,}" if q.limit is not None else
                f"set models.{lane.alias}.batch_queue_tokens{named}")

@@ -432,3 +432,16 @@ async def test_with_the_live_fallback_a_request_no_queue_can_hold_goes_live(monk
     assert all(r.ok for r in rs) and server.live_calls == 3
     assert [r.text for r in rs] == [answer(req(i)).text for i in range(3)]
     await e.close()
+
+
+async def test_an_estimate_that_breaks_fails_the_calls_instead_of_hanging(monkeypatch, cache):
+    def broken(prov, r):
+        raise RuntimeError("tokenizer exploded")
+
+    monkeypatch.setattr("judgekit.engine.batch_queue.estimate", broken)
+    server = FakeBatchServer()
+    use_fake(monkeypatch, server)
+    e = await engine_for(cache, {"j": spec(batch_queue_tokens=1000)})
+    r = await e.call(req(0))
+    assert not r.ok and "estimating a wave's tokens failed unexpectedly" in r.error and server.created == 0
+    await e.close()
