@@ -270,7 +270,7 @@ def test_a_run_killed_then_resumed_reports_the_money_of_both_processes(tmp_path,
         srv.server_close()
     assert p.returncode == 0, (out, err)
     lost = srv.served - 2 * ITEMS  # answered while the client was being killed: nobody kept them
-    assert 0 <= lost <= 8
+    assert 0 <= lost <= 16  # at most the two models' 8 calls each in flight at the kill
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     [killed] = summary["earlier_processes"]
     assert killed["status"] == "killed" and killed["counted_from"] == "cache"
