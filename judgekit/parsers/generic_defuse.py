@@ -21,7 +21,7 @@ of the text as a judge that decodes HTML character references would quote it (``
   Answer]``, ``[The End of Rubric]``): ``Start`` / ``End`` become ``Start-(quoted)`` / ``End-(quoted)``;
   ``[ASSISTANT A]`` and ``[END ASSISTANT B]`` get parentheses for brackets.
 
-A digit is any Unicode decimal digit (category Nd), as the parsers' ``\d`` reads it.  A marker
+A digit is any Unicode decimal digit (category Nd), as the parsers' ``\\d`` reads it.  A marker
 found only after decoding is broken in the characters it was decoded from (``&#91;`` becomes
 ``(``).  Text with none of these is returned unchanged.  What cannot be defused: a
 ``last_number`` score (any number is one) and a user's ``regex`` (its pattern is the user's)
