@@ -38,10 +38,14 @@ def wave_of(intent: BatchRecord) -> str:
 
 
 async def adopt_intents(cache: Any, prov: Any, alias: str, intents: Sequence[BatchRecord], *,
-                        find: Finder | None = None) -> list[BatchRecord]:
+                        find: Finder | None = None, guesses: list[BatchStatus] | None = None) -> list[BatchRecord]:
     """Settle the live ``intents`` of ``prov``'s endpoint (see the module docstring); the batches
     adopted, as now recorded.  ``find`` asks the provider (default: ``prov.find_batches`` once; the
-    batch layer passes it with its retries).  Its errors propagate, the intents left as they were."""
+    batch layer passes it with its retries).  Its errors propagate, the intents left as they were.
+    With ``guesses`` (a list), a batch found only on a guess (``BatchStatus.guessed``: a running
+    Anthropic batch of the intent's size) is not adopted but put there, its intent left live:
+    ``batches cancel`` never cancels on a guess (the run adopts it: its answers are joined on
+    ``custom_id``, so a wrong guess costs a later retry, never a second payment)."""
     endpoint = (prov.kind, prov.model, prov.identity)
     intents = [r for r in intents if r.is_intent and not r.collected
                and (r.provider, r.model, r.base_url) == endpoint]
@@ -73,6 +77,9 @@ async def adopt_intents(cache: Any, prov: Any, alias: str, intents: Sequence[Bat
         status = found.get(waves[r.batch_id].wave)
         if status is None:
             cache.forget_batch(r.ident)  # nothing was created
+            continue
+        if status.guessed and guesses is not None:
+            guesses.append(status)
             continue
         rec = BatchRecord(prov.kind, prov.identity, status.batch_id, prov.model, alias or r.alias, r.run_id,
                           status.state, status.provider_status, len(rows[r.batch_id]), status.succeeded,

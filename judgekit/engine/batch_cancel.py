@@ -87,7 +87,13 @@ async def cancel_batches(cache_path: Path | str, *, run_id: str | None = None,
                                  f"{prov.identity or 'its default endpoint'}, not where the batch was sent")
                     continue
                 if rec.is_intent:
-                    adopted = await adopt_intents(store, prov, rec.alias, [rec])
+                    guesses: list = []
+                    adopted = await adopt_intents(store, prov, rec.alias, [rec], guesses=guesses)
+                    if guesses:
+                        res.error = (f"its creation was interrupted; {guesses[0].batch_id}, running at the provider "
+                                     f"with as many requests, may be it, but Anthropic shows a batch's requests only "
+                                     f"once it has ended: not cancelled on a guess (the next run adopts it)")
+                        continue
                     if not adopted:  # the run was killed before the provider made it
                         res.state = "never created (its creation was interrupted; nothing to cancel)"
                         continue

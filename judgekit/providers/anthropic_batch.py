@@ -357,6 +357,7 @@ class AnthropicBatchMixin(BatchSideBase):
                     break
             else:
                 if running is not None:
+                    running.guessed = True
                     found[intent.wave] = running
             if intent.wave in found:
                 taken.add(found[intent.wave].batch_id)

@@ -86,6 +86,9 @@ class BatchStatus:
     age_s: float | None = None
     #: anything the provider says about a failed batch as a whole
     message: str = ""
+    #: found by :meth:`BatchAPI.find_batches` on a guess the API lets no client confirm yet (a
+    #: running Anthropic batch of the intent's size): never cancelled on that guess
+    guessed: bool = False
 
     @property
     def terminal(self) -> bool:

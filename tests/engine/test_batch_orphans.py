@@ -173,3 +173,50 @@ async def test_a_batch_created_but_not_recorded_is_adopted_not_paid_twice(api, p
     finally:
         held.release.set()
         await server.stop()
+
+
+@pytest.mark.parametrize("ended", [False, True])
+async def test_cancel_never_cancels_an_anthropic_batch_on_a_guess(ended, tmp_path, monkeypatch):
+    """`batches cancel` on an interrupted Anthropic creation: a running batch of the wave's size
+    cannot be shown to be the wave's (Anthropic shows a batch's requests only once it has ended),
+    so it is named, not cancelled, and the intent stays for the next run; an ended one whose
+    results are the wave's is adopted (and, having ended, stays as it is)."""
+    import json
+
+    from judgekit.config import RunSpec
+    from judgekit.engine.batch_cancel import cancel_batches
+
+    held = Held(monkeypatch, "anthropic", hold=False)
+    server = SimServer(SimConfig(batch_turnaround_s=3600.0))
+    await server.start()
+    clock = server.app[BATCHES_KEY].clock = Clock()
+    path = tmp_path / "c.duckdb"
+    model = spec("anthropic", server)
+    run_spec = RunSpec(name="orphan", benchmark="creation_mmbench", data="x", models={"j": model},
+                       roles={"candidates": ["j"]})
+    try:
+        cache = await CacheStore.open(path, run_id="run1")
+        cache.run_started("run1", "orphan", json.dumps({"spec": run_spec.model_dump(mode="json")}))
+        e = Engine({"j": model}, cache)
+        await e.start()
+        kill_at(monkeypatch, "anthropic", e.providers["j"], "answered", held)
+        await asyncio.gather(*(e.call(r) for r in reqs()))
+        await e.close()
+        await cache.close()
+        if ended:
+            clock.t += 7200.0
+        (res,) = await cancel_batches(path, spec_name="orphan")
+        cache = await CacheStore.open(path, run_id="check")
+        recorded = await cache.batches()
+        await cache.close()
+        if ended:
+            (rec,) = recorded
+            assert not rec.is_intent and res.batch_id == rec.batch_id and res.state == "ended" and not res.error
+        else:
+            assert "not cancelled on a guess" in res.error and res.state == ""
+            (intent,) = recorded
+            assert intent.is_intent  # left for the next run, which adopts the batch
+        assert server.stats()["batches_created"] == 1
+    finally:
+        held.release.set()
+        await server.stop()
