@@ -321,7 +321,7 @@ def _abandon(holder: dict[str, Any], why: str) -> None:
 
 #: after a signal, once no attempt is out, how long the flow has to wind down before it is cancelled
 #: (calls waiting on a submitted batch wait no longer: the batch stays recorded for the next run)
-_WIND_DOWN_S = 1.0
+_WIND_DOWN_S = 3.0
 
 
 async def _grace_watch(engine: Engine, holder: dict[str, Any], grace_s: float) -> None:

@@ -201,6 +201,10 @@ def test_a_stop_keeps_every_call_in_flight_and_the_rerun_pays_none_twice(tmp_pat
     assert first["paid_calls"] == served_first
     assert first["cost_usd"] == pytest.approx(served_first * CALL_USD)
     assert _spent(out) == pytest.approx(served_first * CALL_USD, abs=0.005)
+    # the flow wound down (every call not made returned at once): its results and summary are written
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["status"] == "interrupted" and summary["paid_calls"] == served_first
+    assert summary["cost_usd"] == pytest.approx(served_first * CALL_USD)
 
     p = _judgekit(spec, tmp_path)
     out, err = p.communicate(timeout=120)
