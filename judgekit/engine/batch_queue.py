@@ -14,7 +14,8 @@ sent again at once is refused again.  So, per alias:
   A request alone over the limit can never run in a batch: it fails (or goes live with
   ``batch_fallback = "live"``).  A batch an earlier run left live counts as filling the queue.
 - A refusal (:class:`~judgekit.providers.batch_errors.BatchQueueFull`, with or without the
-  setting): the alias's batches go one at a time from then on (a batch waits until every earlier
+  setting; or a create call still answered 429 after its retries, as Gemini refuses a batch over
+  the model's enqueued-token limit: :func:`refused_create`): the alias's batches go one at a time from then on (a batch waits until every earlier
   one has ended), each at most half the refused batch's estimated tokens (halved again at each
   refusal); the refused requests are submitted again that way, never as the same batch at once,
   and a refusal is not counted against ``batch_attempts``.  A request refused alone in a batch of
@@ -41,7 +42,7 @@ from .budget import INEXACT_INPUT_MARGIN
 if TYPE_CHECKING:
     from .batching import Batch, BatchLayer, Lane, Waiter
 
-__all__ = ["TokenQueue", "estimate", "submit_in_turn", "refused", "provider_limit", "MAX_REFUSALS"]
+__all__ = ["TokenQueue", "estimate", "submit_in_turn", "refused", "refused_create", "provider_limit", "MAX_REFUSALS"]
 
 #: refusals after which a request fails, whatever its batch (halving reaches one request sooner)
 MAX_REFUSALS = 32
@@ -290,6 +291,27 @@ def refused(layer: "BatchLayer", lane: "Lane", b: "Batch", calls: list["Waiter"]
     layer.spawn(_again(layer, lane, len(b.rows), tokens, alone, calls, err), submit=True)
 
 
+def refused_create(layer: "BatchLayer", lane: "Lane", calls: list["Waiter"], err: ProviderError) -> bool:
+    """A batch's create call still answered 429 after its retries (Gemini refuses a batch over the
+    model's enqueued-token limit so, ``RESOURCE_EXHAUSTED``): nothing was created; the calls are
+    handled as a refused batch's (one batch at a time, halved), and True is returned.  A run that
+    is stopping returns False (the calls fail as they would have)."""
+    if layer.engine.stopping:
+        return False
+    q = lane.queue
+    alone = not q.busy(layer, lane)
+    known = [w.tokens for w in calls]
+    tokens = sum(t for t in known if t) if all(t is not None for t in known) else None
+    q.refusals += 1
+    q.serial = True
+    q.said = provider_limit(str(err)) or q.said
+    for w in calls:
+        w.refusals += 1
+    q.halving += 1
+    layer.spawn(_again(layer, lane, len(calls), tokens, alone, calls, err), submit=True)
+    return True
+
+
 async def _again(layer: "BatchLayer", lane: "Lane", n: int, tokens: int | None, alone: bool,
                  calls: list["Waiter"], err: ProviderError) -> None:
     q = lane.queue
@@ -316,7 +338,7 @@ async def _again(layer: "BatchLayer", lane: "Lane", n: int, tokens: int | None, 
         if w.fut.done():
             continue
         if (n == 1 and alone) or w.refusals >= MAX_REFUSALS:
-            _give_up(layer, lane, w, type(err)(why, status=err.status))
+            _give_up(layer, lane, w, BatchQueueFull(why, status=err.status))
         else:
             again.append(w)
     if again:

@@ -50,7 +50,7 @@ from ..errors import FATAL_ERRORS, NotFound, ProviderError, RateLimited, SpecErr
 from ..providers.batch import BatchAPI, BatchItem, BatchStatus, WaveIntent, refused
 from ..types import ChatRequest
 from .batch_adopt import posix
-from .batch_queue import TokenQueue, submit_in_turn
+from .batch_queue import TokenQueue, refused_create, submit_in_turn
 from .budget import CallPricing, input_upper_bound, usd
 
 if TYPE_CHECKING:
@@ -417,7 +417,8 @@ class BatchLayer:
         except ProviderError as e:
             status = await self._after_failed_create(lane, wave, intent, e)
             if status is None:
-                self.fail_all(lane, calls, e)
+                if not (isinstance(e, RateLimited) and refused_create(self, lane, calls, e)):
+                    self.fail_all(lane, calls, e)  # (a create still 429 after its retries: the queue is full)
                 return
         except (_Stopping, asyncio.CancelledError) as e:  # the run stops (or the engine closed) first
             for w in calls:  # the intent stays: the next run looks for its batch

@@ -445,3 +445,33 @@ async def test_an_estimate_that_breaks_fails_the_calls_instead_of_hanging(monkey
     r = await e.call(req(0))
     assert not r.ok and "estimating a wave's tokens failed unexpectedly" in r.error and server.created == 0
     await e.close()
+
+
+async def test_a_create_refused_with_429_over_the_queue_is_halved_not_failed(monkeypatch, cache):
+    """Gemini's way: a batch over the model's enqueued tokens is refused at creation with a 429
+    (RESOURCE_EXHAUSTED); after the create's retries the wave goes again in smaller batches."""
+    from judgekit.errors import RateLimited
+
+    limit = wave_tokens() // 3
+    server = QueueServer(limit)
+    use_fake(monkeypatch, server)
+    real = FakeBatchProvider.submit_batch
+    refused: list[int] = []
+
+    async def create(self, items, *, wave=None):
+        need = sum(fake_tokens(i) for i in items)
+        live = sum(sum(fake_tokens(i) for i in b["items"]) for b in self.server.batches.values()
+                   if b["state"] in ("submitted", "in_progress"))
+        if live + need > limit:
+            refused.append(len(items))
+            raise RateLimited("429 RESOURCE_EXHAUSTED: enqueued tokens over the model's limit", status=429,
+                              retry_after=0.001)
+        return await real(self, items, wave=wave)
+
+    monkeypatch.setattr(FakeBatchProvider, "submit_batch", create)
+    e = await engine_for(cache, {"j": spec(limits={"max_attempts": 2})})
+    rs = await asyncio.gather(*(e.call(req(i)) for i in range(N)))
+    assert all(r.ok for r in rs), [r.error for r in rs if not r.ok][:2]
+    assert refused[0] == N and sum(len(b) for b in server.submitted) == N  # each request in one batch created
+    assert e.batches.lanes["j"].queue.refusals >= 1 and e.stats.stage("judge").rate_limited >= 2
+    await e.close()
