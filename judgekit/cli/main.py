@@ -153,15 +153,13 @@ def cli() -> None:
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="results folder [default: judgekit-out/<spec name>]")
 @click.option("--yes", "-y", is_flag=True, help="do not ask before spending above --max-cost")
-@click.option("--grace", "grace_s", type=click.FloatRange(min=0, max=3600), default=None, metavar="SECONDS",
+@click.option("--grace", "grace_s", type=FiniteFloat(min=0, max=3600), default=None, metavar="SECONDS",
               help="after Ctrl-C, SIGTERM or the cost cap: how long the calls in flight have to land and be kept "
                    "(paid for); a second Ctrl-C abandons them at once [default: the spec's grace_s, else 15]")
 @_errors
 def run(spec_or_name, cache_path, limit, max_cost, overrides, batch, out_dir, yes, grace_s):
     """Run a spec (a TOML file, or the name of a shipped runner).  Re-running resumes: finished
     calls come from the cache, failed ones are retried."""
-    if grace_s is not None and grace_s != grace_s:  # NaN passes click's range check
-        raise UsageError(f"--grace {grace_s}: not a number of seconds")
     ui, spec = _ui_and_spec(spec_or_name, overrides)
     from ..runner import RunOptions, default_cache_path, run_spec
     _folder_for((cache_path or default_cache_path()).parent, "--cache")
