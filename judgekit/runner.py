@@ -435,9 +435,10 @@ async def run_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> Run
     outcomes are in the returned RunOutcome's exit code and message.
 
     With ``opts.handle_signals``, SIGINT/SIGTERM at any point end the run cleanly: during the
-    calls, no new call is launched and the calls in flight have ``opts.grace_s`` seconds to land
-    (each one that does is stored and charged, as it was paid); a second signal, or the end of the
-    grace, abandons the rest.  Before the calls, the run simply ends.  Either way the exit code is
+    calls, no new call is launched and the calls in flight have a grace period to land
+    (``opts.grace_s``, else the spec's ``grace_s``, else :data:`DEFAULT_GRACE_S`); each one that
+    does is stored and charged, as it was paid; a second signal, or the end of the grace, abandons
+    the rest.  Before the calls, the run simply ends.  Either way the exit code is
     130.  A stop for the cost cap gives the calls in flight the same grace.
     """
     main_task = asyncio.current_task()
@@ -452,8 +453,9 @@ async def run_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> Run
         elif not holder.get("signalled") and not engine.stopping:
             holder["signalled"] = True
             engine.stop("interrupted")  # no new call; the grace watcher abandons what is left after it
-        else:
-            _abandon(holder, "at the second signal")
+        else:  # a second signal, or one that comes after a stop for the cap: at once
+            _abandon(holder, "at the second signal" if holder.get("signalled") else "at the signal")
+            holder["signalled"] = True
 
     interrupted = _on_signals(on_signal if opts.handle_signals else None)
     ui = ui or _NullUI()
@@ -508,7 +510,8 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
         cache.on_storage_full = lambda err: engine.stop(f"{err}; no new call is made")
         cache.on_hold = lambda n, err: ui.note(
             f"{n:,} repl{'y' if n == 1 else 'ies'} that arrived {'is' if n == 1 else 'are'} held in memory until "
-            f"there is room: free space for {err.path} (Ctrl-C gives them up; the next run asks them again)")
+            f"there is room (at most {cache.hold_s / 60:.0f} minutes): free space for {err.path} (Ctrl-C gives "
+            "them up; the next run asks them again)")
         ui.note(await cache_line(cache, spec.name))  # a run from another folder opens another cache: say so
         if s.cap.source == "earlier run" and s.cap.usd is not None:
             from .engine.budget import cap_text
