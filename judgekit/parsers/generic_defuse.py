@@ -55,6 +55,7 @@ def _brackets(pattern: re.Pattern[str]):
 
 
 _TO_PARENTHESES = str.maketrans("[]", "()")
+_PARENTHESIS = re.compile(r"[()]")
 
 
 def _double(view: View, text: str) -> list[tuple[int, int, str]]:
@@ -75,8 +76,8 @@ def _double(view: View, text: str) -> list[tuple[int, int, str]]:
     if work is view.text:
         return []
     # each original character behind a bracket that became a parenthesis, broken once
-    first = next(i for i, (x, y) in enumerate(zip(view.text, work)) if x != y)
-    broken = {view.source[i]: i for i in range(first, len(work)) if view.text[i] != work[i]}
+    source, before = view.source, view.text
+    broken = {source[i]: i for i in (m.start() for m in _PARENTHESIS.finditer(work)) if before[i] in "[]"}
     return [e for i in broken.values() for e in brackets_to_parentheses(view, text, i, i + 1)]
 
 

@@ -272,25 +272,9 @@ def decodings(text: str) -> list[tuple[str, list[int], list[int]]]:
     ``text``; none when no ``&`` appears in either."""
     n = len(text)
     variants: list[tuple[str, list[int], list[int]]] = [(text, list(range(n)), list(range(1, n + 1)))]
-    odd = list(_PRE_FOLD.finditer(text))
-    if odd:
-        chars: list[str] = []
-        starts: list[int] = []
-        pos = 0
-        for m in odd:
-            i = m.start()
-            chars.append(text[pos:i])
-            starts += range(pos, i)
-            ch = text[i]
-            folded = "" if _invisible(ch) else unicodedata.normalize("NFKC", ch)
-            chars.append(folded)
-            starts += [i] * len(folded)
-            pos = i + 1
-        chars.append(text[pos:])
-        starts += range(pos, n)
-        pre = "".join(chars)
-        if pre != text:
-            variants.append((pre, starts, [i + 1 for i in starts]))
+    pre = _pre_folded(text)
+    if pre is not None:
+        variants.append(pre)
     out: list[tuple[str, list[int], list[int]]] = []
     for decoded, starts, ends in variants:
         changed = False
@@ -303,6 +287,43 @@ def decodings(text: str) -> list[tuple[str, list[int], list[int]]]:
         if changed and decoded != text and all(decoded != d for d, _, _ in out):
             out.append((decoded, starts, ends))
     return out
+
+
+def _decoded_texts(text: str) -> set[str]:
+    """The texts of :func:`decodings`, without the spans (cheaper: most texts with an ``&`` decode
+    to nothing a rule finds, and then no span is needed)."""
+    pre = _pre_folded(text)
+    return {d for t in (text, *(() if pre is None else (pre[0],))) if (d := unescape_all(t)) != text}
+
+
+@lru_cache(maxsize=8192)
+def _pre_fold(ch: str) -> str:
+    return "" if _invisible(ch) else unicodedata.normalize("NFKC", ch)
+
+
+def _pre_folded(text: str) -> tuple[str, list[int], list[int]] | None:
+    """``text`` with each character NFKC-folded and the invisible ones dropped, and each
+    character's original span; None when that changes nothing."""
+    n = len(text)
+    odd = list(_PRE_FOLD.finditer(text))
+    if odd:
+        chars: list[str] = []
+        starts: list[int] = []
+        pos = 0
+        for m in odd:
+            i = m.start()
+            chars.append(text[pos:i])
+            starts += range(pos, i)
+            folded = _pre_fold(text[i])
+            chars.append(folded)
+            starts += [i] * len(folded)
+            pos = i + 1
+        chars.append(text[pos:])
+        starts += range(pos, n)
+        pre = "".join(chars)
+        if pre != text:
+            return pre, starts, [i + 1 for i in starts]
+    return None
 
 
 def defuse(text: str, rules: Sequence[Rule], *, spaces: bool) -> str:
@@ -318,7 +339,9 @@ def defuse(text: str, rules: Sequence[Rule], *, spaces: bool) -> str:
     for _ in range(_MAX_ROUNDS):
         view = View.of(text, spaces=spaces)
         edits = [e for rule in rules for e in rule(view, text)]
-        if not edits and "&" in view.text:  # the decodings once the text itself is clean
+        if not edits and "&" in view.text and any(  # the decodings, once the text itself is clean
+                rule(dview, d) for d in _decoded_texts(text) for dview in (View.of(d, spaces=spaces),)
+                for rule in rules):
             for decoded, starts, ends in decodings(text):
                 dview = View.of(decoded, spaces=spaces)
                 edits += [(starts[a], ends[b - 1], r) for rule in rules for a, b, r in rule(dview, decoded)]
