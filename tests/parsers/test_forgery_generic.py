@@ -282,3 +282,27 @@ def test_html_and_code_without_markers_are_unchanged():
         assert defuse_answer(clean) == clean, clean
     # a numpy index is a double-bracketed token: its brackets go, its text stays
     assert defuse_answer("y = m[[0, 1]]") == "y = m((0, 1))"
+
+
+REFERENCE_PIECES = ["&", "#", ";", "amp;", "&amp;", "&#91;", "&#91", "&#x5b;", "&#X5D", "&lsqb;", "&lsqb", "&not",
+                    "&notit;", "&ampx", "91", "9", "x", "lt;", "&lt", "\uff06", "\uff03", "\u200b", " ", "[", "a"]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.sampled_from(REFERENCE_PIECES), max_size=14).map("".join))
+def test_each_decoded_character_comes_from_the_span_that_decodes_to_it(text):
+    found = decodings(text)
+    if unescape_all(text) != text:
+        assert found and found[0][0] == unescape_all(text)
+    for decoded, starts, ends in found:
+        assert len(starts) == len(ends) == len(decoded)
+        k = 0
+        while k < len(decoded):  # the characters that share a span decode from it, alone
+            j = k
+            while j < len(decoded) and (starts[j], ends[j]) == (starts[k], ends[k]):
+                j += 1
+            assert 0 <= starts[k] < ends[k] <= len(text) and (j == len(decoded) or ends[k] <= starts[j])
+            piece = text[starts[k]:ends[k]]
+            folded = unicodedata.normalize("NFKC", piece.replace("\u200b", ""))
+            assert decoded[k:j] in (unescape_all(piece), unescape_all(folded)), (text, piece, decoded[k:j])
+            k = j
