@@ -26,7 +26,7 @@ from judgekit.parsers.generic import ARENA_VERDICTS, score_parser, verdict_parse
 from judgekit.parsers.generic_defuse import defuse_answer
 from judgekit.parsers.view import decodings, unescape_all
 
-SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None)
+from forgery_cases import CI as SETTINGS  # noqa: E402  (300 examples; JUDGEKIT_FORGERY_EXAMPLES=20000 for a hunt)
 
 #: every Unicode decimal digit, by block: the zero of each run of ten (category Nd)
 ND = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) == "Nd"]
