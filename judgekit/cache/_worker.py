@@ -147,6 +147,7 @@ class StoreWorker:
     _wal: WriteAheadLog
     _unlogged: dict[str, bytes]
     _storage_failed: Callable[[BaseException, str], StorageFull]
+    write_error: StorageFull | None
 
     def _thread_main(self) -> None:
         try:
@@ -164,6 +165,7 @@ class StoreWorker:
             try:
                 self._replay_wal()
                 self._wal.rotate()
+                self._wal.make_reserve()  # room for the log's lines once the disk is full
             except BaseException as exc:  # (the log stays on disk for the next open)
                 self._closed = self._stopped = True
                 try:
@@ -209,10 +211,13 @@ class StoreWorker:
                 return
             if isinstance(cmd, Call):
                 self._do_call(cmd)
+            # once the disk is full the file is written only when asked (a flush, the close): the
+            # log holds every reply meanwhile, and the room it has left is not spent on retries
             if (len(self._pending) >= self.batch_rows or len(self._failures) >= self.batch_rows
                     or time.monotonic() >= next_flush):
                 try:
-                    self._write_buffer()
+                    if self.write_error is None:
+                        self._write_buffer()
                 except Exception as exc:
                     if storage_problem(exc) is not None:  # a full disk: said once, by the store's owner
                         self._storage_failed(exc, self.path)
@@ -276,6 +281,7 @@ class StoreWorker:
             if held:
                 note += f"; {held:,} held in memory could not be kept (the next run asks them again)"
             exc = StorageFull(self.path, storage_problem(exc) or str(exc), note)
+        self._wal.release_reserve()
         self._stopped = True
         self._fail_queued(RuntimeError(f"cache store {self.path} is closed"))
         cmd.deliver(None, exc)
@@ -435,6 +441,8 @@ class StoreWorker:
                         self._wal.rotate()
                 except OSError as e:
                     wal_error = e
+            # the segments holding this batch's rows (a segment marked later holds later rows too)
+            marked = self._wal.marked()
         if wal_error is not None:
             self._storage_failed(wal_error, self.path)
         if ops:
@@ -447,12 +455,15 @@ class StoreWorker:
                     self._pending.update(batch)
                     self._failures[:0] = failures
                     self._inflight = {}
+                self._wal.unmark(marked)
                 self.counters.last_error = repr(exc)
                 raise
         if not batch and not failures:
             self._inflight = {}
             if ops:
-                self._wal.cleanup()
+                self._wal.cleanup(marked)
+            else:
+                self._wal.unmark(marked)
             return
         rows = list(batch.values())
         step = self.batch_rows
@@ -489,6 +500,7 @@ class StoreWorker:
                 if done == 0:
                     self._failures[:0] = failures
                 self._inflight = {}
+            self._wal.unmark(marked)
             c.last_error = repr(exc)
             raise
         self._inflight = {}
@@ -498,4 +510,4 @@ class StoreWorker:
                     if k not in self._pending:
                         self._unlogged.pop(k, None)
         c.flushes += 1
-        self._wal.cleanup()
+        self._wal.cleanup(marked)

@@ -43,6 +43,7 @@ import datetime as _dt
 import os
 import queue
 import threading
+import time
 import weakref
 from dataclasses import replace
 from typing import Any, Callable, Iterable, Sequence
@@ -127,6 +128,8 @@ class CacheStore(BatchRecords, StoreWorker):
         """Called once by :meth:`close` when replies are held in memory only and it waits for room."""
         self.retry_s = 2.0
         """How often :meth:`close` tries again to write the replies held in memory."""
+        self.hold_s = 600.0
+        """How long :meth:`close` waits for room for them before it gives them up."""
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -221,9 +224,11 @@ class CacheStore(BatchRecords, StoreWorker):
     async def _keep_replies(self) -> None:
         """After a write failed for want of room: try to write everything again; while replies
         are held in memory only, wait for room (``on_hold`` says so once), retrying every
-        ``retry_s`` seconds.  Cancelling the wait gives them up (the next run asks them again)."""
+        ``retry_s`` seconds, at most ``hold_s`` seconds.  Cancelling the wait, or its end, gives
+        them up (the next run asks them again)."""
         told = False
-        while True:
+        give_up = time.monotonic() + self.hold_s
+        while time.monotonic() < give_up:
             try:
                 await self._call(lambda con: None, flush_first=True)
                 return
@@ -341,10 +346,10 @@ class CacheStore(BatchRecords, StoreWorker):
                 self._unlogged[key] = line
                 failed: OSError | None = exc
             else:
-                failed = None
+                failed = self._wal.released  # written, in the room the reserve gave: the disk is full
                 if self._unlogged:  # an older put of the key, held: this one replaces it
                     self._unlogged.pop(key, None)
-        if failed is not None:
+        if failed is not None and self.write_error is None:
             self._storage_failed(failed, self.path)  # (the log lies beside the file: one disk)
         if n >= self.batch_rows and not self._wake_sent:
             self._wake_sent = True

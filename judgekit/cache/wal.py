@@ -32,7 +32,18 @@ from typing import Any
 from judgekit.cache._rows import response_row_problem
 from judgekit.cache.batches import batch_op_problem
 
-__all__ = ["WriteAheadLog", "rejected_path"]
+__all__ = ["WriteAheadLog", "rejected_path", "reserve_path", "RESERVE_BYTES"]
+
+
+#: the room kept beside a cache for its log (``<file>.wal-reserve``): what the replies of the calls in
+#: flight need once the disk is full (a few thousand replies of a few KB)
+RESERVE_BYTES = 4 * 2**20
+_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def reserve_path(db_path: str) -> str:
+    """The log's reserve file: ``<file>.wal-reserve``."""
+    return os.path.abspath(db_path) + ".wal-reserve"
 
 
 def rejected_path(db_path: str) -> str:
@@ -49,7 +60,7 @@ class WriteAheadLog:
     :meth:`cleanup` takes it itself.
     """
 
-    __slots__ = ("_db_path", "_lock", "_fd", "_path", "_seq", "_unlink", "broken")
+    __slots__ = ("_db_path", "_lock", "_fd", "_path", "_seq", "_unlink", "broken", "_reserve", "released")
 
     def __init__(self, db_path: str, lock: threading.Lock) -> None:
         self._db_path = db_path
@@ -59,6 +70,8 @@ class WriteAheadLog:
         self._seq = 0
         self._unlink: list[str] = []  # segments whose rows are in a flush not yet committed
         self.broken: OSError | None = None  # the write that failed; no line is written until rotate() works
+        self._reserve: str | None = None  # the reserve file (make_reserve), while it is there
+        self.released: OSError | None = None  # the write that found no room and took the reserve's
 
     @staticmethod
     def encode(row: tuple[Any, ...]) -> bytes:
@@ -77,15 +90,62 @@ class WriteAheadLog:
         the segment's last: replay skips it)."""
         if self.broken is not None:
             raise self.broken
-        if self._fd is not None:
+        if self._fd is None:
+            return
+        err = self._write_whole(line)
+        if err is None:
+            return
+        if self._reserve is not None and err.errno in _NO_ROOM:
+            # the disk is full: the reserve makes room for the replies of the calls in flight, in a
+            # new segment (the cut line, if any, is the old one's last: replay skips it)
+            self.release_reserve()
+            self.released = err
+            self.rotate()
+            err = self._write_whole(line)
+            if err is None:
+                return
+        self.broken = err
+        raise err
+
+    def _write_whole(self, line: bytes) -> OSError | None:
+        try:
+            n = os.write(self._fd, line)
+        except OSError as e:
+            return OSError(e.errno, e.strerror, self._path)
+        if n != len(line):
+            return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), self._path)
+        return None
+
+    def make_reserve(self) -> bool:
+        """Set aside :data:`RESERVE_BYTES` beside the cache file (``<file>.wal-reserve``), given
+        back the first time the log finds the disk full; False where there is no room for it or
+        the file system cannot allocate (the log then has no reserve)."""
+        path = reserve_path(self._db_path)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+        except OSError:
+            return False
+        try:
+            os.posix_fallocate(fd, 0, RESERVE_BYTES)
+        except (OSError, AttributeError):
+            os.close(fd)
             try:
-                n = os.write(self._fd, line)
-            except OSError as e:
-                self.broken = OSError(e.errno, e.strerror, self._path)
-                raise self.broken from None
-            if n != len(line):
-                self.broken = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), self._path)
-                raise self.broken
+                os.unlink(path)
+            except OSError:
+                pass
+            return False
+        os.close(fd)
+        self._reserve = path
+        return True
+
+    def release_reserve(self) -> None:
+        """Delete the reserve file (its room is the log's now, or the store is closing)."""
+        path, self._reserve = self._reserve, None
+        if path is not None:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
     def sync(self) -> None:
         """Flush the current segment to disk (caller holds the lock): what was written survives a
@@ -132,10 +192,22 @@ class WriteAheadLog:
         self.rotate()
         self.write(b"".join(lines))
 
-    def cleanup(self) -> None:
-        """Every row of the marked segments is committed: delete them (thread only)."""
+    def marked(self) -> list[str]:
+        """The segments marked for deletion so far, unmarked (caller holds the lock): deleted by
+        ``cleanup(marked)`` once the rows they hold are committed, or ``unmark``-ed if not."""
+        done, self._unlink = self._unlink, []
+        return done
+
+    def unmark(self, paths: list[str]) -> None:
+        """Mark ``paths`` (from :meth:`marked`) again: their rows were not committed."""
         with self._lock:
-            done, self._unlink = self._unlink, []
+            self._unlink[:0] = paths
+
+    def cleanup(self, done: list[str] | None = None) -> None:
+        """Every row of the marked segments (or of ``done``) is committed: delete them (thread only)."""
+        if done is None:
+            with self._lock:
+                done, self._unlink = self._unlink, []
         for path in done:
             try:
                 os.unlink(path)

@@ -147,8 +147,6 @@ async def test_a_log_that_broke_mid_line_is_replayed_without_the_cut_line(tmp_pa
     assert store.held_in_memory() == 2 and store.write_error is not None
     monkeypatch.setattr(wal, "os", os)
     # killed now: the log holds a and half of b; once there is room the next segment has b and c
-    segs = wal_segments(tmp_path)
-    assert len(segs) == 1
     await store.flush()
     assert store.held_in_memory() == 0
     await store.close()
@@ -176,3 +174,38 @@ def test_a_full_image_store_is_one_error_naming_it_and_leaves_no_temporary_file(
         store.put(b"\x89PNG\r\n\x1a\n second", "image/png")
     assert str(tmp_path / "c.duckdb.blobs") in str(e.value) and "no space left" in str(e.value)
     assert not list((tmp_path / "c.duckdb.blobs").rglob("*.tmp"))
+
+
+async def test_the_reserve_gives_the_log_room_for_the_replies_in_flight(tmp_path, monkeypatch):
+    """The log keeps RESERVE_BYTES beside the cache: the first write that finds the disk full
+    deletes it and writes on in a new segment, so the replies of the calls in flight are on disk,
+    none only in memory; the store says the disk is full at once (no new call)."""
+    disk = Disk(monkeypatch)
+    path = tmp_path / "c.duckdb"
+    reserve = wal.reserve_path(str(path))
+    real_unlink = os.unlink
+
+    class _OS(type(wal.os)):
+        @staticmethod
+        def unlink(p):
+            if p == reserve:
+                disk.log = False  # its room is free now
+            return real_unlink(p)
+
+    monkeypatch.setattr(wal, "os", _OS())
+    store = await CacheStore.open(path, run_id="r", flush_interval=3600)
+    assert os.path.getsize(reserve) == wal.RESERVE_BYTES
+    said = []
+    store.on_storage_full = said.append
+    put(store, ["a"])
+    disk.log = disk.file = True
+    put(store, [f"b{i}" for i in range(10)])
+    assert len(said) == 1 and store.held_in_memory() == 0 and not os.path.exists(reserve)
+    with pytest.raises(StorageFull) as e:
+        await store.close()  # the file is still full: the log keeps all 11
+    assert "11 replies" in str(e.value) and "could not be kept" not in str(e.value)
+    disk.file = False
+    store = await CacheStore.open(path, run_id="next")
+    assert len(await store.get_many(["a", *(f"b{i}" for i in range(10))])) == 11
+    await store.close()
+    assert not os.path.exists(reserve)  # given back at every close
