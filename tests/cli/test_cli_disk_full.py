@@ -157,3 +157,20 @@ def test_an_injected_full_disk_holds_replies_in_memory_until_space_is_freed(tmp_
         assert second.returncode == 0, (second.stdout + second.stderr)[-3000:]
         assert server.stats()["served"] == CALLS  # 0 calls paid twice
     assert _hits(second) == served_first
+
+
+def test_a_full_results_folder_is_one_line_naming_the_file(small_tmpfs, tmp_path):
+    """--out on the full disk (the cache elsewhere): the file that could not be written is named,
+    no temporary file is left, and the rerun makes no call (every reply is in the cache)."""
+    out = small_tmpfs / "out"
+    with SimThread(SimConfig()) as server:
+        first = _judgekit(_cmd(server, tmp_path / "c.duckdb", out))
+        text = first.stdout + first.stderr
+        assert first.returncode == 1 and "Traceback" not in text, text[-3000:]
+        (line,) = [x for x in first.stderr.splitlines() if x.strip()]
+        assert line.startswith(f"stopped: {out}/") and "no space left on device" in line and "resume with:" in line
+        assert not list(out.glob("*.tmp"))
+        subprocess.run(["mount", "-o", "remount,size=64m", str(small_tmpfs)], check=True)
+        second = _judgekit(_cmd(server, tmp_path / "c.duckdb", out))
+        assert second.returncode == 0, (second.stdout + second.stderr)[-3000:]
+        assert server.stats()["served"] == CALLS and _hits(second) == CALLS
