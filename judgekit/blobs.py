@@ -20,8 +20,9 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Callable
 
-from .errors import StorageFull, storage_problem
+from .errors import ReplyNotStored, storage_problem
 
 __all__ = ["BlobStore", "BlobMissing", "EXT_BY_MIME", "MIME_BY_EXT", "sniff_mime"]
 
@@ -78,6 +79,11 @@ class BlobStore:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
         self._root = os.fspath(self.root)
+        self.write_error: ReplyNotStored | None = None
+        """The first write that failed for want of room; None while all is well."""
+        self.on_full: Callable[[ReplyNotStored], None] | None = None
+        """Called (in the writing thread) at the first write that fails for want of room: a run
+        stops launching calls then."""
 
     def _stem(self, sha256: str) -> str:
         return os.path.join(self._root, sha256[:2], sha256)
@@ -145,7 +151,12 @@ class BlobStore:
                 pass
             why = storage_problem(exc)
             if why is not None:  # a full disk: one error naming the store (os.write names no file)
-                raise StorageFull(str(self.root), why) from None
+                err = ReplyNotStored(str(self.root), why)
+                if self.write_error is None:
+                    self.write_error = err
+                    if self.on_full is not None:
+                        self.on_full(err)
+                raise err from None
             raise
         return sha
 

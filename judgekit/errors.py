@@ -9,7 +9,9 @@ The tree::
     ├── CacheLockedError     another process holds the cache file
     ├── CacheSchemaError     the cache file is newer than this judgekit, or not a cache
     ├── StorageFull          a write failed for want of space (ENOSPC, a quota, a file size limit):
-    │                        the run stops launching calls, keeps every reply, names the path
+    │   │                    the run stops launching calls, keeps every reply, names the path
+    │   └── ReplyNotStored   an image arrived but the image store is full (also a ProviderError:
+    │                        that call fails, counted)
     └── ProviderError        a call failed; the subclass says how the engine treats it
         ├── RateLimited      429: retried after ``retry_after`` seconds, concurrency is cut
         ├── QuotaExhausted   429 out of quota or credit (OpenAI insufficient_quota and billing codes,
@@ -49,6 +51,7 @@ __all__ = [
     "CacheLockedError",
     "CacheSchemaError",
     "StorageFull",
+    "ReplyNotStored",
     "storage_problem",
     "ProviderError",
     "RateLimited",
@@ -172,6 +175,13 @@ class ProviderError(JudgekitError):
         """The message as the cache's ``attempts`` table keeps it: with the raw reply, if any."""
         text = str(self)
         return f"{text} | reply: {self.raw}" if self.raw else text
+
+
+class ReplyNotStored(StorageFull, ProviderError):
+    """A provider's reply (an image) arrived but its store's disk is full: that call fails, counted
+    (the next run asks it again), and the run stops launching calls; the calls in flight land."""
+
+    kind = "storage_full"
 
 
 class RateLimited(ProviderError):

@@ -508,6 +508,9 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
         holder["engine"] = engine
         # a full disk: no new call, the calls in flight land (their replies held until written)
         cache.on_storage_full = lambda err: engine.stop(f"{err}; no new call is made")
+        if engine.blobs is not None:  # a full image store says so from the writing thread
+            loop = asyncio.get_running_loop()
+            engine.blobs.on_full = lambda err: loop.call_soon_threadsafe(cache.on_storage_full, err)
         cache.on_hold = lambda n, err: ui.note(
             f"{n:,} repl{'y' if n == 1 else 'ies'} that arrived {'is' if n == 1 else 'are'} held in memory until "
             f"there is room (at most {cache.hold_s / 60:.0f} minutes): free space for {err.path} (Ctrl-C gives "
@@ -621,7 +624,10 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
                       cache_hits=engine.stats.cache_hits,
                       failures=engine.stats.failures, cost_usd=engine.stats.spent_usd, max_cost_usd=budget,
                       usage_anomalies=engine.stats.usage_anomalies, over_reservation=engine.stats.over_reservation)
-        outcome.storage_full = cache.write_error is not None
+        full = cache.write_error or (engine.blobs.write_error if engine.blobs is not None else None)
+        outcome.storage_full = full is not None
+        if full is not None and full.path not in outcome.message:  # (failed calls remain: say why)
+            outcome.message = f"stopped: {full}; {outcome.message}" if outcome.message else f"stopped: {full}"
         cache.run_finished(run_id, status, json.dumps(record, default=str))
     ui.show_results(outcome)
     return outcome
