@@ -329,7 +329,7 @@ async def _grace_watch(engine: Engine, holder: dict[str, Any], grace_s: float) -
     to land (each one that does is stored and charged), then abandon what is left.  After a signal
     the flow is also cancelled once nothing has been out for :data:`_WIND_DOWN_S`."""
     await engine.wait_stopped()
-    holder["out_at_stop"] = engine.in_flight
+    holder["out_at_stop"] = engine.in_flight_at_stop  # counted by stop() itself: calls may land before this wakes
     loop = asyncio.get_running_loop()
     end = loop.time() + grace_s
     idle_since = None
@@ -471,7 +471,12 @@ async def run_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> Run
         if not interrupted():
             raise
         main_task.uncancel()
-        return RunOutcome(EXIT["interrupted"], "interrupted before any call was made")
+        engine = holder.get("engine")
+        if engine is None or not (engine.stats.paid_calls or engine.stats.cache_hits or engine.stats.failures):
+            return RunOutcome(EXIT["interrupted"], "interrupted before any call was made")
+        # e.g. while the cache waited for disk space to write replies it held: what reached it is kept
+        return RunOutcome(EXIT["interrupted"], "interrupted; every call the cache holds is kept, "
+                          "re-run the same command to resume")
     finally:
         _status(ui, None)  # the status line goes before an error is printed
         _restore_signals()

@@ -113,6 +113,8 @@ class Engine:
         #: attempts out at a provider now, and those that came back (answered or failed) after the stop
         self.in_flight = 0
         self.landed_after_stop = 0
+        #: attempts out at the moment the stop came (read when it came, not when a watcher wakes)
+        self.in_flight_at_stop = 0
         self.batches = None  # the batch layer (.batching.BatchLayer) when a provider has a batch API
         self.savings = Savings()  # what batching and prompt caching saved
 
@@ -180,6 +182,7 @@ class Engine:
         """Stop launching calls (in-flight calls finish).  The first reason given wins."""
         if self.stop_reason is None:
             self.stop_reason = reason
+            self.in_flight_at_stop = self.in_flight
         self._stopped.set()  # calls sleeping in a backoff, a pause or a rate wait wake now
         if self.cap is not None:
             self.cap.wake()  # calls waiting for room under the cap give up

@@ -210,3 +210,21 @@ async def test_a_failed_call_in_flight_fails_its_twins_too(cache):
         assert [x.error_kind for x in rs] == ["transient", "transient"]
         assert server.stats()["errors_injected"] == 2  # two attempts of ONE call
         await engine.close()
+
+
+async def test_the_calls_out_at_a_stop_are_counted_when_it_comes(cache):
+    # the closing message's "of N calls in flight at the stop, M landed" reads N from the stop
+    # itself: a watcher that wakes later would see fewer out than later land (55 out, 60 landed)
+    async with SimServer(SimConfig(seed=1, latency_ms=150)) as server:
+        engine = Engine({"a": model(server, limits={"max_concurrency": 16})}, cache)
+        await engine.start()
+        calls = [asyncio.create_task(engine.call(req(i))) for i in range(40)]
+        while engine.in_flight < 16:
+            await asyncio.sleep(0.005)
+        engine.stop("interrupted")
+        out = engine.in_flight
+        results = await asyncio.gather(*calls)
+        assert engine.in_flight_at_stop == out == 16
+        assert engine.landed_after_stop == out
+        assert sum(r.ok for r in results) == out  # what was out landed and was kept; the rest not made
+        await engine.close()
