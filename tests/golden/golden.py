@@ -6,7 +6,8 @@ this module, so a snapshot is made one way whether it is recorded or checked.
 What a run writes and what the snapshot keeps:
 
 - ``summary.json``, ``report.json``: parsed, then :func:`fingerprint`-ed;
-- every ``*.csv``: read as rows of strings, fingerprinted column by column;
+- every ``*.csv``: read as rows of strings, fingerprinted column by column (the rows of the few
+  CSVs whose order is not deterministic, :data:`UNORDERED_CSV`, sorted first);
 - ``results.parquet``: read through duckdb (``select * ... order by all``), rows as JSON values,
   fingerprinted column by column.
 
@@ -51,6 +52,11 @@ FAKE_WORKER = TESTS / "local_core" / "fake_worker.py"
 SMALL = 240
 #: a golden whose canonical JSON is longer than this is an error (keep the goldens compact)
 MAX_GOLDEN_BYTES = 400_000
+#: CSVs whose row order is not deterministic today, compared as sorted rows.  MMGenBench keeps an
+#: image's captions (and so its generations) in the order its candidates' calls completed
+#: (``ImageOutcome.captions``, a dict filled as replies land): with two candidates, the two rows
+#: of an image swap from run to run.  Their content is still compared in full.
+UNORDERED_CSV = frozenset({"captions.csv", "generations.csv"})
 
 __all__ = ["SHIPPED", "differences", "snapshot_differences", "fingerprint", "run_runner", "snapshot", "canonical"]
 
@@ -234,6 +240,8 @@ def snapshot(out: Path) -> dict[str, Any]:
             with open(path, newline="", encoding="utf-8") as f:
                 rows = list(csv.reader(f))
             value = [dict(zip(rows[0], r)) for r in rows[1:]] if rows else []
+            if name in UNORDERED_CSV:
+                value.sort(key=canonical)
             value = {"header": rows[0] if rows else [], "rows": _mask_value(value, masks)}
         elif name == "results.parquet":
             value = _mask_value(json.loads(canonical(_parquet_rows(path))), masks)
