@@ -78,7 +78,8 @@ def _text(rng: random.Random, words: int) -> str:
 
 
 def build_tsv(path: Path, seed: int = 0) -> dict[str, int]:
-    from judgekit.benchmarks.creation_mmbench.sample import COLUMNS
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data" / "build"))
+    from creation_mmbench_sample import COLUMNS  # the sample's build script
     from judgekit.benchmarks.creation_mmbench.tasks import task_categories
 
     rng = random.Random(seed)

@@ -5,6 +5,8 @@ skips where Chromium is not installed (.ci/run installs it).  ``chromium.run(url
 it once with a fresh profile and returns what it printed (``--dump-dom``: the page as drawn);
 ``chromium.dom(url)`` dumps the DOM after the page's scripts ran (``#check`` pages wait for
 their images); ``chromium.screenshot(url, path)``.
+
+``data/build`` goes on ``sys.path``: the sample build scripts are importable by name.
 """
 
 from __future__ import annotations
@@ -13,9 +15,14 @@ import itertools
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+# the scripts that draw the shipped samples (data/build/: not part of the package) are imported by
+# the tests of the samples as top-level modules (``import mmie_sample``)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data" / "build"))
 
 _FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
           "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -7,7 +7,7 @@ image and the text of the last user message, which GuessBench replies read);
 :mod:`judgekit.sim.api_replies`; the real APIs' special errors: :mod:`judgekit.sim.api_errors`).
 
 Image labels: a base64 image that starts with the PNG signature has its ``tEXt`` chunks read
-(:func:`~judgekit.benchmarks.guessbench.sample.read_png_text`) from a decoded prefix of
+(:func:`~judgekit.pngtext.read_png_text`) from a decoded prefix of
 ``_LABEL_PREFIX_CHARS`` characters when that prefix reaches the first ``IDAT`` chunk (text
 chunks written before the pixels, as Pillow writes them, are all in it), else from the whole
 image.  Other images, and any that cannot be read, get an empty dict.

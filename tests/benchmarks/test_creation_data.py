@@ -14,7 +14,7 @@ from PIL import Image
 
 from judgekit.benchmarks.creation_mmbench import prompts as P
 from judgekit.benchmarks.creation_mmbench.data import image_mime, load_tsv, parse_criteria
-from judgekit.benchmarks.creation_mmbench.sample import COLUMNS, write_sample
+from creation_mmbench_sample import COLUMNS, write_sample
 from judgekit.benchmarks.creation_mmbench.tasks import (
     UNCATEGORIZED,
     categories,

@@ -1,5 +1,5 @@
 """The shipped sample's made-up human ratings (data/creation_mmbench/human_ratings.csv) and their
-generator (creation_mmbench/sample.py): deterministic, what the ratings reader reads, covering the
+generator (data/build/creation_mmbench_sample.py): deterministic, what the ratings reader reads, covering the
 Table 4 sample runner's candidates on every sample item, the raters' spread and leniency as
 documented, and the reference verdict that of a noiseless simulated judge run."""
 
@@ -11,7 +11,7 @@ import statistics
 import pytest
 
 from judgekit.benchmarks.creation_mmbench.data import load_tsv, read_human_rating_table, read_human_ratings
-from judgekit.benchmarks.creation_mmbench.sample import (
+from creation_mmbench_sample import (
     HUMAN_RATERS,
     HUMAN_RATINGS_RUNNER,
     human_ratings,

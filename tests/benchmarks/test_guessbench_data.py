@@ -16,7 +16,7 @@ from judgekit.benchmarks.guessbench.data import (
     set_folders,
 )
 from judgekit.benchmarks.guessbench.hints import format_hint, generate_hints, parse_hint
-from judgekit.benchmarks.guessbench.sample import (
+from guessbench_sample import (
     DISTRACTORS,
     EXAMPLE_ANSWER,
     KIND_KEY,
@@ -134,7 +134,7 @@ def test_stages_are_nested_and_about_40_70_100_percent():
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
     """The sample as its command writes it (``main``), once for the module."""
-    from judgekit.benchmarks.guessbench.sample import main
+    from guessbench_sample import main
 
     out = tmp_path_factory.mktemp("guessbench-sample") / "out"
     assert main([str(out)]) == 0

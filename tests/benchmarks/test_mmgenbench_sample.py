@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from judgekit.benchmarks.mmgenbench.data import load_data
-from judgekit.benchmarks.mmgenbench.sample import (
+from mmgenbench_sample import (
     DOMAIN_ROWS,
     DOMAIN_TSV,
     N_IMAGES,

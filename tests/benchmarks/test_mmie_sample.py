@@ -7,7 +7,7 @@ from pathlib import Path
 from PIL import Image
 
 from judgekit.benchmarks.mmie.data import CATEGORIES, load_answers, load_items
-from judgekit.benchmarks.mmie.sample import IMAGES, NATIVE_MODEL, SAMPLE_ROWS, main, write_sample
+from mmie_sample import IMAGES, NATIVE_MODEL, SAMPLE_ROWS, main, write_sample
 from judgekit.metrics.mmie import load_human_scores
 from judgekit.pngtext import LABEL_KEY, read_png_text
 from judgekit.resources import samples_dir

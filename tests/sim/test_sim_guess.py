@@ -11,7 +11,7 @@ import openai
 from PIL import Image, PngImagePlugin
 
 from judgekit.benchmarks.guessbench.hints import format_hint, generate_hints, parse_hint
-from judgekit.benchmarks.guessbench.sample import KIND_KEY, LABEL_KEY, STAGE_KEY
+from judgekit.pngtext import KIND_KEY, LABEL_KEY, STAGE_KEY
 from judgekit.parsers.guess import is_correct, is_well_done, parse_extraction
 from judgekit.resources import load_prompt
 from judgekit.sim.guess import VOCABULARY, read_guess, right_probability

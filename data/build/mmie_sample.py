@@ -31,7 +31,7 @@ Four questions have two images.  Files written to OUT_DIR:
 Everything is fixed data and drawing; text is drawn with Pillow's built-in bitmap font (same
 pixels everywhere) and PNGs are written without timestamps, so a run gives the same bytes.
 
-    python -m judgekit.benchmarks.mmie.sample [OUT_DIR]     # default data/mmie
+    python data/build/mmie_sample.py [OUT_DIR]     # default: data/mmie beside this folder
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from typing import Any
 
 from judgekit.pngtext import LABEL_KEY, png_with_text
 
-from .pictures import IMAGES
+from mmie_pictures import IMAGES
 
 __all__ = ["SAMPLE_ROWS", "IMAGES", "NATIVE_MODEL", "write_sample", "main"]
 
@@ -284,9 +284,10 @@ def write_sample(out_dir: str | Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m judgekit.benchmarks.mmie.sample",
+    parser = argparse.ArgumentParser(prog="python data/build/mmie_sample.py",
                                      description="Write judgekit's synthetic MMIE sample.")
-    parser.add_argument("out_dir", nargs="?", default="data/mmie", help="output folder (default: data/mmie)")
+    parser.add_argument("out_dir", nargs="?", default=str(Path(__file__).resolve().parents[1] / "mmie"),
+                        help="output folder (default: %(default)s)")
     args = parser.parse_args(argv)
     out = write_sample(args.out_dir)
     print(f"wrote the MMIE sample to {out}")

@@ -19,7 +19,7 @@ Every PNG carries tEXt chunks saying what it shows: ``judgekit-label`` (the conc
 Real models never see them; judgekit's simulator reads them (:mod:`judgekit.pngtext`) to "see".
 Everything is seeded and PNGs are written without timestamps, so a run gives the same bytes.
 
-    python -m judgekit.benchmarks.guessbench.sample [OUT_DIR]     # default data/guessbench
+    python data/build/guessbench_sample.py [OUT_DIR]     # default: data/guessbench beside this folder
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ import argparse
 import json
 from pathlib import Path
 
-from .builds import STAGE_FRACTIONS, build_images, stage_cells
-from .data import ANSWER_FILE, HINT_FILES, IMAGE_FILES
-from .hints import format_hint, generate_hints
-from .photos import photo_bytes, retrieval_file_name
-from ...pngtext import KIND_KEY, LABEL_KEY, STAGE_KEY, read_png_text
+from guessbench_builds import STAGE_FRACTIONS, build_images, stage_cells
+from judgekit.benchmarks.guessbench.data import ANSWER_FILE, HINT_FILES, IMAGE_FILES
+from judgekit.benchmarks.guessbench.hints import format_hint, generate_hints
+from guessbench_photos import photo_bytes, retrieval_file_name
+from judgekit.pngtext import KIND_KEY, LABEL_KEY, STAGE_KEY, read_png_text
 
 # the drawings live in builds.py and photos.py, the PNG text chunks in judgekit/pngtext.py; their public
 # names are re-exported here
@@ -111,11 +111,11 @@ def write_sample(out_dir: str | Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m judgekit.benchmarks.guessbench.sample",
+        prog="python data/build/guessbench_sample.py",
         description="Write the synthetic GuessBench sample: 10 build sets, the one-shot example and "
                     "the retrieval images.",
     )
-    ap.add_argument("out_dir", nargs="?", default="data/guessbench",
+    ap.add_argument("out_dir", nargs="?", default=str(Path(__file__).resolve().parents[1] / "guessbench"),
                     help="where to write (default: %(default)s)")
     args = ap.parse_args(argv)
     out = write_sample(args.out_dir)

@@ -9,7 +9,7 @@ from typing import Callable, Iterable
 
 from PIL import Image, ImageDraw, ImageFilter, ImageOps
 
-from ...pngtext import KIND_KEY, LABEL_KEY, png_with_text
+from judgekit.pngtext import KIND_KEY, LABEL_KEY, png_with_text
 
 __all__ = ["photo_bytes", "retrieval_file_name", "PHOTO_LABELS"]
 

@@ -1,14 +1,14 @@
 """A small, self-made Creation-MMBench sample: 12 rows, 3 per category, in both released layouts.
 
 Every row is written for judgekit (images drawn with Pillow here, texts written by hand in
-``sample_rows.json`` next to this module); none comes from the real benchmark.  The rows
+``creation_mmbench_rows.json`` next to this script); none comes from the real benchmark.  The rows
 exercise what the loader must handle: a list of three images, an ``image`` pointer to another
 row, plain-string criteria without visual factuality criteria, a ground truth, one PNG among
 JPEGs, and multi-line quoted fields.  The same rows are also written as the Hugging Face
 dataset's parquet (``data/test-00000-of-00001.parquet`` next to the TSV: ``image`` a sequence of
 ``{bytes, path}``, a pointer row holding the images it points to).
 
-    python -m judgekit.benchmarks.creation_mmbench.sample OUT.tsv [--parquet OUT.parquet] [--seed N]
+    python data/build/creation_mmbench_sample.py OUT.tsv [--parquet OUT.parquet] [--seed N]
 
 Made-up human ratings of the sample (``human_ratings.csv`` beside it, for the Table 4 sample
 runner ``runners/creation_mmbench_table4_sample.toml``): the runner's three simulated candidates
@@ -20,7 +20,7 @@ and noise aligns better with them.  The verdict is kept in the file's ``sim_refe
 (not a rating column: the reader ignores it), from which :func:`write_human_ratings` rewrites the
 same bytes.
 
-    python -m judgekit.benchmarks.creation_mmbench.sample --human-ratings OUT.csv [--seed N]
+    python data/build/creation_mmbench_sample.py --human-ratings OUT.csv [--seed N]
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from typing import Callable
 
 from PIL import Image, ImageDraw, ImageFont
 
-from .prompts import compose_question
-from .tasks import normalise_task, task_categories
+from judgekit.benchmarks.creation_mmbench.prompts import compose_question
+from judgekit.benchmarks.creation_mmbench.tasks import normalise_task, task_categories
 
 __all__ = ["COLUMNS", "HUMAN_RATERS", "HUMAN_RATINGS_RUNNER", "write_sample", "write_sample_parquet",
            "reference_verdicts", "human_ratings", "write_human_ratings", "read_reference", "main"]
@@ -271,7 +271,7 @@ def _city_map(rng: random.Random) -> Image.Image:
 
 # --------------------------------------------------------------------------- rows
 
-#: what ``drawings`` in ``sample_rows.json`` names
+#: what ``drawings`` in ``creation_mmbench_rows.json`` names
 _DRAWINGS: dict[str, Callable[[random.Random], Image.Image]] = {
     "landscape": _landscape,
     "kite_panel_0": _kite_panel(0),
@@ -289,11 +289,11 @@ _DRAWINGS: dict[str, Callable[[random.Random], Image.Image]] = {
 }
 
 #: the written texts of the 12 rows: questions, criteria, reference answers
-_ROWS_FILE = Path(__file__).with_name("sample_rows.json")
+_ROWS_FILE = Path(__file__).with_name("creation_mmbench_rows.json")
 
 
 def _rows() -> list[dict[str, object]]:
-    """The 12 rows from ``sample_rows.json``; ``drawings`` is a list of (file name, drawing
+    """The 12 rows from ``creation_mmbench_rows.json``; ``drawings`` is a list of (file name, drawing
     function) pairs (several = several images) or, a str, a pointer to another row's index."""
     rows = json.loads(_ROWS_FILE.read_text(encoding="utf-8"))["rows"]
     for row in rows:
@@ -366,7 +366,7 @@ def write_sample(path: str | Path, seed: int = 0) -> Path:
 
 def write_sample_parquet(tsv: str | Path, out: str | Path) -> Path:
     """Write the rows of the sample TSV ``tsv`` as the Hugging Face dataset's parquet ``out``."""
-    from .data import tsv_to_parquet
+    from judgekit.benchmarks.creation_mmbench.data import tsv_to_parquet
 
     return tsv_to_parquet(tsv, out)
 
@@ -472,7 +472,7 @@ def read_reference(path: str | Path) -> dict[tuple[str, str], int]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m judgekit.benchmarks.creation_mmbench.sample",
+        prog="python data/build/creation_mmbench_sample.py",
         description="Write the 12-row synthetic Creation-MMBench sample TSV (and its parquet, and made-up "
                     "human ratings).",
     )

@@ -1,7 +1,7 @@
 """The pictures of the shipped MMIE sample, drawn with Pillow: :data:`IMAGES` maps each file name to
 its short description (stored in the PNG's ``judgekit-label`` chunk, what the simulator "sees") and
 the function that draws it.  Fixed drawing only; text uses Pillow's built-in bitmap font, so the
-pixels are the same everywhere.  :mod:`judgekit.benchmarks.mmie.sample` writes them with the rows.
+pixels are the same everywhere.  ``mmie_sample.py`` beside this file writes them with the rows.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from typing import Callable
 
 from PIL import Image, ImageDraw, ImageOps
 
-from ...pngtext import KIND_KEY, LABEL_KEY, STAGE_KEY, png_with_text
+from judgekit.pngtext import KIND_KEY, LABEL_KEY, STAGE_KEY, png_with_text
 
 __all__ = ["STAGE_FRACTIONS", "stage_cells", "build_images"]
 

@@ -23,7 +23,7 @@ Files::
 
 Everything is seeded and PNGs are written without timestamps, so a run gives the same bytes.
 
-    python -m judgekit.benchmarks.mmgenbench.sample [OUT_DIR]     # default data/mmgenbench
+    python data/build/mmgenbench_sample.py [OUT_DIR]     # default: data/mmgenbench beside this folder
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import json
 import random
 from pathlib import Path
 
-from ...sim.scenes import PATTERNS, Scene, random_scene, render, scene_patterns
+from judgekit.sim.scenes import PATTERNS, Scene, random_scene, render, scene_patterns
 
 __all__ = ["N_IMAGES", "TSV_ROWS", "DOMAIN_ROWS", "IMAGE_SIZE", "LEAD_ORDER", "TEST_TSV", "TEST_LABELS", "DOMAIN_TSV",
            "sample_scene", "domain_scene", "write_sample", "main"]
@@ -138,11 +138,11 @@ def write_sample(out_dir: str | Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m judgekit.benchmarks.mmgenbench.sample",
+        prog="python data/build/mmgenbench_sample.py",
         description=f"Write the synthetic MMGenBench sample: {N_IMAGES} labelled scene images, labels.json, "
                     f"and {TEST_TSV}, {TEST_LABELS} and {DOMAIN_TSV} in the released layout.",
     )
-    ap.add_argument("out_dir", nargs="?", default="data/mmgenbench", help="where to write (default: %(default)s)")
+    ap.add_argument("out_dir", nargs="?", default=str(Path(__file__).resolve().parents[1] / "mmgenbench"), help="where to write (default: %(default)s)")
     args = ap.parse_args(argv)
     out = write_sample(args.out_dir)
     files = [p for p in out.rglob("*") if p.is_file()]
