@@ -98,6 +98,8 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
     pairs: dict[tuple[str, str], tuple[list[np.ndarray], list[np.ndarray]]] = {k: ([], []) for k in sims}
     counts: dict[tuple[str, str], dict[str, int]] = {k: {"caption": 0, "empty": 0, "generate": 0, "encode": 0}
                                                      for k in sims}
+    rank_c = {c: i for i, c in enumerate(prep.candidates)}
+    rank_g = {g: i for i, g in enumerate(prep.generators)}
     for o in outcomes:
         it = o.item
         base = {"item_id": it.item_id, "index": it.index, "patterns": ",".join(it.patterns)}
@@ -105,7 +107,8 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
                           "vector_sha256": o.vector, "error": o.error})
         if o.error:
             failed.append(f"encoder {prep.encoder}: original {it.item_id}: {o.error}")
-        for cand, rec in o.captions.items():
+        # rows in the spec's order of candidates and generators, not the order the replies came in
+        for cand, rec in sorted(o.captions.items(), key=lambda kv: rank_c.get(kv[0], len(rank_c))):
             cap = rec.caption
             captions.append({"model": cand, **base, "raw": rec.raw, "caption": cap.text if cap else None,
                              "words": cap.words if cap else None,
@@ -113,7 +116,8 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
                              "leftovers_removed": cap.leftovers_removed if cap else None, "error": rec.error})
             if rec.error and rec.raw is None:
                 failed.append(f"{cand}: caption of {it.item_id}: {rec.error}")
-        for (cand, gen), g in o.generations.items():
+        for (cand, gen), g in sorted(o.generations.items(), key=lambda kv: (rank_c.get(kv[0][0], len(rank_c)),
+                                                                         rank_g.get(kv[0][1], len(rank_g)))):
             key = (cand, gen)
             sim = None
             if g.stage == "caption":
