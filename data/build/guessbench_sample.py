@@ -67,7 +67,7 @@ judgekit's simulator reads; real models ignore them.
 
 Regenerate (same bytes every time):
 
-    python -m judgekit.benchmarks.guessbench.sample data/guessbench
+    python data/build/guessbench_sample.py data/guessbench
 """
 
 

@@ -72,7 +72,7 @@ ignore it.
 
 Regenerate (same bytes every time):
 
-    python -m judgekit.benchmarks.mmgenbench.sample data/mmgenbench
+    python data/build/mmgenbench_sample.py data/mmgenbench
 """
 
 

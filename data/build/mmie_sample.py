@@ -218,7 +218,7 @@ category (situational analysis, project-based learning, multi-step reasoning), o
 the paper's fields (literature, health, art, education, sports, statistics, mathematics,
 physics), with pictures drawn with Pillow. Regenerate (same bytes every time):
 
-    python -m judgekit.benchmarks.mmie.sample data/mmie
+    python data/build/mmie_sample.py data/mmie
 
 ## Files
 
