@@ -131,7 +131,7 @@ def main() -> None:
     wall, cpu, n = _timed(lambda: paired(synth, args.samples), args.repeat)
     print(f"  b. paired comparisons, overall: {n} differences in {wall:.2f} s wall, {cpu:.2f} s CPU")
     try:
-        from judgekit.benchmarks.creation_mmbench.bootstrap import add_intervals
+        from judgekit.judging.bootstrap import add_intervals
         from judgekit.metrics.pairwise import summarize
     except ImportError as e:
         print(f"  c. creation_mmbench.bootstrap.add_intervals: not available here ({e})")

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judgekit.benchmarks.creation_mmbench.bootstrap import FIGURES, row_key
+from judgekit.judging.bootstrap import FIGURES, row_key
 from judgekit.benchmarks.creation_mmbench.pipeline import Options
 from judgekit.benchmarks.creation_mmbench.results import build
 from judgekit.metrics.behaviour import pairwise_behaviour

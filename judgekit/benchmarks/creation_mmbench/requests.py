@@ -1,12 +1,14 @@
 """Creation-MMBench's requests: the describer's, the candidates' and every judge's (the same
 judge prompts for each judge of a panel, each with its own model settings), and the re-ask after
-a judge reply that does not parse.  Which models may judge is checked here too."""
+a judge reply that does not parse.  That the judges are chat models is checked here too
+(:func:`judgekit.judging.roles.check_chat_models`)."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import TYPE_CHECKING
 
+from ...judging.roles import check_chat_models
 from ...resources import load_prompt
 from ...types import ChatRequest, GenParams, Message, TextPart
 from . import prompts as P
@@ -16,11 +18,7 @@ from .prediction_file import NAN_TEXT, as_judged
 if TYPE_CHECKING:
     from .pipeline import Prepared
 
-__all__ = ["CHAT_PROVIDERS", "check_judges", "check_chat_models"]
-
-
-#: providers whose models can judge (chat models); a local model must have local.task = "chat"
-CHAT_PROVIDERS = ("openai", "azure", "gemini", "anthropic", "sim")
+__all__ = ["check_judges"]
 
 
 def check_judges(spec) -> None:
@@ -32,18 +30,6 @@ def check_judges(spec) -> None:
         raise SpecError(f"{spec.source_path}: Creation-MMBench needs roles.judge (or a panel in roles.judges): "
                         f"the model that makes the pairwise and VFS judgments")
     check_chat_models(spec, role, spec.roles.panel)
-
-
-def check_chat_models(spec, where: str, aliases, *, verb: str = "cannot judge") -> None:
-    """Every model of ``aliases`` (the role ``where``) is a chat model: a SpecError naming the role
-    and the model (the generic benchmarks' judge and candidate checks too)."""
-    from ...errors import SpecError
-
-    for alias in aliases:
-        m = spec.models[alias]
-        if not (m.provider in CHAT_PROVIDERS or (m.provider == "local" and m.local.task == "chat")):
-            raise SpecError(f"{spec.source_path}: {where}: '{alias}' {verb} (provider {m.provider!r}"
-                            + (f", local.task {m.local.task!r}" if m.provider == "local" else "") + ")")
 
 
 def _params(spec, alias: str) -> GenParams:

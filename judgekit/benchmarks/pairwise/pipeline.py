@@ -30,8 +30,8 @@ from typing import Any
 from ...engine import NOT_RUN, CallResult, Engine
 from ...types import ChatRequest
 from ..base import BenchmarkResult, PlannedCall
-from ..generic.candidates import judge_plan
-from ..generic.items import GenericItem
+from ...judging.candidates import judge_plan
+from ...judging.items import GenericItem
 from .prepare import Options, Prepared, prepare
 from .requests import Builder, reask_request
 from .results import build, tidy_rows

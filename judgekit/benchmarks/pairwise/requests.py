@@ -2,7 +2,7 @@
 every judge's verdict in each order (the same prompt for every judge of a panel, each with its
 own model settings), and the re-ask after a judge reply that does not parse.
 
-The judge prompt is the user's template (:mod:`judgekit.benchmarks.generic.template`): order 0
+The judge prompt is the user's template (:mod:`judgekit.judging.template`): order 0
 puts the baseline's answer in ``{answer_a}`` and the candidate's in ``{answer_b}``; order 1 swaps
 them, each answer defused first (:mod:`judgekit.parsers.generic_defuse`,
 ``defuse_answers``).  The template's hash (and
@@ -16,8 +16,8 @@ from ...errors import SpecError
 from ...parsers.generic_defuse import defuse_answer
 from ...resources import load_prompt
 from ...types import ChatRequest, GenParams, Message, TextPart
-from ..creation_mmbench.requests import CHAT_PROVIDERS, check_chat_models
-from ..generic.items import GenericItem
+from ...judging.roles import CHAT_PROVIDERS, check_chat_models
+from ...judging.items import GenericItem
 
 if TYPE_CHECKING:
     from .pipeline import Prepared

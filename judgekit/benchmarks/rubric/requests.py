@@ -16,9 +16,9 @@ from ...errors import SpecError
 from ...parsers.generic_defuse import defuse_answer
 from ...resources import load_prompt
 from ...types import ChatRequest, GenParams, Message, TextPart
-from ..creation_mmbench.requests import check_chat_models
-from ..generic.items import GenericItem
-from ..generic.template import Template
+from ...judging.roles import check_chat_models
+from ...judging.items import GenericItem
+from ...judging.template import Template
 
 if TYPE_CHECKING:
     from .pipeline import Prepared

@@ -21,7 +21,7 @@ from typing import Any
 from ...metrics.agreement import ENSEMBLE_RULES, agreement, mean_score
 from ...metrics.intervals import shown
 from ...report.tidy import tidy_row
-from ..creation_mmbench.results import Built, add_panel, intervals_summary
+from ...judging.results import Built, add_panel, intervals_summary
 from ..uncertainty import IntervalOptions, comparisons, interval
 
 __all__ = ["Built", "build", "judgment_record", "ENSEMBLE_JUDGE", "ALL", "display_row", "distribution"]

@@ -12,12 +12,12 @@ from typing import Any
 
 from pydantic import Field
 
-from ...config import STRICT_CONFIG
-from ...errors import DataError, SpecError
-from ...types import ChatRequest
-from ..base import PlannedCall
-from ..calls import planned_reask
-from ..uncertainty import IntervalOptions
+from ..config import STRICT_CONFIG
+from ..errors import DataError, SpecError
+from ..types import ChatRequest
+from ..benchmarks.base import PlannedCall
+from ..benchmarks.calls import planned_reask
+from ..benchmarks.uncertainty import IntervalOptions
 from .items import Columns, GenericItem, load_answers
 
 __all__ = ["CandidateOptions", "Sources", "candidate_sources", "answers_file", "judge_plan"]

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ...metrics.intervals import Interval, _draws, _percentiles, _rng, with_interval
-from ...metrics.pairwise import FIGURE_SUMS, SUM_COLUMNS, item_sums
-from ..uncertainty import IntervalOptions, comparisons
+from ..metrics.intervals import Interval, _draws, _percentiles, _rng, with_interval
+from ..metrics.pairwise import FIGURE_SUMS, SUM_COLUMNS, item_sums
+from ..benchmarks.uncertainty import IntervalOptions, comparisons
 
 __all__ = ["FIGURES", "add_intervals", "comparison_rows", "row_key"]
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...metrics.agreement import agreement
-from ...metrics.behaviour import pairwise_behaviour
-from ...metrics.pairwise import NO_VFS
+from ..metrics.agreement import agreement
+from ..metrics.behaviour import pairwise_behaviour
+from ..metrics.pairwise import NO_VFS
 
 __all__ = ["ALL", "QUANTITIES", "agreement_records", "behaviour_row", "behaviour_rows"]
 
