@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..metrics.pairwise import ENSEMBLE_JUDGE
 from ..report.doc import Chart, Headline, Series
+from .pairwise import ENSEMBLE_JUDGE
 
 __all__ = ["FIGURES", "VERDICTS", "headline", "charts", "interval_note"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..metrics.pairwise import item_sums
 from ..report.doc import Block, text
+from .pairwise import item_sums
 
 __all__ = ["ORDER_LABEL", "judgment_head", "item_score", "judgment_flags", "by_candidate_and_item"]
 

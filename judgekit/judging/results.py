@@ -1,7 +1,7 @@
 """The results every pairwise judge-heavy benchmark builds from its judgment records: summary.json's
 keys, the CSV tables and the printed tables.
 
-Per judge of the panel, :func:`~judgekit.metrics.pairwise.summarize`'s rows (Reward, Win Rate,
+Per judge of the panel, :func:`~judgekit.judging.pairwise.summarize`'s rows (Reward, Win Rate,
 VFS, VFS ref and counts per level) with bootstrap intervals (:mod:`.bootstrap`); with two or
 more judges, the ensemble's rows (the majority verdict and the mean score per candidate, item and
 order, through the same ``summarize``) and the judges' agreement (:mod:`.panel`); every judge's
@@ -17,12 +17,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..benchmarks.uncertainty import IntervalOptions
-from ..metrics.agreement import majority, mean_score
-from ..metrics.intervals import shown
-from ..metrics.pairwise import ENSEMBLE_JUDGE, ensemble_records, item_sums, summarize
+from .agreement import majority, mean_score
 from .bootstrap import FIGURES, add_intervals
+from .intervals import shown
+from .pairwise import ENSEMBLE_JUDGE, ensemble_records, item_sums, summarize
 from .panel import agreement_records
+from .uncertainty import IntervalOptions
 
 __all__ = ["Built", "intervals_summary", "judge_rows", "summary_and_tables", "add_panel", "more_displays",
            "display_row", "behaviour_display", "agreement_display", "comparison_display"]

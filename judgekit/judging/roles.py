@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from ..errors import SpecError
 
-__all__ = ["CHAT_PROVIDERS", "check_chat_models"]
+__all__ = ["CHAT_PROVIDERS", "is_chat_model", "check_chat_models"]
 
 #: providers whose models can judge (chat models); a local model must have local.task = "chat"
 CHAT_PROVIDERS = ("openai", "azure", "gemini", "anthropic", "sim")
+
+
+def is_chat_model(m) -> bool:
+    """A spec's model (``spec.models[alias]``) answers chat requests: a chat provider's, or a local
+    model with ``local.task = "chat"``."""
+    return m.provider in CHAT_PROVIDERS or (m.provider == "local" and m.local.task == "chat")
 
 
 def check_chat_models(spec, where: str, aliases, *, verb: str = "cannot judge") -> None:
@@ -16,6 +22,6 @@ def check_chat_models(spec, where: str, aliases, *, verb: str = "cannot judge") 
     and the model (the generic benchmarks' judge and candidate checks too)."""
     for alias in aliases:
         m = spec.models[alias]
-        if not (m.provider in CHAT_PROVIDERS or (m.provider == "local" and m.local.task == "chat")):
+        if not is_chat_model(m):
             raise SpecError(f"{spec.source_path}: {where}: '{alias}' {verb} (provider {m.provider!r}"
                             + (f", local.task {m.local.task!r}" if m.provider == "local" else "") + ")")

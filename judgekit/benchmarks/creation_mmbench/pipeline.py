@@ -41,13 +41,13 @@ from typing import Any, Literal
 from ...config import STRICT_CONFIG
 from ...engine import NOT_RUN, CallResult, Engine
 from ...hub import is_hub
-from ...metrics.pairwise import NO_VFS
+from ...judging.pairwise import NO_VFS
+from ...judging.uncertainty import IntervalOptions
 from ...parsers.creation import NO_OBJECTIVE, parse_verdict, parse_vfs
 from ...types import ChatRequest
 from ..base import BenchmarkResult, PlannedCall, require_candidates
 from ..calls import planned_reask
 from ..deviations import ours
-from ..uncertainty import IntervalOptions
 from .data import CreationItem, load_data, read_human_rating_table
 from .prediction_file import FAIL_MSG
 from .requests import _Builder, _reask_request, check_judges
@@ -64,7 +64,7 @@ FLOW_WINDOW = 512
 
 class Options(IntervalOptions):
     """``[options]`` of a Creation-MMBench spec.  Defaults reproduce the authors' code; the
-    bootstrap intervals (:class:`~judgekit.benchmarks.uncertainty.IntervalOptions`) are an
+    bootstrap intervals (:class:`~judgekit.judging.uncertainty.IntervalOptions`) are an
     addition that leaves every point estimate as it is."""
 
     model_config = STRICT_CONFIG  # unknown keys, loose types, inf and nan are spec errors

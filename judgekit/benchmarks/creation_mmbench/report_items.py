@@ -11,8 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...judging.pairwise import NO_VFS
 from ...judging.report_items import by_candidate_and_item, item_score, judgment_flags, judgment_head
-from ...metrics.pairwise import NO_VFS
 from ...parsers.creation import VERDICT_MARKER, VERDICT_SCORES, VFS_MARKER_A, VFS_MARKER_B
 from ...report.doc import Block, Item, image, text
 from .data import CreationItem

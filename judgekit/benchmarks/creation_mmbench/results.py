@@ -2,7 +2,7 @@
 tables hold.
 
 The judging core's pairwise results (:mod:`judgekit.judging.results`): per judge of the panel,
-:func:`~judgekit.metrics.pairwise.summarize`'s rows (Reward, Win Rate, VFS, VFS ref and counts
+:func:`~judgekit.judging.pairwise.summarize`'s rows (Reward, Win Rate, VFS, VFS ref and counts
 per task, category and overall) with bootstrap intervals; with two or more judges, the
 ensemble's rows (the majority verdict and the mean VFS per candidate, item and order) and the
 judges' agreement; every judge's behaviour figures; paired comparisons between candidates.  What
@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...judging.agreement import ENSEMBLE_RULES
 from ...judging.bootstrap import comparison_rows
+from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.panel import behaviour_rows
 from ...judging.results import (Built, _num, add_panel, display_row, intervals_summary, judge_rows, more_displays,
                                 summary_and_tables)
-from ...metrics.agreement import ENSEMBLE_RULES
-from ...metrics.pairwise import ENSEMBLE_JUDGE
-from ..uncertainty import IntervalOptions
+from ...judging.uncertainty import IntervalOptions
 from .human import table4_rows, table7_human_rows
 
 __all__ = ["build", "ensemble_summary", "human_display"]

@@ -21,11 +21,11 @@ from pydantic import Field, model_validator
 from ...config import STRICT_CONFIG
 from ...engine import Engine
 from ...errors import DataError, SpecError
+from ...judging.uncertainty import IntervalOptions
 from ...metrics.guessbench import read_earlier_accuracies
 from ...types import GenParams
 from ..base import BenchmarkResult, PlannedCall, require_candidates
 from ..deviations import ours
-from ..uncertainty import IntervalOptions
 from .data import GuessSet, load_set, load_sets
 from .flow import (APPROACHES, Aborted, FlowConfig, PlanCaller, RunCaller, SetOutcome, StopTally, max_calls,
                    run_set, stage_names)

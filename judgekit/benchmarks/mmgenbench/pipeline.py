@@ -51,13 +51,14 @@ from ...config import STRICT_CONFIG
 from ...engine import Engine
 from ...errors import SpecError
 from ...hub import is_hub
+from ...judging.roles import is_chat_model
+from ...judging.uncertainty import IntervalOptions
 from ...parsers.mmgenbench import Caption, clean_caption, reference_caption
 from ...resources import Prompt, load_prompt
 from ...types import ChatRequest, GenParams, ImagePart, Message
 from ..base import BenchmarkResult, PlannedCall, require_candidates
 from ..calls import Aborted, FlowCaller, each_item, generation_tokens
 from ..deviations import ours
-from ..uncertainty import IntervalOptions
 from .data import LoadedSet, MMGenItem, load_data
 from .jpeg import JpegCopies
 from .results import build_result
@@ -71,8 +72,6 @@ CAPTION_PROMPT = "mmgenbench/caption.txt"
 ITEM_WINDOW = 128
 
 GENERATOR_PROVIDERS = ("openai_image", "sim_image")
-CHAT_PROVIDERS = ("openai", "azure", "gemini", "anthropic", "sim")
-
 # what the estimate assumes where no caption exists yet: a caption of typical length (the
 # prompt asks for 20 to 60 words)
 _STANDIN_CAPTION = (
@@ -151,8 +150,7 @@ def _check_roles(spec) -> tuple[list[str], list[str], str]:
                         f"\"local\" with local.task = \"embed_image\")")
     for alias in roles.candidates:
         m = spec.models[alias]
-        ok = m.provider in CHAT_PROVIDERS or (m.provider == "local" and m.local.task == "chat")
-        if not ok:
+        if not is_chat_model(m):
             raise SpecError(f"{where}: roles.candidates: '{alias}' cannot caption images (provider {m.provider!r})")
     return list(roles.candidates), list(roles.generators), roles.encoder
 

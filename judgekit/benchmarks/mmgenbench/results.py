@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...judging.intervals import shown
+from ...judging.uncertainty import IntervalOptions, comparisons, interval
 from ...local import read_vector
-from ...metrics.intervals import shown
 from ...metrics.mmgenbench import cosine, fid, sim_summary
 from ..base import BenchmarkResult
-from ..uncertainty import IntervalOptions, comparisons, interval
 from .data import PATTERNS
 from .tidy import tidy_rows
 

@@ -55,6 +55,7 @@ from ...blobs import BlobMissing
 from ...engine import Engine
 from ...errors import DataError, SpecError
 from ...hub import is_hub
+from ...judging.roles import is_chat_model
 from ...parsers.mmie import REFERENCE_MAX_IMAGES, ScoreParse, parse_score, reference_skips, split_integrated
 from ...resources import Prompt, load_prompt
 from ...types import (
@@ -77,7 +78,6 @@ ANSWER, GENERATE, SCORE = "answer", "generate", "score"
 stages = [ANSWER, GENERATE, SCORE]
 ITEM_WINDOW = 128
 GENERATOR_PROVIDERS = ("openai_image", "sim_image")
-CHAT_PROVIDERS = ("openai", "azure", "gemini", "anthropic", "sim")
 
 _INTEGRATED_PROMPT = "mmie/integrated_answer.txt"
 
@@ -129,10 +129,6 @@ def _is_generator(m) -> bool:
     return m.provider in GENERATOR_PROVIDERS or (m.provider == "local" and m.local.task == "text_to_image")
 
 
-def _is_chat(m) -> bool:
-    return m.provider in CHAT_PROVIDERS or (m.provider == "local" and m.local.task == "chat")
-
-
 def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
     where = spec.source_path
     roles = spec.roles
@@ -142,11 +138,11 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
                         f"checkpoint as a local chat model), or a panel of them in roles.judges")
     role = "roles.judges" if roles.judges else "roles.judge"
     for alias in panel:
-        if not _is_chat(spec.models[alias]):
+        if not is_chat_model(spec.models[alias]):
             raise SpecError(f"{where}: {role}: '{alias}' cannot score (provider "
                             f"{spec.models[alias].provider!r})")
     for alias in roles.candidates:
-        if not _is_chat(spec.models[alias]):
+        if not is_chat_model(spec.models[alias]):
             raise SpecError(f"{where}: roles.candidates: '{alias}' cannot answer questions (provider "
                             f"{spec.models[alias].provider!r})")
     for alias in roles.generators:

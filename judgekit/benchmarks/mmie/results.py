@@ -29,8 +29,8 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...metrics.agreement import ENSEMBLE_RULES
-from ...metrics.intervals import shown
+from ...judging.agreement import ENSEMBLE_RULES
+from ...judging.intervals import shown
 from ...metrics.mmie import field_table, score_distribution
 from ...parsers.mmie import percent
 from ..base import BenchmarkResult

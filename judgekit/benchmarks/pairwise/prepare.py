@@ -12,10 +12,10 @@ from pydantic import Field
 
 from ...config import STRICT_CONFIG
 from ...errors import DataError, SpecError
-from ...parsers.generic import ParserOptions, verdict_parser
 from ...judging.candidates import CandidateOptions, answers_file, candidate_sources
 from ...judging.items import GenericItem, load_items
 from ...judging.template import Template, checked_template
+from ...parsers.generic import ParserOptions, verdict_parser
 from .requests import CANDIDATE_FIELDS, JUDGE_FIELDS, check_judges
 
 __all__ = ["Options", "Baseline", "Prepared", "prepare"]

@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...errors import SpecError
+from ...judging.items import GenericItem
+from ...judging.roles import CHAT_PROVIDERS, check_chat_models
 from ...parsers.generic_defuse import defuse_answer
 from ...resources import load_prompt
 from ...types import ChatRequest, GenParams, Message, TextPart
-from ...judging.roles import CHAT_PROVIDERS, check_chat_models
-from ...judging.items import GenericItem
 
 if TYPE_CHECKING:
     from .pipeline import Prepared

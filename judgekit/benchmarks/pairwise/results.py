@@ -2,7 +2,7 @@
 the printed tables and the tidy export.
 
 The records have Creation-MMBench's shape (``task`` = ``category``), so the figures come from the
-same functions: :func:`~judgekit.metrics.pairwise.summarize` per category and overall (Reward,
+same functions: :func:`~judgekit.judging.pairwise.summarize` per category and overall (Reward,
 Win Rate, verdict counts, parse-ok rate), Creation-MMBench's bootstrap intervals and paired
 comparisons (:mod:`judgekit.judging.bootstrap`), a panel's ensemble (majority verdict) and
 agreement (Krippendorff's alpha), and every judge's behaviour (:mod:`judgekit.judging.panel`).
@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...metrics.agreement import ENSEMBLE_RULES
-from ...metrics.pairwise import ENSEMBLE_JUDGE
-from ...judging.bootstrap import comparison_rows
-from ...judging.panel import behaviour_rows
 from ...judging import results as shared
+from ...judging.agreement import ENSEMBLE_RULES
+from ...judging.bootstrap import comparison_rows
+from ...judging.pairwise import ENSEMBLE_JUDGE
+from ...judging.panel import behaviour_rows
 from ...judging.results import (Built, add_panel, intervals_summary, judge_rows, more_displays, summary_and_tables)
-from ..uncertainty import IntervalOptions
+from ...judging.uncertainty import IntervalOptions
 
 __all__ = ["LEVELS", "Built", "build", "display_row", "behaviour_display", "tidy_rows"]
 

@@ -30,11 +30,11 @@ from pydantic import Field, field_validator
 from ...config import STRICT_CONFIG
 from ...engine import NOT_RUN, CallResult, Engine
 from ...errors import DataError, SpecError
-from ...parsers.generic import Reading, score_parser
-from ..base import BenchmarkResult, PlannedCall
 from ...judging.candidates import CandidateOptions, candidate_sources, judge_plan
 from ...judging.items import GenericItem, load_items
 from ...judging.template import Template, checked_template, text_or_file
+from ...parsers.generic import Reading, score_parser
+from ..base import BenchmarkResult, PlannedCall
 from .requests import CANDIDATE_FIELDS, JUDGE_FIELDS, Builder, check_models, reask_request
 from .results import build, judgment_record
 
