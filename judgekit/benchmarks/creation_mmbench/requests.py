@@ -1,14 +1,12 @@
 """Creation-MMBench's requests: the describer's, the candidates' and every judge's (the same
 judge prompts for each judge of a panel, each with its own model settings), and the re-ask after
-a judge reply that does not parse.  That the judges are chat models is checked here too
-(:func:`judgekit.judging.roles.check_chat_models`)."""
+a judge reply that does not parse."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import TYPE_CHECKING
 
-from ...judging.roles import check_chat_models
 from ...resources import load_prompt
 from ...types import ChatRequest, GenParams, Message, TextPart
 from . import prompts as P
@@ -16,20 +14,9 @@ from .data import CreationItem
 from .prediction_file import NAN_TEXT, as_judged
 
 if TYPE_CHECKING:
-    from .pipeline import Prepared
+    from .prepare import Prepared
 
-__all__ = ["check_judges"]
-
-
-def check_judges(spec) -> None:
-    """A judge is named, and every judge of the panel is a chat model (SpecError naming the role)."""
-    from ...errors import SpecError
-
-    role = "roles.judges" if spec.roles.judges else "roles.judge"
-    if not spec.roles.panel:
-        raise SpecError(f"{spec.source_path}: Creation-MMBench needs roles.judge (or a panel in roles.judges): "
-                        f"the model that makes the pairwise and VFS judgments")
-    check_chat_models(spec, role, spec.roles.panel)
+__all__: list[str] = []  # the pipeline's own: _Builder, _reask_request
 
 
 def _params(spec, alias: str) -> GenParams:
