@@ -7,7 +7,8 @@
       (what a benchmark calling :func:`judgekit.judging.uncertainty.interval` per figure pays);
    b. the paired comparisons of the candidates (3 pairs x 3 figures x 3 judges, overall), through
       :func:`judgekit.judging.uncertainty.comparisons`;
-   c. Creation-MMBench's own path (``creation_mmbench.bootstrap.add_intervals``: one draw per row
+   c. the judging core's pairwise path (``judgekit.judging.bootstrap.add_intervals``, Creation-MMBench's
+      and the generic pairwise benchmark's: one draw per row
       group shared by the judges and figures), when that module is there.
 2. A GuessBench-sized accuracy: 10,000 right/wrong items, one interval.
 
@@ -134,7 +135,7 @@ def main() -> None:
         from judgekit.judging.bootstrap import add_intervals
         from judgekit.judging.pairwise import summarize
     except ImportError as e:
-        print(f"  c. creation_mmbench.bootstrap.add_intervals: not available here ({e})")
+        print(f"  c. judging.bootstrap.add_intervals: not available here ({e})")
     else:
         records = creation_records(synth)
         options = IntervalOptions(bootstrap_samples=args.samples)
@@ -146,7 +147,7 @@ def main() -> None:
 
         rows_wall, rows_cpu, _ = _timed(lambda: {j: summarize(records[j]) for j in JUDGES}, args.repeat)
         wall, cpu, n = _timed(creation, args.repeat)
-        print(f"  c. creation_mmbench.bootstrap.add_intervals: {n} rows x {len(FIGURES)} figures in "
+        print(f"  c. judging.bootstrap.add_intervals: {n} rows x {len(FIGURES)} figures in "
               f"{wall - rows_wall:.2f} s wall, {cpu - rows_cpu:.2f} s CPU (building the rows: {rows_wall:.2f} s "
               f"wall, {rows_cpu:.2f} s CPU, not counted)")
 

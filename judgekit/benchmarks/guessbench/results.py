@@ -29,7 +29,7 @@ from .tidy import tidy_rows
 
 if TYPE_CHECKING:
     from .flow import SetOutcome, TurnRecord
-    from .pipeline import Prepared
+    from .prepare import Prepared
 
 __all__ = ["build_result", "extraction_rates"]
 

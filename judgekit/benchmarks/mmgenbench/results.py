@@ -31,7 +31,7 @@ from .tidy import tidy_rows
 
 if TYPE_CHECKING:
     from ...engine import Engine
-    from .pipeline import ItemOutcome, Prepared
+    from .records import ItemOutcome, Prepared
 
 __all__ = ["build_result", "sim_intervals", "sim_comparisons", "FID_NOTE"]
 

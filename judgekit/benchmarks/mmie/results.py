@@ -51,7 +51,7 @@ from .tidy import tidy_rows
 
 if TYPE_CHECKING:
     from ...engine import Engine
-    from .pipeline import Outcome, Prepared
+    from .outcomes import Outcome, Prepared
 
 __all__ = ["build_result", "EXPORT_NAME", "system_export_names"]
 
