@@ -3,11 +3,12 @@
 1. A synthetic full Creation-MMBench result: 765 items in 51 tasks (15 each) and 4 categories,
    3 candidates, a panel of 3 judges, 4 figures (Reward, Win Rate, VFS, VFS ref; each item's two
    orders pooled), 1,000 resamples, every row (overall, each category, each task):
-   a. the generic path, one :func:`judgekit.metrics.intervals.ratio_interval` per figure and row
-      (what a benchmark calling :func:`judgekit.benchmarks.uncertainty.interval` per figure pays);
+   a. the generic path, one :func:`judgekit.judging.intervals.ratio_interval` per figure and row
+      (what a benchmark calling :func:`judgekit.judging.uncertainty.interval` per figure pays);
    b. the paired comparisons of the candidates (3 pairs x 3 figures x 3 judges, overall), through
-      :func:`judgekit.benchmarks.uncertainty.comparisons`;
-   c. Creation-MMBench's own path (``creation_mmbench.bootstrap.add_intervals``: one draw per row
+      :func:`judgekit.judging.uncertainty.comparisons`;
+   c. the judging core's pairwise path (``judgekit.judging.bootstrap.add_intervals``, Creation-MMBench's
+      and the generic pairwise benchmark's: one draw per row
       group shared by the judges and figures), when that module is there.
 2. A GuessBench-sized accuracy: 10,000 right/wrong items, one interval.
 
@@ -24,8 +25,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from judgekit.benchmarks.uncertainty import IntervalOptions, comparisons, interval
-from judgekit.metrics.intervals import ratio_interval
+from judgekit.judging.uncertainty import IntervalOptions, comparisons, interval
+from judgekit.judging.intervals import ratio_interval
 
 ITEMS, TASKS, CATEGORIES = 765, 51, 4
 CANDIDATES = ("cand-a", "cand-b", "cand-c")
@@ -131,10 +132,10 @@ def main() -> None:
     wall, cpu, n = _timed(lambda: paired(synth, args.samples), args.repeat)
     print(f"  b. paired comparisons, overall: {n} differences in {wall:.2f} s wall, {cpu:.2f} s CPU")
     try:
-        from judgekit.benchmarks.creation_mmbench.bootstrap import add_intervals
-        from judgekit.metrics.pairwise import summarize
+        from judgekit.judging.bootstrap import add_intervals
+        from judgekit.judging.pairwise import summarize
     except ImportError as e:
-        print(f"  c. creation_mmbench.bootstrap.add_intervals: not available here ({e})")
+        print(f"  c. judging.bootstrap.add_intervals: not available here ({e})")
     else:
         records = creation_records(synth)
         options = IntervalOptions(bootstrap_samples=args.samples)
@@ -146,7 +147,7 @@ def main() -> None:
 
         rows_wall, rows_cpu, _ = _timed(lambda: {j: summarize(records[j]) for j in JUDGES}, args.repeat)
         wall, cpu, n = _timed(creation, args.repeat)
-        print(f"  c. creation_mmbench.bootstrap.add_intervals: {n} rows x {len(FIGURES)} figures in "
+        print(f"  c. judging.bootstrap.add_intervals: {n} rows x {len(FIGURES)} figures in "
               f"{wall - rows_wall:.2f} s wall, {cpu - rows_cpu:.2f} s CPU (building the rows: {rows_wall:.2f} s "
               f"wall, {rows_cpu:.2f} s CPU, not counted)")
 

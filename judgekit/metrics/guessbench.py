@@ -187,7 +187,7 @@ def accuracy_items(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str]
     """What each accuracy of :func:`accuracy_rows` is made of: (model, approach) -> column ->
     {set_id: 1 (right) or 0 (wrong)} over the sets that count in that column (a column's
     accuracy is 100 x the mean of its values, before rounding).  The bootstrap resamples these
-    sets (:mod:`judgekit.metrics.intervals`)."""
+    sets (:mod:`judgekit.judging.intervals`)."""
     return {k: g["acc"] for k, g in _tally(records).items()}
 
 

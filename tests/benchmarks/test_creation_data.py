@@ -13,7 +13,8 @@ import pytest
 from PIL import Image
 
 from judgekit.benchmarks.creation_mmbench import prompts as P
-from judgekit.benchmarks.creation_mmbench.data import image_mime, load_tsv, parse_criteria
+from judgekit.benchmarks.creation_mmbench.data import load_tsv, parse_criteria
+from judgekit.image_cells import image_mime
 from creation_mmbench_sample import COLUMNS, write_sample
 from judgekit.benchmarks.creation_mmbench.tasks import (
     UNCATEGORIZED,

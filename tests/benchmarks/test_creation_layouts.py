@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from judgekit.benchmarks.creation_mmbench.data import load_data, load_tsv, tsv_to_parquet
-from judgekit.benchmarks.creation_mmbench.images import _b64decode, jpeg_size, split_image_list
+from judgekit.image_cells import _b64decode, jpeg_size, split_image_list
 from judgekit.benchmarks.creation_mmbench.parquet import HF_COLUMNS
 from judgekit.cli.main import cli
 from judgekit.errors import DataError
@@ -316,7 +316,7 @@ _PIECES = [_b64(_jpeg(4, 3)), _b64(_png()), _b64(_jpeg(4, 3))[:40] + " \n" + _b6
 @given(pieces=st.lists(st.sampled_from(_PIECES), min_size=0, max_size=3),
        form=st.sampled_from(["repr", "json", "tight", "spaced"]))
 def test_image_list_cells_decode_as_the_old_path(pieces, form):
-    from judgekit.benchmarks.creation_mmbench.images import decode_image_cell
+    from judgekit.image_cells import decode_image_cell
 
     cell = {"repr": repr(pieces), "json": json.dumps(pieces), "tight": "[" + ",".join(map(repr, pieces)) + "]",
             "spaced": "[ " + " , ".join(map(repr, pieces)) + " ]"}[form]
@@ -372,7 +372,7 @@ def test_the_fast_decoder_reads_exactly_what_the_strict_decoder_reads(text):
     as binascii's strict decoder alone, on any text."""
     import binascii
 
-    from judgekit.benchmarks.creation_mmbench.images import strict_b64decode
+    from judgekit.image_cells import strict_b64decode
 
     try:
         got = strict_b64decode(text)

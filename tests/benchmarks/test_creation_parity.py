@@ -30,7 +30,7 @@ from judgekit.benchmarks.creation_mmbench.prediction_file import (
 from judgekit.benchmarks.deviations import deviations
 from judgekit.config import load_spec
 from judgekit.engine.engine import CallResult
-from judgekit.metrics.pairwise import summarize
+from judgekit.judging.pairwise import summarize
 from judgekit.resources import load_prompt
 from judgekit.types import ChatRequest, ChatResponse, ImagePart, TextPart
 

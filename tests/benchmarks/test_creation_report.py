@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from judgekit.benchmarks.creation_mmbench.data import load_data
-from judgekit.benchmarks.creation_mmbench.report import charts, headline
+from judgekit.judging.report import charts, headline
 from judgekit.benchmarks.creation_mmbench.pipeline import _judgment
 from judgekit.benchmarks.creation_mmbench.report_items import build_items, judgment_blocks, verdict_line, vfs_lines
 from judgekit.config import load_spec

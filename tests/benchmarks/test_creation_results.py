@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judgekit.benchmarks.creation_mmbench.bootstrap import FIGURES, row_key
+from judgekit.judging.bootstrap import FIGURES, row_key
 from judgekit.benchmarks.creation_mmbench.pipeline import Options
 from judgekit.benchmarks.creation_mmbench.results import build
-from judgekit.metrics.behaviour import pairwise_behaviour
-from judgekit.metrics.intervals import paired_difference, ratio_interval
-from judgekit.metrics.pairwise import NO_VFS, summarize
+from judgekit.judging.behaviour import pairwise_behaviour
+from judgekit.judging.intervals import paired_difference, ratio_interval
+from judgekit.judging.pairwise import NO_VFS, summarize
 
 POINT = ("much_better", "better", "tie", "worse", "much_worse", "fail", "n_pairwise", "reward", "win_rate",
          "pairwise_parse_ok", "n_vfs", "vfs_fail", "vfs", "vfs_parse_ok", "vfs_ref")

@@ -9,7 +9,7 @@ import pytest
 from judgekit.benchmarks.creation_mmbench.data import read_human_rating_table
 from judgekit.benchmarks.creation_mmbench.human import OVERALL, table7_human_rows
 from judgekit.benchmarks.creation_mmbench.results import build
-from judgekit.benchmarks.uncertainty import IntervalOptions
+from judgekit.judging.uncertainty import IntervalOptions
 from judgekit.resources import samples_dir
 
 CSV = "index,model,H1,H2,H3\n1,m1,2,1,0\n2,m1,-1,,-1\n3,m2,0,2,\n4,m2,1,,\n5,,2,2,2\n"

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from judgekit.benchmarks.guessbench.panel import (SetVerdicts, ensemble_records, filled, judge_records,
                                                   panel_summary, verdict_agreement)
-from judgekit.benchmarks.uncertainty import IntervalOptions
+from judgekit.judging.uncertainty import IntervalOptions
 from judgekit.metrics.guessbench import ACCURACY_COLUMNS, accuracy_rows
 
 T, F, N = True, False, None

@@ -6,7 +6,7 @@ import pytest
 
 from judgekit.benchmarks.mmgenbench.pipeline import Options, prepare
 from judgekit.benchmarks.mmgenbench.results import sim_comparisons, sim_intervals
-from judgekit.benchmarks.uncertainty import IntervalOptions, interval
+from judgekit.judging.uncertainty import IntervalOptions, interval
 from judgekit.config import load_spec
 from judgekit.errors import SpecError
 from judgekit.metrics.mmgenbench import sim_summary

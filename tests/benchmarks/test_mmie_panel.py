@@ -16,7 +16,7 @@ from judgekit.benchmarks.mmie.panel import ENSEMBLE, POOLED, SCALE
 from judgekit.benchmarks.mmie.pipeline import Judged, Outcome, Prepared, System
 from judgekit.benchmarks.mmie.records import CATEGORIES, MMIEItem, Segment
 from judgekit.benchmarks.mmie.results import build_result
-from judgekit.benchmarks.uncertainty import interval
+from judgekit.judging.uncertainty import interval
 from judgekit.metrics.mmie import category_table
 from judgekit.parsers.mmie import parse_score
 

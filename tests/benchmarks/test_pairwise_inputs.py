@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from generic_helpers import user_error
 from pairwise_helpers import PROMPT, QUESTIONS, answers_file, write_case
 
-from judgekit.benchmarks.generic.items import GenericItem
+from judgekit.judging.items import GenericItem
 from judgekit.benchmarks.pairwise.pipeline import judgment
 from judgekit.benchmarks.pairwise.results import tidy_rows
 from judgekit.engine import CallResult

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from judgekit.benchmarks.generic.template import Template
+from judgekit.judging.template import Template
 from judgekit.parsers.generic import score_parser, verdict_parser
 from judgekit.resources import prompts_dir
 from judgekit.sim.generic_judge import reply_format

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from judge_parsing import parse_verdict, parse_vfs
-from judgekit.metrics.behaviour import pairwise_behaviour
+from judgekit.judging.behaviour import pairwise_behaviour
 from judgekit.sim import SimConfig
 from judgekit.sim.judge_style import DEFAULT_STYLE, STRONG, JudgeStyle, pairwise_logit, verdict_band
 from judgekit.sim.mmie import score_centre

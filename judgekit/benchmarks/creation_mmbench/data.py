@@ -52,10 +52,10 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.errors import DataError
-from judgekit.tables import _raise_field_limit, open_rows  # noqa: F401  (_raise_field_limit: mmgenbench)
+from judgekit.tables import open_rows
 from judgekit.types import ImagePart
 
-from .images import decode_image_cell, image_mime, image_part
+from ...image_cells import decode_image_cell, image_mime, image_part
 from .parquet import parquet_files, parquet_rows
 from .ratings import read_human_rating_table, read_human_ratings
 from .tasks import UNCATEGORIZED, resolve_category

@@ -2,7 +2,7 @@
 
 For each judge (and a panel's ensemble), each candidate and all candidates pooled
 (``model`` = ``"overall"``, the table's second column), MAE and Consistency
-(:mod:`judgekit.metrics.alignment`) between J, the judge's result for an item, and P, the mean
+(:mod:`judgekit.judging.alignment`) between J, the judge's result for an item, and P, the mean
 human rating of that item (the candidate's own row of the ratings file, or a row without a
 model):
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...metrics.alignment import consistency, mae
+from ...judging.alignment import consistency, mae
 
 __all__ = ["OVERALL", "table4_rows", "table7_human_rows"]
 

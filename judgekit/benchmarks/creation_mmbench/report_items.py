@@ -11,17 +11,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...metrics.pairwise import NO_VFS, item_sums
+from ...judging.pairwise import NO_VFS
+from ...judging.report_items import by_candidate_and_item, item_score, judgment_flags, judgment_head
 from ...parsers.creation import VERDICT_MARKER, VERDICT_SCORES, VFS_MARKER_A, VFS_MARKER_B
 from ...report.doc import Block, Item, image, text
 from .data import CreationItem
 from .prediction_file import FAIL_MSG
 
-__all__ = ["ORDER_LABEL", "build_items", "judgment_blocks", "judgment_head", "judgment_flags", "by_candidate_and_item",
-           "item_score", "verdict_line", "vfs_lines"]
+__all__ = ["build_items", "judgment_blocks", "verdict_line", "vfs_lines"]
 
-#: how a judgment's order reads in its label (order 0: the baseline is Assistant A)
-ORDER_LABEL = {0: "baseline first (A)", 1: "candidate first (A)"}
 
 _DOUBLE = re.compile(r"\[\[\s*(.*?)\s*\]\]")
 _VFS_STRIP = re.compile("[\u201c\u201d*]")
@@ -94,25 +92,6 @@ def _status(j: Mapping[str, Any]) -> str:
     return "ok"  # a re-asked one too: the first reply's block is marked "reasked"
 
 
-def judgment_head(j: Mapping[str, Any], who: str, group: str, first_reply: str | None, *,
-                  length_note: str | None) -> tuple[str, dict[str, str], list[Block]]:
-    """What every judgment's blocks start with: (its label, ``who`` and the order; its meta: the
-    length difference with ``length_note`` when given and recorded, the error kind; the block of
-    the first reply when the judgment was re-asked)."""
-    label = f"{who} · {ORDER_LABEL.get(int(j['order']), 'order ' + str(j['order']))}"
-    meta: dict[str, str] = {}
-    if length_note is not None and j.get("length_diff") is not None:
-        meta["length difference"] = f"{j['length_diff']:+d} chars ({length_note})"
-    if j.get("error_kind"):
-        meta["error kind"] = str(j["error_kind"])
-    out = []
-    if first_reply is not None:
-        out.append(Block("judgment", label, [text(first_reply)], group=group, verdict="unreadable: re-asked",
-                         status="reasked", meta={"error kind": "parse_failure"}))
-        label += " · re-ask"
-    return label, meta, out
-
-
 def judgment_blocks(j: Mapping[str, Any], group: str, first_reply: str | None = None) -> list[Block]:
     """The blocks of one judgment record: the judge's reply with the parsed verdict (and, for a
     re-ask, the first reply that did not parse before it)."""
@@ -179,39 +158,6 @@ def _answer_block(alias: str, a: Mapping[str, Any] | None, counted_failure: bool
               else f"judged as the reference does, with the answer {FAIL_MSG!r}")
     return Block("answer", alias, [text(f"call failed: {a.get('error')}"), text(judged)], group=alias,
                  status="failed", meta={"error kind": str(a.get("error_kind"))})
-
-
-def item_score(first_judge_sums: Mapping[tuple[str, str], list[float]], index: str,
-               candidates: Sequence[str]) -> str | None:
-    """An item's line of Rewards by candidate (the first judge's), or None."""
-    shown = []
-    for c in candidates:
-        s = first_judge_sums.get((c, index))
-        if s is not None and s[2]:
-            shown.append(f"{c} {s[0] / s[2]:+.0f}")
-    return "Reward " + ", ".join(shown) if shown else None
-
-
-def judgment_flags(j: Mapping[str, Any]) -> list[str]:
-    """The flags a judgment puts on its item: re-asked, failed (a call) or a parse failure."""
-    flags = ["reasked"] if j.get("reasked") else []
-    if j.get("error"):
-        flags.append("failed")
-    elif j.get("error_kind") == "parse_failure":
-        flags.append("parse failure")
-    return flags
-
-
-def by_candidate_and_item(answers: Sequence[Mapping[str, Any]], judgments: Sequence[Mapping[str, Any]],
-                          judges: Sequence[str]):
-    """(answer by (model, index), judgments by (model, index), the first judge's per-item sums):
-    what a report's items are built from."""
-    ans = {(a["model"], a["index"]): a for a in answers}
-    by_item: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for j in judgments:
-        by_item.setdefault((j["model"], j["index"]), []).append(j)
-    sums = item_sums([j for j in judgments if judges and j.get("judge") == judges[0]])
-    return ans, by_item, sums
 
 
 def build_items(items: Sequence[CreationItem], answers: Sequence[Mapping[str, Any]],

@@ -1,6 +1,6 @@
 """Creation-MMBench's requests: the describer's, the candidates' and every judge's (the same
 judge prompts for each judge of a panel, each with its own model settings), and the re-ask after
-a judge reply that does not parse.  Which models may judge is checked here too."""
+a judge reply that does not parse."""
 
 from __future__ import annotations
 
@@ -14,36 +14,9 @@ from .data import CreationItem
 from .prediction_file import NAN_TEXT, as_judged
 
 if TYPE_CHECKING:
-    from .pipeline import Prepared
+    from .prepare import Prepared
 
-__all__ = ["CHAT_PROVIDERS", "check_judges", "check_chat_models"]
-
-
-#: providers whose models can judge (chat models); a local model must have local.task = "chat"
-CHAT_PROVIDERS = ("openai", "azure", "gemini", "anthropic", "sim")
-
-
-def check_judges(spec) -> None:
-    """A judge is named, and every judge of the panel is a chat model (SpecError naming the role)."""
-    from ...errors import SpecError
-
-    role = "roles.judges" if spec.roles.judges else "roles.judge"
-    if not spec.roles.panel:
-        raise SpecError(f"{spec.source_path}: Creation-MMBench needs roles.judge (or a panel in roles.judges): "
-                        f"the model that makes the pairwise and VFS judgments")
-    check_chat_models(spec, role, spec.roles.panel)
-
-
-def check_chat_models(spec, where: str, aliases, *, verb: str = "cannot judge") -> None:
-    """Every model of ``aliases`` (the role ``where``) is a chat model: a SpecError naming the role
-    and the model (the generic benchmarks' judge and candidate checks too)."""
-    from ...errors import SpecError
-
-    for alias in aliases:
-        m = spec.models[alias]
-        if not (m.provider in CHAT_PROVIDERS or (m.provider == "local" and m.local.task == "chat")):
-            raise SpecError(f"{spec.source_path}: {where}: '{alias}' {verb} (provider {m.provider!r}"
-                            + (f", local.task {m.local.task!r}" if m.provider == "local" else "") + ")")
+__all__: list[str] = []  # the pipeline's own: _Builder, _reask_request
 
 
 def _params(spec, alias: str) -> GenParams:

@@ -1,43 +1,31 @@
 """Creation-MMBench's results from the judgment records: what summary.json, the CSVs and the printed
 tables hold.
 
-Per judge of the panel, :func:`~judgekit.metrics.pairwise.summarize`'s rows (Reward, Win Rate,
-VFS, VFS ref and counts per task, category and overall) with bootstrap intervals
-(:mod:`.bootstrap`); with two or more judges, the ensemble's rows (the majority verdict and the
-mean VFS per candidate, item and order, through the same ``summarize``) and the judges'
-agreement (:mod:`.panel`); every judge's behaviour figures; paired comparisons between
-candidates; and, with human ratings, Table 4's alignment (:mod:`.human`).  The first judge's rows
-are ``results``, as with one judge.
+The judging core's pairwise results (:mod:`judgekit.judging.results`): per judge of the panel,
+:func:`~judgekit.judging.pairwise.summarize`'s rows (Reward, Win Rate, VFS, VFS ref and counts
+per task, category and overall) with bootstrap intervals; with two or more judges, the
+ensemble's rows (the majority verdict and the mean VFS per candidate, item and order) and the
+judges' agreement; every judge's behaviour figures; paired comparisons between candidates.  What
+is Creation-MMBench's own is added here: the ensemble's description, and with human ratings
+Table 4's and Table 7's alignment (:mod:`.human`).  The first judge's rows are ``results``, as
+with one judge.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from ...metrics.agreement import ENSEMBLE_RULES, majority, mean_score
-from ...metrics.intervals import shown
-from ...metrics.pairwise import ENSEMBLE_JUDGE, ensemble_records, item_sums, summarize
-from ..uncertainty import IntervalOptions
-from .bootstrap import FIGURES, add_intervals, comparison_rows
+from ...judging.agreement import ENSEMBLE_RULES
+from ...judging.bootstrap import comparison_rows
+from ...judging.pairwise import ENSEMBLE_JUDGE
+from ...judging.panel import behaviour_rows
+from ...judging.results import (Built, _num, add_panel, display_row, intervals_summary, judge_rows, more_displays,
+                                summary_and_tables)
+from ...judging.uncertainty import IntervalOptions
 from .human import table4_rows, table7_human_rows
-from .panel import agreement_records, behaviour_rows
 
-__all__ = ["Built", "build", "ENSEMBLE_JUDGE", "ensemble_summary", "judge_rows", "summary_and_tables", "add_panel",
-           "more_displays"]
-
-
-@dataclass
-class Built:
-    """The result's parts: summary keys, CSV tables, printed tables (and, where the builder makes
-    them, the tidy export's rows: the generic rubric benchmark)."""
-
-    summary: dict[str, Any]
-    tables: dict[str, list[dict[str, Any]]]
-    display: list[dict[str, Any]]
-    more_displays: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
-    tidy: list[dict[str, Any]] = field(default_factory=list)
+__all__ = ["build", "ensemble_summary", "human_display"]
 
 
 def ensemble_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -46,71 +34,6 @@ def ensemble_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
             "description": f"per candidate, item and order: the pairwise verdict by majority "
                            f"({ENSEMBLE_RULES['majority']}); VFS and VFS ref by mean ({ENSEMBLE_RULES['mean']})",
             "results": results}
-
-
-def intervals_summary(options: IntervalOptions, *, figures: Sequence[str] = FIGURES,
-                      item: str = "a (candidate, index): its judgments in both orders resampled together"
-                      ) -> dict[str, Any]:
-    """``summary["intervals"]``: how the intervals were made (``item``: what one resampled item is)."""
-    if options.bootstrap_samples == 0:
-        return {"method": None, "samples": 0, "level": options.interval_level, "seed": options.bootstrap_seed}
-    return {"method": "percentile bootstrap over items", "samples": options.bootstrap_samples,
-            "level": options.interval_level, "seed": options.bootstrap_seed, "item": item, "figures": list(figures)}
-
-
-def judge_rows(judgments: Sequence[Mapping[str, Any]], judges: Sequence[str], options: IntervalOptions,
-               levels: Sequence[str] | None = None):
-    """(every judge's records and, with a panel, the ensemble's; the judges' own records; the
-    :func:`summarize` rows of each with their intervals; the per-item sums the intervals used):
-    the figures both Creation-MMBench and the generic pairwise benchmark report."""
-    by_judge = {j: [r for r in judgments if r.get("judge") == j] for j in judges}
-    everyone: dict[str, Sequence[Mapping[str, Any]]] = dict(by_judge)
-    if len(judges) > 1:
-        everyone[ENSEMBLE_JUDGE] = ensemble_records(judgments, pairwise_rule=majority, score_rule=mean_score)
-    rows = {j: summarize(records) if levels is None else summarize(records, levels=levels)
-            for j, records in everyone.items()}
-    sums = {j: item_sums(records) for j, records in everyone.items()} if options.bootstrap_samples else {}
-    add_intervals(rows, everyone, options, sums)
-    return everyone, by_judge, rows, sums
-
-
-def summary_and_tables(judges: Sequence[str], rows, comps, behaviour, intervals: dict[str, Any]):
-    """summary.json's keys and the CSV tables every judge's rows, the comparisons and the judges'
-    behaviour make (the first judge's rows are ``results``)."""
-    summary: dict[str, Any] = {"judges": list(judges), "results": rows[judges[0]] if judges else [],
-                               "intervals": intervals, "comparisons": comps, "judge_behaviour": behaviour}
-    tables: dict[str, list[dict[str, Any]]] = {
-        "summary": [{"judge": j, **r} for j in rows for r in rows[j]],
-        "comparisons": comps,
-        "judge_behaviour": behaviour,
-    }
-    return summary, tables
-
-
-def add_panel(summary: dict[str, Any], tables: dict[str, list[dict[str, Any]]], rows, by_judge, judges: Sequence[str],
-              candidates: Sequence[str], ensemble: dict[str, Any], *, agreement=agreement_records) -> None:
-    """A panel's per-judge rows, its ``ensemble`` summary and the judges' ``agreement`` (records
-    from the judges' records and the candidates), into ``summary`` and ``tables``."""
-    summary["per_judge"] = {j: rows[j] for j in judges}
-    summary["ensemble"] = ensemble
-    summary["agreement"] = agreement(by_judge, candidates)
-    tables["agreement"] = [{**a, "judges": ", ".join(a["judges"])} for a in summary["agreement"]]
-
-
-def more_displays(rows, summary: Mapping[str, Any], behaviour, comps, *, panel: bool,
-                  show=None, show_behaviour=None) -> list[tuple[str, list[dict[str, Any]]]]:
-    """The printed tables after the first: per judge (a panel), agreement, behaviour, comparisons;
-    rows shown by ``show`` and ``show_behaviour`` (this module's by default)."""
-    show, show_behaviour = show or display_row, show_behaviour or behaviour_display
-    more: list[tuple[str, list[dict[str, Any]]]] = []
-    if panel:
-        more.append(("Per judge, overall", [{"judge": j, **{k: v for k, v in show(r).items() if k != "category"}}
-                                            for j in rows for r in rows[j] if r["level"] == "overall"]))
-        more.append(("Judge agreement (Krippendorff's alpha)", [agreement_display(a) for a in summary["agreement"]]))
-    more.append(("Judge behaviour", [show_behaviour(b) for b in behaviour]))
-    if comps:
-        more.append(("Paired comparisons (overall, a - b)", [comparison_display(c) for c in comps]))
-    return more
 
 
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
@@ -141,67 +64,9 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
 
 
 # -- printed tables ------------------------------------------------------------------------------
-def _pct(v: float | None) -> float | None:
-    return None if v is None else round(100.0 * v, 1)
-
-
-def _fig(r: Mapping[str, Any], name: str, digits: int) -> str:
-    return shown(r.get(name), r.get(f"{name}_ci_low"), r.get(f"{name}_ci_high"), digits)
-
-
-def display_row(r: Mapping[str, Any], vfs: bool = True) -> dict[str, Any]:
-    """A row of the printed table, shaped like the paper's Tables 2 and 5; Reward, Win Rate and
-    VFS with their interval when there is one.  ``vfs`` False (the generic pairwise benchmark):
-    the pairwise figures alone."""
-    counts = "/".join(str(r[k]) for k in ("much_better", "better", "tie", "worse", "much_worse"))
-    row = {
-        "model": r["model"],
-        "category": "Overall" if r["level"] == "overall" else r["group"],
-        "Reward": _fig(r, "reward", 1),
-        "Win Rate %": _fig(r, "win_rate", 1),
-    }
-    if not vfs:
-        return {**row, "+2/+1/0/-1/-2": counts, "fail": r["fail"],
-                "parse ok %": _num(_pct(r["pairwise_parse_ok"]), 1)}
-    return {
-        **row,
-        "VFS": _fig(r, "vfs", 2),
-        "VFS ref": r["vfs_ref"],
-        "+2/+1/0/-1/-2": counts,
-        "fail": r["fail"] + r.get("vfs_fail", 0),
-        "parse ok % (pair/VFS)": f"{_pct(r['pairwise_parse_ok'])}/{_pct(r['vfs_parse_ok'])}",
-    }
-
-
-def _num(v: float | None, digits: int = 2) -> str:
-    return "-" if v is None else f"{v:.{digits}f}"
-
-
-def behaviour_display(b: Mapping[str, Any], vfs: bool = True) -> dict[str, Any]:
-    """A judge's behaviour figures as printed (``vfs`` False: without the VFS parse failures)."""
-    row = {"judge": b["judge"], "model": b["model"],
-           "swap consistency %": _num(_pct(b["swap_consistency"]), 1),
-           "first-slot %": _num(_pct(b["first_slot_preference"]), 1),
-           "ties %": _num(_pct(b["tie_rate"]), 1),
-           "length rho": _num(b["length_correlation"])}
-    if not vfs:
-        return {**row, "parse failures %": _num(_pct(b["parse_failure_rate"]), 1)}
-    return {**row, "parse failures % (pair/VFS)": f"{_num(_pct(b['parse_failure_rate']), 1)}/"
-                                                  f"{_num(_pct(b['vfs_parse_failure_rate']), 1)}"}
-
-
 def human_display(r: Mapping[str, Any]) -> dict[str, Any]:
     """A Table 7 human row as printed (the single-evaluation columns; the paper's ``/`` under dual)."""
     return {"rater": r["judge"], "model": r["model"], "MAE": _num(r["single_mae"]),
             "consistency %": _num(r["single_consistency"]), "items": r["single_items"]}
 
 
-def agreement_display(a: Mapping[str, Any]) -> dict[str, Any]:
-    return {"quantity": a["quantity"], "model": a["model"], "alpha": _num(a["krippendorff_alpha"], 3),
-            "level": a["level"], "full agreement %": _num(_pct(a["full_agreement"]), 1), "items": a["items"]}
-
-
-def comparison_display(c: Mapping[str, Any]) -> dict[str, Any]:
-    return {"judge": c["judge"], "figure": c["metric"], "a - b": f"{c['a']} - {c['b']}",
-            "difference": shown(c["difference"], c["ci_low"], c["ci_high"], 2), "items": c["items"],
-            "excludes 0": "yes" if c["excludes_zero"] else "no"}

@@ -27,10 +27,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...metrics.agreement import ENSEMBLE_RULES, agreement, majority
+from ...judging.agreement import ENSEMBLE_RULES, agreement, majority
+from ...judging.intervals import with_interval
+from ...judging.uncertainty import IntervalOptions, comparisons, interval
 from ...metrics.guessbench import ACCURACY_COLUMNS, accuracy_items, accuracy_rows
-from ...metrics.intervals import with_interval
-from ..uncertainty import IntervalOptions, comparisons, interval
 
 __all__ = ["ENSEMBLE", "RULE", "HEADLINE", "SetVerdicts", "filled", "judge_records", "ensemble_verdicts",
            "ensemble_records", "accuracy_table", "add_intervals", "candidate_comparisons", "verdict_agreement",

@@ -26,7 +26,7 @@ from .report_items import APPROACH_NAMES, make_context, set_item
 
 if TYPE_CHECKING:
     from .flow import SetOutcome
-    from .pipeline import Prepared
+    from .prepare import Prepared
 
 __all__ = ["build_report"]
 

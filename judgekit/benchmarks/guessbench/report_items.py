@@ -29,7 +29,7 @@ from .messages import TurnPrompts
 if TYPE_CHECKING:
     from .data import GuessSet
     from .flow import Reading, SetOutcome, TurnRecord
-    from .pipeline import Prepared
+    from .prepare import Prepared
 
 __all__ = ["set_item", "find_last", "hint_parts", "APPROACH_NAMES"]
 

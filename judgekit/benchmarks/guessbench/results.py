@@ -20,8 +20,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from ...judging.intervals import shown
 from ...metrics.guessbench import autobencher
-from ...metrics.intervals import shown
 from ..base import BenchmarkResult
 from .panel import ENSEMBLE, SetVerdicts, ensemble_verdicts, filled, panel_summary
 from .report import build_report
@@ -29,7 +29,7 @@ from .tidy import tidy_rows
 
 if TYPE_CHECKING:
     from .flow import SetOutcome, TurnRecord
-    from .pipeline import Prepared
+    from .prepare import Prepared
 
 __all__ = ["build_result", "extraction_rates"]
 

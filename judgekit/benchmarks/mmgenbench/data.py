@@ -47,9 +47,9 @@ from pathlib import Path
 
 from ...datapaths import PathRefused, resolve_inside, shown_path
 from ...errors import DataError
-from ...tables import read_json, read_rows
+from ...image_cells import image_mime
+from ...tables import _raise_field_limit, read_json, read_rows
 from ...types import ImagePart
-from ..creation_mmbench.data import _raise_field_limit, image_mime
 
 __all__ = ["MMGenItem", "LoadedSet", "IMAGE_SUFFIXES", "PATTERNS", "LABEL_INDEX_SUFFIX", "load_data", "load_folder",
            "load_tsv", "load_label_index", "released_label_index"]

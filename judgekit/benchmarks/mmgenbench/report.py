@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from ...blobs import BlobMissing
 from ...report.doc import Block, Chart, Headline, Item, Part, ReportDoc, Series, Table, image, text
-from .pipeline import CAPTION
+from .records import CAPTION
 
 if TYPE_CHECKING:
     from ...engine import Engine
-    from .pipeline import CaptionRecord, GenerationRecord, ItemOutcome, Prepared
+    from .records import CaptionRecord, GenerationRecord, ItemOutcome, Prepared
 
 __all__ = ["build_doc", "sim_bins", "BIN_LABELS"]
 

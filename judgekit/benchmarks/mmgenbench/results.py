@@ -21,17 +21,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...judging.intervals import shown
+from ...judging.uncertainty import IntervalOptions, comparisons, interval
 from ...local import read_vector
-from ...metrics.intervals import shown
 from ...metrics.mmgenbench import cosine, fid, sim_summary
 from ..base import BenchmarkResult
-from ..uncertainty import IntervalOptions, comparisons, interval
 from .data import PATTERNS
 from .tidy import tidy_rows
 
 if TYPE_CHECKING:
     from ...engine import Engine
-    from .pipeline import ItemOutcome, Prepared
+    from .records import ItemOutcome, Prepared
 
 __all__ = ["build_result", "sim_intervals", "sim_comparisons", "FID_NOTE"]
 

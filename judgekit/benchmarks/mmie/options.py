@@ -12,8 +12,8 @@ from typing import Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from ...config import STRICT_CONFIG
+from ...judging.uncertainty import IntervalOptions
 from ..deviations import ours
-from ..uncertainty import IntervalOptions
 
 __all__ = ["Options"]
 

@@ -9,7 +9,7 @@ scoring calls and unscored rows are not records (as in :func:`~judgekit.metrics.
   resampled, an item contributing (its score, 1), or (0, 0) without a valid score, as
   :func:`~judgekit.metrics.mmie.item_sums` says);
 * :func:`ensemble_records`: one record per answer holding the mean of the scorers' valid scores
-  (:func:`~judgekit.metrics.agreement.mean_score`), None when none is valid; its rows come from
+  (:func:`~judgekit.judging.agreement.mean_score`), None when none is valid; its rows come from
   the same ``category_table`` (``whole=False``), so SA / PBL / MSR / Avg. mean the same;
 * :func:`agreement_records`: Krippendorff's alpha (interval level) of the 0..6 scores, per system
   and pooled over the systems' answers;
@@ -27,17 +27,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...metrics.agreement import ENSEMBLE_RULES, agreement, mean_score
-from ...metrics.intervals import with_interval
+from ...judging.agreement import ENSEMBLE_RULES, agreement, mean_score
+from ...judging.intervals import with_interval
+from ...judging.uncertainty import IntervalOptions, comparisons, interval
 from ...metrics.mmie import FIGURES, alignment, category_table, item_sums
-from ..uncertainty import IntervalOptions, comparisons, interval
 
 __all__ = ["ENSEMBLE", "POOLED", "QUANTITY", "RULE", "SCALE", "agreement_records", "alignment_rows",
            "category_rows", "comparison_rows", "ensemble_records", "ensemble_summary", "intervals_summary"]
 
 #: the ensemble's name where a scorer's would stand (``judge`` column, ``scorer`` of Table 5)
 ENSEMBLE = "ensemble"
-#: the ensemble rule (:data:`~judgekit.metrics.agreement.ENSEMBLE_RULES`)
+#: the ensemble rule (:data:`~judgekit.judging.agreement.ENSEMBLE_RULES`)
 RULE = "mean"
 #: mean score (0..6) -> percent
 SCALE = 100.0 / 6.0

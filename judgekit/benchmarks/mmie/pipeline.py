@@ -47,15 +47,14 @@ from __future__ import annotations
 import asyncio
 import json
 import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
 
 from ...blobs import BlobMissing
 from ...engine import Engine
 from ...errors import DataError, SpecError
 from ...hub import is_hub
-from ...parsers.mmie import REFERENCE_MAX_IMAGES, ScoreParse, parse_score, reference_skips, split_integrated
+from ...judging.roles import is_chat_model
+from ...parsers.mmie import REFERENCE_MAX_IMAGES, parse_score, reference_skips, split_integrated
 from ...resources import Prompt, load_prompt
 from ...types import (
     ChatRequest,
@@ -69,6 +68,7 @@ from ..base import BenchmarkResult, PlannedCall
 from ..calls import Aborted, FlowCaller, each_item, generation_tokens
 from .data import MMIEItem, Segment, load_answers, load_items
 from .options import Options
+from .outcomes import GeneratedImage, Judged, Outcome, Prepared, System
 from .scoring import interleave, score_prompts, scorer_text
 
 __all__ = ["Options", "Prepared", "prepare", "plan", "run", "stages", "System"]
@@ -77,7 +77,6 @@ ANSWER, GENERATE, SCORE = "answer", "generate", "score"
 stages = [ANSWER, GENERATE, SCORE]
 ITEM_WINDOW = 128
 GENERATOR_PROVIDERS = ("openai_image", "sim_image")
-CHAT_PROVIDERS = ("openai", "azure", "gemini", "anthropic", "sim")
 
 _INTEGRATED_PROMPT = "mmie/integrated_answer.txt"
 
@@ -94,43 +93,8 @@ _STANDIN_ANSWER = (
 _STANDIN_SCORE = "### Feedback\nA stand-in feedback of typical length for the estimate.\n### Score\n4"
 
 
-@dataclass(frozen=True)
-class System:
-    """One answering system: how its answers come about."""
-
-    name: str
-    kind: Literal["integrated", "text", "native"]
-    candidate: str | None = None  # the answering model alias
-    generator: str | None = None  # integrated: the text-to-image alias
-    answers: dict[str, tuple[str | None, tuple[Segment, ...]]] | None = None  # native: id -> answer
-
-
-@dataclass
-class Prepared:
-    spec: Any
-    options: Options
-    items: list[MMIEItem]
-    skipped: list[Any]
-    systems: list[System]
-    judge: str  # the first scorer
-    human: dict[str, float] | None = None
-    human_system: str | None = None
-    #: the panel of scorers (``roles.judges``, or the one ``roles.judge``); ``judge`` is its first
-    judges: list[str] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        if not self.judges:
-            self.judges = [self.judge]
-        elif self.judges[0] != self.judge:
-            raise ValueError(f"the first of the panel ({self.judges[0]!r}) is not the judge ({self.judge!r})")
-
-
 def _is_generator(m) -> bool:
     return m.provider in GENERATOR_PROVIDERS or (m.provider == "local" and m.local.task == "text_to_image")
-
-
-def _is_chat(m) -> bool:
-    return m.provider in CHAT_PROVIDERS or (m.provider == "local" and m.local.task == "chat")
 
 
 def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
@@ -142,11 +106,11 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
                         f"checkpoint as a local chat model), or a panel of them in roles.judges")
     role = "roles.judges" if roles.judges else "roles.judge"
     for alias in panel:
-        if not _is_chat(spec.models[alias]):
+        if not is_chat_model(spec.models[alias]):
             raise SpecError(f"{where}: {role}: '{alias}' cannot score (provider "
                             f"{spec.models[alias].provider!r})")
     for alias in roles.candidates:
-        if not _is_chat(spec.models[alias]):
+        if not is_chat_model(spec.models[alias]):
             raise SpecError(f"{where}: roles.candidates: '{alias}' cannot answer questions (provider "
                             f"{spec.models[alias].provider!r})")
     for alias in roles.generators:
@@ -211,46 +175,6 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
 
 
 # -- flows ------------------------------------------------------------------------------------------
-@dataclass
-class GeneratedImage:
-    description: str
-    seed: int
-    image: dict[str, Any] | None = None
-    error: str | None = None
-
-
-@dataclass
-class Judged:
-    """One scorer's score of one answer."""
-
-    reply: str | None = None
-    parse: ScoreParse | None = None
-    error: str | None = None  # the scoring call failed
-    aborted: bool = False  # the run stopped before the call was made
-
-
-@dataclass
-class Outcome:
-    """One system's answer to one item, and each scorer's score of it."""
-
-    system: str
-    item: MMIEItem
-    raw_answer: str | None = None  # the LVLM's text (integrated / text)
-    answer: tuple[Segment, ...] | None = None  # the interleaved answer that was scored
-    images: list[GeneratedImage] = field(default_factory=list)
-    #: scorer alias -> its score, in the panel's order (empty when the answer was not scored)
-    judged: dict[str, Judged] = field(default_factory=dict)
-    images_attached: int = 0
-    images_dropped: int = 0
-    texts_dropped: int = 0
-    skipped: str | None = None  # why the reference's rules leave the row unscored
-    error: str | None = None  # making the answer failed (a scoring call's failure is its Judged's)
-    stage: str | None = None  # where it failed
-    aborted: bool = False  # the answer was not made (the run stopped)
-    #: the item's question images, read once per item and shared by every system's scoring
-    question_images: dict[str, ImagePart] = field(default_factory=dict, repr=False)
-
-
 def _parts(segments: tuple[Segment, ...] | list[Segment]) -> list[Part]:
     out: list[Part] = []
     for s in segments:

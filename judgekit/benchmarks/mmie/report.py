@@ -44,7 +44,7 @@ from .records import MMIEItem, Segment
 from .scoring import score_prompts, scorer_text
 
 if TYPE_CHECKING:
-    from .pipeline import Outcome, Prepared
+    from .outcomes import Outcome, Prepared
 
 __all__ = ["build_report", "score_highlight"]
 

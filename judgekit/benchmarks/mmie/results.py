@@ -29,8 +29,8 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...metrics.agreement import ENSEMBLE_RULES
-from ...metrics.intervals import shown
+from ...judging.agreement import ENSEMBLE_RULES
+from ...judging.intervals import shown
 from ...metrics.mmie import field_table, score_distribution
 from ...parsers.mmie import percent
 from ..base import BenchmarkResult
@@ -51,7 +51,7 @@ from .tidy import tidy_rows
 
 if TYPE_CHECKING:
     from ...engine import Engine
-    from .pipeline import Outcome, Prepared
+    from .outcomes import Outcome, Prepared
 
 __all__ = ["build_result", "EXPORT_NAME", "system_export_names"]
 

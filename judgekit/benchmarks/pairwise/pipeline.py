@@ -13,7 +13,7 @@ Per candidate and item (an item's judging starts as soon as both answers exist):
    as B, order 1 swapped and its score negated (Creation-MMBench's convention), so a record's
    ``score`` is always the candidate's (-2..+2).
 
-The records have Creation-MMBench's shape, so :func:`judgekit.metrics.pairwise.summarize`, the
+The records have Creation-MMBench's shape, so :func:`judgekit.judging.pairwise.summarize`, the
 bootstrap intervals, the panel's ensemble and agreement and the judges' behaviour apply as they
 are (:mod:`.results`).  A judge reply that does not parse is a counted failure kept with its
 text; with ``reask_on_parse_failure`` the judge is asked once more for the verdict line.
@@ -28,10 +28,10 @@ import asyncio
 from typing import Any
 
 from ...engine import NOT_RUN, CallResult, Engine
+from ...judging.candidates import judge_plan
+from ...judging.items import GenericItem
 from ...types import ChatRequest
 from ..base import BenchmarkResult, PlannedCall
-from ..generic.candidates import judge_plan
-from ..generic.items import GenericItem
 from .prepare import Options, Prepared, prepare
 from .requests import Builder, reask_request
 from .results import build, tidy_rows

@@ -1,6 +1,7 @@
 """The generic pairwise benchmark's ``[options]`` and what a run prepares before any call: the
 items, the imported answers, the baseline, the prompt templates (their placeholders checked
-against the data's columns) and the verdict parser."""
+against the data's columns, :data:`JUDGE_FIELDS` and :data:`CANDIDATE_FIELDS`), the verdict parser,
+and that the judges are chat models (:func:`check_judges`)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,27 @@ from pydantic import Field
 
 from ...config import STRICT_CONFIG
 from ...errors import DataError, SpecError
+from ...judging.candidates import CandidateOptions, answers_file, candidate_sources
+from ...judging.items import GenericItem, load_items
+from ...judging.roles import check_chat_models
+from ...judging.template import Template, checked_template
 from ...parsers.generic import ParserOptions, verdict_parser
-from ..generic.candidates import CandidateOptions, answers_file, candidate_sources
-from ..generic.items import GenericItem, load_items
-from ..generic.template import Template, checked_template
-from .requests import CANDIDATE_FIELDS, JUDGE_FIELDS, check_judges
 
-__all__ = ["Options", "Baseline", "Prepared", "prepare"]
+__all__ = ["Options", "Baseline", "Prepared", "prepare", "JUDGE_FIELDS", "CANDIDATE_FIELDS", "check_judges"]
+
+
+#: the placeholders a pairwise judge prompt may use besides the data's columns
+JUDGE_FIELDS = frozenset({"question", "answer_a", "answer_b", "reference", "criteria", "category", "id", "images"})
+#: the placeholders a candidate prompt may use besides the data's columns
+CANDIDATE_FIELDS = frozenset({"question", "images", "reference", "criteria", "category", "id"})
+
+
+def check_judges(spec) -> None:
+    """A judge is named, and every judge of the panel is a chat model (SpecError naming the role)."""
+    if not spec.roles.panel:
+        raise SpecError(f"{spec.source_path}: roles.judge: name the model that judges (or a panel in "
+                        f"roles.judges)")
+    check_chat_models(spec, "roles.judges" if spec.roles.judges else "roles.judge", spec.roles.panel)
 
 
 class Options(CandidateOptions, ParserOptions):

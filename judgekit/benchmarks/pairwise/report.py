@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...judging.items import GenericItem
+from ...judging.report import charts, headline
+from ...judging.report_items import (ORDER_LABEL, by_candidate_and_item, item_score, judgment_flags,
+                                      judgment_head)
 from ...report.doc import Block, Item, ReportDoc, Table, image, text
-from ..creation_mmbench.report import charts, headline
-from ..creation_mmbench.report_items import (ORDER_LABEL, by_candidate_and_item, item_score, judgment_flags,
-                                             judgment_head)
-from ..generic.items import GenericItem
 from .results import _ordered, behaviour_display, display_row
 
 __all__ = ["ORDER_LABEL", "build_report", "judgment_blocks"]

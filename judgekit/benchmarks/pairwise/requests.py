@@ -2,7 +2,7 @@
 every judge's verdict in each order (the same prompt for every judge of a panel, each with its
 own model settings), and the re-ask after a judge reply that does not parse.
 
-The judge prompt is the user's template (:mod:`judgekit.benchmarks.generic.template`): order 0
+The judge prompt is the user's template (:mod:`judgekit.judging.template`): order 0
 puts the baseline's answer in ``{answer_a}`` and the candidate's in ``{answer_b}``; order 1 swaps
 them, each answer defused first (:mod:`judgekit.parsers.generic_defuse`,
 ``defuse_answers``).  The template's hash (and
@@ -12,31 +12,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...errors import SpecError
+from ...judging.items import GenericItem
 from ...parsers.generic_defuse import defuse_answer
 from ...resources import load_prompt
 from ...types import ChatRequest, GenParams, Message, TextPart
-from ..creation_mmbench.requests import CHAT_PROVIDERS, check_chat_models
-from ..generic.items import GenericItem
 
 if TYPE_CHECKING:
-    from .pipeline import Prepared
+    from .prepare import Prepared
 
-__all__ = ["CHAT_PROVIDERS", "JUDGE_FIELDS", "CANDIDATE_FIELDS", "Builder", "check_judges", "reask_request"]
-
-
-#: the placeholders a pairwise judge prompt may use besides the data's columns
-JUDGE_FIELDS = frozenset({"question", "answer_a", "answer_b", "reference", "criteria", "category", "id", "images"})
-#: the placeholders a candidate prompt may use besides the data's columns
-CANDIDATE_FIELDS = frozenset({"question", "images", "reference", "criteria", "category", "id"})
-
-
-def check_judges(spec) -> None:
-    """A judge is named, and every judge of the panel is a chat model (SpecError naming the role)."""
-    if not spec.roles.panel:
-        raise SpecError(f"{spec.source_path}: roles.judge: name the model that judges (or a panel in "
-                        f"roles.judges)")
-    check_chat_models(spec, "roles.judges" if spec.roles.judges else "roles.judge", spec.roles.panel)
+__all__ = ["Builder", "item_values", "reask_request"]
 
 
 def _params(spec, alias: str) -> GenParams:

@@ -2,10 +2,10 @@
 the printed tables and the tidy export.
 
 The records have Creation-MMBench's shape (``task`` = ``category``), so the figures come from the
-same functions: :func:`~judgekit.metrics.pairwise.summarize` per category and overall (Reward,
+same functions: :func:`~judgekit.judging.pairwise.summarize` per category and overall (Reward,
 Win Rate, verdict counts, parse-ok rate), Creation-MMBench's bootstrap intervals and paired
-comparisons (:mod:`..creation_mmbench.bootstrap`), a panel's ensemble (majority verdict) and
-agreement (Krippendorff's alpha), and every judge's behaviour (:mod:`..creation_mmbench.panel`).
+comparisons (:mod:`judgekit.judging.bootstrap`), a panel's ensemble (majority verdict) and
+agreement (Krippendorff's alpha), and every judge's behaviour (:mod:`judgekit.judging.panel`).
 What differs is only what is shown: there is no VFS, so the tables leave it out.
 """
 
@@ -14,14 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...metrics.agreement import ENSEMBLE_RULES
-from ...metrics.pairwise import ENSEMBLE_JUDGE
-from ..creation_mmbench.bootstrap import comparison_rows
-from ..creation_mmbench.panel import behaviour_rows
-from ..creation_mmbench import results as creation_results
-from ..creation_mmbench.results import (Built, add_panel, intervals_summary, judge_rows, more_displays,
-                                        summary_and_tables)
-from ..uncertainty import IntervalOptions
+from ...judging import results as shared
+from ...judging.agreement import ENSEMBLE_RULES
+from ...judging.bootstrap import comparison_rows
+from ...judging.pairwise import ENSEMBLE_JUDGE
+from ...judging.panel import behaviour_rows
+from ...judging.results import (Built, add_panel, intervals_summary, judge_rows, more_displays, summary_and_tables)
+from ...judging.uncertainty import IntervalOptions
 
 __all__ = ["LEVELS", "Built", "build", "display_row", "behaviour_display", "tidy_rows"]
 
@@ -72,11 +71,11 @@ def _ordered(rows: Sequence[Mapping[str, Any]], candidates: Sequence[str]) -> li
 def display_row(r: Mapping[str, Any]) -> dict[str, Any]:
     """A row of the printed table: Reward and Win Rate with their interval, the verdict counts
     (both orders pooled), the failures and the parse-ok rate (Creation-MMBench's, without VFS)."""
-    return creation_results.display_row(r, vfs=False)
+    return shared.display_row(r, vfs=False)
 
 
 def behaviour_display(b: Mapping[str, Any]) -> dict[str, Any]:
-    return creation_results.behaviour_display(b, vfs=False)
+    return shared.behaviour_display(b, vfs=False)
 
 
 # -- the tidy export -----------------------------------------------------------------------------

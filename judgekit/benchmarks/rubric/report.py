@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...judging.report import interval_note
 from ...report.doc import Block, Chart, Headline, Item, ReportDoc, Series, Table, image, text
-from ..creation_mmbench.report import interval_note
 from .results import ALL, ENSEMBLE_JUDGE, display_row
 
 __all__ = ["build_report", "headline", "charts", "tables", "build_items"]

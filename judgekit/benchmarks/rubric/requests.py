@@ -12,36 +12,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...errors import SpecError
+from ...judging.items import GenericItem
+from ...judging.template import Template
 from ...parsers.generic_defuse import defuse_answer
 from ...resources import load_prompt
 from ...types import ChatRequest, GenParams, Message, TextPart
-from ..creation_mmbench.requests import check_chat_models
-from ..generic.items import GenericItem
-from ..generic.template import Template
 
 if TYPE_CHECKING:
-    from .pipeline import Prepared
+    from .prepare import Prepared
 
-__all__ = ["JUDGE_FIELDS", "CANDIDATE_FIELDS", "Builder", "check_models", "reask_request"]
+__all__ = ["Builder", "reask_request"]
 
-#: placeholders a rubric judge prompt may use besides the data's columns
-JUDGE_FIELDS = ("question", "answer", "reference", "criteria", "rubric", "category", "id", "images")
-#: placeholders a candidate prompt may use besides the data's columns
-CANDIDATE_FIELDS = ("question", "images")
 #: the re-ask after a judge reply whose score does not parse
 REASK_PROMPT = "rubric/reask_score.txt"
-
-
-# -- spec checks -----------------------------------------------------------------------------------
-def check_models(spec, live: list[str]) -> None:
-    """A judge is named and every judge and live candidate is a chat model (SpecError naming the role)."""
-    if not spec.roles.panel:
-        raise SpecError(f"{spec.source_path}: the rubric benchmark needs roles.judge (or a panel in roles.judges): "
-                        "the model that grades the answers")
-    check_chat_models(spec, "roles.judges" if spec.roles.judges else "roles.judge", spec.roles.panel,
-                      verb="is not a chat model")
-    check_chat_models(spec, "roles.candidates", live, verb="is not a chat model")
 
 
 # -- request builders ------------------------------------------------------------------------------

@@ -3,7 +3,7 @@ printed tables and the tidy export hold.
 
 Per judge of the panel, and for a panel its ensemble (per candidate and item, the mean of the
 judges' valid scores): per candidate, overall and per category, the mean score with its bootstrap
-interval (:func:`judgekit.benchmarks.uncertainty.interval` over per-item sums ``(score, 1)``; an
+interval (:func:`judgekit.judging.uncertainty.interval` over per-item sums ``(score, 1)``; an
 item whose judgment failed is drawn as ``(0, 0)``), the same as a share of the scale
 (``(mean - low) / (high - low) x 100``), and the counts of valid and failed judgments.  Every
 judge and the ensemble draw the same resampled items for a row (one bootstrap stream per
@@ -18,15 +18,15 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...metrics.agreement import ENSEMBLE_RULES, agreement, mean_score
-from ...metrics.intervals import shown
+from ...judging.agreement import ENSEMBLE_RULES, agreement, mean_score
+from ...judging.intervals import shown
+from ...judging.pairwise import ENSEMBLE_JUDGE
+from ...judging.results import Built, add_panel, intervals_summary
+from ...judging.uncertainty import IntervalOptions, comparisons, interval
 from ...report.tidy import tidy_row
-from ..creation_mmbench.results import Built, add_panel, intervals_summary
-from ..uncertainty import IntervalOptions, comparisons, interval
 
 __all__ = ["Built", "build", "judgment_record", "ENSEMBLE_JUDGE", "ALL", "display_row", "distribution"]
 
-ENSEMBLE_JUDGE = "ensemble"
 #: the category of an item without one, and the ``model`` of a figure pooled over candidates
 ALL = "all"
 

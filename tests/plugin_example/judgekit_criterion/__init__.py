@@ -15,7 +15,7 @@ from typing import Any
 
 from judgekit import ChatRequest, DataError, Message, SpecError
 from judgekit.benchmarks.base import BenchmarkResult, PlannedCall
-from judgekit.benchmarks.uncertainty import IntervalOptions, interval
+from judgekit.judging.uncertainty import IntervalOptions, interval
 from judgekit.report.doc import Block, Headline, Item, ReportDoc, text
 
 stages = ["candidate", "judge"]

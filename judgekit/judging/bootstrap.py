@@ -1,8 +1,9 @@
-"""Creation-MMBench's bootstrap intervals: Reward, Win Rate, VFS and VFS ref of every results row.
+"""Bootstrap intervals of a pairwise benchmark: Reward, Win Rate, VFS and VFS ref of every results
+row (Creation-MMBench's, and the generic pairwise benchmark's Reward and Win Rate).
 
 An item is a (candidate, index): its judgments in both orders are resampled together.  Each
-figure is a ratio of per-item sums (:func:`judgekit.metrics.pairwise.item_sums`), so its interval
-is :func:`judgekit.metrics.intervals.ratio_interval`'s percentile interval.
+figure is a ratio of per-item sums (:func:`judgekit.judging.pairwise.item_sums`), so its interval
+is :func:`judgekit.judging.intervals.ratio_interval`'s percentile interval.
 
 One draw serves a whole row group: the rows of the same (candidate, level, group) of every judge
 and of the ensemble, and their four figures, use one stream, keyed ``"{candidate}:{level}:
@@ -20,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ...metrics.intervals import Interval, _draws, _percentiles, _rng, with_interval
-from ...metrics.pairwise import FIGURE_SUMS, SUM_COLUMNS, item_sums
-from ..uncertainty import IntervalOptions, comparisons
+from .intervals import Interval, _draws, _percentiles, _rng, with_interval
+from .pairwise import FIGURE_SUMS, SUM_COLUMNS, item_sums
+from .uncertainty import IntervalOptions, comparisons
 
 __all__ = ["FIGURES", "add_intervals", "comparison_rows", "row_key"]
 
@@ -92,9 +93,9 @@ def add_intervals(rows_by_judge: Mapping[str, list[dict[str, Any]]],
                   options: IntervalOptions, sums: Mapping[str, Mapping[tuple[str, str], list[float]]] | None = None
                   ) -> None:
     """Add ``<figure>_ci_low`` / ``<figure>_ci_high`` for every figure of :data:`FIGURES` to every
-    row of every judge's :func:`~judgekit.metrics.pairwise.summarize` rows (in place); nothing
+    row of every judge's :func:`~judgekit.judging.pairwise.summarize` rows (in place); nothing
     when intervals are off.  A row's items are its candidate's items in its task, its category
-    or all of them.  ``sums``: each judge's :func:`~judgekit.metrics.pairwise.item_sums`, when
+    or all of them.  ``sums``: each judge's :func:`~judgekit.judging.pairwise.item_sums`, when
     the caller has them."""
     if options.bootstrap_samples == 0:
         return

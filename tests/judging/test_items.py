@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from judgekit.benchmarks.generic.items import (
+from judgekit.judging.items import (
     Columns,
     cell_text,
     load_answers,
@@ -324,7 +324,7 @@ forms = st.sampled_from(["path", "base64", "base64_wrapped", "data_url", "bytes"
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cell=st.lists(st.tuples(forms, st.sampled_from(sorted(PICTURES))), max_size=4), as_text=st.booleans())
 def test_any_mix_of_image_forms_reads_back_the_same_pictures_in_order(tmp_path, cell, as_text):
-    from judgekit.benchmarks.generic.images import ImageReader
+    from judgekit.judging.item_images import ImageReader
 
     (tmp_path / "pics").mkdir(exist_ok=True)
     for name, data in PICTURES.items():
@@ -341,7 +341,7 @@ def test_any_mix_of_image_forms_reads_back_the_same_pictures_in_order(tmp_path, 
 
 
 def test_hub_rows_have_no_folder_for_paths():
-    from judgekit.benchmarks.generic.images import ImageReader
+    from judgekit.judging.item_images import ImageReader
 
     reader = ImageReader("hf:org/name", None)
     assert reader.cell({"bytes": png(), "path": "x.png"}, row=3, column="image")[0].data == png()

@@ -1,4 +1,4 @@
-"""Judge-human alignment of Creation-MMBench (paper Table 4 and supplementary F.2 / Table 7).
+"""Judge-human alignment (Creation-MMBench's paper, Table 4 and supplementary F.2 / Table 7).
 
 J is a judge's pairwise result for an item (a judging model's score, or one human's rating),
 P the reference value for the same item: the mean of the human ratings (for human-human

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
 
-from judgekit.benchmarks.generic.template import Template, load_template
+from judgekit.judging.template import Template, load_template
 from judgekit.config import load_spec
 from judgekit.errors import SpecError
 from judgekit.resources import prompts_dir, samples_dir

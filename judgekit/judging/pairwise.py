@@ -1,4 +1,5 @@
-"""Pairwise-preference and visual-factuality metrics of Creation-MMBench.
+"""Pairwise-preference and visual-factuality metrics: Creation-MMBench's, and the generic pairwise
+benchmark's (which has no VFS).
 
 Pure functions over plain values, usable from a notebook.  A *score* is one pairwise judgment
 from the candidate's point of view: +2 much better, +1 better, 0 tie, -1 worse, -2 much worse,
@@ -251,7 +252,7 @@ def ensemble_records(records: Iterable[Mapping[str, Any]], *, pairwise_rule: Cal
     :data:`ENSEMBLE_JUDGE`:
 
     * pairwise: ``score`` = ``pairwise_rule`` of the judges' valid scores (e.g.
-      :func:`judgekit.metrics.agreement.majority`); None when no judge's score is valid;
+      :func:`judgekit.judging.agreement.majority`); None when no judge's score is valid;
     * vfs: ``vfs`` and ``vfs_ref`` = ``score_rule`` (e.g. the mean) over the judges whose VFS is
       valid; with none valid, :data:`NO_VFS` when every judge's judgment was left out (an empty
       reply), else None (a failure).

@@ -12,13 +12,13 @@ from typing import Any
 
 from pydantic import Field
 
-from ...config import STRICT_CONFIG
-from ...errors import DataError, SpecError
-from ...types import ChatRequest
-from ..base import PlannedCall
-from ..calls import planned_reask
-from ..uncertainty import IntervalOptions
+from ..benchmarks.base import PlannedCall
+from ..benchmarks.calls import planned_reask
+from ..config import STRICT_CONFIG
+from ..errors import DataError, SpecError
+from ..types import ChatRequest
 from .items import Columns, GenericItem, load_answers
+from .uncertainty import IntervalOptions
 
 __all__ = ["CandidateOptions", "Sources", "candidate_sources", "answers_file", "judge_plan"]
 

@@ -6,7 +6,7 @@ import pytest
 
 from judgekit.benchmarks.creation_mmbench.data import read_human_rating_table, read_human_ratings
 from judgekit.errors import DataError
-from judgekit.metrics.alignment import consistency, mae
+from judgekit.judging.alignment import consistency, mae
 
 
 def test_known_vectors():

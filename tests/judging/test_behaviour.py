@@ -1,4 +1,4 @@
-"""How a pairwise judge behaves (judgekit.metrics.behaviour): swap consistency, first-slot
+"""How a pairwise judge behaves (judgekit.judging.behaviour): swap consistency, first-slot
 preference, ties, length correlation and parse failures on hand-made judgments, a judge that
 always prefers slot A, a position-blind judge, and properties over any judgments."""
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judgekit.metrics.behaviour import pairwise_behaviour
+from judgekit.judging.behaviour import pairwise_behaviour
 
 PROPS = settings(max_examples=50, deadline=None, derandomize=True, database=None)
 

@@ -20,7 +20,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from judgekit.benchmarks.creation_mmbench.images import (
+from judgekit.image_cells import (
     image_mime,
     jpeg_size,
     strict_b64decode,

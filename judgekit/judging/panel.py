@@ -1,9 +1,10 @@
-"""Creation-MMBench judges judged: their agreement and their behaviour, from the judgment records.
+"""Pairwise judges judged (Creation-MMBench's and the generic pairwise benchmark's): their agreement
+and their behaviour, from the judgment records.
 
 * Agreement (a panel): Krippendorff's alpha between the judges on the pairwise verdict (ordinal,
   the candidate's -2..+2 score) and on the candidate's VFS (interval, 0-10), rated per
   (candidate, item, order), for each candidate and pooled over candidates.
-* Behaviour (every judge, and a panel's ensemble): :func:`judgekit.metrics.behaviour.
+* Behaviour (every judge, and a panel's ensemble): :func:`judgekit.judging.behaviour.
   pairwise_behaviour` on each candidate's pairwise judgments and pooled over candidates (swap
   consistency, first-slot preference, ties, Spearman's rho of the verdict with the answers'
   length difference as the judge saw them), with the judge's parse-failure rate on the VFS
@@ -16,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...metrics.agreement import agreement
-from ...metrics.behaviour import pairwise_behaviour
-from ...metrics.pairwise import NO_VFS
+from .agreement import agreement
+from .behaviour import pairwise_behaviour
+from .pairwise import NO_VFS
 
 __all__ = ["ALL", "QUANTITIES", "agreement_records", "behaviour_row", "behaviour_rows"]
 

@@ -1,4 +1,4 @@
-"""A judge panel's ensemble rules and agreement (judgekit.metrics.agreement): Krippendorff's alpha
+"""A judge panel's ensemble rules and agreement (judgekit.judging.agreement): Krippendorff's alpha
 on Krippendorff's own worked example and against a plain-Python coincidence-matrix computation,
 when it is undefined, the majority's tie rule, mean_score and full_agreement."""
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judgekit.metrics.agreement import (
+from judgekit.judging.agreement import (
     ENSEMBLE_RULES,
     agreement,
     full_agreement,

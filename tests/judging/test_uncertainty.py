@@ -1,5 +1,5 @@
 """The interval options every benchmark shares and the figures built from them
-(judgekit.benchmarks.uncertainty): interval() and comparisons() against the metric functions on
+(judgekit.judging.uncertainty): interval() and comparisons() against the metric functions on
 the same items and keys, intervals off, and the options' bounds."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from judgekit.benchmarks.uncertainty import IntervalOptions, comparisons, interval
-from judgekit.metrics.intervals import paired_difference, ratio_interval
+from judgekit.judging.uncertainty import IntervalOptions, comparisons, interval
+from judgekit.judging.intervals import paired_difference, ratio_interval
 
 # item -> (sum of valid verdicts, count of valid verdicts) of three candidates
 SUMS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from judgekit.metrics.pairwise import (
+from judgekit.judging.pairwise import (
     NO_VFS,
     pairwise_counts,
     pairwise_reward,
@@ -128,8 +128,8 @@ def test_summarize_kind_records():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from judgekit.metrics.agreement import majority, mean_score  # noqa: E402
-from judgekit.metrics.pairwise import ENSEMBLE_JUDGE, FIGURE_SUMS, SUM_COLUMNS, ensemble_records, item_sums  # noqa: E402
+from judgekit.judging.agreement import majority, mean_score  # noqa: E402
+from judgekit.judging.pairwise import ENSEMBLE_JUDGE, FIGURE_SUMS, SUM_COLUMNS, ensemble_records, item_sums  # noqa: E402
 
 _SCORE = st.sampled_from([2, 1, 0, -1, -2, None])
 _VFS = st.one_of(st.none(), st.just(NO_VFS), st.integers(0, 20).map(lambda v: v / 2))

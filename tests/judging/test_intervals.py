@@ -1,4 +1,4 @@
-"""Bootstrap intervals of ratio-of-sums figures (judgekit.metrics.intervals): against a plain-Python
+"""Bootstrap intervals of ratio-of-sums figures (judgekit.judging.intervals): against a plain-Python
 reference over the same seeded draws, against closed forms (a binomial proportion, a normal mean),
 reproducibility, and the edge cases (zero denominators, empty and invalid input, blocks)."""
 
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judgekit.metrics import intervals
-from judgekit.metrics.intervals import Interval, paired_difference, ratio_interval, shown, with_interval
+from judgekit.judging import intervals
+from judgekit.judging.intervals import Interval, paired_difference, ratio_interval, shown, with_interval
 
 PROPS = settings(max_examples=60, deadline=None, derandomize=True, database=None)
 

@@ -27,7 +27,7 @@ from judgekit.errors import DataError
 from judgekit.tables import loads_json, open_rows, read_text
 from judgekit.types import ImagePart
 
-from .images import ImageReader, is_empty
+from .item_images import ImageReader, is_empty
 
 __all__ = [
     "SUFFIXES",

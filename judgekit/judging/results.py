@@ -1,0 +1,165 @@
+"""The results every pairwise judge-heavy benchmark builds from its judgment records: summary.json's
+keys, the CSV tables and the printed tables.
+
+Per judge of the panel, :func:`~judgekit.judging.pairwise.summarize`'s rows (Reward, Win Rate,
+VFS, VFS ref and counts per level) with bootstrap intervals (:mod:`.bootstrap`); with two or
+more judges, the ensemble's rows (the majority verdict and the mean score per candidate, item and
+order, through the same ``summarize``) and the judges' agreement (:mod:`.panel`); every judge's
+behaviour; the paired comparisons between candidates.  Creation-MMBench and the generic pairwise
+benchmark assemble their results from these pieces (and the rubric benchmark takes
+:class:`Built`, :func:`intervals_summary` and :func:`add_panel`); what differs between them is
+what they show (the generic pairwise benchmark has no VFS).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .agreement import majority, mean_score
+from .bootstrap import FIGURES, add_intervals
+from .intervals import shown
+from .pairwise import ENSEMBLE_JUDGE, ensemble_records, item_sums, summarize
+from .panel import agreement_records
+from .uncertainty import IntervalOptions
+
+__all__ = ["Built", "intervals_summary", "judge_rows", "summary_and_tables", "add_panel", "more_displays",
+           "display_row", "behaviour_display", "agreement_display", "comparison_display"]
+
+
+@dataclass
+class Built:
+    """The result's parts: summary keys, CSV tables, printed tables (and, where the builder makes
+    them, the tidy export's rows: the generic rubric benchmark)."""
+
+    summary: dict[str, Any]
+    tables: dict[str, list[dict[str, Any]]]
+    display: list[dict[str, Any]]
+    more_displays: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+    tidy: list[dict[str, Any]] = field(default_factory=list)
+
+
+def intervals_summary(options: IntervalOptions, *, figures: Sequence[str] = FIGURES,
+                      item: str = "a (candidate, index): its judgments in both orders resampled together"
+                      ) -> dict[str, Any]:
+    """``summary["intervals"]``: how the intervals were made (``item``: what one resampled item is)."""
+    if options.bootstrap_samples == 0:
+        return {"method": None, "samples": 0, "level": options.interval_level, "seed": options.bootstrap_seed}
+    return {"method": "percentile bootstrap over items", "samples": options.bootstrap_samples,
+            "level": options.interval_level, "seed": options.bootstrap_seed, "item": item, "figures": list(figures)}
+
+
+def judge_rows(judgments: Sequence[Mapping[str, Any]], judges: Sequence[str], options: IntervalOptions,
+               levels: Sequence[str] | None = None):
+    """(every judge's records and, with a panel, the ensemble's; the judges' own records; the
+    :func:`summarize` rows of each with their intervals; the per-item sums the intervals used):
+    the figures both Creation-MMBench and the generic pairwise benchmark report."""
+    by_judge = {j: [r for r in judgments if r.get("judge") == j] for j in judges}
+    everyone: dict[str, Sequence[Mapping[str, Any]]] = dict(by_judge)
+    if len(judges) > 1:
+        everyone[ENSEMBLE_JUDGE] = ensemble_records(judgments, pairwise_rule=majority, score_rule=mean_score)
+    rows = {j: summarize(records) if levels is None else summarize(records, levels=levels)
+            for j, records in everyone.items()}
+    sums = {j: item_sums(records) for j, records in everyone.items()} if options.bootstrap_samples else {}
+    add_intervals(rows, everyone, options, sums)
+    return everyone, by_judge, rows, sums
+
+
+def summary_and_tables(judges: Sequence[str], rows, comps, behaviour, intervals: dict[str, Any]):
+    """summary.json's keys and the CSV tables every judge's rows, the comparisons and the judges'
+    behaviour make (the first judge's rows are ``results``)."""
+    summary: dict[str, Any] = {"judges": list(judges), "results": rows[judges[0]] if judges else [],
+                               "intervals": intervals, "comparisons": comps, "judge_behaviour": behaviour}
+    tables: dict[str, list[dict[str, Any]]] = {
+        "summary": [{"judge": j, **r} for j in rows for r in rows[j]],
+        "comparisons": comps,
+        "judge_behaviour": behaviour,
+    }
+    return summary, tables
+
+
+def add_panel(summary: dict[str, Any], tables: dict[str, list[dict[str, Any]]], rows, by_judge, judges: Sequence[str],
+              candidates: Sequence[str], ensemble: dict[str, Any], *, agreement=agreement_records) -> None:
+    """A panel's per-judge rows, its ``ensemble`` summary and the judges' ``agreement`` (records
+    from the judges' records and the candidates), into ``summary`` and ``tables``."""
+    summary["per_judge"] = {j: rows[j] for j in judges}
+    summary["ensemble"] = ensemble
+    summary["agreement"] = agreement(by_judge, candidates)
+    tables["agreement"] = [{**a, "judges": ", ".join(a["judges"])} for a in summary["agreement"]]
+
+
+def more_displays(rows, summary: Mapping[str, Any], behaviour, comps, *, panel: bool,
+                  show=None, show_behaviour=None) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The printed tables after the first: per judge (a panel), agreement, behaviour, comparisons;
+    rows shown by ``show`` and ``show_behaviour`` (this module's by default)."""
+    show, show_behaviour = show or display_row, show_behaviour or behaviour_display
+    more: list[tuple[str, list[dict[str, Any]]]] = []
+    if panel:
+        more.append(("Per judge, overall", [{"judge": j, **{k: v for k, v in show(r).items() if k != "category"}}
+                                            for j in rows for r in rows[j] if r["level"] == "overall"]))
+        more.append(("Judge agreement (Krippendorff's alpha)", [agreement_display(a) for a in summary["agreement"]]))
+    more.append(("Judge behaviour", [show_behaviour(b) for b in behaviour]))
+    if comps:
+        more.append(("Paired comparisons (overall, a - b)", [comparison_display(c) for c in comps]))
+    return more
+
+
+def _pct(v: float | None) -> float | None:
+    return None if v is None else round(100.0 * v, 1)
+
+
+def _fig(r: Mapping[str, Any], name: str, digits: int) -> str:
+    return shown(r.get(name), r.get(f"{name}_ci_low"), r.get(f"{name}_ci_high"), digits)
+
+
+def display_row(r: Mapping[str, Any], vfs: bool = True) -> dict[str, Any]:
+    """A row of the printed table, shaped like the paper's Tables 2 and 5; Reward, Win Rate and
+    VFS with their interval when there is one.  ``vfs`` False (the generic pairwise benchmark):
+    the pairwise figures alone."""
+    counts = "/".join(str(r[k]) for k in ("much_better", "better", "tie", "worse", "much_worse"))
+    row = {
+        "model": r["model"],
+        "category": "Overall" if r["level"] == "overall" else r["group"],
+        "Reward": _fig(r, "reward", 1),
+        "Win Rate %": _fig(r, "win_rate", 1),
+    }
+    if not vfs:
+        return {**row, "+2/+1/0/-1/-2": counts, "fail": r["fail"],
+                "parse ok %": _num(_pct(r["pairwise_parse_ok"]), 1)}
+    return {
+        **row,
+        "VFS": _fig(r, "vfs", 2),
+        "VFS ref": r["vfs_ref"],
+        "+2/+1/0/-1/-2": counts,
+        "fail": r["fail"] + r.get("vfs_fail", 0),
+        "parse ok % (pair/VFS)": f"{_pct(r['pairwise_parse_ok'])}/{_pct(r['vfs_parse_ok'])}",
+    }
+
+
+def _num(v: float | None, digits: int = 2) -> str:
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def behaviour_display(b: Mapping[str, Any], vfs: bool = True) -> dict[str, Any]:
+    """A judge's behaviour figures as printed (``vfs`` False: without the VFS parse failures)."""
+    row = {"judge": b["judge"], "model": b["model"],
+           "swap consistency %": _num(_pct(b["swap_consistency"]), 1),
+           "first-slot %": _num(_pct(b["first_slot_preference"]), 1),
+           "ties %": _num(_pct(b["tie_rate"]), 1),
+           "length rho": _num(b["length_correlation"])}
+    if not vfs:
+        return {**row, "parse failures %": _num(_pct(b["parse_failure_rate"]), 1)}
+    return {**row, "parse failures % (pair/VFS)": f"{_num(_pct(b['parse_failure_rate']), 1)}/"
+                                                  f"{_num(_pct(b['vfs_parse_failure_rate']), 1)}"}
+
+
+def agreement_display(a: Mapping[str, Any]) -> dict[str, Any]:
+    return {"quantity": a["quantity"], "model": a["model"], "alpha": _num(a["krippendorff_alpha"], 3),
+            "level": a["level"], "full agreement %": _num(_pct(a["full_agreement"]), 1), "items": a["items"]}
+
+
+def comparison_display(c: Mapping[str, Any]) -> dict[str, Any]:
+    return {"judge": c["judge"], "figure": c["metric"], "a - b": f"{c['a']} - {c['b']}",
+            "difference": shown(c["difference"], c["ci_low"], c["ci_high"], 2), "items": c["items"],
+            "excludes 0": "yes" if c["excludes_zero"] else "no"}

@@ -1,0 +1,75 @@
+"""The interval options every benchmark shares, and the figures built from them.
+
+A benchmark's ``Options`` inherits :class:`IntervalOptions`; its pipeline keeps, per figure, a
+numerator and a denominator for each item (see :mod:`judgekit.judging.intervals`) and calls
+:func:`interval` for the figure's interval and :func:`comparisons` for the paired differences
+between candidates.  Intervals are an addition, not a departure from the authors' code: the
+point estimates are unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from itertools import combinations
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..config import STRICT_CONFIG
+from .intervals import DEFAULT_LEVEL, DEFAULT_SAMPLES, Interval, paired_difference, ratio_interval
+
+__all__ = ["IntervalOptions", "ItemSums", "interval", "comparisons"]
+
+#: item -> (numerator, denominator) of one figure for one candidate
+ItemSums = Mapping[Hashable, tuple[float, float]]
+
+
+class IntervalOptions(BaseModel):
+    """``[options]`` for the bootstrap intervals (every benchmark)."""
+
+    model_config = STRICT_CONFIG
+
+    bootstrap_samples: int = Field(DEFAULT_SAMPLES, ge=0, le=100_000,
+                                   description="bootstrap resamples of the items for each 95% interval "
+                                               "(0: no intervals)")
+    bootstrap_seed: int = Field(0, ge=0, description="the bootstrap's seed: the same seed, the same intervals")
+    interval_level: float = Field(DEFAULT_LEVEL, gt=0.5, lt=1.0, description="the intervals' coverage")
+
+
+def _in_order(items: Iterable[Hashable]) -> list[Hashable]:
+    """Items in a fixed order (by ``repr``), so an interval does not depend on the order in which a
+    pipeline happened to collect its items: the i-th drawn index always names the same item."""
+    return sorted(items, key=repr)
+
+
+def interval(sums: ItemSums, options: IntervalOptions, key: str, scale: float = 1.0) -> Interval | None:
+    """The figure sum(num) / sum(den) x ``scale`` over ``sums``' items with its interval; None when
+    intervals are off (``bootstrap_samples = 0``).  The items are resampled in ``repr`` order of
+    their keys, so the same items give the same interval whatever order ``sums`` lists them in."""
+    if options.bootstrap_samples == 0:
+        return None
+    items = [sums[i] for i in _in_order(sums)]
+    return ratio_interval([n for n, _ in items], [d for _, d in items], samples=options.bootstrap_samples,
+                          level=options.interval_level, seed=options.bootstrap_seed, key=key, scale=scale)
+
+
+def comparisons(per_candidate: Mapping[str, ItemSums], options: IntervalOptions, metric: str,
+                scale: float = 1.0, key: str = "", candidates: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Every pair of candidates (in ``candidates`` order) on the items both have: the difference
+    ``a - b`` of ``metric`` and its paired bootstrap interval (items in ``repr`` order, as
+    :func:`interval`)."""
+    if options.bootstrap_samples == 0:
+        return []
+    names = list(candidates) if candidates is not None else list(per_candidate)
+    rows = []
+    for a, b in combinations([n for n in names if n in per_candidate], 2):
+        sa, sb = per_candidate[a], per_candidate[b]
+        common = _in_order(i for i in sa if i in sb)
+        iv = paired_difference([sa[i][0] for i in common], [sa[i][1] for i in common],
+                               [sb[i][0] for i in common], [sb[i][1] for i in common],
+                               samples=options.bootstrap_samples, level=options.interval_level,
+                               seed=options.bootstrap_seed, key=f"{key}{metric}:{a}-{b}", scale=scale)
+        rows.append({"metric": metric, "a": a, "b": b, "items": iv.items, "difference": iv.estimate,
+                     "ci_low": iv.low, "ci_high": iv.high, "level": iv.level,
+                     "excludes_zero": (iv.low is not None and iv.high is not None and (iv.low > 0 or iv.high < 0))})
+    return rows
