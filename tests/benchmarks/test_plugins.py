@@ -86,6 +86,10 @@ def test_installed_plugin_runs_by_entry_point(site, tmp_path):
         expected = 100 * read.count("PASS") / len(read) if read else None
         assert summary["pass_rate"][alias] == pytest.approx(expected)
         assert [t["verdict"] for t in tidy if t["candidate"] == alias] == verdicts
+    # the plugin's own simulated judge answered (judgekit_criterion/sim.py): a verdict on every line's end
+    lines = [t["judge_text"].splitlines() for t in tidy]
+    assert all(len(ls) == 2 and ls[0].startswith("The answer ") and ls[1] in ("PASS", "FAIL") for ls in lines)
+    assert {ls[1] for ls in lines} == {"PASS", "FAIL"}
     # the report and the cache's result tables (named from the benchmark)
     assert json.loads((out / "report.json").read_text())["headline"][0]["figure"] == "pass rate"
     con = duckdb.connect(str(cache), read_only=True)
