@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from .benchmarks.base import BENCHMARKS, BenchmarkResult, load_benchmark
 from .benchmarks.deviations import deviations
-from .benchmarks.plugins import table_prefix
+from .benchmarks.plugins import simulated, table_prefix
 from .blobs import BlobStore
 from .cache.describe import cache_line
 from .cache.store import CacheStore
@@ -155,6 +155,8 @@ def _simulate_plugin(spec: RunSpec, bench) -> None:
     behaviours are always on; a simulator given by ``url`` is left as it is."""
     if spec.benchmark in BENCHMARKS or getattr(bench, "simulated", None) is None:
         return
+    if any(m.provider == "sim" and "url" not in m.sim for m in spec.models.values()):
+        simulated(spec.benchmark, spec.source_path)  # a simulated behaviour that does not load: one SpecError line
     ref = spec.benchmark
     if ref.endswith(".py"):
         p = Path(ref).expanduser()

@@ -15,8 +15,8 @@ missing, the module failing on import) is one SpecError line, never a traceback.
 A benchmark's simulated behaviour (what the simulator's guesser, judge or scorer answers, see
 :mod:`judgekit.sim.behaviours`) is found the same way: a built-in's from
 :data:`judgekit.benchmarks.base.SIMULATED` (:func:`simulated_builtins`), a plugin's from its module's
-``simulated`` attribute (:func:`simulated`): a behaviour, a list of them, or the dotted name of a
-module whose ``behaviours`` lists them.
+``simulated`` attribute (:func:`simulated`): a behaviour, a list of them, or the name of a module
+whose ``behaviours`` lists them (dotted, or relative to the benchmark's module: ``".sim"``).
 """
 
 from __future__ import annotations
@@ -157,10 +157,30 @@ def table_prefix(name: str) -> str:
     return ident[:40]
 
 
-def _behaviours(value: Any, what: str) -> list[Any]:
+def _sim_module(name: str, owner: Any, what: str) -> Any:
+    """The module ``name`` names; a relative name (``".sim"``) is read beside ``owner`` (the benchmark's
+    module: in its package, or for a one-file plugin a file beside it)."""
+    try:
+        if not name.startswith("."):
+            return importlib.import_module(name)
+        if hasattr(owner, "__path__"):
+            return importlib.import_module(name, owner.__name__)
+        if getattr(owner, "__package__", None):
+            return importlib.import_module(name, owner.__package__)
+        path = Path(owner.__file__).parent / (name.lstrip(".").replace(".", "/") + ".py")
+        if not path.is_file():
+            raise ModuleNotFoundError(f"no file {path}")
+        return _load_file(path)
+    except SpecError:
+        raise
+    except Exception as e:
+        raise SpecError(f"benchmark: {what}: its simulated behaviour {name!r} failed to import: {_one_line(e)}") from None
+
+
+def _behaviours(value: Any, what: str, owner: Any = None) -> list[Any]:
     """The behaviours ``value`` stands for: a module name (its ``behaviours``), a list, or one."""
     if isinstance(value, str):
-        value = getattr(importlib.import_module(value), "behaviours", None)
+        value = getattr(_sim_module(value, owner, what), "behaviours", None)
         if value is None:
             raise SpecError(f"benchmark: {what}: its simulated module has no 'behaviours' list")
     items = list(value) if isinstance(value, (list, tuple)) else [value]
@@ -187,4 +207,4 @@ def simulated(name: str, source_path: str | Path | None = None) -> list[Any]:
         return _behaviours(SIMULATED[name], name) if name in SIMULATED else []
     module = resolve(name, BENCHMARKS, source_path)
     value = getattr(module, "simulated", None)
-    return [] if value is None else _behaviours(value, f"plugin {name!r}")
+    return [] if value is None else _behaviours(value, f"plugin {name!r}", module)
