@@ -85,9 +85,15 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[SimConfig, str, int]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: parse the flags and serve until SIGINT/SIGTERM."""
+    from judgekit.errors import SpecError
+
     config, host, port = parse_args(argv)
     flags = build_parser().parse_args(argv)
-    serve_forever(config, host, port, ready_line=True, exit_with_parent=flags.exit_with_parent)
+    try:
+        serve_forever(config, host, port, ready_line=True, exit_with_parent=flags.exit_with_parent)
+    except SpecError as e:  # a --benchmark whose simulated behaviour cannot be loaded: one line, exit 2
+        print(f"python -m judgekit.sim: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

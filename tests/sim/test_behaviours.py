@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
+import subprocess
+import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -14,7 +18,7 @@ import pytest
 from judgekit.benchmarks.base import BENCHMARKS, SIMULATED
 from judgekit.benchmarks.plugins import simulated
 from judgekit.errors import SpecError
-from judgekit.sim import SimConfig
+from judgekit.sim import SimConfig, SimProcess
 from judgekit.sim.__main__ import parse_args
 from judgekit.sim.behaviours import Behaviour, load
 from judgekit.sim.replies import classify, make_reply
@@ -134,6 +138,24 @@ def test_a_simulated_attribute_that_is_no_behaviour_is_refused(tmp_path):
                     "def prepare(*a): pass\ndef plan(*a): pass\ndef run(*a): pass\nsimulated = 3\n")
     with pytest.raises(SpecError, match="not a judgekit.sim.behaviours.Behaviour"):
         SimConfig(benchmarks=[str(path)]).behaviours()
+
+
+def test_a_simulator_process_answers_with_a_named_plugin(tmp_path):
+    """python -m judgekit.sim (what SimProcess runs) loads the plugin named in its config, and answers
+    its requests over HTTP; a plugin it cannot load stops the start with one line."""
+    path = tmp_path / "yes_no_served.py"
+    path.write_text(PLUGIN + "from pydantic import BaseModel\nclass Options(BaseModel): pass\n"
+                    "def prepare(*a): pass\ndef plan(*a): pass\ndef run(*a): pass\n")
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "Rain today? Answer YES or NO."}]})
+    with SimProcess(SimConfig(benchmarks=[str(path)], model_quality={"m": 1.0})) as sim:
+        req = urllib.request.Request(sim.base_url + "/chat/completions", body.encode(),
+                                     {"Content-Type": "application/json", "Authorization": "Bearer k"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert json.load(r)["choices"][0]["message"]["content"] == "YES"
+    r = subprocess.run([sys.executable, "-m", "judgekit.sim", "--benchmark", "no_such_benchmark_x"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "unknown benchmark 'no_such_benchmark_x'" in r.stderr
+    assert "Traceback" not in r.stderr
 
 
 def test_standalone_server_takes_plugin_benchmarks():
