@@ -19,9 +19,9 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from .benchmarks.base import BenchmarkResult, load_benchmark
+from .benchmarks.base import BENCHMARKS, BenchmarkResult, load_benchmark
 from .benchmarks.deviations import deviations
-from .benchmarks.plugins import table_prefix
+from .benchmarks.plugins import simulated, table_prefix
 from .blobs import BlobStore
 from .cache.describe import cache_line
 from .cache.store import CacheStore
@@ -140,12 +140,32 @@ def _benchmark(spec: RunSpec):
     check_models(spec.models, _aliases(spec))  # a parameter a model rejects: refused before any call
     check_batch_models(spec, _aliases(spec))  # batch = true on a provider without a batch API
     bench = load_benchmark(spec.benchmark, spec.source_path)  # a SpecError line when unknown or broken
+    _simulate_plugin(spec, bench)
     try:
         options = bench.Options.model_validate(spec.options)
     except ValidationError as e:
         problems = "; ".join(validation_problems(e, prefix="options."))
         raise SpecError(f"{spec.source_path}: invalid options for {spec.benchmark}: {problems}") from None
     return bench, options
+
+
+def _simulate_plugin(spec: RunSpec, bench) -> None:
+    """A plugin benchmark with a ``simulated`` behaviour: every simulator the run starts answers with
+    it too (``SimConfig.benchmarks``; a ``.py`` plugin by its absolute path).  Built-in benchmarks'
+    behaviours are always on; a simulator given by ``url`` is left as it is."""
+    if spec.benchmark in BENCHMARKS or getattr(bench, "simulated", None) is None:
+        return
+    if any(m.provider == "sim" and "url" not in m.sim for m in spec.models.values()):
+        simulated(spec.benchmark, spec.source_path)  # a simulated behaviour that does not load: one SpecError line
+    ref = spec.benchmark
+    if ref.endswith(".py"):
+        p = Path(ref).expanduser()
+        ref = str((Path(spec.source_path).parent / p if spec.source_path and not p.is_absolute() else p).resolve())
+    for m in spec.models.values():
+        if m.provider == "sim" and "url" not in m.sim:
+            named = list(m.sim.get("benchmarks", []))
+            if ref not in named:
+                m.sim["benchmarks"] = [*named, ref]
 
 
 async def _estimate(bench, prepared, engine: Engine) -> Estimate:

@@ -11,6 +11,12 @@
 Whatever is found must provide the interface of :mod:`judgekit.benchmarks.base` (``Options``,
 ``prepare``, ``plan``, ``run``, ``stages``); anything wrong (not found, part of the interface
 missing, the module failing on import) is one SpecError line, never a traceback.
+
+A benchmark's simulated behaviour (what the simulator's guesser, judge or scorer answers, see
+:mod:`judgekit.sim.behaviours`) is found the same way: a built-in's from
+:data:`judgekit.benchmarks.base.SIMULATED` (:func:`simulated_builtins`), a plugin's from its module's
+``simulated`` attribute (:func:`simulated`): a behaviour, a list of them, or the name of a module
+whose ``behaviours`` lists them (dotted, or relative to the benchmark's module: ``".sim"``).
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ from typing import Any
 
 from ..errors import SpecError
 
-__all__ = ["ENTRY_POINT_GROUP", "resolve", "installed_plugins", "check_interface", "table_prefix"]
+__all__ = ["ENTRY_POINT_GROUP", "resolve", "installed_plugins", "check_interface", "table_prefix", "simulated",
+           "simulated_builtins"]
 
 ENTRY_POINT_GROUP = "judgekit.benchmarks"
 
@@ -148,3 +155,56 @@ def table_prefix(name: str) -> str:
     if not re.match(r"[A-Za-z_]", ident):
         ident = "b_" + ident
     return ident[:40]
+
+
+def _sim_module(name: str, owner: Any, what: str) -> Any:
+    """The module ``name`` names; a relative name (``".sim"``) is read beside ``owner`` (the benchmark's
+    module: in its package, or for a one-file plugin a file beside it)."""
+    try:
+        if not name.startswith("."):
+            return importlib.import_module(name)
+        if hasattr(owner, "__path__"):
+            return importlib.import_module(name, owner.__name__)
+        if getattr(owner, "__package__", None):
+            return importlib.import_module(name, owner.__package__)
+        path = Path(owner.__file__).parent / (name.lstrip(".").replace(".", "/") + ".py")
+        if not path.is_file():
+            raise ModuleNotFoundError(f"no file {path}")
+        return _load_file(path)
+    except SpecError:
+        raise
+    except Exception as e:
+        raise SpecError(f"benchmark: {what}: its simulated behaviour {name!r} failed to import: {_one_line(e)}") from None
+
+
+def _behaviours(value: Any, what: str, owner: Any = None) -> list[Any]:
+    """The behaviours ``value`` stands for: a module name (its ``behaviours``), a list, or one."""
+    if isinstance(value, str):
+        value = getattr(_sim_module(value, owner, what), "behaviours", None)
+        if value is None:
+            raise SpecError(f"benchmark: {what}: its simulated module has no 'behaviours' list")
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    for b in items:
+        if not (callable(getattr(b, "classify", None)) and callable(getattr(b, "reply", None))):
+            raise SpecError(f"benchmark: {what}: simulated holds {b!r}, not a judgekit.sim.behaviours.Behaviour")
+    return items
+
+
+def simulated_builtins() -> list[Any]:
+    """Every built-in benchmark's simulated behaviours (:data:`judgekit.benchmarks.base.SIMULATED`)."""
+    from .base import SIMULATED
+
+    return [b for name, module in SIMULATED.items() for b in _behaviours(module, name)]
+
+
+def simulated(name: str, source_path: str | Path | None = None) -> list[Any]:
+    """The simulated behaviours of the benchmark ``name`` (resolved as :func:`resolve` does): a
+    built-in's from ``SIMULATED`` (none for one without), a plugin's from its ``simulated``
+    attribute (none when it has none)."""
+    from .base import BENCHMARKS, SIMULATED
+
+    if name in BENCHMARKS:
+        return _behaviours(SIMULATED[name], name) if name in SIMULATED else []
+    module = resolve(name, BENCHMARKS, source_path)
+    value = getattr(module, "simulated", None)
+    return [] if value is None else _behaviours(value, f"plugin {name!r}", module)

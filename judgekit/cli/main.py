@@ -309,11 +309,14 @@ def sim() -> None:
               help="share of the requests inside batches answered with a server error")
 @click.option("--batch-expire-rate", default=0.0, type=FiniteFloat(),
               help="share of batch jobs that stall halfway and expire at the end of the turnaround")
+@click.option("--benchmark", "benchmarks", multiple=True, metavar="NAME",
+              help="a plugin benchmark whose simulated behaviour to add (repeatable; every built-in one is on)")
 @_errors
 def serve(host, port, seed, latency_ms, latency_jitter_ms, rpm, tpm, error_rate, hang_rate, garbage_rate, api_keys,
-          batch_turnaround_s, batch_request_fail_rate, batch_expire_rate):
+          batch_turnaround_s, batch_request_fail_rate, batch_expire_rate, benchmarks):
     """Serve the simulator until Ctrl-C.  Point any OpenAI client at http://HOST:PORT/v1 (Anthropic's
-    and Gemini's SDKs at http://HOST:PORT); it serves their batch APIs too."""
+    and Gemini's SDKs at http://HOST:PORT); it serves their batch APIs too.  It answers every built-in
+    benchmark's requests; --benchmark adds a plugin benchmark's simulated judge."""
     from pydantic import ValidationError
 
     from ..config import validation_problems
@@ -324,7 +327,8 @@ def serve(host, port, seed, latency_ms, latency_jitter_ms, rpm, tpm, error_rate,
         config = SimConfig(seed=seed, latency_ms=latency_ms, latency_jitter_ms=latency_jitter_ms, rpm=rpm, tpm=tpm,
                            error_rate=error_rate, hang_rate=hang_rate, garbage_rate=garbage_rate,
                            api_keys=list(api_keys) or None, batch_turnaround_s=batch_turnaround_s,
-                           batch_request_fail_rate=batch_request_fail_rate, batch_expire_rate=batch_expire_rate)
+                           batch_request_fail_rate=batch_request_fail_rate, batch_expire_rate=batch_expire_rate,
+                           benchmarks=list(benchmarks))
     except ValidationError as e:
         raise UsageError("; ".join(f"--{p.replace('_', '-')}" for p in validation_problems(e))) from None
     try:  # it says where it listens once it does (the port may be 0: a free one)

@@ -21,10 +21,11 @@ __all__ = ["SimProvider", "SimulatorLink", "UsesSimulator", "running_simulators"
            "sim_settings_hash"]
 
 # settings that change what the simulator answers (the rest: latency, limits, errors, do not):
-# the replies with no answer and the usage details are answers of their own
+# the replies with no answer and the usage details are answers of their own; a plugin benchmark's
+# simulated behaviour (``benchmarks``) answers its own requests
 _RESPONSE_FIELDS = ("seed", "model_quality", "garbage_rate", "reply_faults", "reply_fault_models", "reasoning_tokens",
                     "cached_prompt_share", "prefix_cache", "prefix_cache_step", "prefix_cache_min_tokens",
-                    "judge_styles")
+                    "judge_styles", "benchmarks")
 
 _servers: dict[str, Any] = {}  # config json -> SimProcess
 _refs: dict[str, int] = {}

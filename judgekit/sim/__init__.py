@@ -1,8 +1,15 @@
 """A simulated OpenAI- and Gemini-compatible API server for tests, demos and benchmarks.
 
-Deterministic replies shaped like the benchmark's (free-text answers, pairwise verdicts,
-visual factuality scores), server-side rate limits and injected faults.  See
+Deterministic replies, server-side rate limits and injected faults.  See
 :mod:`judgekit.sim.server` for the endpoints and :class:`SimConfig` for the knobs.
+
+This package is the simulator's core and imports no benchmark.  What a benchmark's guesser, judge
+or scorer answers is that benchmark's *simulated behaviour* (:mod:`judgekit.sim.behaviours`), kept
+in its package (``judgekit/benchmarks/NAME/sim.py``) and loaded through the benchmark registry; the
+core itself answers free text (:mod:`judgekit.sim.replies`) and the common judge formats
+(:mod:`judgekit.sim.generic_judge`), and holds what every simulated judge shares (how answers are
+weighed, :mod:`judgekit.sim.judge_replies`; judges' styles, :mod:`judgekit.sim.judge_style`) and
+the scene pictures its images API draws (:mod:`judgekit.sim.scenes`).
 
 Real-API shapes (details and sources in :class:`SimConfig`'s docstring and fields):
 
@@ -26,6 +33,7 @@ default                          Gemini bad key: 400 ``API_KEY_INVALID``; Gemini
 ``azure_deployments``            deployment -> model (prices, rules and replies follow it)
 ``judge_styles``                 per judge model: position bias, noise, verbosity bias, tie
                                  readiness, leniency (:class:`JudgeStyle`)
+``benchmarks``                   plugin benchmarks whose simulated behaviour is added
 ==============================  ==========================================================
 """
 

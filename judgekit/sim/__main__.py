@@ -2,7 +2,8 @@
 
 Prints ``JUDGEKIT_SIM_READY <port>`` on stdout once it listens.  Flags set the common
 :class:`~judgekit.sim.config.SimConfig` fields; ``--config-json`` gives a whole config whose
-fields override the flags.
+fields override the flags.  It answers every built-in benchmark's requests (their simulated
+behaviours, :mod:`judgekit.sim.behaviours`); ``--benchmark NAME`` adds a plugin benchmark's.
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--garbage-rate", type=_finite, default=None, help="share of unparseable judge replies")
     p.add_argument("--api-key", action="append", default=None, dest="api_keys",
                    help="accepted API key (repeatable); none given: any key")
+    p.add_argument("--benchmark", action="append", default=None, dest="benchmarks", metavar="NAME",
+                   help="a plugin benchmark whose simulated behaviour to add (repeatable; every built-in "
+                        "benchmark's is always on)")
     p.add_argument("--exit-with-parent", action="store_true",
                    help="exit when stdin reaches end of file (the parent holding the pipe is gone)")
     p.add_argument("--config-json", default=None,
@@ -62,7 +66,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[SimConfig, str, int]:
     args = build_parser().parse_args(argv)
     fields: dict[str, Any] = {}
     for name in ("seed", "latency_ms", "latency_jitter_ms", "rpm", "tpm", "error_rate",
-                 "hang_rate", "garbage_rate", "api_keys"):
+                 "hang_rate", "garbage_rate", "api_keys", "benchmarks"):
         value = getattr(args, name)
         if value is not None:
             fields[name] = value
@@ -81,9 +85,15 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[SimConfig, str, int]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: parse the flags and serve until SIGINT/SIGTERM."""
+    from judgekit.errors import SpecError
+
     config, host, port = parse_args(argv)
     flags = build_parser().parse_args(argv)
-    serve_forever(config, host, port, ready_line=True, exit_with_parent=flags.exit_with_parent)
+    try:
+        serve_forever(config, host, port, ready_line=True, exit_with_parent=flags.exit_with_parent)
+    except SpecError as e:  # a --benchmark whose simulated behaviour cannot be loaded: one line, exit 2
+        print(f"python -m judgekit.sim: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

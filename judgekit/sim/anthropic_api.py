@@ -434,7 +434,7 @@ class AnthropicSim:
                 text_budget = budget - reasoning
         reply = make_reply(sreq.text, sreq.digest, quality=cfg.quality_of(model), max_tokens=text_budget,
                            garbage=adm.garbage, images=sreq.images_meta, last_user_text=sreq.last_user_text,
-                           style=cfg.style_of(model))
+                           style=cfg.style_of(model), behaviours=cfg.behaviours())
         read, written = self.prefix_cache(model, sreq.prefixes, adm.started)
         content: list[dict[str, Any]] = []
         if reasoning:

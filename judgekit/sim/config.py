@@ -130,6 +130,18 @@ class SimConfig(BaseModel):
     entry judges as the simulator always has (no bias, noise 1): its replies are unchanged.
     Read by pairwise verdicts, visual factuality scores and MMIE scores."""
 
+    benchmarks: list[str] = Field(default_factory=list)
+    """Plugin benchmarks whose simulated behaviour is added to the built-in ones (named as a spec's
+    ``benchmark`` names them: an entry point, a dotted module, an absolute ``.py`` path), each
+    read from the module's ``simulated`` attribute (:mod:`judgekit.sim.behaviours`).  A run of a
+    plugin benchmark adds its own name here; every built-in benchmark's behaviour is always on."""
+
+    def behaviours(self) -> tuple:
+        """The simulated behaviours this simulator asks, in precedence order."""
+        from judgekit.sim.behaviours import load
+
+        return load(self.benchmarks)
+
     search_results: int = Field(3, ge=0, le=200)
     """Image search (``GET /res/v1/images/search``): results per query, at most the request's
     ``count``."""

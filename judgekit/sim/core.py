@@ -241,6 +241,7 @@ class _Core:
             images=sreq.images_meta,
             last_user_text=sreq.last_user_text,
             style=cfg.style_of(model),
+            behaviours=cfg.behaviours(),
         )
         payload = chat_payload(
             api, model, reply,

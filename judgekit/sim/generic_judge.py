@@ -1,4 +1,8 @@
-"""The simulator's replies to the generic benchmarks' judge prompts (``pairwise`` and ``rubric``).
+"""The simulator's judge for the common judge formats, a behaviour of the core (:data:`BEHAVIOUR`).
+
+Benchmark-neutral: it answers any prompt laid out the way Arena-Hard-Auto's and MT-Bench's judges
+are, which is what the generic ``pairwise`` and ``rubric`` benchmarks ship (and what a plugin
+benchmark may reuse).
 
 Recognised by the answer markers (:func:`generic_kind`), those of judgekit's shipped prompts and
 common ones:
@@ -43,11 +47,13 @@ import random
 import re
 from dataclasses import dataclass
 
-from judgekit.sim.guess_read import block_span
+from judgekit.sim.behaviours import Behaviour, Request
+from judgekit.sim.text import block_span
 from judgekit.sim.judge_replies import MIRRORED, VERDICTS, answer_quality, describe, draw, pair_probabilities
 from judgekit.sim.judge_style import JudgeStyle, sigmoid, styled_score
 
 __all__ = [
+    "BEHAVIOUR",
     "GENERIC_KINDS",
     "KIND_GENERIC_PAIRWISE",
     "KIND_GENERIC_SINGLE",
@@ -101,7 +107,7 @@ class ReplyFormat:
 
 
 def _block(text: str, start: str, end: str) -> tuple[int, int] | None:
-    """Where the answer between ``start`` and the first ``end`` lies (guess_read.block_span)."""
+    """Where the answer between ``start`` and the first ``end`` lies (:func:`judgekit.sim.text.block_span`)."""
     return block_span(text, start, end, first_end=True)
 
 
@@ -282,3 +288,17 @@ def generic_reply(kind: str, text: str, last_user_text: str, rng: random.Random,
     if kind == KIND_GENERIC_PAIRWISE:
         return _pairwise(text, fmt, rng, garbage, style, follow_up)
     raise ValueError(f"not a generic judge kind: {kind!r}")
+
+
+def _classify(text: str, last_user: str) -> str | None:
+    return generic_kind(text)
+
+
+def _reply(kind: str, req: Request, rng: random.Random) -> tuple[str, bool]:
+    return generic_reply(kind, req.text, req.last_user, rng, garbage=req.garbage, style=req.style), req.garbage
+
+
+#: the common judge formats as a simulated behaviour (:mod:`judgekit.sim.behaviours`), order 20: after
+#: Creation-MMBench's judge, whose ``[ASSISTANT A]`` prompts asking for ``[[A>B]]`` it leaves alone
+BEHAVIOUR = Behaviour("judge_formats", GENERIC_KINDS, _classify, _reply, order=20,
+                      description="the common judge formats (Arena-Hard, MT-Bench pair and single)")

@@ -1,20 +1,14 @@
-"""The simulator's Creation-MMBench judge replies: a pairwise verdict and visual factuality scores.
+"""How a simulated judge weighs answers, shared by every benchmark's simulated judge.
 
-``pairwise``
-    A pairwise judge prompt (``[ASSISTANT A]``, ``[ASSISTANT B]`` and ``Final Verdict``).  The reply
-    evaluates both answers and ends with ``Final Verdict is: [[X]]``; about 5 % of replies spell
-    the verdict the mirrored way (``[[B<A]]``) or with spaces inside the brackets, as real judges
-    do.  The verdict is drawn from :func:`judgekit.sim.judge_style.verdict_probabilities` of the
-    two answers' :func:`answer_quality` and the judge's :class:`~judgekit.sim.judge_style.JudgeStyle`.
-``vfs``
-    A visual factuality prompt.  The reply ends with ``Response A Visual Factuality Score: X/10``
-    and ``Response B ...: Y/10``, each ``10 s(1.2 (quality - 5))`` plus up to +-1 point of noise
-    (shaped by the judge's style: noise, leniency, position bias for Response A).
-
-How judges favour better models without knowing who wrote an answer: a candidate model of
-quality ``q`` writes longer answers drawn from a larger vocabulary, and the simulated judge
-scores each answer by those same surface features (:func:`answer_quality`: log word count and
-log distinct-word count).
+A candidate model of quality ``q`` writes longer answers drawn from a larger vocabulary, and a
+simulated judge scores each answer by those same surface features (:func:`answer_quality`: log word
+count and log distinct-word count), so judges favour better models without knowing who wrote an
+answer.  :func:`pair_probabilities` turns two answers into the probabilities of the five verdicts
+(:data:`VERDICTS`, through :func:`judgekit.sim.judge_style.verdict_probabilities` and the judge's
+:class:`~judgekit.sim.judge_style.JudgeStyle`), :func:`draw` picks one, :func:`describe` says a
+phrase of an answer's quality band.  The judges themselves live with their benchmarks (for
+example :mod:`judgekit.benchmarks.creation_mmbench.sim`) or, for the common judge formats, in
+:mod:`judgekit.sim.generic_judge`.
 """
 
 from __future__ import annotations
@@ -22,13 +16,10 @@ from __future__ import annotations
 import math
 import random
 
-from judgekit.sim.judge_style import JudgeStyle, sigmoid, styled_score, verdict_probabilities
+from judgekit.sim.judge_style import JudgeStyle, verdict_probabilities
 
-__all__ = ["KIND_PAIRWISE", "KIND_VFS", "VERDICTS", "MIRRORED", "PUNCT_TABLE", "DESCRIPTIONS", "extract_answers",
-           "answer_quality", "describe", "draw", "pair_probabilities", "pairwise_text", "vfs_text"]
-
-KIND_PAIRWISE = "pairwise"
-KIND_VFS = "vfs"
+__all__ = ["VERDICTS", "MIRRORED", "PUNCT_TABLE", "DESCRIPTIONS", "answer_quality", "describe", "draw",
+           "pair_probabilities"]
 
 #: verdicts from best-for-A to best-for-B
 VERDICTS: tuple[str, ...] = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
@@ -37,36 +28,6 @@ MIRRORED = {"A>>B": "B<<A", "A>B": "B<A", "A=B": "B=A", "B>A": "A<B", "B>>A": "A
 
 #: punctuation read as spaces when counting an answer's words
 PUNCT_TABLE = str.maketrans({c: " " for c in ".,;:!?\"'()[]{}*#-_/\\<>=`~|"})
-
-
-def _between(text: str, start: str, end: str) -> str:
-    """The text between the last ``start`` before ``end`` and ``end``; '' if not found.
-
-    Taking the *last* opening marker before the closing one skips any mention of the marker
-    in the prompt's instructions.  A missing closing marker takes the text up to the next
-    ``[`` marker line, or to the end.
-    """
-    j = text.find(end)
-    if j < 0:
-        i = text.rfind(start)
-        if i < 0:
-            return ""
-        i += len(start)
-        k = text.find("\n[", i)
-        return text[i : k if k >= 0 else len(text)].strip()
-    i = text.rfind(start, 0, j)
-    if i < 0:
-        return ""
-    return text[i + len(start) : j].strip()
-
-
-def extract_answers(text: str) -> tuple[str, str]:
-    """The two answers of a judge prompt: between ``[ASSISTANT A]`` .. ``[END ASSISTANT A]``
-    and ``[ASSISTANT B]`` .. ``[END ASSISTANT B]``."""
-    return (
-        _between(text, "[ASSISTANT A]", "[END ASSISTANT A]"),
-        _between(text, "[ASSISTANT B]", "[END ASSISTANT B]"),
-    )
 
 
 def answer_quality(answer: str) -> float:
@@ -122,66 +83,3 @@ def pair_probabilities(a: str, b: str, style: JudgeStyle | None,
     if style is not None and style.length_weight:
         return qa, qb, verdict_probabilities(qa, qb, style, words(a), words(b))
     return qa, qb, verdict_probabilities(qa, qb, style)
-
-
-def pairwise_text(text: str, rng: random.Random, garbage: bool, style: JudgeStyle | None = None) -> str:
-    """The reply to the pairwise judge prompt ``text`` (see the module docstring)."""
-    a, b = extract_answers(text)
-    qa, qb, probs = pair_probabilities(a, b, style)
-    idx = draw(probs, rng.random())
-    verdict = VERDICTS[idx]
-    body = (
-        f"1. Evaluation of Assistant A's Response: The response {describe(qa, rng)}.\n\n"
-        f"2. Evaluation of Assistant B's Response: The response {describe(qb, rng)}.\n\n"
-    )
-    if garbage:
-        tail = rng.choice((
-            "3. Conclusion: Both responses have their merits; it is hard to pick one.",
-            "Final Verdict is: [[A>>>B]]",
-            "Final verdict: Assistant A",
-            "Final Verdict is: [[",
-            "I cannot determine a final verdict for these responses.",
-        ))
-        return body + tail
-    u = rng.random()
-    if u < 0.03:
-        shown = MIRRORED[verdict]
-    elif u < 0.04:
-        shown = f" {verdict} "
-    elif u < 0.05:
-        shown = verdict.replace(">", " > ").replace("=", " = ").replace("  ", " ")
-    else:
-        shown = verdict
-    return body + f"3. Final Verdict: see below.\n\nFinal Verdict is: [[{shown}]]"
-
-
-def _vfs_score(q: float, rng: random.Random, style: JudgeStyle | None, first_slot: bool) -> str:
-    x = styled_score(10.0 * sigmoid(1.2 * (q - 5.0)), rng.uniform(-1.0, 1.0), style, first_slot=first_slot)
-    x = min(10.0, max(0.0, x))
-    if rng.random() < 0.3:
-        return f"{round(x, 1):g}"
-    return str(int(round(x)))
-
-
-def vfs_text(text: str, rng: random.Random, garbage: bool, style: JudgeStyle | None = None) -> str:
-    """The reply to the visual factuality prompt ``text`` (see the module docstring)."""
-    a, b = extract_answers(text)
-    qa, qb = answer_quality(a), answer_quality(b)
-    sa, sb = _vfs_score(qa, rng, style, True), _vfs_score(qb, rng, style, False)
-    body = (
-        f"Assistant A: the response {describe(qa, rng)}; its visual details mostly agree "
-        f"with the criteria.\n\nAssistant B: the response {describe(qb, rng)}; its visual "
-        f"details are checked against the same criteria.\n\n"
-    )
-    if garbage:
-        return body + rng.choice((
-            f"Response A Visual Factuality Score: {sa}/10",
-            "Response A Visual Factuality Score: high\nResponse B Visual Factuality Score: low",
-            f"Scores: A={sa}, B={sb}",
-            "I am unable to score visual factuality without seeing the images.",
-        ))
-    return (
-        body
-        + f"Response A Visual Factuality Score: {sa}/10\n"
-        + f"Response B Visual Factuality Score: {sb}/10"
-    )

@@ -1,39 +1,21 @@
-"""Deterministic, benchmark-shaped replies of the simulator.
+"""Deterministic replies of the simulator: the benchmark-neutral core of what it answers.
 
 Every reply is a pure function of a 32-byte request digest (sha256 of the seed and the
 canonical request, see ``judgekit.sim.protocol``) and the request's text, so the same request
 always gets the same reply.
 
-Kinds of request, recognised from the prompt text (:func:`classify`):
-
-``pairwise``, ``vfs``
-    Creation-MMBench's pairwise judge and visual factuality prompts: see
-    :mod:`judgekit.sim.judge_replies` (the replies) and :mod:`judgekit.sim.judge_style` (how a
-    judge's verdict is drawn, and the per-judge styles of ``SimConfig.judge_styles``).
-``guess``, ``extract``, ``self_refine``, ``retrieval_check``
-    GuessBench: a guess at a Minecraft build, the answer-extraction judge, and the two review
-    turns (self-refine, image retrieval); see :mod:`judgekit.sim.guess`, which "sees" the
-    builds through the PNG text labels the request parser collects.
-``caption``
-    MMGenBench's caption prompt (``prompts/mmgenbench/caption.txt``: "image caption-prompt" and
-    "Text-to-Image model").  With an image whose PNG carries a ``judgekit-scene`` chunk, the
-    reply is :func:`judgekit.sim.scenes.describe` of that scene at the model's quality; without
-    one, a generic caption from the word list.  About 5 % of captions leak the way real models
-    do (wrapped in quotes, a trailing ``</s>`` or ``<|im_end|>``) and about 3 % run past 70
-    words, which MMGenBench's clean-up must handle.
-``generic_pairwise``, ``generic_single``
-    The generic benchmarks' judge prompts (``benchmark = "pairwise"`` / ``"rubric"``), recognised
-    by their answer markers (Arena-Hard's, MT-Bench's, ``[ASSISTANT A]`` when the prompt is not
-    Creation-MMBench's); the reply's format follows what the prompt asks for.  See
-    :mod:`judgekit.sim.generic_judge`.
-``answer``
-    Anything else: free prose from a fixed word list mixed with words of the prompt.
+What kind of request it is, and who answers it, is up to the simulated behaviours
+(:mod:`judgekit.sim.behaviours`): each benchmark brings its own (a judge, a scorer, a guesser, a
+captioner), the core brings the common judge formats (:mod:`judgekit.sim.generic_judge`).
+:func:`classify` asks them in precedence order; a request none of them claims is an ``answer``:
+free prose from a fixed word list (:data:`VOCAB`) mixed with words of the prompt.
 
 How judges favour better models without knowing who wrote an answer: a candidate model of
 quality ``q`` (``SimConfig.model_quality``) writes longer answers drawn from a larger
-vocabulary, and the simulated judge scores each answer by those same surface features
-(:func:`answer_quality`); a judge model's :class:`~judgekit.sim.judge_style.JudgeStyle` adds
-its position bias, verbosity bias, noise, tie readiness and leniency.
+vocabulary, and a simulated judge scores each answer by those same surface features
+(:func:`judgekit.sim.judge_replies.answer_quality`); a judge model's
+:class:`~judgekit.sim.judge_style.JudgeStyle` adds its position bias, verbosity bias, noise, tie
+readiness and leniency.
 
 Token accounting is simulated too: about 0.75 words per token when cutting at ``max_tokens``,
 and ``completion_tokens = round(words * 1.3)``.
@@ -48,53 +30,18 @@ from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from judgekit.sim.generic_judge import (
-    GENERIC_KINDS,
-    KIND_GENERIC_PAIRWISE,
-    KIND_GENERIC_SINGLE,
-    generic_kind,
-    generic_reply,
-    wants_generic_format,
-)
-from judgekit.sim.guess import (
-    GUESS_KINDS,
-    KIND_EXTRACT,
-    KIND_GUESS,
-    KIND_RETRIEVAL_CHECK,
-    KIND_SELF_REFINE,
-    guess_kind,
-    guess_reply,
-)
-from judgekit.sim.judge_replies import (
-    KIND_PAIRWISE,
-    KIND_VFS,
-    PUNCT_TABLE,
-    VERDICTS,
-    answer_quality,
-    extract_answers,
-    pairwise_text,
-    vfs_text,
-)
+from judgekit.sim.behaviours import Behaviour, Request
+from judgekit.sim.behaviours import load as load_behaviours
+from judgekit.sim.judge_replies import PUNCT_TABLE, VERDICTS, answer_quality
 from judgekit.sim.judge_style import JudgeStyle, verdict_probabilities
-from judgekit.sim.mmie import MMIE_JUDGE_KINDS, MMIE_KINDS, mmie_kind, mmie_reply
 
 __all__ = [
     "Reply",
     "VERDICTS",
-    "KIND_PAIRWISE",
-    "KIND_VFS",
     "KIND_ANSWER",
-    "KIND_CAPTION",
-    "KIND_GUESS",
-    "KIND_EXTRACT",
-    "KIND_SELF_REFINE",
-    "KIND_RETRIEVAL_CHECK",
-    "GUESS_KINDS",
-    "KIND_GENERIC_PAIRWISE",
-    "KIND_GENERIC_SINGLE",
-    "GENERIC_KINDS",
+    "VOCAB",
+    "ADJECTIVES",
     "classify",
-    "extract_answers",
     "answer_quality",
     "verdict_probabilities",
     "JudgeStyle",
@@ -103,9 +50,6 @@ __all__ = [
 ]
 
 KIND_ANSWER = "answer"
-KIND_CAPTION = "caption"
-#: markers of MMGenBench's caption prompt (prompts/mmgenbench/caption.txt)
-_CAPTION_MARKS = ("image caption-prompt", "Text-to-Image model")
 
 _WORDS_PER_TOKEN = 0.75
 _TOKENS_PER_WORD = 1.3
@@ -115,8 +59,8 @@ _TOKENS_PER_WORD = 1.3
 class Reply:
     """One generated reply.
 
-    ``kind`` is ``pairwise``, ``vfs``, ``answer`` or one of :data:`GUESS_KINDS`; ``garbage``
-    tells whether a judge reply (pairwise, vfs, extract) was deliberately made unparseable.
+    ``kind`` is ``answer`` or a kind of the behaviour that answered (``pairwise``, ``guess``,
+    ``caption``...); ``garbage`` tells whether a judge reply was deliberately made unparseable.
     """
 
     text: str
@@ -192,7 +136,10 @@ def _build_vocab() -> tuple[str, ...]:
     return tuple(vocab)
 
 
-_VOCAB = _build_vocab()
+#: the simulator's word list, common words first (free-text answers draw a prefix of it)
+VOCAB = _build_vocab()
+#: adjectives of the word list, in order
+ADJECTIVES: tuple[str, ...] = tuple(_ADJECTIVES.split())
 
 _WORD_RE = re.compile(r"\S+")
 
@@ -202,30 +149,25 @@ _WORD_RE = re.compile(r"\S+")
 # ----------------------------------------------------------------------------------------
 
 
-def classify(text: str, last_user_text: str | None = None) -> str:
-    """The kind of request: ``pairwise``, ``vfs``, ``generic_pairwise``, ``generic_single``, an MMIE kind (:mod:`judgekit.sim.mmie`: the scoring
-    judge, an integrated answer), ``caption``, a GuessBench kind or ``answer``.
+def classify(text: str, last_user_text: str | None = None,
+             behaviours: Sequence[Behaviour] | None = None) -> str:
+    """The kind of request: that of the first behaviour (in precedence order) that claims it, or
+    ``answer``.
 
-    ``last_user_text`` is the text of the last user message (the GuessBench review turns are
-    recognised there); None takes the whole ``text``.
+    ``last_user_text`` is the text of the last user message (GuessBench's review turns are
+    recognised there); None takes the whole ``text``.  ``behaviours`` defaults to the built-in
+    ones (:func:`judgekit.sim.behaviours.load`).
     """
-    if "[ASSISTANT A]" in text and "[ASSISTANT B]" in text:
-        low = text.lower()
-        if "visual factuality score" in low:
-            return KIND_VFS
-        if "final verdict" in low and not wants_generic_format(text):
-            return KIND_PAIRWISE
-    elif "Visual Factuality Score" in text:
-        return KIND_VFS
-    generic = generic_kind(text)
-    if generic is not None:
-        return generic
-    mmie = mmie_kind(text, last_user_text)
-    if mmie is not None:
-        return mmie
-    if all(m in text for m in _CAPTION_MARKS):
-        return KIND_CAPTION
-    return guess_kind(text, text if last_user_text is None else last_user_text) or KIND_ANSWER
+    return _claim(text, text if last_user_text is None else last_user_text, behaviours)[1]
+
+
+def _claim(text: str, last_user: str,
+           behaviours: Sequence[Behaviour] | None) -> tuple[Behaviour | None, str]:
+    for b in load_behaviours() if behaviours is None else behaviours:
+        kind = b.classify(text, last_user)
+        if kind is not None:
+            return b, kind
+    return None, KIND_ANSWER
 
 
 # ----------------------------------------------------------------------------------------
@@ -265,7 +207,7 @@ def _answer_text(
     cut = word_budget is not None and n > word_budget
     if cut and word_budget is not None:
         n = word_budget
-    pool = _VOCAB[: min(int(60 + 540 * quality), len(_VOCAB))]
+    pool = VOCAB[: min(int(60 + 540 * quality), len(VOCAB))]
     size = len(pool)
     words = [pool[i % size] for i in _u16(rng, n)]
     pw = _prompt_words(text)
@@ -293,49 +235,6 @@ def _answer_text(
             else:
                 out.append(" ")
     return "".join(out), n, cut
-
-
-_CAPTION_TAILS = (
-    "Rendered in high resolution with crisp details and a clean, uncluttered composition.",
-    "Highly detailed, sharp focus, balanced framing, professional quality, no watermark, no extra "
-    "elements, soft even lighting, trending digital art style.",
-)
-
-
-def _generic_caption(quality: float, rng: random.Random) -> str:
-    """A caption of an image the simulator cannot see: vocabulary words in a caption's frame."""
-    pool = _VOCAB[: min(int(60 + 540 * quality), len(_VOCAB))]
-    adjectives = _ADJECTIVES.split()
-    n = rng.randint(20, 45)
-    words = [rng.choice(pool) for _ in range(n - 6)]
-    return (f"A {rng.choice(adjectives)} image of a {words[0]} with {' '.join(words[1:4])}, "
-            f"{' '.join(words[4:])}, {rng.choice(adjectives)} and detailed.")
-
-
-def _caption_text(images: Sequence[Mapping[str, str]], quality: float, rng: random.Random) -> str:
-    from judgekit.pngtext import SCENE_KEY
-    from judgekit.sim.scenes import Scene, describe
-
-    scene = None
-    for meta in images:
-        if SCENE_KEY in meta:
-            try:
-                scene = Scene.from_json(meta[SCENE_KEY])
-            except (ValueError, TypeError, KeyError):
-                continue
-            break
-    out = describe(scene, quality=quality, rng=rng) if scene is not None else _generic_caption(quality, rng)
-    if rng.random() < 0.03:  # a rambling caption, past the 70 words the clean-up keeps
-        while len(out.split()) <= 70:
-            out += " " + rng.choice(_CAPTION_TAILS)
-    u = rng.random()
-    if u < 0.02:
-        out = f'"{out}"'
-    elif u < 0.035:
-        out += "</s>"
-    elif u < 0.05:
-        out += "<|im_end|>"
-    return out
 
 
 def completion_tokens_for(text: str) -> int:
@@ -367,38 +266,27 @@ def make_reply(
     images: Sequence[Mapping[str, str]] = (),
     last_user_text: str | None = None,
     style: JudgeStyle | None = None,
+    behaviours: Sequence[Behaviour] | None = None,
 ) -> Reply:
     """The reply to a request whose prompt text is ``text``.
 
     ``digest`` (the request hash) seeds every draw; ``quality`` (0..1) is the answering
-    model's quality, used for free-text answers and GuessBench guesses; ``garbage`` makes a
-    judge reply unparseable (ignored for free-text answers and guesses, whose
-    ``Reply.garbage`` stays False).  ``images`` holds one dict of PNG text labels per image of
-    the request, in order (empty for an unlabelled image), and ``last_user_text`` the text of
-    the last user message (None: ``text``); both only matter to GuessBench requests.
-    ``style`` is the judging model's :class:`~judgekit.sim.judge_style.JudgeStyle` (None: the
-    usual judge), read by pairwise, visual factuality and MMIE scoring requests.
+    model's quality; ``garbage`` asks for an unparseable judge reply (a behaviour's judge honours
+    it; free-text answers and candidates' replies ignore it).  ``images`` holds one dict of PNG
+    text labels per image of the request, in order (empty for an unlabelled image), and
+    ``last_user_text`` the text of the last user message (None: ``text``).  ``style`` is the
+    judging model's :class:`~judgekit.sim.judge_style.JudgeStyle` (None: the usual judge).
+    ``behaviours`` are the simulated behaviours asked, in order (None: the built-in ones).
     """
     rng = random.Random(int.from_bytes(digest[:16], "big"))
     last_user = text if last_user_text is None else last_user_text
-    kind = classify(text, last_user)
-    if kind in GUESS_KINDS:
-        out, garbage = guess_reply(kind, text, last_user, images, rng, quality=quality, garbage=garbage)
-    elif kind == KIND_PAIRWISE:
-        out = pairwise_text(text, rng, garbage, style)
-    elif kind == KIND_VFS:
-        out = vfs_text(text, rng, garbage, style)
-    elif kind in GENERIC_KINDS:
-        out = generic_reply(kind, text, last_user, rng, garbage=garbage, style=style)
-    elif kind == KIND_CAPTION:
-        out = _caption_text(images, quality, rng)
-    elif kind in MMIE_KINDS:
-        out = mmie_reply(kind, text, rng, quality=quality, garbage=garbage, style=style)
-        garbage = garbage and kind in MMIE_JUDGE_KINDS
-    else:
+    behaviour, kind = _claim(text, last_user, behaviours)
+    if behaviour is None:
         budget = max(1, int(max_tokens * _WORDS_PER_TOKEN)) if max_tokens else None
         out, n_words, cut = _answer_text(text, quality, rng, budget)
         tokens = max(1, round(n_words * _TOKENS_PER_WORD))
         return Reply(out, kind, "length" if cut else "stop", tokens, False)
+    request = Request(text, last_user, images, quality, garbage, style)
+    out, garbage = behaviour.reply(kind, request, rng)
     out, finish = _cut(out, max_tokens)
     return Reply(out, kind, finish, completion_tokens_for(out), garbage)

@@ -115,6 +115,7 @@ def _snapshot(core: _Core, search: ImageSearchSim, images: ImageGenSim, anthropi
 def build_app(config: SimConfig | None = None) -> web.Application:
     """The aiohttp application of a simulator (state, counters and limits included)."""
     core = _Core(config or SimConfig())
+    core.config.behaviours()  # load the simulated behaviours now: a plugin that cannot be loaded fails the start
     app = web.Application(client_max_size=int(core.config.max_body_mb * 1024 * 1024))
     app[_CORE_KEY] = core
     search = ImageSearchSim(core)

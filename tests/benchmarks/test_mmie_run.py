@@ -396,7 +396,7 @@ def _rows(result, table, ids):
 async def test_killed_at_a_stage_resumes_paying_only_what_was_missing(sample, tmp_path, stage, at):
     from judgekit.metrics.mmie import category_table
     from judgekit.sim import SimConfig, SimProcess
-    from judgekit.sim.mmie import KIND_SCORE
+    from judgekit.benchmarks.mmie.sim import KIND_SCORE
 
     # the runner's simulator settings (seed, quality), slower and one call at a time per alias, so
     # a stage is caught half-way; answers are the same as the sample's (latency is no part of them)

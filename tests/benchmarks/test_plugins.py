@@ -86,6 +86,10 @@ def test_installed_plugin_runs_by_entry_point(site, tmp_path):
         expected = 100 * read.count("PASS") / len(read) if read else None
         assert summary["pass_rate"][alias] == pytest.approx(expected)
         assert [t["verdict"] for t in tidy if t["candidate"] == alias] == verdicts
+    # the plugin's own simulated judge answered (judgekit_criterion/sim.py): a verdict on every line's end
+    lines = [t["judge_text"].splitlines() for t in tidy]
+    assert all(len(ls) == 2 and ls[0].startswith("The answer ") and ls[1] in ("PASS", "FAIL") for ls in lines)
+    assert {ls[1] for ls in lines} == {"PASS", "FAIL"}
     # the report and the cache's result tables (named from the benchmark)
     assert json.loads((out / "report.json").read_text())["headline"][0]["figure"] == "pass rate"
     con = duckdb.connect(str(cache), read_only=True)
@@ -116,6 +120,7 @@ def test_dotted_module_path_and_py_file(tmp_path):
     spec = _spec_copy(folder, "my-criterion.py")
     shutil.copy(EXAMPLE / "judgekit_criterion" / "__init__.py", folder / "my-criterion.py")
     shutil.copy(EXAMPLE / "judgekit_criterion" / "judge.txt", folder / "judge.txt")
+    shutil.copy(EXAMPLE / "judgekit_criterion" / "sim.py", folder / "sim.py")  # its simulated judge (".sim")
     r = judgekit_cli("run", str(spec), "--out", str(tmp_path / "out2"), "--cache", str(cache), "--limit=2", *FAST,
                      cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -157,6 +162,13 @@ def test_module_without_run_and_plugin_failing_on_import(tmp_path):
     line = _one_error_line(judgekit_cli("run", str(_spec_copy(tmp_path / "c", "needs_missing")),
                                         pythonpath=tmp_path))
     assert "module 'needs_missing' failed to import: ModuleNotFoundError" in line
+    # a plugin whose simulated judge is not beside it, run against the simulator: one line, before any call
+    folder = tmp_path / "d"
+    spec = _spec_copy(folder, "crit.py")
+    shutil.copy(EXAMPLE / "judgekit_criterion" / "__init__.py", folder / "crit.py")
+    shutil.copy(EXAMPLE / "judgekit_criterion" / "judge.txt", folder / "judge.txt")
+    line = _one_error_line(judgekit_cli("run", str(spec)))
+    assert "its simulated behaviour '.sim' failed to import" in line and "sim.py" in line
 
 
 def test_file_path_resolves_relative_to_the_spec(tmp_path):
@@ -181,7 +193,7 @@ def test_table_prefix_is_an_identifier(name):
 # -- the README's worked example is these files ----------------------------------------------------
 _SECTION = "## Your own benchmark as a plugin"
 _FILES = ["pyproject.toml", "judgekit_criterion/__init__.py", "judgekit_criterion/judge.txt",
-          "example/questions.jsonl", "example/criterion.toml"]
+          "judgekit_criterion/sim.py", "example/questions.jsonl", "example/criterion.toml"]
 
 
 def test_readme_example_is_the_package():

@@ -7,11 +7,11 @@ import hashlib
 import pytest
 
 from judge_parsing import parse_verdict, parse_vfs
+from judgekit.benchmarks.creation_mmbench.sim import extract_answers
 from judgekit.sim.replies import (
     VERDICTS,
     answer_quality,
     classify,
-    extract_answers,
     make_reply,
     verdict_probabilities,
 )

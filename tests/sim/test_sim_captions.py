@@ -10,7 +10,8 @@ from collections import Counter
 import openai
 
 from judgekit.resources import load_prompt
-from judgekit.sim.replies import KIND_CAPTION, classify, make_reply
+from judgekit.benchmarks.mmgenbench.sim import KIND_CAPTION
+from judgekit.sim.replies import classify, make_reply
 from judgekit.sim.scenes import describe, parse, random_scene, render
 
 PROMPT = load_prompt("mmgenbench/caption.txt").text

@@ -14,7 +14,7 @@ from judgekit.benchmarks.guessbench.hints import format_hint, generate_hints, pa
 from judgekit.pngtext import KIND_KEY, LABEL_KEY, STAGE_KEY
 from judgekit.parsers.guess import is_correct, is_well_done, parse_extraction
 from judgekit.resources import load_prompt
-from judgekit.sim.guess import VOCABULARY, read_guess, right_probability
+from judgekit.benchmarks.guessbench.sim.guess import VOCABULARY, read_guess, right_probability
 from judgekit.sim.protocol import _parse_gemini, _parse_openai
 from judgekit.sim.replies import classify, make_reply
 

@@ -18,7 +18,7 @@ from judge_parsing import parse_verdict, parse_vfs
 from judgekit.judging.behaviour import pairwise_behaviour
 from judgekit.sim import SimConfig
 from judgekit.sim.judge_style import DEFAULT_STYLE, STRONG, JudgeStyle, pairwise_logit, verdict_band
-from judgekit.sim.mmie import score_centre
+from judgekit.benchmarks.mmie.sim import score_centre
 from judgekit.sim.replies import VERDICTS, answer_quality, make_reply, verdict_probabilities
 
 _SCORE = {"A>>B": 2, "A>B": 1, "A=B": 0, "B>A": -1, "B>>A": -2}

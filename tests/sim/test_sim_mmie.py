@@ -10,7 +10,7 @@ import pytest
 
 from judgekit.parsers.mmie import flatten_for_judge, parse_score, split_integrated
 from judgekit.resources import load_prompt
-from judgekit.sim.mmie import (
+from judgekit.benchmarks.mmie.sim import (
     KIND_INTEGRATED,
     KIND_SCORE,
     answer_signal,
@@ -148,7 +148,7 @@ def test_scoring_reply_is_deterministic_and_shaped():
 
 
 def test_gt_hit_reads_the_final_answer():
-    from judgekit.sim.mmie import gt_hit
+    from judgekit.benchmarks.mmie.sim import gt_hit
 
     gt = "The total is 12 + 7 + 15 + 9 = 43. Answer: 43 apples; most were sold on Wednesday."
     assert gt_hit("So 43 apples, Wednesday.", gt) == 1.0

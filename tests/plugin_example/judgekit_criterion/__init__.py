@@ -19,6 +19,7 @@ from judgekit.judging.uncertainty import IntervalOptions, interval
 from judgekit.report.doc import Block, Headline, Item, ReportDoc, text
 
 stages = ["candidate", "judge"]
+simulated = ".sim"  # the module beside this one: what judgekit's simulator answers as this judge
 
 PROMPT = (Path(__file__).parent / "judge.txt").read_text(encoding="utf-8")  # shipped beside this file
 PROMPT_HASH = hashlib.sha256(PROMPT.encode()).hexdigest()[:16]  # part of the cache key

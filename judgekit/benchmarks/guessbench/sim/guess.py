@@ -1,4 +1,5 @@
-"""GuessBench replies of the simulator: a guesser that "sees" labelled builds, and its judge.
+"""GuessBench replies of the simulator (drawn here, registered in :mod:`judgekit.benchmarks.guessbench.sim`):
+a guesser that "sees" labelled builds, and its judge.
 
 The sample's build images are PNGs whose ``tEXt`` chunks name the answer (``judgekit-label``)
 and how complete the build is (``judgekit-stage``: 1, 2, 3); a retrieved "real photo" carries
@@ -28,7 +29,7 @@ of the last user message; from them and the prompt this module answers four kind
     represents", or a refinement ("Your previous guess is: X. This guess is incorrect.", X the
     extractor's lower-cased reply, ``answer: cat``, as the authors' code inserts it).
 
-How the prompt is read (:mod:`judgekit.sim.guess_read`).  A dynamic turn's request holds the
+How the prompt is read (:mod:`judgekit.benchmarks.guessbench.sim.read`).  A dynamic turn's request holds the
 earlier turns' messages too, so the build is the last image with a stage chunk and the hint the
 last one in the text (:func:`~judgekit.benchmarks.guessbench.hints.parse_hint`); a one-shot
 request puts its worked example after the task, so there the hint is read from the text before
@@ -73,11 +74,11 @@ import random
 from collections.abc import Mapping, Sequence
 
 from judgekit.benchmarks.guessbench.hints import HintInfo, parse_hint
-from judgekit.sim.guess_read import (ASK_MARK, BARE_MAX_WORDS, BUILD_MARK, EXTRACT_MARK, GAME_MARK,
+from judgekit.benchmarks.guessbench.sim.read import (ASK_MARK, BARE_MAX_WORDS, BUILD_MARK, EXTRACT_MARK, GAME_MARK,
                                      NO_COT_MARK, PREV_END, RETRIEVAL_MARK, SELF_REFINE_MARK,
                                      SELF_REFINE_RESPONSE, WELL_DONE, between, build_of, extract_reply, pattern,
                                      photo_label, previous_guesses, read_guess, retrieval_previous, task_view)
-from judgekit.sim.guess_words import (BLOCKS, BUILD_SHAPES, BY_SHAPE, COLOURS, FILLER_BY_LEN, VOCABULARY,
+from judgekit.benchmarks.guessbench.sim.words import (BLOCKS, BUILD_SHAPES, BY_SHAPE, COLOURS, FILLER_BY_LEN, VOCABULARY,
                                       WORDS_BY_LEN)
 
 __all__ = [

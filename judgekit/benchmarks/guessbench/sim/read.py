@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from judgekit.benchmarks.guessbench.hints import HintInfo
 from judgekit.pngtext import KIND_KEY, LABEL_KEY, STAGE_KEY
+from judgekit.sim.text import block_span
 
 __all__ = ["WELL_DONE", "EXTRACT_MARK", "RESPONSE_MARK", "SELF_REFINE_MARK", "SELF_REFINE_RESPONSE",
            "RETRIEVAL_MARK", "GAME_MARK", "BUILD_MARK", "ASK_MARK", "NO_COT_MARK", "PREV_END", "ONE_SHOT_MARK",
@@ -138,19 +139,6 @@ def between(text: str, start_mark: str, end_mark: str) -> str | None:
     """The text between the last ``end_mark`` and the ``start_mark`` before it, stripped."""
     span = block_span(text, start_mark, end_mark)
     return None if span is None else text[span[0] : span[1]].strip()
-
-
-def block_span(text: str, start_mark: str, end_mark: str, *, first_end: bool = False) -> tuple[int, int] | None:
-    """Where the text between an ``end_mark`` (the last one; the first with ``first_end``) and the
-    last ``start_mark`` before it lies (skipping mentions of the start mark in instructions); None
-    if either is missing."""
-    j = text.find(end_mark) if first_end else text.rfind(end_mark)
-    if j < 0:
-        return None
-    i = text.rfind(start_mark, 0, j)
-    if i < 0:
-        return None
-    return i + len(start_mark), j
 
 
 def task_view(text: str, last_user: str) -> tuple[str, str | None]:

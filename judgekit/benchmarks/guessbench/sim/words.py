@@ -1,5 +1,5 @@
 """The simulated GuessBench guesser's words: the concepts it names, the common nouns it builds
-phrases from, and the words it describes builds with (:mod:`judgekit.sim.guess`)."""
+phrases from, and the words it describes builds with (:mod:`judgekit.benchmarks.guessbench.sim.guess`)."""
 
 from __future__ import annotations
 

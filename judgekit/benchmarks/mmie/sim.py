@@ -1,4 +1,7 @@
-"""MMIE replies of the simulator: the scorer, and a text-only LVLM answering in "integrated" mode.
+"""MMIE's simulated behaviour: the scorer, and a text-only LVLM answering in "integrated" mode.
+
+Registered for the simulator by :data:`judgekit.benchmarks.base.SIMULATED` (order 30, see
+:mod:`judgekit.sim.behaviours`).
 
 Two kinds of request (:func:`mmie_kind`):
 
@@ -38,9 +41,11 @@ import math
 import random
 import re
 
+from judgekit.sim.behaviours import Behaviour, Request
 from judgekit.sim.judge_style import JudgeStyle, styled_score
 
 __all__ = [
+    "behaviours",
     "KIND_SCORE",
     "KIND_INTEGRATED",
     "MMIE_KINDS",
@@ -309,3 +314,12 @@ def _integrated_reply(text: str, rng: random.Random, quality: float) -> str:
         lines.append(" ".join(paragraph))
     lines.extend(descs[di:])
     return "\n".join(lines)
+
+
+def _reply(kind: str, req: Request, rng: random.Random) -> tuple[str, bool]:
+    text = mmie_reply(kind, req.text, rng, quality=req.quality, garbage=req.garbage, style=req.style)
+    return text, req.garbage and kind in MMIE_JUDGE_KINDS
+
+
+behaviours = [Behaviour("mmie", MMIE_KINDS, mmie_kind, _reply, order=30,
+                        description="MMIE's scorer and its integrated (text and picture) answers")]
