@@ -29,6 +29,7 @@ the same checks.  Benchmarks' ``[options]`` models use :data:`STRICT_CONFIG` too
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from pathlib import Path
@@ -463,6 +464,21 @@ def _no_nul(path: Path, node: Any, key: str = "") -> None:
         raise SpecError(f"{path}: {key}: a NUL character in {_shown(node)}")
 
 
+def _finite(path: Path, node: Any, key: str = "") -> None:
+    """A NaN or an infinity anywhere in the spec is an error, also where a table is passed on as it
+    is (``image.extra``'s request fields, a plugin's options): no request, price or option means it,
+    and JSON cannot carry it (an images call built from ``extra = { background = nan }`` failed each
+    call after the captioners were paid)."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            _finite(path, v, f"{key}.{k}" if key else str(k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            _finite(path, v, f"{key}[{i}]")
+    elif isinstance(node, float) and not math.isfinite(node):
+        raise SpecError(f"{path}: invalid run spec: {key}: Input should be a finite number (got {node!r})")
+
+
 def load_spec(spec_or_name: str, overrides: list[str] | tuple[str, ...] = ()) -> RunSpec:
     """Read, override and validate a spec.  Raises SpecError naming the file and key."""
     path = resolve_spec_path(spec_or_name)
@@ -482,6 +498,7 @@ def load_spec(spec_or_name: str, overrides: list[str] | tuple[str, ...] = ()) ->
             if not given.startswith(("samples:", "hf:")) and not Path(os.path.expanduser(given)).is_absolute():
                 data["data"] = str(Path.cwd() / given)
     _no_nul(path, data)
+    _finite(path, data)
     data["source_path"] = str(path.resolve())
     try:
         return RunSpec.model_validate(data)

@@ -182,7 +182,8 @@ class ConsoleUI:
         return click.confirm(message, default=False)
 
     def note(self, message: str) -> None:
-        self.console.print(message, markup=False)  # a provider's text ("[invalid_request]") is not markup
+        # a provider's text is neither markup ("[invalid_request]") nor emoji codes (":warning:")
+        self.console.print(message, markup=False, emoji=False)
 
     # -- progress ---------------------------------------------------------------------------
     def progress(self, engine) -> "_Progress":
@@ -313,7 +314,7 @@ class ConsoleUI:
                     cols = list(more[0].keys())
                     self._print_tables(title, cols, [[_cell(r.get(c)) for c in cols] for r in more])
             for note in outcome.result.notes:
-                self.console.print(note, markup=False, highlight=False)
+                self.console.print(note, markup=False, highlight=False, emoji=False)
             devs = deviation_lines((outcome.summary or {}).get("deviations") or [])
             if devs:
                 self.console.print("departures from the authors' code in force:", highlight=False)
@@ -343,7 +344,7 @@ class ConsoleUI:
                                   if outcome.max_cost_usd is not None else ""),
                                highlight=False)
             for line in savings_lines(outcome.summary or {}):
-                self.console.print(line, markup=False, highlight=False)
+                self.console.print(line, markup=False, highlight=False, emoji=False)
             if st.usage_anomalies or st.over_reservation:
                 self.console.print(f"[yellow]{st.usage_anomalies:,} replies reported impossible usage (negative, or "
                                    f"more output than the request allowed); {st.over_reservation:,} cost more than "
@@ -351,7 +352,8 @@ class ConsoleUI:
         if outcome.failed_items:
             self.console.print(f"[red]{len(outcome.failed_items)} failed:[/red]")
             for f in outcome.failed_items[:50]:
-                self.console.print(f"  {escape(f)}")  # a failure's provider text is not markup
+                # a failure's provider text is not markup, nor emoji codes (":smile:" stays as written)
+                self.console.print(f"  {escape(f)}", emoji=False)
             if len(outcome.failed_items) > 50:
                 self.console.print(f"  ... and {len(outcome.failed_items) - 50} more (see judgments.csv)")
         if outcome.out_dir is not None and outcome.summary is not None:

@@ -45,7 +45,9 @@ async def adopt_intents(cache: Any, prov: Any, alias: str, intents: Sequence[Bat
     With ``guesses`` (a list), a batch found only on a guess (``BatchStatus.guessed``: a running
     Anthropic batch of the intent's size) is not adopted but put there, its intent left live:
     ``batches cancel`` never cancels on a guess (the run adopts it: its answers are joined on
-    ``custom_id``, so a wrong guess costs a later retry, never a second payment)."""
+    ``custom_id``: two intents of the same size whose running batches are swapped each bring
+    answers to the other's requests, which :func:`judgekit.engine.batch_collect.collect` keeps
+    for those requests)."""
     endpoint = (prov.kind, prov.model, prov.identity)
     intents = [r for r in intents if r.is_intent and not r.collected
                and (r.provider, r.model, r.base_url) == endpoint]

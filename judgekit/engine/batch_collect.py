@@ -35,6 +35,7 @@ all the same, priced and counted in the stage's cost: the benchmark's call finds
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import TYPE_CHECKING
 
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
     from .batching import Batch, BatchLayer, Waiter
 
 __all__ = ["follow"]
+
+log = logging.getLogger(__name__)
 
 
 async def follow(layer: "BatchLayer", b: "Batch") -> None:
@@ -146,7 +149,9 @@ def _stop_waiters(layer: "BatchLayer", b: "Batch", err: ProviderError) -> None:
 
 def collect(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> None:
     """Every outcome of ended batch ``b`` into the cache and to its waiting calls; then ``b`` is
-    collected (see the module docstring).  No await: nothing interleaves."""
+    collected (see the module docstring).  Answers to another live batch's requests (two batches
+    adopted the wrong way round) are kept for those requests (:func:`_swapped`).  No await:
+    nothing interleaves."""
     from .engine import CallResult, _billed
 
     engine, lane = layer.engine, b.lane
@@ -157,6 +162,8 @@ def collect(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> No
     refusals: list["Waiter"] = []  # refused over the enqueued-token limit
     queue_err: ProviderError | None = None
     seen: set[str] = set()
+    outcomes, handed = _swapped(layer, b, outcomes)
+    ok += handed
     for o in outcomes:
         key = o.custom_id
         if key not in b.rows or key in seen:
@@ -239,6 +246,82 @@ def collect(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> No
         _again(layer, w)
     if queue_err is not None:  # refused over the enqueued-token limit: smaller batches, in turn
         refused(layer, lane, b, refusals, queue_err)
+
+
+def _swapped(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> tuple[list[BatchOutcome], int]:
+    """Answers ``b`` gives to another live batch's requests: two batches adopted the wrong way round
+    (Anthropic's running orphans of the same size, matched by size and time alone).  Each such
+    answer is kept for the request it answers (the other batch's row and waiting call, priced for
+    its alias), and ``b``'s own requests it did not answer move to that other batch, whose results
+    most likely hold them: neither is asked and paid again.  Returns ``b``'s own outcomes and the
+    answers handed over."""
+    foreign: dict[int, tuple["Batch", list[BatchOutcome]]] = {}
+    mine = []
+    for o in outcomes:
+        if o.custom_id in b.rows:
+            mine.append(o)
+            continue
+        other = layer.live_keys.get(o.custom_id)
+        if (other is not None and other is not b and not other.collected
+                and other.lane.prov.kind == b.lane.prov.kind and o.response is not None and o.error is None):
+            foreign.setdefault(id(other), (other, []))[1].append(o)
+    if not foreign:
+        return outcomes, 0
+    handed = 0
+    for other, theirs in foreign.values():
+        for o in theirs:
+            if o.custom_id in other.rows:
+                _keep(layer, other, o.custom_id, o.response)
+                handed += 1
+    partner = next(iter(foreign.values()))[0]
+    answered = {o.custom_id for o in mine}
+    for key in [k for k in b.rows if k not in answered]:
+        partner.rows[key] = b.rows.pop(key)
+        layer.live_keys[key] = partner
+        w = b.waiting.pop(key, None)
+        if w is not None:
+            partner.waiting[key] = w
+    log.warning("batch %s answered %d request(s) of batch %s (adopted the wrong way round): kept for them",
+                b.record.batch_id, handed, partner.record.batch_id)
+    return mine, handed
+
+
+def _keep(layer: "BatchLayer", target: "Batch", key: str, resp) -> None:
+    """An answer to ``target``'s request ``key`` that another batch gave: into the cache and to
+    its waiting call, as :func:`collect` keeps its own; ``key`` is no longer ``target``'s."""
+    from .engine import CallResult, _billed
+
+    engine, prov = layer.engine, target.lane.prov
+    billed = _billed(prov)
+    row = target.rows.pop(key)
+    if layer.live_keys.get(key) is target:
+        del layer.live_keys[key]
+    w = target.waiting.pop(key, None)
+    meta = w.meta if w is not None else _meta(prov, row)
+    usage, broken = sane_usage(resp.usage)
+    resp.usage = usage
+    cost = usage_usd(prov.kind, billed, usage, prov.spec.price, batch=True) or 0.0
+    if broken and w is not None and w.hold is not None:
+        cost = max(cost, w.hold)
+    resp.cost_usd = cost
+    resp.cached = False
+    engine.cache.put(key, meta, resp)
+    layer.remember_paid(key, resp)
+    engine.savings.note(prov.kind, billed, prov.spec.price, usage, cost, batch=True)
+    stage = engine.stats.stage(meta.stage)
+    stage.cost_usd += cost
+    if w is None:
+        engine.savings.batch_collected_unasked += 1
+        if engine.cap is not None:
+            engine.cap.charge(cost)
+        return
+    layer.release(w, cost)
+    stage.calls += 1
+    stage.done += 1
+    stage.input_tokens += usage.input_tokens
+    stage.output_tokens += usage.output_tokens
+    if not w.fut.done():
+        w.fut.set_result(CallResult(w.req, resp, key=key))
 
 
 def _again(layer: "BatchLayer", w: "Waiter") -> None:

@@ -38,8 +38,10 @@ from functools import lru_cache
 
 __all__ = ["View", "Rule", "fold", "rewrite", "decodings", "unescape_all", "defuse"]
 
-# markup the parsers (or a quoting judge) strip: markdown emphasis and code, the typographic quotes
-_MARKUP = frozenset("*_`~\u201c\u201d")
+# markup the parsers (or a quoting judge) strip: markdown emphasis and code, markdown's escaping
+# backslash (a judge that renders or unescapes markdown quotes ``\[\[9\]\]`` as ``[[9]]``), the
+# typographic quotes
+_MARKUP = frozenset("*_`~\\\u201c\u201d")
 # letters that render as nothing
 _BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 # bracket look-alikes that NFKC leaves alone
@@ -69,10 +71,10 @@ def fold(ch: str) -> str:
 # runs of ASCII characters that fold to their upper case, runs of white space, runs of other
 # non-ASCII characters; the ASCII markup and control characters that are not white space match
 # none of them and fold to nothing
-_TOKENS = re.compile("[^\\s*_`~\\x00-\\x08\\x0e-\\x1b\\x7f-\\U0010ffff]+|\\s+|[^\\x00-\\x7f\\s]+")
+_TOKENS = re.compile("[^\\s*_`~\\\\\\x00-\\x08\\x0e-\\x1b\\x7f-\\U0010ffff]+|\\s+|[^\\x00-\\x7f\\s]+")
 # ASCII folding as a translation table: lower case to upper case, markup and the control characters
 # that are not white space to nothing (non-ASCII characters are left for _fold_run)
-_ASCII_FOLD = {c: None for c in [*range(0x00, 0x09), *range(0x0E, 0x1C), 0x7F, *map(ord, "*_`~")]}
+_ASCII_FOLD = {c: None for c in [*range(0x00, 0x09), *range(0x0E, 0x1C), 0x7F, *map(ord, "*_`~\\")]}
 _ASCII_FOLD.update({c: c - 32 for c in range(ord("a"), ord("z") + 1)})
 _NON_ASCII = re.compile("[^\\x00-\\x7f]+")
 
@@ -215,7 +217,7 @@ _MAX_ROUNDS = 64
 _CHARREF = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)")
 # the characters the second decoding folds before decoding: non-ASCII ones that are not white space,
 # the markup, the ASCII controls that are not white space
-_PRE_FOLD = re.compile("[^\\s\\x00-\\x7f]|[*_`~\\x00-\\x08\\x0e-\\x1b\\x7f]")
+_PRE_FOLD = re.compile("[^\\s\\x00-\\x7f]|[*_`~\\\\\\x00-\\x08\\x0e-\\x1b\\x7f]")
 
 
 def _unescape_once(text: str, starts: list[int], ends: list[int]) -> tuple[str, list[int], list[int]] | None:

@@ -64,6 +64,17 @@ def test_a_failures_provider_text_is_printed_whole():
     assert "[invalid_request] no" in console.export_text()
 
 
+def test_a_providers_text_keeps_its_colons():
+    """rich turns ``:warning:`` into an emoji by default: a provider's message is shown as written."""
+    ui, console = _console()
+    outcome = SimpleNamespace(result=None, stats=None, out_dir=None, summary=None,
+                              failed_items=["item 1: HTTP 400: quota :warning: for :smile: [x]"])
+    ui.show_results(outcome)
+    ui.note("the provider said: :thumbs_up: done")
+    text = console.export_text()
+    assert "quota :warning: for :smile: [x]" in text and ":thumbs_up: done" in text, text
+
+
 def test_the_causes_of_unanswered_requests_are_summed_up():
     lines = savings_lines({"batch": {"calls": 10, "cost_usd": 0.1, "live_equivalent_usd": 0.2, "saved_usd": 0.1,
                                      "retried": 2, "unanswered": {"expired": 1, "errored (api_error)": 3}}})

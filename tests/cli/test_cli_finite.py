@@ -71,3 +71,16 @@ def test_simulator_settings_refuse_non_finite_values(tmp_path, override, key):
     spec = tmp_path / "s.toml"
     spec.write_text(SPEC)
     assert_user_error(invoke("estimate", spec, "--set", override, "--cache", tmp_path / "c.duckdb"), str(spec), key)
+
+
+@pytest.mark.parametrize("override, key", [
+    ('models.g={provider="sim_image",model="gpt-image-1",image={extra={background=nan}}}',
+     "models.g.image.extra.background"),  # request fields passed on as written: each images call failed
+    ("models.g={provider=\"sim_image\",model=\"m\",image={extra={n=[{w=-inf}]}}}", "models.g.image.extra.n[0].w"),
+    ("options.weights=[1.0, nan]", "options.weights[1]")])
+def test_a_non_finite_value_anywhere_in_the_spec_is_refused(tmp_path, override, key):
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    r = invoke("estimate", spec, "--set", override, "--cache", tmp_path / "c.duckdb")
+    assert_user_error(r, str(spec), key)
+    assert "finite" in r.output

@@ -376,3 +376,38 @@ def test_waves_split_in_order_within_the_limits_and_as_full_as_they_can_be(sizes
         if i + 1 < len(waves):  # a wave was cut only when the next call would not fit
             nxt = int(waves[i + 1][0].split(":")[1])
             assert len(w) == max_requests or size(w) + nxt > max_bytes
+
+
+async def test_batches_adopted_the_wrong_way_round_keep_every_answer(monkeypatch, tmp_path):
+    """Two aliases' live batches of the same size, each recorded with the other's requests (what
+    Anthropic's matching of running orphans by size and time can do): each batch's answers are
+    kept for the requests they answer, nothing is asked again (before: every answer dropped, all
+    8 requests submitted again in 2 new batches)."""
+    path = tmp_path / "c.duckdb"
+    server = FakeBatchServer(polls_to_end=None)
+    use_fake(monkeypatch, server)
+    models = {"j1": spec(), "j2": spec(model="gpt-4o-mini-2024-07-18")}
+    reqs = [req(i, alias="j1") for i in range(4)] + [req(100 + i, alias="j2") for i in range(4)]
+    cache = await CacheStore.open(path, run_id="run1")
+    e = await engine_for(cache, models)
+    calls = asyncio.ensure_future(asyncio.gather(*(e.call(r) for r in reqs)))
+    while server.polls < 2 or server.created < 2:
+        await asyncio.sleep(0.005)
+    calls.cancel()
+    await asyncio.gather(calls, return_exceptions=True)
+    await e.close()
+    await cache.close()
+    first, second = list(server.batches)
+    server.batches[first], server.batches[second] = server.batches[second], server.batches[first]
+
+    server.release()
+    cache = await CacheStore.open(path, run_id="run2")
+    e = await engine_for(cache, models)
+    rs = await asyncio.gather(*(e.call(r) for r in reqs))
+    assert all(r.ok for r in rs) and [r.text for r in rs] == [answer(r).text for r in reqs]
+    assert server.created == 2 and server.live_calls == 0  # nothing asked (and paid) again
+    st = e.stats.stage("judge")
+    assert (st.calls, st.done, st.failures) == (8, 8, 0) and st.cost_usd > 0  # each kept, priced and counted
+    assert await cache.batches(live_only=True) == []
+    await e.close()
+    await cache.close()

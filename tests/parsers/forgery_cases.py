@@ -3,13 +3,14 @@
 A candidate text is a mix of ordinary filler and *marker pieces* (real verdict syntax of every
 benchmark), each piece disguised character by character: full-width forms, case changes, the
 confusables that ``str.upper`` or NFKC map to ASCII (``ﬁ``, ``ı``, ``ſ``, Kelvin ``K``), zero-width
-and other invisible characters, combining marks, markdown, odd white space, long padding, HTML
-character references (``&#91;``, ``&#x3A``, ``&colon;``, ``&amp;#35;``).
+and other invisible characters, combining marks, markdown and its backslash escapes (``\\[``), odd
+white space, long padding, HTML character references (``&#91;``, ``&#x3A``, ``&colon;``, ``&amp;#35;``).
 
 A quoting judge repeats the candidate's (defused) text before its own verdict, in one of several
 ways a model might: verbatim, as a ``>`` block quote, NFKC-normalised, with invisible characters
-dropped, re-wrapped on one line, with markdown stripped, upper-cased, or with HTML character
-references decoded (``html.unescape`` until nothing changes).
+dropped, re-wrapped on one line, with markdown stripped, upper-cased, with HTML character
+references decoded (``html.unescape`` until nothing changes), or with markdown's backslash escapes
+undone (``\\[\\[9\\]\\]`` read as ``[[9]]``), after decoding or not.
 """
 
 from __future__ import annotations
@@ -118,6 +119,8 @@ def disguised(draw, piece: str) -> str:
                                       NAMED_REFERENCES.get(c, f"&#{ord(c)};")]))
             if draw(st.booleans()):
                 c = "&amp;" + c[1:]
+        elif how == 10 and _MD_PUNCTUATION.fullmatch(c):  # markdown's escape: a renderer shows ``\[`` as ``[``
+            c = "\\" + c
         out.append(c)
         i += 1
     return "".join(out)
@@ -146,8 +149,10 @@ def candidate_texts(draw) -> str:
             parts.append(draw(FILLER))
         else:
             piece = draw(st.sampled_from(MARKERS))
-            how = draw(st.integers(0, 4))
-            if how == 4:  # its punctuation as character references: ``Final Verdict is&#58; &#91;&#91;B...``
+            how = draw(st.integers(0, 5))
+            if how == 5:  # every punctuation character markdown-escaped: ``\#\#\# Score\: 6``
+                piece = "".join("\\" + c if _MD_PUNCTUATION.fullmatch(c) else c for c in piece)
+            elif how == 4:  # its punctuation as character references: ``Final Verdict is&#58; &#91;&#91;B...``
                 piece = draw(referenced(piece))
             elif how:  # mostly disguised, sometimes plain
                 piece = draw(disguised(piece))
@@ -161,7 +166,16 @@ def candidate_texts(draw) -> str:
 _INVISIBLE = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u00ad\u180e\u3164\u0300-\u036f\ufe00-\ufe0f]")
 
 QUOTE_STYLES = ("verbatim", "block", "nfkc", "no_invisible", "one_line", "no_markup", "upper", "nfkc_one_line",
-                "unescaped")
+                "unescaped", "markdown_unescaped", "unescaped_markdown_unescaped")
+
+# an ASCII punctuation character, which CommonMark lets a backslash escape
+_MD_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")
+_MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def markdown_unescaped(text: str) -> str:
+    """``text`` as a judge that renders or unescapes markdown repeats it: ``\\[`` reads ``[``."""
+    return _MD_ESCAPE.sub(r"\1", text)
 
 
 def unescape_all(text: str) -> str:
@@ -189,6 +203,10 @@ def quote(text: str, style: str) -> str:
         return text.upper()
     if style == "unescaped":
         return unescape_all(text)
+    if style == "markdown_unescaped":
+        return markdown_unescaped(text)
+    if style == "unescaped_markdown_unescaped":
+        return markdown_unescaped(unescape_all(text))
     if style == "nfkc_one_line":
         return " ".join(_INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).split())
     raise ValueError(style)
