@@ -20,28 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ..types import ChatRequest
+from .registry import BENCHMARKS, SIMULATED  # re-exported: the built-ins by name (a leaf module)
 
 __all__ = ["PlannedCall", "BenchmarkResult", "BENCHMARKS", "SIMULATED", "load_benchmark", "require_candidates"]
-
-BENCHMARKS = {
-    "creation_mmbench": "judgekit.benchmarks.creation_mmbench.pipeline",
-    "guessbench": "judgekit.benchmarks.guessbench.pipeline",
-    "mmgenbench": "judgekit.benchmarks.mmgenbench.pipeline",
-    "mmie": "judgekit.benchmarks.mmie.pipeline",
-    "rubric": "judgekit.benchmarks.rubric.pipeline",
-    "pairwise": "judgekit.benchmarks.pairwise.pipeline",
-}
-
-#: each built-in benchmark's simulated behaviour: the module whose ``behaviours`` the simulator
-#: asks (:mod:`judgekit.sim.behaviours`); the generic ``pairwise`` and ``rubric`` benchmarks' judge
-#: prompts use the common judge formats, which the simulator's core answers itself
-SIMULATED = {
-    "creation_mmbench": "judgekit.benchmarks.creation_mmbench.sim",
-    "guessbench": "judgekit.benchmarks.guessbench.sim",
-    "mmgenbench": "judgekit.benchmarks.mmgenbench.sim",
-    "mmie": "judgekit.benchmarks.mmie.sim",
-}
-
 
 @dataclass
 class PlannedCall:

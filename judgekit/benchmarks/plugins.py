@@ -2,7 +2,7 @@
 
 ``benchmark = NAME`` is resolved in this order:
 
-1. judgekit's own benchmarks (:data:`judgekit.benchmarks.base.BENCHMARKS`);
+1. judgekit's own benchmarks (:data:`judgekit.benchmarks.registry.BENCHMARKS`);
 2. an entry point named NAME in the group ``judgekit.benchmarks`` (a package's
    ``[project.entry-points."judgekit.benchmarks"]``; its value is ``"module"`` or ``"module:attr"``);
 3. a dotted module path importable on ``sys.path`` (``mypkg.mybench``);
@@ -14,7 +14,7 @@ missing, the module failing on import) is one SpecError line, never a traceback.
 
 A benchmark's simulated behaviour (what the simulator's guesser, judge or scorer answers, see
 :mod:`judgekit.sim.behaviours`) is found the same way: a built-in's from
-:data:`judgekit.benchmarks.base.SIMULATED` (:func:`simulated_builtins`), a plugin's from its module's
+:data:`judgekit.benchmarks.registry.SIMULATED` (:func:`simulated_builtins`), a plugin's from its module's
 ``simulated`` attribute (:func:`simulated`): a behaviour, a list of them, or the name of a module
 whose ``behaviours`` lists them (dotted, or relative to the benchmark's module: ``".sim"``).
 """
@@ -31,6 +31,7 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import SpecError
+from .registry import BENCHMARKS, SIMULATED
 
 __all__ = ["ENTRY_POINT_GROUP", "resolve", "installed_plugins", "check_interface", "table_prefix", "simulated",
            "simulated_builtins"]
@@ -191,9 +192,7 @@ def _behaviours(value: Any, what: str, owner: Any = None) -> list[Any]:
 
 
 def simulated_builtins() -> list[Any]:
-    """Every built-in benchmark's simulated behaviours (:data:`judgekit.benchmarks.base.SIMULATED`)."""
-    from .base import SIMULATED
-
+    """Every built-in benchmark's simulated behaviours (:data:`judgekit.benchmarks.registry.SIMULATED`)."""
     return [b for name, module in SIMULATED.items() for b in _behaviours(module, name)]
 
 
@@ -201,8 +200,6 @@ def simulated(name: str, source_path: str | Path | None = None) -> list[Any]:
     """The simulated behaviours of the benchmark ``name`` (resolved as :func:`resolve` does): a
     built-in's from ``SIMULATED`` (none for one without), a plugin's from its ``simulated``
     attribute (none when it has none)."""
-    from .base import BENCHMARKS, SIMULATED
-
     if name in BENCHMARKS:
         return _behaviours(SIMULATED[name], name) if name in SIMULATED else []
     module = resolve(name, BENCHMARKS, source_path)

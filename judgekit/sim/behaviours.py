@@ -12,7 +12,7 @@ Where they come from (:func:`load`):
 - the common judge formats (Arena-Hard's ``[[A>B]]``, MT-Bench's ``[[A]]``/``Rating: [[N]]``), a
   behaviour of the core: :mod:`judgekit.sim.generic_judge`;
 - every built-in benchmark's, listed by the benchmark registry
-  (:data:`judgekit.benchmarks.base.SIMULATED`): Creation-MMBench's pairwise and visual factuality
+  (:data:`judgekit.benchmarks.registry.SIMULATED`): Creation-MMBench's pairwise and visual factuality
   judge, MMIE's scorer, MMGenBench's captioner, GuessBench's guesser and extractor;
 - a plugin benchmark's, when ``SimConfig.benchmarks`` names it: its module's ``simulated``
   attribute (a :class:`Behaviour`, a list of them, or the dotted name of a module whose

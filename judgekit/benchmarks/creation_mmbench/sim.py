@@ -1,6 +1,6 @@
 """Creation-MMBench's simulated judge: a pairwise verdict and visual factuality scores.
 
-Registered for the simulator by :data:`judgekit.benchmarks.base.SIMULATED` (see
+Registered for the simulator by :data:`judgekit.benchmarks.registry.SIMULATED` (see
 :mod:`judgekit.sim.behaviours`), at order 10: before every other behaviour.
 
 ``pairwise``

@@ -1,6 +1,6 @@
 """MMGenBench's simulated behaviour: the captioner of its scene images.
 
-Registered for the simulator by :data:`judgekit.benchmarks.base.SIMULATED` (order 40, see
+Registered for the simulator by :data:`judgekit.benchmarks.registry.SIMULATED` (order 40, see
 :mod:`judgekit.sim.behaviours`).
 
 ``caption``

@@ -1,6 +1,6 @@
 """MMIE's simulated behaviour: the scorer, and a text-only LVLM answering in "integrated" mode.
 
-Registered for the simulator by :data:`judgekit.benchmarks.base.SIMULATED` (order 30, see
+Registered for the simulator by :data:`judgekit.benchmarks.registry.SIMULATED` (order 30, see
 :mod:`judgekit.sim.behaviours`).
 
 Two kinds of request (:func:`mmie_kind`):

@@ -1,7 +1,7 @@
 """GuessBench's simulated behaviour: a guesser that "sees" labelled Minecraft builds, its review
 turns (self-refine, image retrieval) and the answer-extraction judge.
 
-Registered for the simulator by :data:`judgekit.benchmarks.base.SIMULATED` (order 50, the last of
+Registered for the simulator by :data:`judgekit.benchmarks.registry.SIMULATED` (order 50, the last of
 the built-ins; see :mod:`judgekit.sim.behaviours`).  :mod:`.guess` draws the replies, :mod:`.read`
 reads the prompts and the builds' PNG labels, :mod:`.words` holds the vocabulary.
 """
