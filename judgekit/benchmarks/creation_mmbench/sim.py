@@ -11,7 +11,7 @@ Registered for the simulator by :data:`judgekit.benchmarks.registry.SIMULATED` (
     judges do.  The verdict is drawn from :func:`judgekit.sim.judge_replies.pair_probabilities` of
     the two answers and the judge's :class:`~judgekit.sim.judge_style.JudgeStyle`.
 ``vfs``
-    A visual factuality prompt.  The reply ends with ``Response A Visual Factuality Score: X/10``
+    A visual factuality prompt.  The reply ends with ``Response A Visual Factuality Score: <a>/10``
     and ``Response B ...: Y/10``, each ``10 s(1.2 (quality - 5))`` plus up to +-1 point of noise
     (shaped by the judge's style: noise, leniency, position bias for Response A).
 """
