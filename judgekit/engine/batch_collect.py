@@ -152,7 +152,7 @@ def collect(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> No
     collected (see the module docstring).  Answers to another live batch's requests (two batches
     adopted the wrong way round) are kept for those requests (:func:`_swapped`).  No await:
     nothing interleaves."""
-    from .engine import CallResult, _billed
+    from .engine import _billed
 
     engine, lane = layer.engine, b.lane
     prov = lane.prov
@@ -174,32 +174,7 @@ def collect(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> No
         resp = o.response
         if resp is not None and o.error is None:
             ok += 1
-            usage, broken = sane_usage(resp.usage)
-            resp.usage = usage
-            cost = usage_usd(prov.kind, billed, usage, prov.spec.price, batch=True) or 0.0
-            if broken and w is not None and w.hold is not None:
-                cost = max(cost, w.hold)
-            resp.cost_usd = cost
-            resp.cached = False
-            engine.cache.put(key, meta, resp)
-            layer.remember_paid(key, resp)
-            engine.savings.note(prov.kind, billed, prov.spec.price, usage, cost, batch=True)
-            stage = engine.stats.stage(meta.stage)
-            stage.cost_usd += cost
-            if w is None:
-                engine.savings.batch_collected_unasked += 1
-                if engine.cap is not None:
-                    engine.cap.charge(cost)
-                continue
-            if w.hold is not None and cost > w.hold:
-                stage.over_reservation += 1
-            layer.release(w, cost)
-            stage.calls += 1
-            stage.done += 1
-            stage.input_tokens += usage.input_tokens
-            stage.output_tokens += usage.output_tokens
-            if not w.fut.done():
-                w.fut.set_result(CallResult(w.req, resp, key=key))
+            _answered(layer, prov, billed, key, meta, w, resp)
             continue
         err = o.error if o.error is not None else BatchRequestNotRun("the batch reported no answer")
         failed += 1
@@ -289,15 +264,24 @@ def _swapped(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> t
 def _keep(layer: "BatchLayer", target: "Batch", key: str, resp) -> None:
     """An answer to ``target``'s request ``key`` that another batch gave: into the cache and to
     its waiting call, as :func:`collect` keeps its own; ``key`` is no longer ``target``'s."""
-    from .engine import CallResult, _billed
+    from .engine import _billed
 
-    engine, prov = layer.engine, target.lane.prov
-    billed = _billed(prov)
+    prov = target.lane.prov
     row = target.rows.pop(key)
     if layer.live_keys.get(key) is target:
         del layer.live_keys[key]
     w = target.waiting.pop(key, None)
     meta = w.meta if w is not None else _meta(prov, row)
+    _answered(layer, prov, _billed(prov), key, meta, w, resp)
+
+
+def _answered(layer: "BatchLayer", prov, billed, key: str, meta, w: "Waiter | None", resp) -> None:
+    """A batch's answer to request ``key``: priced at batch rates, into the cache and the run's
+    figures, and to its waiting call ``w`` (None: a request no call of this process asked yet,
+    charged to the cap as it is collected)."""
+    from .engine import CallResult
+
+    engine = layer.engine
     usage, broken = sane_usage(resp.usage)
     resp.usage = usage
     cost = usage_usd(prov.kind, billed, usage, prov.spec.price, batch=True) or 0.0
@@ -315,6 +299,8 @@ def _keep(layer: "BatchLayer", target: "Batch", key: str, resp) -> None:
         if engine.cap is not None:
             engine.cap.charge(cost)
         return
+    if w.hold is not None and cost > w.hold:
+        stage.over_reservation += 1
     layer.release(w, cost)
     stage.calls += 1
     stage.done += 1
