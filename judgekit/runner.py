@@ -624,6 +624,7 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
             # guards always, others when set) and the model parameters left out
             summary["deviations"] = deviations(options) + [{"kind": "dropped parameter", "note": n}
                                                            for n in dropped]
+            _add_self_preference(summary, spec)
             written = write_results(out_dir, summary, result.tables)
             try:
                 written.append(write_tidy(out_dir, result.tidy, run_id, spec.benchmark))  # results.parquet
@@ -656,3 +657,17 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
         cache.run_finished(run_id, status, json.dumps(record, default=str))
     ui.show_results(outcome)
     return outcome
+
+
+def _add_self_preference(summary: dict[str, Any], spec) -> None:
+    """summary["flags"] += a judge scoring a candidate of its own model family (simulated models,
+    which have no family, are left out)."""
+    from .judging.honest import self_preference_flags
+
+    def named(aliases):
+        return {a: spec.models[a].model for a in aliases if a in spec.models and spec.models[a].provider != "sim"}
+    roles = spec.roles
+    judges = named(list(roles.judges) or ([roles.judge] if roles.judge else []))
+    found = self_preference_flags(judges, named(roles.candidates))
+    if found:
+        summary["flags"] = list(summary.get("flags") or []) + found

@@ -170,13 +170,12 @@ def model_family(name: str) -> str | None:
     """The model family of a model id (``openai/gpt-4o-mini`` -> ``openai``, ``claude-3-5-sonnet``
     -> ``anthropic``, ``Qwen2-VL-7B`` -> ``qwen``); an unknown name's leading letters; None for
     an empty name."""
-    base = str(name).strip().lower().rsplit("/", 1)[-1]
-    base = base.rsplit(":", 1)[-1] if base.count(":") == 1 and "/" not in base else base
+    base = str(name).strip().lower().rsplit("/", 1)[-1].split(":", 1)[0]  # no provider, no tag
     if not base:
         return None
     for prefix, family in _FAMILIES:
         if base.startswith(prefix) and (len(base) == len(prefix) or not base[len(prefix)].isalpha()
-                                        or prefix in ("qwen", "llama", "gemini", "claude", "deepseek", "internvl")):
+                                        or len(prefix) >= 4):
             return family
     m = re.match(r"[a-z]+", base)
     return m.group(0) if m else base
@@ -219,11 +218,10 @@ def annotate(summary: MutableMapping[str, Any], rows: Mapping[str, Sequence[Muta
     flags = list(summary.get("flags") or [])
     flags += degenerate_flags(summary.get("judge_behaviour") or [])
     if small:
-        names = ", ".join(f"{r['model']} {r['group']} ({r['items']})" for r in small[:6])
-        more = f" and {len(small) - 6} more" if len(small) > 6 else ""
         flags.append({"kind": "too few items", "rows": len(small),
-                      "message": f"{len(small)} row(s) have fewer than {options.min_items_for_interval} items, too "
-                                 f"few for their interval (marked !): {names}{more}"})
+                      "message": f"{len(small)} results row(s) have fewer than {options.min_items_for_interval} "
+                                 f"items (n marked !): too few for their interval, which then covers less often "
+                                 f"than it says"})
     summary["flags"] = flags
     iv = summary.get("intervals")
     if isinstance(iv, dict):
@@ -234,17 +232,21 @@ def annotate(summary: MutableMapping[str, Any], rows: Mapping[str, Sequence[Muta
 
 
 def interval_line(summary: Mapping[str, Any]) -> str | None:
-    """The terminal's one line on what ``[a, b]`` is."""
+    """The terminal's lines on what ``[a, b]`` and ``n`` are (None without intervals)."""
     iv = summary.get("intervals") or {}
     if not iv.get("method"):
         return None
-    line = (f"[a, b]: {100 * iv['level']:g}% {iv['method']}, {iv['samples']} resamples (behaviour rates: "
-            f"Wilson); n: items")
+    lines = [f"[a, b]: {100 * iv['level']:g}% {iv['method']} (the row's n items, {iv['samples']} resamples); "
+             f"behaviour %: Wilson interval over its n"]
+    extra = []
     if iv.get("min_items_for_interval"):
-        line += f", ! below {iv['min_items_for_interval']} (too few for the interval)"
-    if (iv.get("multiple_comparisons") or {}).get("method") == "holm":
-        line += f"; Holm: excludes 0 after Holm's adjustment over {iv['multiple_comparisons']['family']} comparisons"
-    return line
+        extra.append(f"n!: under {iv['min_items_for_interval']} items, too few for the interval")
+    mc = iv.get("multiple_comparisons") or {}
+    if mc.get("method") == "holm":
+        extra.append(f"Holm: excludes 0 after Holm's adjustment over the run's {mc['family']} comparisons")
+    if extra:
+        lines.append("; ".join(extra))
+    return "\n".join(lines)
 
 
 def flag_lines(summary: Mapping[str, Any]) -> list[str]:
