@@ -69,6 +69,6 @@ def adjust_comparisons(rows: Sequence[MutableMapping[str, Any]], level: float, e
         r["p_holm"] = p
         # adjusted never says more than raw: p and the percentile ends can differ by interpolation
         r["excludes_zero_holm"] = bool(r.get("excludes_zero")) and p < alpha
-    return {"method": "holm", "family": len(family), "alpha": alpha,
+    return {"method": "holm", "family": len(family), "alpha": round(alpha, 12),
             "description": "Holm's step-down adjustment of the bootstrap p-values over every paired comparison "
                            "of the run (all figures, pairs and judges)"}
