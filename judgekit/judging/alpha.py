@@ -120,24 +120,43 @@ def grouped_alpha(ratings: Mapping[Hashable, Mapping[str, float | None]], judges
                 counts[i, vidx[float(v)]] += 1
     m = counts.sum(axis=1)
     keep = m >= 2
-    per_unit = (counts[:, :, None] * counts[:, None, :] - counts[:, :, None] * np.eye(V)[None]) 
-    per_unit[keep] /= (m[keep] - 1)[:, None, None]
-    per_unit[~keep] = 0.0
-    # clusters x (groups x V x V)
-    C = np.zeros((len(cnames), G, V, V))
+    if level == "interval":
+        # the interval metric needs no coincidence matrix: per unit, its pairable values' count,
+        # sum, sum of squares and sum over ordered pairs of (v_i - v_j)^2 / (m_u - 1) =
+        # 2 (m_u sum v^2 - (sum v)^2) / (m_u - 1); every disagreement is a sum of these
+        s1, s2 = counts @ values, counts @ (values ** 2)
+        per_unit = np.zeros((len(units), 4))
+        per_unit[keep, 0] = m[keep]
+        per_unit[keep, 1] = s1[keep]
+        per_unit[keep, 2] = s2[keep]
+        per_unit[keep, 3] = 2.0 * (m[keep] * s2[keep] - s1[keep] ** 2) / (m[keep] - 1)
+        K = 4
+    else:
+        per_unit = (counts[:, :, None] * counts[:, None, :] - counts[:, :, None] * np.eye(V)[None])
+        per_unit[keep] /= (m[keep] - 1)[:, None, None]
+        per_unit[~keep] = 0.0
+        per_unit = per_unit.reshape(len(units), V * V)
+        K = V * V
+    # clusters x (groups x K)
+    C = np.zeros((len(cnames), G, K))
     for i, u in enumerate(units):
         if keep[i] and group(u) in gidx:
             C[cidx[cluster(u)], gidx[group(u)]] += per_unit[i]
     C = C.reshape(len(cnames), -1)
 
-    def figures(o_flat: np.ndarray):
-        o = o_flat.reshape(-1, G, V, V)
-        B = o.shape[0]
-        obs, exp, n = alpha_from_coincidences(o.reshape(B * G, V, V), values, level)
-        obs, exp, n = obs.reshape(B, G), exp.reshape(B, G), n.reshape(B, G)
+    def sums(f: np.ndarray):
+        """(observed, expected disagreement sums, n) of feature rows f (R x K)."""
+        if level == "interval":
+            n, t1, t2 = f[:, 0], f[:, 1], f[:, 2]
+            return f[:, 3], 2.0 * (n * t2 - t1 ** 2), n
+        return alpha_from_coincidences(f.reshape(-1, V, V), values, level)
+
+    def figures(flat: np.ndarray):
+        f = flat.reshape(-1, G, K)
+        B = f.shape[0]
+        obs, exp, n = (x.reshape(B, G) for x in sums(f.reshape(B * G, K)))
         per = _alpha(obs, exp, n)  # B x G
-        a_obs, a_exp, a_n = alpha_from_coincidences(o.sum(axis=1), values, level)
-        return per, _alpha(a_obs, a_exp, a_n), _within(obs, exp, n)
+        return per, _alpha(*sums(f.sum(axis=1))), _within(obs, exp, n)
 
     per, across, within = figures(C.sum(axis=0, keepdims=True))
 

@@ -298,12 +298,13 @@ def _agreement_table(rows: list[dict[str, Any]]) -> Table | None:
         row["all agree"] = _share(r.get("full_agreement"))
         row["items"] = r.get("items", "")
         out.append(row)
-    return Table(title="Judge agreement", rows=out,
-                 note="Krippendorff's α: 1 is full agreement, 0 what chance gives, below 0 systematic "
-                      "disagreement; all agree: the share of items where every judge gave the same; the "
-                      "interval: items resampled (all their units together); pooled within candidates: chance "
-                      "disagreement counted within each candidate, so a better candidate is not agreement "
-                      "(pooled across, the old figure, is beside it)")
+    note = ("Krippendorff's α: 1 is full agreement, 0 what chance gives, below 0 systematic "
+            "disagreement; all agree: the share of items where every judge gave the same")
+    if any("alpha_ci_low" in r for r in rows):
+        note += ("; the interval: items resampled (all their units together); pooled within candidates: chance "
+                 "disagreement counted within each candidate, so that one candidate being better is not agreement "
+                 "(pooled across, the older figure, beside it)")
+    return Table(title="Judge agreement", rows=out, note=note)
 
 
 def _flags_table(rows: list[dict[str, Any]]) -> Table | None:
