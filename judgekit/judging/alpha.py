@@ -113,18 +113,14 @@ def grouped_alpha(ratings: Mapping[Hashable, Mapping[str, float | None]], judges
     V, G = values.size, len(gnames)
     cnames = list(dict.fromkeys(cluster(u) for u in units))
     cidx = {c: i for i, c in enumerate(cnames)}
-    counts = np.zeros((len(units), V))
-    for i, row in enumerate(raw):
-        for v in row:
-            if v is not None:
-                counts[i, vidx[float(v)]] += 1
-    m = counts.sum(axis=1)
-    keep = m >= 2
     if level == "interval":
         # the interval metric needs no coincidence matrix: per unit, its pairable values' count,
         # sum, sum of squares and sum over ordered pairs of (v_i - v_j)^2 / (m_u - 1) =
         # 2 (m_u sum v^2 - (sum v)^2) / (m_u - 1); every disagreement is a sum of these
-        s1, s2 = counts @ values, counts @ (values ** 2)
+        grid = np.array([[np.nan if v is None else float(v) for v in row] for row in raw], dtype=float)
+        m = np.sum(~np.isnan(grid), axis=1).astype(float)
+        keep = m >= 2
+        s1, s2 = np.nansum(grid, axis=1), np.nansum(grid ** 2, axis=1)
         per_unit = np.zeros((len(units), 4))
         per_unit[keep, 0] = m[keep]
         per_unit[keep, 1] = s1[keep]
@@ -132,6 +128,13 @@ def grouped_alpha(ratings: Mapping[Hashable, Mapping[str, float | None]], judges
         per_unit[keep, 3] = 2.0 * (m[keep] * s2[keep] - s1[keep] ** 2) / (m[keep] - 1)
         K = 4
     else:
+        counts = np.zeros((len(units), V))
+        for i, row in enumerate(raw):
+            for v in row:
+                if v is not None:
+                    counts[i, vidx[float(v)]] += 1
+        m = counts.sum(axis=1)
+        keep = m >= 2
         per_unit = (counts[:, :, None] * counts[:, None, :] - counts[:, :, None] * np.eye(V)[None])
         per_unit[keep] /= (m[keep] - 1)[:, None, None]
         per_unit[~keep] = 0.0
