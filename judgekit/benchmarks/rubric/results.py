@@ -183,7 +183,7 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     intervals = intervals_summary(options, figures=("score", "pct"), item="a (candidate, item): its score (a failed "
                                   "judgment: no score, the item still drawn)")
     intervals["multiple_comparisons"] = adjust_comparisons(comps, options.interval_level,
-                                                           options.holm_adjust and options.bootstrap_samples > 0)
+                                                           getattr(options, "holm_adjust", True) and options.bootstrap_samples > 0)
     summary: dict[str, Any] = {"judges": judges, "results": first, "intervals": intervals,
                                "comparisons": comps, "distribution": dist,
                                "bins": distribution([], scale)[0]}
