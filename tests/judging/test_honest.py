@@ -334,3 +334,17 @@ def test_edge_cases_are_nan_free(n, cands, ties):
     finite(s)
     for c in s["comparisons"]:
         assert c["excludes_zero_holm"] in (None, True, False)
+
+
+def test_the_runner_adjusts_comparisons_a_benchmark_left_raw():
+    from types import SimpleNamespace
+
+    from judgekit.runner import _add_holm
+    rows = [{"p_value": 0.01, "excludes_zero": True}, {"p_value": 0.02, "excludes_zero": True}]
+    summary = {"comparisons": rows, "intervals": {"method": "percentile bootstrap over items", "level": 0.95}}
+    _add_holm(summary, SimpleNamespace(holm_adjust=True))
+    assert [r["p_holm"] for r in rows] == pytest.approx([0.02, 0.02])
+    assert summary["intervals"]["multiple_comparisons"]["family"] == 2
+    done = [{"p_value": 0.01, "excludes_zero": True, "p_holm": 0.5, "excludes_zero_holm": False}]
+    _add_holm({"comparisons": done, "intervals": {"method": "x", "level": 0.95}}, SimpleNamespace())
+    assert done[0]["p_holm"] == 0.5  # a benchmark's own adjustment is left alone
