@@ -164,7 +164,7 @@ def grouped_alpha(ratings: Mapping[Hashable, Mapping[str, float | None]], judges
     per, across, within = figures(C.sum(axis=0, keepdims=True))
 
     def point(x):
-        return None if np.isnan(x) else float(x)
+        return None if np.isnan(x) else round(float(x), 12)  # no 0.9999999999999962 for a full agreement
     out = {"groups": {g: [point(per[0, i]), None, None] for i, g in enumerate(gnames)},
            "across": [point(across[0]), None, None], "within": [point(within[0]), None, None]}
     if samples > 0 and len(cnames) > 0:
