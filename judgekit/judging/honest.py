@@ -210,6 +210,10 @@ def annotate(summary: MutableMapping[str, Any], rows: Mapping[str, Sequence[Muta
             r["small_n"] = r["items"] < options.min_items_for_interval
             if r["small_n"] and judge == next(iter(rows)) and r["level"] in ("overall", "category"):
                 small.append(r)
+    few_comps = 0
+    for c in summary.get("comparisons") or []:
+        c["small_n"] = c.get("items", 0) < options.min_items_for_interval
+        few_comps += c["small_n"]
     holm = adjust_comparisons(summary.get("comparisons") or [], options.interval_level,
                               options.holm_adjust and options.bootstrap_samples > 0)
     _behaviour(summary.get("judge_behaviour") or [], everyone, options.interval_level)
@@ -217,11 +221,12 @@ def annotate(summary: MutableMapping[str, Any], rows: Mapping[str, Sequence[Muta
         _agreement(summary["agreement"], by_judge, candidates, options)
     flags = list(summary.get("flags") or [])
     flags += degenerate_flags(summary.get("judge_behaviour") or [])
-    if small:
-        flags.append({"kind": "too few items", "rows": len(small),
-                      "message": f"{len(small)} results row(s) have fewer than {options.min_items_for_interval} "
-                                 f"items (n marked !): too few for their interval, which then covers less often "
-                                 f"than it says"})
+    if small or few_comps:
+        what = " and ".join(x for x in (f"{len(small)} results row(s)" if small else "",
+                                        f"{few_comps} comparison(s)" if few_comps else "") if x)
+        flags.append({"kind": "too few items", "rows": len(small), "comparisons": few_comps,
+                      "message": f"{what} have fewer than {options.min_items_for_interval} items (n marked !): "
+                                 f"too few for their interval, which then covers less often than it says"})
     summary["flags"] = flags
     iv = summary.get("intervals")
     if isinstance(iv, dict):

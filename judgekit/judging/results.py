@@ -177,7 +177,8 @@ def comparison_display(c: Mapping[str, Any]) -> dict[str, Any]:
     says both, raw and adjusted (``yes/no``)."""
     excl = "yes" if c["excludes_zero"] else "no"
     row = {"judge": c["judge"], "figure": c["metric"], "a - b": f"{c['a']} - {c['b']}",
-           "difference": shown(c["difference"], c["ci_low"], c["ci_high"], 2), "items": c["items"]}
+           "difference": shown(c["difference"], c["ci_low"], c["ci_high"], 2),
+           "items": f"{c['items']}!" if c.get("small_n") else c["items"]}
     if "excludes_zero_holm" not in c:
         return {**row, "excludes 0": excl}
     holm = {True: "yes", False: "no"}.get(c["excludes_zero_holm"], "-")

@@ -31,7 +31,7 @@ __all__ = ["write_run_report", "with_shared_sections", "num", "interval_text"]
 
 #: keys of a comparison row that are not its context (judge, approach, generator, ...)
 _COMPARISON_KEYS = {"metric", "a", "b", "items", "difference", "ci_low", "ci_high", "level", "excludes_zero",
-                    "p_value", "p_holm", "excludes_zero_holm"}
+                    "p_value", "p_holm", "excludes_zero_holm", "small_n"}
 #: keys of an agreement row that are not the candidate it is about
 _AGREEMENT_KEYS = {"quantity", "judges", "krippendorff_alpha", "level", "full_agreement", "items", "alpha_ci_low",
                    "alpha_ci_high", "krippendorff_alpha_across", "alpha_across_ci_low", "alpha_across_ci_high",
@@ -221,7 +221,7 @@ def _comparisons_table(rows: list[dict[str, Any]], s: dict[str, Any], level: flo
         row.update({k: "" if r.get(k) is None else str(r.get(k)) for k in ctx})
         row["a − b"] = _pair(r)
         row[head] = interval_text(r.get("difference"), r.get("ci_low"), r.get("ci_high"))
-        row["items"] = r.get("items", "")
+        row["items"] = f"{r.get('items', '')}!" if r.get("small_n") else r.get("items", "")
         ex = r.get("excludes_zero")
         row["excludes 0"] = "yes" if ex is True else "no" if ex is False else "–"
         if "excludes_zero_holm" in r:  # Holm's adjustment over the run's comparisons (judging.multiplicity)

@@ -284,11 +284,17 @@ def test_small_rows_are_flagged_below_the_threshold_only():
     assert rows[("m1", "category", "C0")]["items"] == 6 and rows[("m1", "category", "C0")]["small_n"]
     assert [d["n"] for d in built.display if d["category"] == "Overall"] == ["24", "24"]
     assert {d["n"] for d in built.display if d["category"] != "Overall"} == {"6!"}
-    assert any(f["kind"] == "too few items" and f["rows"] == 8 for f in built.summary["flags"])
+    assert any(f["kind"] == "too few items" and f["rows"] == 8 and f["comparisons"] == 0
+               for f in built.summary["flags"])
+    assert [c["small_n"] for c in built.summary["comparisons"]] == [False] * 3  # 24 items each
     loose = build(recs, judges=["a"], candidates=["m1", "m2"],
                   options=IntervalOptions(bootstrap_samples=50, min_items_for_interval=5))
     assert not any(f["kind"] == "too few items" for f in loose.summary["flags"])
     assert "n!: under 5 items" in interval_line(loose.summary)
+    strict = build(recs, judges=["a"], candidates=["m1", "m2"],
+                   options=IntervalOptions(bootstrap_samples=50, min_items_for_interval=30))
+    assert all(c["small_n"] for c in strict.summary["comparisons"])
+    assert any(f.get("comparisons") == 3 for f in strict.summary["flags"])
 
 
 def test_behaviour_rates_carry_wilson_intervals():
