@@ -669,7 +669,10 @@ def _add_self_preference(summary: dict[str, Any], spec) -> None:
         return {a: spec.models[a].model for a in aliases if a in spec.models and spec.models[a].provider != "sim"}
     roles = spec.roles
     judges = named(list(roles.judges) or ([roles.judge] if roles.judge else []))
-    found = self_preference_flags(judges, named(roles.candidates))
+    candidates = named(roles.candidates)
+    if isinstance(summary.get("baseline_model"), str):  # a pairwise benchmark's fixed baseline answers
+        candidates["baseline"] = summary["baseline_model"]
+    found = self_preference_flags(judges, candidates)
     if found:
         summary["flags"] = list(summary.get("flags") or []) + found
 

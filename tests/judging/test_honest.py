@@ -354,3 +354,19 @@ def test_the_runner_adjusts_comparisons_a_benchmark_left_raw():
     done = [{"p_value": 0.01, "excludes_zero": True, "p_holm": 0.5, "excludes_zero_holm": False}]
     _add_holm({"comparisons": done, "intervals": {"method": "x", "level": 0.95}}, SimpleNamespace())
     assert done[0]["p_holm"] == 0.5  # a benchmark's own adjustment is left alone
+
+
+def test_the_runner_flags_a_judge_of_the_baselines_family():
+    from types import SimpleNamespace
+
+    from judgekit.runner import _add_self_preference
+    models = {"gpt": SimpleNamespace(provider="openai", model="gpt-4o-2024-08-06"),
+              "qwen": SimpleNamespace(provider="openai", model="qwen2.5-vl-72b"),
+              "sim": SimpleNamespace(provider="sim", model="sim-judge")}
+    spec = SimpleNamespace(models=models, roles=SimpleNamespace(judges=["gpt", "sim"], judge="gpt", candidates=["qwen"]))
+    summary = {"baseline_model": "gpt-4o"}
+    _add_self_preference(summary, spec)
+    assert [(f["judge"], f["model"]) for f in summary["flags"]] == [("gpt", "baseline")]
+    quiet = {}
+    _add_self_preference(quiet, spec)
+    assert "flags" not in quiet
