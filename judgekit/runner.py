@@ -624,6 +624,8 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
             # guards always, others when set) and the model parameters left out
             summary["deviations"] = deviations(options) + [{"kind": "dropped parameter", "note": n}
                                                            for n in dropped]
+            _add_self_preference(summary, spec)
+            _add_holm(summary, options)
             written = write_results(out_dir, summary, result.tables)
             try:
                 written.append(write_tidy(out_dir, result.tidy, run_id, spec.benchmark))  # results.parquet
@@ -656,3 +658,38 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
         cache.run_finished(run_id, status, json.dumps(record, default=str))
     ui.show_results(outcome)
     return outcome
+
+
+def _add_self_preference(summary: dict[str, Any], spec) -> None:
+    """summary["flags"] += a judge scoring a candidate of its own model family (simulated models,
+    which have no family, are left out)."""
+    from .judging.honest import self_preference_flags
+
+    def named(aliases):
+        return {a: spec.models[a].model for a in aliases if a in spec.models and spec.models[a].provider != "sim"}
+    roles = spec.roles
+    judges = named(list(roles.judges) or ([roles.judge] if roles.judge else []))
+    candidates = named(roles.candidates)
+    if isinstance(summary.get("baseline_model"), str):  # a pairwise benchmark's fixed baseline answers
+        candidates["baseline"] = summary["baseline_model"]
+    found = self_preference_flags(judges, candidates)
+    if found:
+        summary["flags"] = list(summary.get("flags") or []) + found
+
+
+def _add_holm(summary: dict[str, Any], options: Any) -> None:
+    """Holm's adjustment over the run's comparisons for a benchmark whose results did not make it
+    (GuessBench, MMIE, MMGenBench: their comparisons carry ``p_value``): the rows are shared with
+    the comparisons table, so the CSV and the report get it too."""
+    from .judging.multiplicity import adjust_comparisons
+
+    comps = summary.get("comparisons")
+    iv = summary.get("intervals")
+    if not isinstance(comps, list) or not isinstance(iv, dict) or not iv.get("method"):
+        return
+    if any("p_holm" in c for c in comps if isinstance(c, dict)) or not any(
+            isinstance(c, dict) and "p_value" in c for c in comps):
+        return
+    rows = [c for c in comps if isinstance(c, dict)]
+    iv["multiple_comparisons"] = adjust_comparisons(rows, float(iv.get("level", 0.95)),
+                                                    bool(getattr(options, "holm_adjust", True)))

@@ -118,6 +118,27 @@ def creation_records(synth: dict) -> dict[str, list[dict]]:
     return out
 
 
+def agreement_at_scale(samples: int) -> int:
+    """Krippendorff's alpha of 3 judges with item-bootstrap intervals, per candidate, pooled within
+    and across candidates, on 765 items x 20 candidates x 2 orders (the honesty pass's agreement)."""
+    from judgekit.judging.alpha import grouped_alpha
+
+    rng = np.random.default_rng(4)
+    judges = ["j1", "j2", "j3"]
+    verdicts, vfs = {}, {}
+    for c in range(20):
+        for i in range(765):
+            for o in (0, 1):
+                b = int(rng.integers(-2, 3))
+                verdicts[(c, i, o)] = {j: int(np.clip(b + rng.integers(-1, 2), -2, 2)) for j in judges}
+                v = float(rng.integers(0, 21)) / 2
+                vfs[(c, i, o)] = {j: min(10.0, v + float(rng.integers(0, 2)) / 2) for j in judges}
+    for ratings, level in ((verdicts, "ordinal"), (vfs, "interval")):
+        grouped_alpha(ratings, judges, level, group=lambda u: u[0], cluster=lambda u: u[1], samples=samples,
+                      interval_level=0.95, seed=0, key=level, groups=list(range(20)))
+    return 2
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=1000)
@@ -150,6 +171,15 @@ def main() -> None:
         print(f"  c. judging.bootstrap.add_intervals: {n} rows x {len(FIGURES)} figures in "
               f"{wall - rows_wall:.2f} s wall, {cpu - rows_cpu:.2f} s CPU (building the rows: {rows_wall:.2f} s "
               f"wall, {rows_cpu:.2f} s CPU, not counted)")
+
+    try:
+        from judgekit.judging.alpha import grouped_alpha
+    except ImportError as e:
+        print(f"  d. judging.alpha.grouped_alpha: not available here ({e})")
+    else:
+        wall, cpu, n = _timed(lambda: agreement_at_scale(args.samples), args.repeat)
+        print(f"  d. alpha with intervals, within and across candidates (judging.alpha), 765 items x 20 candidates "
+              f"x 2 orders x 3 judges, verdict (ordinal) and VFS (interval): {wall:.2f} s wall, {cpu:.2f} s CPU")
 
     n = 10_000
     rng = np.random.default_rng(2)

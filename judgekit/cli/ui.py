@@ -315,6 +315,11 @@ class ConsoleUI:
                     self._print_tables(title, cols, [[_cell(r.get(c)) for c in cols] for r in more])
             for note in outcome.result.notes:
                 self.console.print(note, markup=False, highlight=False, emoji=False)
+            from ..judging.honest import flag_lines, interval_line  # what [a, b] is; the run's warnings
+
+            for line in [interval_line(outcome.summary or {}), *flag_lines(outcome.summary or {})]:
+                if line:
+                    self.console.print(line, markup=False, highlight=False, emoji=False)
             devs = deviation_lines((outcome.summary or {}).get("deviations") or [])
             if devs:
                 self.console.print("departures from the authors' code in force:", highlight=False)

@@ -14,6 +14,10 @@ statistic below reads those records, whichever benchmark made them.
 * A panel: :mod:`.agreement` (the ensemble rules, Krippendorff's alpha), :mod:`.behaviour` (swap
   consistency, first-slot preference, ties, length bias), :mod:`.panel` (both over pairwise and
   score judgment records); :mod:`.alignment` (a judge against human ratings: MAE, consistency).
+* Honest small numbers (:mod:`.honest`): n and the small-n flag on every row, degenerate-judge and
+  self-preference flags, with :mod:`.rates` (Wilson intervals on behaviour shares),
+  :mod:`.multiplicity` (bootstrap p-values, Holm's adjustment) and :mod:`.alpha` (Krippendorff's
+  alpha with an item-bootstrap interval, pooled within candidates).
 * Results and report: :mod:`.results` (summary.json's keys, the CSV and printed tables of a
   pairwise benchmark), :mod:`.report` (headline and charts), :mod:`.report_items` (the pieces of a
   judgment's report blocks).

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-__all__ = ["Interval", "ratio_interval", "paired_difference", "DEFAULT_SAMPLES", "DEFAULT_LEVEL", "with_interval",
+__all__ = ["Interval", "ratio_interval", "paired_difference", "paired_difference_p", "DEFAULT_SAMPLES", "DEFAULT_LEVEL", "with_interval",
            "shown"]
 
 DEFAULT_SAMPLES = 1000
@@ -124,6 +124,18 @@ def paired_difference(num_a: Sequence[float], den_a: Sequence[float], num_b: Seq
     """The difference A - B of two ratio figures on the same items (position i is the same item
     in both), with the percentile interval of the difference when the items are resampled once
     for both.  Resamples where either side has denominator 0 are left out."""
+    return paired_difference_p(num_a, den_a, num_b, den_b, samples=samples, level=level, seed=seed, key=key,
+                               scale=scale)[0]
+
+
+def paired_difference_p(num_a: Sequence[float], den_a: Sequence[float], num_b: Sequence[float],
+                        den_b: Sequence[float], *, samples: int = DEFAULT_SAMPLES, level: float = DEFAULT_LEVEL,
+                        seed: int = 0, key: str = "", scale: float = 1.0) -> tuple[Interval, float | None]:
+    """:func:`paired_difference` and, from the same resampled differences, the bootstrap p-value
+    of a difference of 0 (:func:`judgekit.judging.multiplicity.bootstrap_p`; None without an
+    estimate)."""
+    from .multiplicity import bootstrap_p
+
     _check(samples, level, seed)
     a1, b1 = _as_arrays(num_a, den_a)
     a2, b2 = _as_arrays(num_b, den_b)
@@ -131,12 +143,12 @@ def paired_difference(num_a: Sequence[float], den_a: Sequence[float], num_b: Seq
         raise ValueError(f"a paired comparison needs the same items on both sides ({a1.size} and {a2.size})")
     n = a1.size
     if n == 0 or b1.sum() <= 0 or b2.sum() <= 0:
-        return Interval(None, None, None, n, samples, level, seed)
+        return Interval(None, None, None, n, samples, level, seed), None
     estimate = scale * float(a1.sum() / b1.sum() - a2.sum() / b2.sum())
     rng = _rng(seed, key)
     stats = np.concatenate([_ratios(a1, b1, idx) - _ratios(a2, b2, idx) for idx in _draws(rng, n, samples)])
     lo, hi = _percentiles(stats * scale, level)
-    return Interval(estimate, lo, hi, n, samples, level, seed)
+    return Interval(estimate, lo, hi, n, samples, level, seed), bootstrap_p(stats)
 
 
 def with_interval(row: dict, name: str, iv: Interval, digits: int = 2) -> dict:

@@ -124,6 +124,8 @@ def display_row(r: Mapping[str, Any], vfs: bool = True) -> dict[str, Any]:
         "Reward": _fig(r, "reward", 1),
         "Win Rate %": _fig(r, "win_rate", 1),
     }
+    if "items" in r:  # n: the items behind the row; ! when too few for the interval (judging.honest)
+        row["n"] = f"{r['items']}{'!' if r.get('small_n') else ''}"
     if not vfs:
         return {**row, "+2/+1/0/-1/-2": counts, "fail": r["fail"],
                 "parse ok %": _num(_pct(r["pairwise_parse_ok"]), 1)}
@@ -141,12 +143,21 @@ def _num(v: float | None, digits: int = 2) -> str:
     return "-" if v is None else f"{v:.{digits}f}"
 
 
+def _rate(b: Mapping[str, Any], name: str) -> str:
+    """A behaviour share in % with its Wilson interval and n, when :mod:`.honest` added them."""
+    if f"{name}_n" not in b:
+        return _num(_pct(b[name]), 1)
+    return f"{shown(_pct(b[name]), _pct(b[f'{name}_ci_low']), _pct(b[f'{name}_ci_high']), 0)} n={b[f'{name}_n']}"
+
+
 def behaviour_display(b: Mapping[str, Any], vfs: bool = True) -> dict[str, Any]:
-    """A judge's behaviour figures as printed (``vfs`` False: without the VFS parse failures)."""
-    row = {"judge": b["judge"], "model": b["model"],
-           "swap consistency %": _num(_pct(b["swap_consistency"]), 1),
-           "first-slot %": _num(_pct(b["first_slot_preference"]), 1),
-           "ties %": _num(_pct(b["tie_rate"]), 1),
+    """A judge's behaviour figures as printed (``vfs`` False: without the VFS parse failures).
+    The row pooled over candidates is ``all (within)`` once its length correlation is pooled
+    within candidates."""
+    row = {"judge": b["judge"], "model": "all (within)" if b.get("length_pooling") else b["model"],
+           "swap consistency %": _rate(b, "swap_consistency"),
+           "first-slot %": _rate(b, "first_slot_preference"),
+           "ties %": _rate(b, "tie_rate"),
            "length rho": _num(b["length_correlation"])}
     if not vfs:
         return {**row, "parse failures %": _num(_pct(b["parse_failure_rate"]), 1)}
@@ -155,11 +166,20 @@ def behaviour_display(b: Mapping[str, Any], vfs: bool = True) -> dict[str, Any]:
 
 
 def agreement_display(a: Mapping[str, Any]) -> dict[str, Any]:
-    return {"quantity": a["quantity"], "model": a["model"], "alpha": _num(a["krippendorff_alpha"], 3),
+    alpha = (_num(a["krippendorff_alpha"], 3) if a["krippendorff_alpha"] is None or "alpha_ci_low" not in a
+             else shown(a["krippendorff_alpha"], a["alpha_ci_low"], a["alpha_ci_high"], 2))
+    return {"quantity": a["quantity"], "model": "all (within)" if a.get("pooling") else a["model"], "alpha": alpha,
             "level": a["level"], "full agreement %": _num(_pct(a["full_agreement"]), 1), "items": a["items"]}
 
 
 def comparison_display(c: Mapping[str, Any]) -> dict[str, Any]:
-    return {"judge": c["judge"], "figure": c["metric"], "a - b": f"{c['a']} - {c['b']}",
-            "difference": shown(c["difference"], c["ci_low"], c["ci_high"], 2), "items": c["items"],
-            "excludes 0": "yes" if c["excludes_zero"] else "no"}
+    """A paired comparison as printed; with Holm's adjustment (:mod:`.honest`), ``excludes 0``
+    says both, raw and adjusted (``yes/no``)."""
+    excl = "yes" if c["excludes_zero"] else "no"
+    row = {"judge": c["judge"], "figure": c["metric"], "a - b": f"{c['a']} - {c['b']}",
+           "difference": shown(c["difference"], c["ci_low"], c["ci_high"], 2),
+           "items": f"{c['items']}!" if c.get("small_n") else c["items"]}
+    if "excludes_zero_holm" not in c:
+        return {**row, "excludes 0": excl}
+    holm = {True: "yes", False: "no"}.get(c["excludes_zero_holm"], "-")
+    return {**row, "excludes 0 raw/Holm": f"{excl}/{holm}"}

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..config import STRICT_CONFIG
-from .intervals import DEFAULT_LEVEL, DEFAULT_SAMPLES, Interval, paired_difference, ratio_interval
+from .intervals import DEFAULT_LEVEL, DEFAULT_SAMPLES, Interval, paired_difference_p, ratio_interval
 
 __all__ = ["IntervalOptions", "ItemSums", "interval", "comparisons"]
 
@@ -34,6 +34,10 @@ class IntervalOptions(BaseModel):
                                                "(0: no intervals)")
     bootstrap_seed: int = Field(0, ge=0, description="the bootstrap's seed: the same seed, the same intervals")
     interval_level: float = Field(DEFAULT_LEVEL, gt=0.5, lt=1.0, description="the intervals' coverage")
+    min_items_for_interval: int = Field(20, ge=1, description="rows with fewer items are flagged as too small for "
+                                                              "their interval (its coverage falls below nominal)")
+    holm_adjust: bool = Field(True, description="also say whether each paired comparison excludes 0 after Holm's "
+                                                "adjustment across the run's comparisons (the raw flag stays)")
 
 
 def _in_order(items: Iterable[Hashable]) -> list[Hashable]:
@@ -65,11 +69,12 @@ def comparisons(per_candidate: Mapping[str, ItemSums], options: IntervalOptions,
     for a, b in combinations([n for n in names if n in per_candidate], 2):
         sa, sb = per_candidate[a], per_candidate[b]
         common = _in_order(i for i in sa if i in sb)
-        iv = paired_difference([sa[i][0] for i in common], [sa[i][1] for i in common],
+        iv, p = paired_difference_p([sa[i][0] for i in common], [sa[i][1] for i in common],
                                [sb[i][0] for i in common], [sb[i][1] for i in common],
                                samples=options.bootstrap_samples, level=options.interval_level,
                                seed=options.bootstrap_seed, key=f"{key}{metric}:{a}-{b}", scale=scale)
         rows.append({"metric": metric, "a": a, "b": b, "items": iv.items, "difference": iv.estimate,
                      "ci_low": iv.low, "ci_high": iv.high, "level": iv.level,
-                     "excludes_zero": (iv.low is not None and iv.high is not None and (iv.low > 0 or iv.high < 0))})
+                     "excludes_zero": (iv.low is not None and iv.high is not None and (iv.low > 0 or iv.high < 0)),
+                     "p_value": p})
     return rows

@@ -30,9 +30,12 @@ from .doc import Chart, ReportDoc, Series, Table
 __all__ = ["write_run_report", "with_shared_sections", "num", "interval_text"]
 
 #: keys of a comparison row that are not its context (judge, approach, generator, ...)
-_COMPARISON_KEYS = {"metric", "a", "b", "items", "difference", "ci_low", "ci_high", "level", "excludes_zero"}
+_COMPARISON_KEYS = {"metric", "a", "b", "items", "difference", "ci_low", "ci_high", "level", "excludes_zero",
+                    "p_value", "p_holm", "excludes_zero_holm", "small_n"}
 #: keys of an agreement row that are not the candidate it is about
-_AGREEMENT_KEYS = {"quantity", "judges", "krippendorff_alpha", "level", "full_agreement", "items"}
+_AGREEMENT_KEYS = {"quantity", "judges", "krippendorff_alpha", "level", "full_agreement", "items", "alpha_ci_low",
+                   "alpha_ci_high", "krippendorff_alpha_across", "alpha_across_ci_low", "alpha_across_ci_high",
+                   "pooling"}
 _POOLED = "all"
 
 
@@ -55,7 +58,7 @@ def with_shared_sections(doc: ReportDoc, summary: dict[str, Any]) -> ReportDoc:
     level = _level(summary, every)
     # a comparison with no difference (a figure the run did not make, e.g. Reward with pairwise = false) is left out
     comparisons = [r for r in every if _finite(r.get("difference")) is not None]
-    tables = [t for t in (_comparisons_table(comparisons, summary, level, len(every) - len(comparisons)), _agreement_table(_rows(summary.get("agreement"))),
+    tables = [t for t in (_flags_table(_rows(summary.get("flags"))), _comparisons_table(comparisons, summary, level, len(every) - len(comparisons)), _agreement_table(_rows(summary.get("agreement"))),
                           _deviations_table(_rows(summary.get("deviations")))) if t is not None]
     return dataclasses.replace(doc, meta=meta, charts=[*doc.charts, *_comparison_charts(comparisons, level)],
                                tables=[*doc.tables, *tables])
@@ -218,14 +221,23 @@ def _comparisons_table(rows: list[dict[str, Any]], s: dict[str, Any], level: flo
         row.update({k: "" if r.get(k) is None else str(r.get(k)) for k in ctx})
         row["a − b"] = _pair(r)
         row[head] = interval_text(r.get("difference"), r.get("ci_low"), r.get("ci_high"))
-        row["items"] = r.get("items", "")
+        row["items"] = f"{r.get('items', '')}!" if r.get("small_n") else r.get("items", "")
         ex = r.get("excludes_zero")
         row["excludes 0"] = "yes" if ex is True else "no" if ex is False else "–"
+        if "excludes_zero_holm" in r:  # Holm's adjustment over the run's comparisons (judging.multiplicity)
+            hx = r.get("excludes_zero_holm")
+            hp = _finite(r.get("p_holm"))
+            row["Holm p"] = "< 0.001" if hp is not None and hp < 0.001 else num(hp, 3)
+            row["excludes 0 (Holm)"] = "yes" if hx is True else "no" if hx is False else "–"
         out.append(row)
     iv = s.get("intervals") if isinstance(s.get("intervals"), dict) else {}
     notes = ["each difference is paired over the items both candidates answered; an interval that "
              "excludes 0 is a difference the resampling supports"]
     notes += [str(iv[k]) for k in ("item", "fid") if isinstance(iv.get(k), str)]
+    mc = iv.get("multiple_comparisons") if isinstance(iv.get("multiple_comparisons"), dict) else {}
+    if mc.get("method") == "holm":
+        notes.append(f"Holm: p-values from the bootstrap, adjusted by Holm's step-down over the run's {mc.get('family')} "
+                     "comparisons, so that any false 'excludes 0' among them stays as rare as the level says")
     if left_out:
         notes.append(f"{left_out} comparison{'s' if left_out > 1 else ''} without a difference (a figure the "
                      "run did not make) left out")
@@ -274,14 +286,35 @@ def _agreement_table(rows: list[dict[str, Any]]) -> Table | None:
                 "pooled (all)" if v == _POOLED else "" if v is None else str(v))
         judges = r.get("judges")
         row["judges"] = ", ".join(map(str, judges)) if isinstance(judges, list) else str(judges or "")
-        row["Krippendorff's α"] = num(r.get("krippendorff_alpha"), 3)
+        if r.get("pooling"):
+            row["candidate"] = "pooled within candidates"
+        row["Krippendorff's α"] = (interval_text(r.get("krippendorff_alpha"), r.get("alpha_ci_low"), r.get("alpha_ci_high"))
+                                   if "alpha_ci_low" in r else num(r.get("krippendorff_alpha"), 3))
+        if any("krippendorff_alpha_across" in x for x in rows):
+            row["α pooled across candidates"] = (interval_text(r.get("krippendorff_alpha_across"),
+                                                               r.get("alpha_across_ci_low"), r.get("alpha_across_ci_high"))
+                                                 if "krippendorff_alpha_across" in r else "")
         row["level"] = str(r.get("level", ""))
         row["all agree"] = _share(r.get("full_agreement"))
         row["items"] = r.get("items", "")
         out.append(row)
-    return Table(title="Judge agreement", rows=out,
-                 note="Krippendorff's α: 1 is full agreement, 0 what chance gives, below 0 systematic "
-                      "disagreement; all agree: the share of items where every judge gave the same")
+    note = ("Krippendorff's α: 1 is full agreement, 0 what chance gives, below 0 systematic "
+            "disagreement; all agree: the share of items where every judge gave the same")
+    if any("alpha_ci_low" in r for r in rows):
+        note += ("; the interval: items resampled (all their units together); pooled within candidates: chance "
+                 "disagreement counted within each candidate, so that one candidate being better is not agreement "
+                 "(pooled across, the older figure, beside it)")
+    return Table(title="Judge agreement", rows=out, note=note)
+
+
+def _flags_table(rows: list[dict[str, Any]]) -> Table | None:
+    """The run's warnings (summary["flags"]): degenerate judges, rows too small for their interval,
+    self-preference."""
+    if not rows:
+        return None
+    return Table(title="Warnings", rows=[{"kind": str(r.get("kind", "")), "what": str(r.get("message", ""))}
+                                         for r in rows],
+                 note="what the figures above cannot be trusted for; see docs/statistics.md")
 
 
 def _deviations_table(rows: list[dict[str, Any]]) -> Table | None:

@@ -101,7 +101,11 @@ def test_the_ensemble_of_identical_judges_is_that_judge(records, k):
         assert a["krippendorff_alpha"] in (None, 1.0)
     if len({r["score"] for r in records if r["kind"] == "pairwise" and r["score"] is not None}) >= 2:
         pooled = next(a for a in s["agreement"] if (a["quantity"], a["model"]) == ("pairwise verdict", "all"))
-        assert pooled["krippendorff_alpha"] == 1.0
+        assert pooled["krippendorff_alpha_across"] == 1.0
+        # pooled within candidates: defined only when some candidate's own verdicts vary
+        varies = any(len({r["score"] for r in records if r["kind"] == "pairwise" and r["score"] is not None
+                          and r["model"] == m}) >= 2 for m in ("m1", "m2"))
+        assert pooled["krippendorff_alpha"] == (1.0 if varies else None)
     behaviour = {(b["judge"], b["model"]): {k: v for k, v in b.items() if k != "judge"} for b in s["judge_behaviour"]}
     for (judge, model), b in behaviour.items():
         assert b == behaviour[("a", model)]
@@ -224,7 +228,21 @@ def test_ensemble_agreement_and_behaviour_of_a_two_judge_panel():
     assert set(rows) == {(j, m) for j in ("a", "b", "ensemble") for m in ("m1", "m2", "all")}
     mine = [{"item": (r["model"], r["index"]), "order": r["order"], "score": r["score"],
              "length_diff": r["length_diff"]} for r in records if r["judge"] == "a" and r["kind"] == "pairwise"]
-    assert {k: v for k, v in rows[("a", "all")].items() if k in pairwise_behaviour(mine)} == pairwise_behaviour(mine)
+    pooled = pairwise_behaviour(mine)  # pooled across candidates: kept as length_correlation_across
+    assert rows[("a", "all")]["length_correlation_across"] == pooled.pop("length_correlation")
+    assert {k: v for k, v in rows[("a", "all")].items() if k in pooled} == pooled
+    # the "all" row's length correlation is pooled within candidates: ranks within each candidate,
+    # centred, then one Pearson r (scipy's ranks, numpy's r)
+    from scipy.stats import rankdata
+    xs, ys = [], []
+    for m in ("m1", "m2"):
+        d = [(r["length_diff"], r["score"]) for r in records if r["judge"] == "a" and r["kind"] == "pairwise"
+             and r["model"] == m and r["score"] is not None and r["length_diff"] is not None]
+        rx, ry = rankdata([x for x, _ in d]), rankdata([y for _, y in d])
+        xs += list(rx - rx.mean())
+        ys += list(ry - ry.mean())
+    want_rho = float(np.dot(xs, ys) / np.sqrt(np.dot(xs, xs) * np.dot(ys, ys)))
+    assert rows[("a", "all")]["length_correlation"] == pytest.approx(want_rho)
     assert rows[("a", "m1")]["parse_failures"] == 1 and rows[("a", "m1")]["judgments"] == 8
     assert rows[("a", "m1")]["vfs_judgments"] == 4 and rows[("a", "m1")]["vfs_parse_failures"] == 1
     assert rows[("b", "m2")]["vfs_judgments"] == 3  # the judgment left out is no failure

@@ -73,7 +73,7 @@ def test_summary_figures_follow_the_judgments(first):
             b_score = {"A>>B": -2, "A>B": -1, "A=B": 0, "B>A": 1, "B>>A": 2}[token.strip("[]").replace(" ", "")]
             assert int(j["score"]) == (b_score if j["order"] == "0" else -b_score)
     assert [d["model"] for d in o.result.display] == ["my-vlm"] * 4
-    assert set(o.result.display[0]) == {"model", "category", "Reward", "Win Rate %", "+2/+1/0/-1/-2", "fail",
+    assert set(o.result.display[0]) == {"model", "category", "Reward", "Win Rate %", "n", "+2/+1/0/-1/-2", "fail",
                                         "parse ok %"}
 
 

@@ -40,6 +40,7 @@ def test_intervals_off_and_no_items():
 def test_options_defaults_and_bounds():
     opts = IntervalOptions()
     assert (opts.bootstrap_samples, opts.bootstrap_seed, opts.interval_level) == (1000, 0, 0.95)
+    assert (opts.min_items_for_interval, opts.holm_adjust) == (20, True)
     for bad in ({"bootstrap_samples": -1}, {"bootstrap_samples": 100_001}, {"bootstrap_seed": -1},
                 {"interval_level": 0.5}, {"interval_level": 1.0}, {"bootstrap_samples": "many"}, {"nosuch": 1}):
         with pytest.raises(ValidationError):
@@ -58,7 +59,10 @@ def test_comparisons_every_pair_in_candidate_order_on_common_items():
                                key=f"judge:reward:{r['a']}-{r['b']}", scale=50.0)
         assert r == {"metric": "reward", "a": r["a"], "b": r["b"], "items": len(common), "difference": iv.estimate,
                      "ci_low": iv.low, "ci_high": iv.high, "level": 0.95,
-                     "excludes_zero": iv.low > 0 or iv.high < 0}
+                     "excludes_zero": iv.low > 0 or iv.high < 0, "p_value": r["p_value"]}
+        # the p-value is the percentile interval inverted: it excludes 0 exactly when p is small
+        assert 0.0 <= r["p_value"] <= 1.0
+        assert r["excludes_zero"] == (r["p_value"] < 0.05) or abs(r["p_value"] - 0.05) < 0.01
         assert r["difference"] == pytest.approx(50.0 * (sum(a[i][0] for i in common) / sum(a[i][1] for i in common)
                                                         - sum(b[i][0] for i in common) / sum(b[i][1] for i in common)))
     assert rows[0]["items"] == 30 and rows[1]["items"] == 28

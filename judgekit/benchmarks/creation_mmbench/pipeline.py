@@ -320,6 +320,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
         "benchmark": "creation_mmbench",
         "items": n,
         "candidates": cands,
+        "baseline_model": "gpt-4o",  # whose answers the candidates are judged against (the data's reference answers)
         "judge": prep.spec.roles.judge,
         "complete": not_run == 0,
         "unknown_tasks": sorted(prep.unknown_tasks),

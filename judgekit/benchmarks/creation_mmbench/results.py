@@ -18,6 +18,7 @@ from typing import Any
 
 from ...judging.agreement import ENSEMBLE_RULES
 from ...judging.bootstrap import comparison_rows
+from ...judging.honest import annotate
 from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.panel import behaviour_rows
 from ...judging.results import (Built, _num, add_panel, display_row, intervals_summary, judge_rows, more_displays,
@@ -52,6 +53,7 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     summary, tables = summary_and_tables(judges, rows, comps, behaviour, intervals_summary(options))
     if panel:
         add_panel(summary, tables, rows, by_judge, judges, candidates, ensemble_summary(rows[ENSEMBLE_JUDGE]))
+    annotate(summary, rows, everyone, by_judge, candidates, options)
     if human is not None:
         summary["human_alignment"] = tables["human_alignment"] = table4_rows(everyone, human, candidates, dual)
     more = more_displays(rows, summary, behaviour, comps, panel=panel)

@@ -17,6 +17,7 @@ from typing import Any
 from ...judging import results as shared
 from ...judging.agreement import ENSEMBLE_RULES
 from ...judging.bootstrap import comparison_rows
+from ...judging.honest import annotate
 from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.panel import behaviour_rows
 from ...judging.results import (Built, add_panel, intervals_summary, judge_rows, more_displays, summary_and_tables)
@@ -56,6 +57,7 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
                    "description": f"per candidate, item and order: the verdict by majority "
                                   f"({ENSEMBLE_RULES['majority']})",
                    "results": rows[ENSEMBLE_JUDGE]})
+    annotate(summary, rows, called, by_judge, candidates, options)
     display = [display_row(r) for r in _ordered(first, candidates)]
     return Built(summary, tables, display, more_displays(rows, summary, behaviour, comps, panel=panel,
                                                          show=display_row, show_behaviour=behaviour_display))

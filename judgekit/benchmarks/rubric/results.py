@@ -20,6 +20,7 @@ from typing import Any
 
 from ...judging.agreement import ENSEMBLE_RULES, agreement, mean_score
 from ...judging.intervals import shown
+from ...judging.multiplicity import adjust_comparisons
 from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.results import Built, add_panel, intervals_summary
 from ...judging.uncertainty import IntervalOptions, comparisons, interval
@@ -181,6 +182,8 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
             for j, recs in everyone.items()}
     intervals = intervals_summary(options, figures=("score", "pct"), item="a (candidate, item): its score (a failed "
                                   "judgment: no score, the item still drawn)")
+    intervals["multiple_comparisons"] = adjust_comparisons(comps, options.interval_level,
+                                                           getattr(options, "holm_adjust", True) and options.bootstrap_samples > 0)
     summary: dict[str, Any] = {"judges": judges, "results": first, "intervals": intervals,
                                "comparisons": comps, "distribution": dist,
                                "bins": distribution([], scale)[0]}
@@ -202,9 +205,17 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
         more.append(("Paired comparisons (overall, a - b)", [
             {"judge": c["judge"], "a - b": f"{c['a']} - {c['b']}",
              "difference": shown(c["difference"], c["ci_low"], c["ci_high"], 2), "items": c["items"],
-             "excludes 0": "yes" if c["excludes_zero"] else "no"} for c in comps]))
+             **_excludes(c)} for c in comps]))
     display = [display_row(r) for r in first]
     return Built(summary, tables, display, more, tidy=tidy_rows(judgments, scale))
+
+
+def _excludes(c: Mapping[str, Any]) -> dict[str, str]:
+    """``excludes 0``, or raw and after Holm's adjustment when it was made (``yes/no``)."""
+    raw = "yes" if c["excludes_zero"] else "no"
+    if "excludes_zero_holm" not in c:
+        return {"excludes 0": raw}
+    return {"excludes 0 raw/Holm": f"{raw}/{ {True: 'yes', False: 'no'}.get(c['excludes_zero_holm'], '-') }"}
 
 
 def display_row(r: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,258 @@
+"""Honest small numbers: what a pairwise benchmark's results say about their own reliability.
+
+:func:`annotate` adds to a pairwise benchmark's results (the judging core's rows, comparisons,
+behaviour and agreement records, in place) and to its summary:
+
+* ``items`` and ``small_n`` on every results row: the items behind the row's figures, and
+  whether they are fewer than ``min_items_for_interval`` (the interval's coverage then falls
+  below its nominal level: docs/statistics.md);
+* on every paired comparison, ``p_holm`` and ``excludes_zero_holm`` (:mod:`.multiplicity`)
+  beside the raw ``p_value`` and ``excludes_zero``, unless ``holm_adjust`` is off;
+* on every behaviour row, Wilson intervals (:mod:`.rates`) on swap consistency, first-slot
+  preference and the tie rate; on the rows pooled over candidates, the length correlation pooled
+  within candidates (``length_correlation``) with the old pooled-across figure kept as
+  ``length_correlation_across``;
+* on every agreement record, the bootstrap interval of alpha over items (:mod:`.alpha`); on the
+  records pooled over candidates, alpha pooled within candidates (``krippendorff_alpha``), the
+  pooled-across figure kept as ``krippendorff_alpha_across``;
+* ``summary["flags"]``: a degenerate judge (every decisive verdict to one slot, every verdict a
+  tie, no item swap-consistent), rows too small for their interval, and (from
+  :func:`self_preference_flags`, which needs the spec's model names) a judge scoring a
+  candidate of its own model family.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .alpha import grouped_alpha
+from .behaviour import _ranks
+from .multiplicity import adjust_comparisons
+from .panel import ALL, QUANTITIES, _value
+from .rates import wilson
+from .uncertainty import IntervalOptions
+
+__all__ = ["DEGENERATE_MIN", "annotate", "interval_line", "flag_lines", "model_family", "self_preference_flags",
+           "degenerate_flags", "pooled_within_spearman"]
+
+#: a judge is called degenerate only with at least this many judgments behind the extreme share
+DEGENERATE_MIN = 10
+
+_NO_CALL = "candidate_failed"
+
+
+# -- results rows ----------------------------------------------------------------------------------
+def _row_items(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, str], int]:
+    """(model, level, group) -> distinct items judged (pairwise or VFS)."""
+    seen: dict[tuple[str, str, str], set] = {}
+    for r in records:
+        if r.get("kind", "pairwise") not in ("pairwise", "vfs"):
+            continue
+        m, i = str(r.get("model", "")), str(r["index"])
+        for level in ("task", "category", "overall"):
+            g = "overall" if level == "overall" else str(r.get(level, ""))
+            seen.setdefault((m, level, g), set()).add(i)
+    return {k: len(v) for k, v in seen.items()}
+
+
+# -- behaviour -------------------------------------------------------------------------------------
+def pooled_within_spearman(groups: Sequence[tuple[Sequence[float], Sequence[float]]]) -> float | None:
+    """Spearman's rho pooled within groups: each group's (x, y) ranked within the group and
+    centred on its mean rank, then Pearson's r of all the centred ranks together.  With one group
+    it is Spearman's rho; a group shifting both x and y adds nothing.  None without variation."""
+    sxy = sxx = syy = 0.0
+    pairs = 0
+    for xs, ys in groups:
+        if len(xs) < 2:
+            continue
+        rx, ry = _ranks(list(xs)), _ranks(list(ys))
+        rx -= rx.mean()
+        ry -= ry.mean()
+        sxy += float(np.dot(rx, ry))
+        sxx += float(np.dot(rx, rx))
+        syy += float(np.dot(ry, ry))
+        pairs += len(xs)
+    if pairs < 3 or sxx <= 0 or syy <= 0:
+        return None
+    return min(1.0, max(-1.0, sxy / float(np.sqrt(sxx * syy))))
+
+
+def _behaviour(rows: Sequence[MutableMapping[str, Any]], everyone: Mapping[str, Sequence[Mapping[str, Any]]],
+               level: float) -> None:
+    for b in rows:
+        valid = b["judgments"] - b["parse_failures"]
+        both = b["items_both_orders"]
+        counts = {"swap_consistency": (round((b["swap_consistency"] or 0) * both), both),
+                  "first_slot_preference": (b["first_slot_wins"], b["first_slot_wins"] + b["second_slot_wins"]),
+                  "tie_rate": (round((b["tie_rate"] or 0) * valid), valid)}
+        for name, (k, n) in counts.items():
+            b[f"{name}_ci_low"], b[f"{name}_ci_high"] = wilson(int(k), int(n), level)
+            b[f"{name}_n"] = int(n)
+        if b["model"] == ALL:
+            per: dict[str, tuple[list[float], list[float]]] = {}
+            for r in everyone.get(b["judge"], []):
+                if (r.get("kind") == "pairwise" and r.get("error_kind") != _NO_CALL and r.get("score") is not None
+                        and r.get("length_diff") is not None):
+                    xs, ys = per.setdefault(str(r["model"]), ([], []))
+                    xs.append(float(r["length_diff"]))
+                    ys.append(float(r["score"]))
+            b["length_correlation_across"] = b.get("length_correlation")
+            b["length_correlation"] = pooled_within_spearman(list(per.values()))
+            b["length_pooling"] = "within candidates"
+
+
+def degenerate_flags(rows: Sequence[Mapping[str, Any]], minimum: int = DEGENERATE_MIN) -> list[dict[str, Any]]:
+    """A flag for each judge (its row pooled over candidates) that gives every decisive verdict
+    to one slot, every verdict a tie, or no item the same direction in both orders, on at least
+    ``minimum`` judgments."""
+    out = []
+    for b in rows:
+        if b.get("model") != ALL:
+            continue
+        decided = b["first_slot_wins"] + b["second_slot_wins"]
+        valid = b["judgments"] - b["parse_failures"]
+        said = []
+        if decided >= minimum and b["first_slot_preference"] in (0.0, 1.0):
+            slot = "first (Assistant A)" if b["first_slot_preference"] == 1.0 else "second (Assistant B)"
+            said.append(f"gives all {decided} decisive verdicts to the {slot} slot")
+        if valid >= minimum and b["tie_rate"] == 1.0:
+            said.append(f"calls all {valid} verdicts a tie")
+        if b["items_both_orders"] >= minimum and b["swap_consistency"] == 0.0:
+            said.append(f"agrees with itself after the swap on none of {b['items_both_orders']} items")
+        if said:
+            out.append({"kind": "degenerate judge", "judge": b["judge"],
+                        "message": f"judge {b['judge']} looks degenerate: it " + "; ".join(said)
+                                   + ": its figures measure the judge, not the candidates"})
+    return out
+
+
+# -- agreement -------------------------------------------------------------------------------------
+def _agreement(records: list[MutableMapping[str, Any]], by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
+               candidates: Sequence[str], options: IntervalOptions) -> None:
+    judges = list(by_judge)
+    for quantity, kind, field, level in QUANTITIES:
+        mine = [a for a in records if a.get("quantity") == quantity]
+        if not mine:
+            continue
+        ratings: dict[tuple[str, str, int], dict[str, Any]] = {}
+        for judge, recs in by_judge.items():
+            for r in recs:
+                if r.get("kind") == kind:
+                    key = (str(r["model"]), str(r["index"]), int(r.get("order", 0)))
+                    ratings.setdefault(key, {})[judge] = _value(r.get(field))
+        got = grouped_alpha(ratings, judges, level, group=lambda u: u[0], cluster=lambda u: u[1],
+                            samples=options.bootstrap_samples, interval_level=options.interval_level,
+                            seed=options.bootstrap_seed, key=f"alpha:{quantity}", groups=list(candidates))
+        for a in mine:
+            if a["model"] == ALL:
+                a["krippendorff_alpha_across"] = a["krippendorff_alpha"]
+                a["alpha_across_ci_low"], a["alpha_across_ci_high"] = got["across"][1:]
+                a["krippendorff_alpha"], a["alpha_ci_low"], a["alpha_ci_high"] = got["within"]
+                a["pooling"] = "within candidates"
+            else:
+                _, a["alpha_ci_low"], a["alpha_ci_high"] = got["groups"].get(a["model"], (None, None, None))
+
+
+# -- self-preference -------------------------------------------------------------------------------
+#: model-name prefixes (after the provider) and the family they belong to
+_FAMILIES = (("gpt", "openai"), ("chatgpt", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"),
+             ("claude", "anthropic"), ("gemini", "google"), ("gemma", "google"), ("qwen", "qwen"),
+             ("qvq", "qwen"), ("llama", "meta"), ("mistral", "mistral"), ("mixtral", "mistral"),
+             ("pixtral", "mistral"), ("internvl", "internvl"), ("deepseek", "deepseek"), ("glm", "glm"),
+             ("grok", "xai"), ("phi", "microsoft"), ("llava", "llava"), ("minicpm", "minicpm"))
+
+
+def model_family(name: str) -> str | None:
+    """The model family of a model id (``openai/gpt-4o-mini`` -> ``openai``, ``claude-3-5-sonnet``
+    -> ``anthropic``, ``Qwen2-VL-7B`` -> ``qwen``); an unknown name's leading letters; None for
+    an empty name."""
+    base = str(name).strip().lower().rsplit("/", 1)[-1].split(":", 1)[0]  # no provider, no tag
+    if not base:
+        return None
+    for prefix, family in _FAMILIES:
+        if base.startswith(prefix) and (len(base) == len(prefix) or not base[len(prefix)].isalpha()
+                                        or len(prefix) >= 4):
+            return family
+    m = re.match(r"[a-z]+", base)
+    return m.group(0) if m else base
+
+
+def self_preference_flags(judges: Mapping[str, str], candidates: Mapping[str, str]) -> list[dict[str, Any]]:
+    """A flag for each (judge, candidate) of one model family: ``judges`` and ``candidates`` map
+    the spec's names to their model ids."""
+    out = []
+    for j, jm in judges.items():
+        fj = model_family(jm)
+        for c, cm in candidates.items():
+            if fj is not None and fj == model_family(cm):
+                out.append({"kind": "self-preference", "judge": j, "model": c, "family": fj,
+                            "message": f"judge {j} ({jm}) scores {c} ({cm}), a model of its own family ({fj}): "
+                                       f"judges tend to prefer their own family's answers"})
+    return out
+
+
+# -- the whole pass --------------------------------------------------------------------------------
+def annotate(summary: MutableMapping[str, Any], rows: Mapping[str, Sequence[MutableMapping[str, Any]]],
+             everyone: Mapping[str, Sequence[Mapping[str, Any]]], by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
+             candidates: Sequence[str], options: IntervalOptions) -> None:
+    """Everything of the module docstring, in place (``rows``: every judge's and the ensemble's
+    results rows; ``summary``: with ``comparisons``, ``judge_behaviour`` and, for a panel,
+    ``agreement``)."""
+    small = []
+    for judge, rs in rows.items():
+        items = _row_items(everyone.get(judge, []))
+        for r in rs:
+            r["items"] = items.get((r["model"], r["level"], r["group"]), 0)
+            r["small_n"] = r["items"] < options.min_items_for_interval
+            if r["small_n"] and judge == next(iter(rows)) and r["level"] in ("overall", "category"):
+                small.append(r)
+    few_comps = 0
+    for c in summary.get("comparisons") or []:
+        c["small_n"] = c.get("items", 0) < options.min_items_for_interval
+        few_comps += c["small_n"]
+    holm = adjust_comparisons(summary.get("comparisons") or [], options.interval_level,
+                              options.holm_adjust and options.bootstrap_samples > 0)
+    _behaviour(summary.get("judge_behaviour") or [], everyone, options.interval_level)
+    if summary.get("agreement"):
+        _agreement(summary["agreement"], by_judge, candidates, options)
+    flags = list(summary.get("flags") or [])
+    flags += degenerate_flags(summary.get("judge_behaviour") or [])
+    if small or few_comps:
+        what = " and ".join(x for x in (f"{len(small)} results row(s)" if small else "",
+                                        f"{few_comps} comparison(s)" if few_comps else "") if x)
+        flags.append({"kind": "too few items", "rows": len(small), "comparisons": few_comps,
+                      "message": f"{what} have fewer than {options.min_items_for_interval} items (n marked !): "
+                                 f"too few for their interval, which then covers less often than it says"})
+    summary["flags"] = flags
+    iv = summary.get("intervals")
+    if isinstance(iv, dict):
+        iv["min_items_for_interval"] = options.min_items_for_interval
+        iv["multiple_comparisons"] = holm
+        iv["behaviour_rates"] = "Wilson score interval"
+        iv["agreement"] = "percentile bootstrap over items (all of an item's units together)"
+
+
+def interval_line(summary: Mapping[str, Any]) -> str | None:
+    """The terminal's lines on what ``[a, b]`` and ``n`` are (None without intervals)."""
+    iv = summary.get("intervals") or {}
+    if not iv.get("method"):
+        return None
+    lines = [f"[a, b]: {100 * iv['level']:g}% {iv['method']} (the row's n items, {iv['samples']} resamples); "
+             f"behaviour %: Wilson interval over its n"]
+    extra = []
+    if iv.get("min_items_for_interval"):
+        extra.append(f"n!: under {iv['min_items_for_interval']} items, too few for the interval")
+    mc = iv.get("multiple_comparisons") or {}
+    if mc.get("method") == "holm":
+        extra.append(f"Holm: excludes 0 after Holm's adjustment over the run's {mc['family']} comparisons")
+    if extra:
+        lines.append("; ".join(extra))
+    return "\n".join(lines)
+
+
+def flag_lines(summary: Mapping[str, Any]) -> list[str]:
+    return [f"warning: {f['message']}" for f in summary.get("flags") or [] if f.get("message")]
