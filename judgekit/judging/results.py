@@ -3,8 +3,8 @@ keys, the CSV tables and the printed tables.
 
 Per judge of the panel, :func:`~judgekit.judging.pairwise.summarize`'s rows (Reward, Win Rate,
 VFS, VFS ref and counts per level) with bootstrap intervals (:mod:`.bootstrap`); with two or
-more judges, the ensemble's rows (the majority verdict and the mean score per candidate, item and
-order, through the same ``summarize``) and the judges' agreement (:mod:`.panel`); every judge's
+more judges, the ensemble's rows (the judges' mean verdict by default, or the majority verdict, and
+the mean score per candidate, item and order, through the same ``summarize``; :mod:`.ensemble`) and the judges' agreement (:mod:`.panel`); every judge's
 behaviour; the paired comparisons between candidates.  Creation-MMBench and the generic pairwise
 benchmark assemble their results from these pieces (and the rubric benchmark takes
 :class:`Built`, :func:`intervals_summary` and :func:`add_panel`); what differs between them is
@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .agreement import majority, mean_score
+from .agreement import mean_score
+from .ensemble import DEFAULT_ENSEMBLE, pairwise_rule
 from .bootstrap import FIGURES, add_intervals
 from .intervals import shown
 from .pairwise import ENSEMBLE_JUDGE, ensemble_records, item_sums, summarize
@@ -51,14 +52,15 @@ def intervals_summary(options: IntervalOptions, *, figures: Sequence[str] = FIGU
 
 
 def judge_rows(judgments: Sequence[Mapping[str, Any]], judges: Sequence[str], options: IntervalOptions,
-               levels: Sequence[str] | None = None):
-    """(every judge's records and, with a panel, the ensemble's; the judges' own records; the
-    :func:`summarize` rows of each with their intervals; the per-item sums the intervals used):
-    the figures both Creation-MMBench and the generic pairwise benchmark report."""
+               levels: Sequence[str] | None = None, ensemble: str = DEFAULT_ENSEMBLE):
+    """(every judge's records and, with a panel, the ensemble's by rule ``ensemble``; the judges'
+    own records; the :func:`summarize` rows of each with their intervals; the per-item sums the
+    intervals used): the figures both Creation-MMBench and the generic pairwise benchmark report."""
     by_judge = {j: [r for r in judgments if r.get("judge") == j] for j in judges}
     everyone: dict[str, Sequence[Mapping[str, Any]]] = dict(by_judge)
     if len(judges) > 1:
-        everyone[ENSEMBLE_JUDGE] = ensemble_records(judgments, pairwise_rule=majority, score_rule=mean_score)
+        everyone[ENSEMBLE_JUDGE] = ensemble_records(judgments, pairwise_rule=pairwise_rule(ensemble),
+                                                    score_rule=mean_score)
     rows = {j: summarize(records) if levels is None else summarize(records, levels=levels)
             for j, records in everyone.items()}
     sums = {j: item_sums(records) for j, records in everyone.items()} if options.bootstrap_samples else {}
