@@ -39,6 +39,7 @@ __all__ = [
     "SUM_COLUMNS",
     "FIGURE_SUMS",
     "item_sums",
+    "record_sums",
     "ENSEMBLE_JUDGE",
     "ensemble_records",
 ]
@@ -243,17 +244,25 @@ def item_sums(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], lis
     for r in records:
         key = (str(r.get("model", "")), str(r["index"]))
         sums = out.setdefault(key, [0.0] * len(SUM_COLUMNS))
-        if _is_pairwise(r):
-            s = _score(r)
-            if s is not None:
-                sums[0] += 50.0 * s
-                sums[1] += 100.0 * (s > 0)
-                sums[2] += 1.0
-        if _is_vfs(r) and r.get("vfs") is not None:
-            sums[3] += float(r["vfs"])
-            sums[4] += float(r["vfs_ref"]) if r.get("vfs_ref") is not None else 0.0
-            sums[5] += 1.0
+        for i, v in enumerate(record_sums(r)):
+            sums[i] += v
     return out
+
+
+def record_sums(r: Mapping[str, Any]) -> list[float]:
+    """One judgment record's part of :func:`item_sums` (in :data:`SUM_COLUMNS` order)."""
+    sums = [0.0] * len(SUM_COLUMNS)
+    if _is_pairwise(r):
+        s = _score(r)
+        if s is not None:
+            sums[0] = 50.0 * s
+            sums[1] = 100.0 * (s > 0)
+            sums[2] = 1.0
+    if _is_vfs(r) and r.get("vfs") is not None:
+        sums[3] = float(r["vfs"])
+        sums[4] = float(r["vfs_ref"]) if r.get("vfs_ref") is not None else 0.0
+        sums[5] = 1.0
+    return sums
 
 
 # --------------------------------------------------------------------------- a panel's ensemble

@@ -11,6 +11,7 @@ from ...config import STRICT_CONFIG
 from ...hub import is_hub
 from ...judging.roles import check_chat_models
 from ...judging.ensemble import EnsembleOptions
+from ...judging.repeats import RepeatOptions
 from ...judging.uncertainty import IntervalOptions
 from ..base import require_candidates
 from ..deviations import ours
@@ -19,7 +20,7 @@ from .data import CreationItem, load_data, read_human_rating_table
 __all__ = ["Options", "Prepared", "prepare", "check_judges"]
 
 
-class Options(IntervalOptions, EnsembleOptions):
+class Options(IntervalOptions, EnsembleOptions, RepeatOptions):
     """``[options]`` of a Creation-MMBench spec.  Defaults reproduce the authors' code; the
     bootstrap intervals (:class:`~judgekit.judging.uncertainty.IntervalOptions`) are an
     addition that leaves every point estimate as it is."""

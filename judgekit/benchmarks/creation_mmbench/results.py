@@ -38,18 +38,20 @@ def ensemble_summary(results: list[dict[str, Any]], rule: str = DEFAULT_ENSEMBLE
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
           options: IntervalOptions, human: Mapping[tuple[str, str], float] | None = None,
           dual: bool = True, raters: Mapping[tuple[str, str], Mapping[str, float]] | None = None,
-          ensemble: str = DEFAULT_ENSEMBLE) -> Built:
+          ensemble: str = DEFAULT_ENSEMBLE, repeats: int = 1) -> Built:
     """Everything the run reports from its judgment records (each with ``judge``).  ``human``:
     the mean human rating per (model, index), for Table 4's rows; ``raters``: every rater's
     rating per (model, index), for Table 7's human-human rows (``human_human``)."""
     judges = list(judges)
     panel = len(judges) > 1
-    everyone, by_judge, rows, sums = judge_rows(judgments, judges, options, ensemble=ensemble)
+    everyone, by_judge, rows, sums = judge_rows(judgments, judges, options, ensemble=ensemble, repeats=repeats)
     first = rows[judges[0]] if judges else []
     compared = judges[:1] + ([ENSEMBLE_JUDGE] if panel else [])
     comps = [c for j in compared for c in comparison_rows(everyone[j], j, candidates, options, sums.get(j))]
     behaviour = behaviour_rows(everyone, candidates)
     summary, tables = summary_and_tables(judges, rows, comps, behaviour, intervals_summary(options))
+    if repeats > 1:
+        summary["judge_repeats"] = repeats
     if panel:
         add_panel(summary, tables, rows, by_judge, judges, candidates, ensemble_summary(rows[ENSEMBLE_JUDGE], ensemble))
     if human is not None:

@@ -36,13 +36,14 @@ def _drop_vfs(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
-          options: IntervalOptions, no_call: Sequence[str] = (), ensemble: str = DEFAULT_ENSEMBLE) -> Built:
+          options: IntervalOptions, no_call: Sequence[str] = (), ensemble: str = DEFAULT_ENSEMBLE,
+          repeats: int = 1) -> Built:
     """Everything the run reports from its judgment records (each with ``judge``); records with
     an ``error_kind`` in ``no_call`` (no judge call was made) count as failures in the figures
     and take no part in the judges' behaviour."""
     judges = list(judges)
     panel = len(judges) > 1
-    everyone, by_judge, rows, sums = judge_rows(judgments, judges, options, levels=LEVELS, ensemble=ensemble)
+    everyone, by_judge, rows, sums = judge_rows(judgments, judges, options, levels=LEVELS, ensemble=ensemble, repeats=repeats)
     rows = {j: [_drop_vfs(r) for r in rs] for j, rs in rows.items()}
     first = rows[judges[0]] if judges else []
     compared = judges[:1] + ([ENSEMBLE_JUDGE] if panel else [])
@@ -51,6 +52,8 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     called = {j: [r for r in recs if r.get("error_kind") not in no_call] for j, recs in everyone.items()}
     behaviour = [_drop_vfs(b) for b in behaviour_rows(called, candidates)]
     summary, tables = summary_and_tables(judges, rows, comps, behaviour, intervals_summary(options, figures=FIGURES))
+    if repeats > 1:
+        summary["judge_repeats"] = repeats
     if panel:
         add_panel(summary, tables, rows, by_judge, judges, candidates, ensemble_summary(ensemble, rows[ENSEMBLE_JUDGE]))
     display = [display_row(r) for r in _ordered(first, candidates)]
