@@ -61,18 +61,19 @@ def repeat_of(req: ChatRequest) -> int:
 SPREAD = ("repeat_sd", "repeat_range")
 
 
-def _group_key(r: Mapping[str, Any], level: str) -> tuple[str, str, str]:
-    name = "overall" if level == "overall" else str(r.get(level, ""))
+def _group_key(r: Mapping[str, Any], level: str, overall: str) -> tuple[str, str, str]:
+    name = overall if level == "overall" else str(r.get(level, ""))
     return str(r.get("model", "")), level, name
 
 
 def repeat_spread(records: Iterable[Mapping[str, Any]], sums_of, figures: Mapping[str, tuple[int, int]],
-                  levels: Sequence[str], k: int) -> dict[tuple[str, str, str], dict[str, float | None]]:
+                  levels: Sequence[str], k: int, *, overall_group: str = "overall"
+                  ) -> dict[tuple[str, str, str], dict[str, float | None]]:
     """(model, level, group) -> {``F_repeat_sd``, ``F_repeat_range``} for each figure ``F`` of
     ``figures`` (name -> (numerator column, denominator column) of the vectors ``sums_of`` gives
     a record: the figure is sum(num) / sum(den) over the group's records of one repeat).  A
     figure undefined in some repeat (no valid judgment) is left out of that repeat; below two
-    defined repeats the spread is None."""
+    defined repeats the spread is None.  The overall row's group is ``overall_group``."""
     recs = list(records)
     if k < 2 or not recs:
         return {}
@@ -84,7 +85,7 @@ def repeat_spread(records: Iterable[Mapping[str, Any]], sums_of, figures: Mappin
         if v is None:
             continue
         for level in levels:
-            g = keys.setdefault(_group_key(r, level), len(keys))
+            g = keys.setdefault(_group_key(r, level, overall_group), len(keys))
             rows.append(g)
             reps.append(int(r.get("repeat", 0)))
             vecs.append(v)
@@ -107,14 +108,14 @@ def repeat_spread(records: Iterable[Mapping[str, Any]], sums_of, figures: Mappin
 
 
 def add_spread(rows: Mapping[str, list[dict[str, Any]]], records: Mapping[str, Sequence[Mapping[str, Any]]],
-               sums_of, figures: Mapping[str, tuple[int, int]], k: int) -> None:
+               sums_of, figures: Mapping[str, tuple[int, int]], k: int, *, overall_group: str = "overall") -> None:
     """Each row of ``rows`` (judge -> :func:`~judgekit.judging.pairwise.summarize` rows) gets its
     figures' spread columns from that judge's ``records`` (nothing when ``k`` < 2)."""
     if k < 2:
         return
     for judge, judge_rows in rows.items():
         levels = tuple(dict.fromkeys(r["level"] for r in judge_rows))
-        spread = repeat_spread(records.get(judge, ()), sums_of, figures, levels, k)
+        spread = repeat_spread(records.get(judge, ()), sums_of, figures, levels, k, overall_group=overall_group)
         for row in judge_rows:
             s = spread.get((row["model"], row["level"], row["group"]), {})
             for name in figures:
