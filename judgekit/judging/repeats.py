@@ -61,11 +61,6 @@ def repeat_of(req: ChatRequest) -> int:
 SPREAD = ("repeat_sd", "repeat_range")
 
 
-def _group_key(r: Mapping[str, Any], level: str, overall: str) -> tuple[str, str, str]:
-    name = overall if level == "overall" else str(r.get(level, ""))
-    return str(r.get("model", "")), level, name
-
-
 def repeat_spread(records: Iterable[Mapping[str, Any]], sums_of, figures: Mapping[str, tuple[int, int]],
                   levels: Sequence[str], k: int, *, overall_group: str = "overall"
                   ) -> dict[tuple[str, str, str], dict[str, float | None]]:
@@ -74,36 +69,57 @@ def repeat_spread(records: Iterable[Mapping[str, Any]], sums_of, figures: Mappin
     a record: the figure is sum(num) / sum(den) over the group's records of one repeat).  A
     figure undefined in some repeat (no valid judgment) is left out of that repeat; below two
     defined repeats the spread is None.  The overall row's group is ``overall_group``."""
-    recs = list(records)
-    if k < 2 or not recs:
+    if k < 2:
         return {}
     ncol = 1 + max(max(c) for c in figures.values())
-    keys: dict[tuple[str, str, str], int] = {}
-    rows, reps, vecs = [], [], []
-    for r in recs:
+    named = [level for level in levels if level != "overall"]
+    cells: dict[tuple, int] = {}  # (model, the record's group at each named level) -> cell
+    cell_of: list[int] = []
+    reps: list[int] = []
+    vecs: list[Sequence[float]] = []
+    for r in records:  # one pass: each record's sums once, one lookup for its groups
         v = sums_of(r)
         if v is None:
             continue
-        for level in levels:
-            g = keys.setdefault(_group_key(r, level, overall_group), len(keys))
-            rows.append(g)
-            reps.append(int(r.get("repeat", 0)))
-            vecs.append(v)
-    if not rows:
+        vecs.append(v)
+        reps.append(r.get("repeat", 0))
+        cell = (r.get("model", ""), *(r.get(level, "") for level in named))
+        c = cells.get(cell)
+        if c is None:
+            c = cells[cell] = len(cells)
+        cell_of.append(c)
+    if not vecs:
         return {}
+    # each cell's group at every level: (model, level, group) -> row of the accumulator
+    keys: dict[tuple[str, str, str], int] = {}
+    to_group = np.empty((len(levels), len(cells)), dtype=np.intp)
+    for cell, c in cells.items():
+        for li, level in enumerate(levels):
+            name = overall_group if level == "overall" else str(cell[1 + named.index(level)])
+            to_group[li, c] = keys.setdefault((str(cell[0]), level, name), len(keys))
+    values = np.asarray(vecs, dtype=float).reshape(len(vecs), ncol)
+    rep = np.asarray(reps, dtype=np.intp)
+    cell_idx = np.asarray(cell_of, dtype=np.intp)
+    per_cell = np.zeros((len(cells), k, ncol))
+    np.add.at(per_cell, (cell_idx, rep), values)
     acc = np.zeros((len(keys), k, ncol))
-    np.add.at(acc, (np.asarray(rows), np.asarray(reps)), np.asarray(vecs, dtype=float).reshape(len(rows), ncol))
+    for li in range(len(levels)):
+        np.add.at(acc, to_group[li], per_cell)
     out: dict[tuple[str, str, str], dict[str, float | None]] = {key: {} for key in keys}
     for name, (num, den) in figures.items():
         d = acc[:, :, den]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            f = np.where(d > 0, acc[:, :, num] / np.where(d > 0, d, 1.0), np.nan)
+        defined = d > 0
+        f = np.where(defined, acc[:, :, num] / np.where(defined, d, 1.0), np.nan)
+        n = defined.sum(axis=1)
+        mean = np.nansum(f, axis=1) / np.maximum(n, 1)
+        dev = np.where(defined, f - mean[:, None], 0.0)
+        sd = np.sqrt((dev ** 2).sum(axis=1) / np.maximum(n - 1, 1))
+        rng = np.where(n > 0, np.nanmax(np.where(defined, f, -np.inf), axis=1)
+                       - np.nanmin(np.where(defined, f, np.inf), axis=1), np.nan)
         for key, g in keys.items():
-            vals = f[g][~np.isnan(f[g])]
-            sd = float(np.std(vals, ddof=1)) if vals.size >= 2 else None
-            rng = float(vals.max() - vals.min()) if vals.size >= 2 else None
-            out[key][f"{name}_{SPREAD[0]}"] = sd
-            out[key][f"{name}_{SPREAD[1]}"] = rng
+            two = n[g] >= 2
+            out[key][f"{name}_{SPREAD[0]}"] = float(sd[g]) if two else None
+            out[key][f"{name}_{SPREAD[1]}"] = float(rng[g]) if two else None
     return out
 
 
