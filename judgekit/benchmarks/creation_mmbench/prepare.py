@@ -64,6 +64,9 @@ class Options(IntervalOptions, EnsembleOptions, RepeatOptions):
                            description="Creation-MMBench-TO: a describer's description replaces the images")
     description: Literal["generic", "query_specific"] = "generic"  # the TO variant's describer instruction
     human_ratings: str | None = None  # CSV of human pairwise ratings: MAE / Consistency per judge (Table 4)
+    judge_repeats: int = ours(1, reference="asks each judgment once", ge=1, le=100,
+                              description="every judgment asked this many times (each its own cache entry); the "
+                                          "figures pool the repeats and show the SD and range between them")
     task_categories: dict[str, str] = ours(
         {}, reference="its fixed task -> category table",
         description="tasks moved to other categories (or categories for tasks the table lacks)")
