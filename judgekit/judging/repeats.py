@@ -132,8 +132,23 @@ def add_spread(rows: Mapping[str, list[dict[str, Any]]], records: Mapping[str, S
     for judge, judge_rows in rows.items():
         levels = tuple(dict.fromkeys(r["level"] for r in judge_rows))
         spread = repeat_spread(records.get(judge, ()), sums_of, figures, levels, k, overall_group=overall_group)
-        for row in judge_rows:
+        for i, row in enumerate(judge_rows):
             s = spread.get((row["model"], row["level"], row["group"]), {})
-            for name in figures:
-                for suffix in SPREAD:
-                    row[f"{name}_{suffix}"] = s.get(f"{name}_{suffix}")
+            judge_rows[i] = _beside(row, {f"{name}_{suffix}": s.get(f"{name}_{suffix}")
+                                          for name in figures for suffix in SPREAD}, figures)
+
+
+def _beside(row: dict[str, Any], spread: dict[str, Any], figures: Mapping[str, Any]) -> dict[str, Any]:
+    """``row`` with each figure's spread columns right after its interval (or the figure)."""
+    anchors = {}
+    for name in figures:
+        anchors[f"{name}_ci_high" if f"{name}_ci_high" in row else name] = name
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        out[key] = value
+        if key in anchors:
+            for suffix in SPREAD:
+                out[f"{anchors[key]}_{suffix}"] = spread[f"{anchors[key]}_{suffix}"]
+    for key, value in spread.items():  # a figure the row lacks: at the end
+        out.setdefault(key, value)
+    return out
