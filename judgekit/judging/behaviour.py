@@ -69,7 +69,7 @@ def pairwise_behaviour(judgments: Iterable[Mapping[str, Any]]) -> dict[str, Any]
             failures += 1
             by_item.setdefault(j["item"], {})[order] = None
             continue
-        s = int(s)
+        s = s if isinstance(s, float) else int(s)  # a mean ensemble's averaged verdict stays as it is
         by_item.setdefault(j["item"], {})[order] = s
         if s == 0:
             ties += 1

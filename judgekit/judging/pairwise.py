@@ -39,6 +39,7 @@ __all__ = [
     "SUM_COLUMNS",
     "FIGURE_SUMS",
     "item_sums",
+    "record_sums",
     "ENSEMBLE_JUDGE",
     "ensemble_records",
 ]
@@ -59,37 +60,57 @@ SCORE_NAMES: dict[int | None, str] = {
 NO_VFS = "n/a"
 
 
-def _check_score(s: Any) -> int | None:
+def _check_score(s: Any, averaged: bool = False) -> float | None:
+    """``s`` checked: a verdict -2..2 (an int), or with ``averaged`` any number in [-2, 2] (a
+    panel's mean verdict, :mod:`.ensemble`); None stays None (a failure)."""
     if s is None:
         return None
+    if averaged and not isinstance(s, (bool, str)) and isinstance(s, (int, float)) and -2 <= s <= 2:
+        return s
     if isinstance(s, bool) or s not in (2, 1, 0, -1, -2):
         raise ValueError(f"pairwise score must be one of -2..2 or None, not {s!r}")
     return int(s)
 
 
-def pairwise_counts(scores: Iterable[int | None]) -> dict[str, int]:
-    """Counts by outcome: ``much_better, better, tie, worse, much_worse, fail``."""
+def _score(r: Mapping[str, Any]) -> float | None:
+    """A record's checked score (a mean ensemble's record says ``averaged``)."""
+    return _check_score(r.get("score"), bool(r.get("averaged")))
+
+
+def _verdict_bin(v: float | None) -> int | None:
+    """The verdict a score counts as: itself, or for an averaged score the nearest verdict of its
+    sign (0 < |v| < 1.5: +-1, |v| >= 1.5: +-2), so better + much better counts the wins (v > 0)."""
+    if v is None or v == 0:
+        return None if v is None else 0
+    sign = 1 if v > 0 else -1
+    return sign * (2 if abs(v) >= 1.5 else 1)
+
+
+def pairwise_counts(scores: Iterable[float | None], *, averaged: bool = False) -> dict[str, int]:
+    """Counts by outcome: ``much_better, better, tie, worse, much_worse, fail`` (``averaged``:
+    scores may be a panel's mean verdicts, binned as :func:`_verdict_bin` says)."""
     counts = {name: 0 for name in SCORE_NAMES.values()}
     for s in scores:
-        counts[SCORE_NAMES[_check_score(s)]] += 1
+        counts[SCORE_NAMES[_verdict_bin(_check_score(s, averaged))]] += 1
     return counts
 
 
-def _valid(scores: Iterable[int | None]) -> list[int]:
-    return [v for v in (_check_score(s) for s in scores) if v is not None]
+def _valid(scores: Iterable[float | None], averaged: bool = False) -> list[float]:
+    return [v for v in (_check_score(s, averaged) for s in scores) if v is not None]
 
 
-def pairwise_reward(scores: Iterable[int | None]) -> float | None:
+def pairwise_reward(scores: Iterable[float | None], *, averaged: bool = False) -> float | None:
     """50 x the mean of the valid scores, in [-100, 100]; None when no score is valid."""
-    valid = _valid(scores)
+    valid = _valid(scores, averaged)
     if not valid:
         return None
     return 50.0 * sum(valid) / len(valid)
 
 
-def win_rate(scores: Iterable[int | None]) -> float | None:
-    """Percent of valid judgments where the candidate is better or much better; None if none valid."""
-    valid = _valid(scores)
+def win_rate(scores: Iterable[float | None], *, averaged: bool = False) -> float | None:
+    """Percent of valid judgments where the candidate is better or much better (a score above 0);
+    None if none valid."""
+    valid = _valid(scores, averaged)
     if not valid:
         return None
     return 100.0 * sum(1 for v in valid if v > 0) / len(valid)
@@ -129,15 +150,16 @@ def _is_vfs(r: Mapping[str, Any]) -> bool:
 
 
 def _stats(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    scores = [r.get("score") for r in records if _is_pairwise(r)]
-    counts = pairwise_counts(scores)
+    # each record's score checked by its own rule (a verdict; a mean ensemble's averaged verdict)
+    scores = [_score(r) for r in records if _is_pairwise(r)]
+    counts = pairwise_counts(scores, averaged=True)
     vfs_recs = [r for r in records if _is_vfs(r)]
     vfs = [r.get("vfs") for r in vfs_recs]
     row: dict[str, Any] = {
         "n_pairwise": len(scores),
         **counts,
-        "reward": pairwise_reward(scores),
-        "win_rate": win_rate(scores),
+        "reward": pairwise_reward(scores, averaged=True),
+        "win_rate": win_rate(scores, averaged=True),
         "pairwise_parse_ok": parse_ok_rate(scores),
         "n_vfs": len(vfs),
         "vfs_fail": sum(1 for v in vfs if v is None),
@@ -222,8 +244,8 @@ def item_sums(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], lis
     for r in records:
         key = (str(r.get("model", "")), str(r["index"]))
         sums = out.setdefault(key, [0.0] * len(SUM_COLUMNS))
-        if _is_pairwise(r):
-            s = _check_score(r.get("score"))
+        if _is_pairwise(r):  # the hot path: summed in place (record_sums gives one record's part)
+            s = _score(r)
             if s is not None:
                 sums[0] += 50.0 * s
                 sums[1] += 100.0 * (s > 0)
@@ -233,6 +255,22 @@ def item_sums(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], lis
             sums[4] += float(r["vfs_ref"]) if r.get("vfs_ref") is not None else 0.0
             sums[5] += 1.0
     return out
+
+
+def record_sums(r: Mapping[str, Any]) -> list[float]:
+    """One judgment record's part of :func:`item_sums` (in :data:`SUM_COLUMNS` order)."""
+    sums = [0.0] * len(SUM_COLUMNS)
+    if _is_pairwise(r):
+        s = _score(r)
+        if s is not None:
+            sums[0] = 50.0 * s
+            sums[1] = 100.0 * (s > 0)
+            sums[2] = 1.0
+    if _is_vfs(r) and r.get("vfs") is not None:
+        sums[3] = float(r["vfs"])
+        sums[4] = float(r["vfs_ref"]) if r.get("vfs_ref") is not None else 0.0
+        sums[5] = 1.0
+    return sums
 
 
 # --------------------------------------------------------------------------- a panel's ensemble
@@ -247,12 +285,14 @@ def _number(v: Any) -> bool:
 
 def ensemble_records(records: Iterable[Mapping[str, Any]], *, pairwise_rule: Callable[[Sequence[Any]], Any],
                      score_rule: Callable[[Sequence[Any]], Any]) -> list[dict[str, Any]]:
-    """One record per (model, index, kind, order) from the records of every judge of a panel
-    (``kind`` "pairwise" or "vfs", as :func:`summarize` reads them), with ``judge`` =
-    :data:`ENSEMBLE_JUDGE`:
+    """One record per (model, index, kind, order, repeat) from the records of every judge of a
+    panel (``kind`` "pairwise" or "vfs", as :func:`summarize` reads them; ``repeat`` 0 where a
+    record has none, and kept in the record only where the judges' records have it), with
+    ``judge`` = :data:`ENSEMBLE_JUDGE`:
 
     * pairwise: ``score`` = ``pairwise_rule`` of the judges' valid scores (e.g.
-      :func:`judgekit.judging.agreement.majority`); None when no judge's score is valid;
+      :func:`judgekit.judging.agreement.majority`, or the mean, which may give a non-integer
+      score: the record then says ``averaged``); None when no judge's score is valid;
     * vfs: ``vfs`` and ``vfs_ref`` = ``score_rule`` (e.g. the mean) over the judges whose VFS is
       valid; with none valid, :data:`NO_VFS` when every judge's judgment was left out (an empty
       reply), else None (a failure).
@@ -261,14 +301,15 @@ def ensemble_records(records: Iterable[Mapping[str, Any]], *, pairwise_rule: Cal
     kind (``candidate_failed``...) or ``no_valid_judgment`` when they failed differently.  The
     item's ``task``, ``category`` and ``length_diff`` are the first record's.  Records come in
     the order of each group's first record."""
-    groups: dict[tuple[str, str, str, int], list[Mapping[str, Any]]] = {}
+    groups: dict[tuple[str, str, str, int, int], list[Mapping[str, Any]]] = {}
     for r in records:
         kind = r.get("kind")
         if kind not in ("pairwise", "vfs"):
             continue
-        groups.setdefault((str(r.get("model", "")), str(r["index"]), kind, int(r.get("order", 0))), []).append(r)
+        key = (str(r.get("model", "")), str(r["index"]), kind, int(r.get("order", 0)), int(r.get("repeat", 0)))
+        groups.setdefault(key, []).append(r)
     out = []
-    for (model, index, kind, order), recs in groups.items():
+    for (model, index, kind, order, repeat), recs in groups.items():
         first = recs[0]
         rec: dict[str, Any] = {"model": model, "judge": ENSEMBLE_JUDGE, "index": index, "task": first.get("task"),
                                "category": first.get("category"), "kind": kind, "order": order,
@@ -276,6 +317,8 @@ def ensemble_records(records: Iterable[Mapping[str, Any]], *, pairwise_rule: Cal
         if kind == "pairwise":
             rec["score"] = pairwise_rule([r.get("score") for r in recs if r.get("score") is not None])
             ok = rec["score"] is not None
+            if ok and not isinstance(rec["score"], int):
+                rec["averaged"] = True
         else:
             valid = [r for r in recs if _number(r.get("vfs"))]
             if valid:
@@ -289,5 +332,7 @@ def ensemble_records(records: Iterable[Mapping[str, Any]], *, pairwise_rule: Cal
         rec["error_kind"] = None if ok else (kinds.pop() if len(kinds) == 1 else "no_valid_judgment")
         rec["judges"] = len(recs)
         rec["length_diff"] = first.get("length_diff")
+        if "repeat" in first:
+            rec["repeat"] = repeat
         out.append(rec)
     return out

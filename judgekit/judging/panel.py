@@ -3,7 +3,7 @@ and their behaviour, from the judgment records.
 
 * Agreement (a panel): Krippendorff's alpha between the judges on the pairwise verdict (ordinal,
   the candidate's -2..+2 score) and on the candidate's VFS (interval, 0-10), rated per
-  (candidate, item, order), for each candidate and pooled over candidates.
+  (candidate, item, order, repeat), for each candidate and pooled over candidates.
 * Behaviour (every judge, and a panel's ensemble): :func:`judgekit.judging.behaviour.
   pairwise_behaviour` on each candidate's pairwise judgments and pooled over candidates (swap
   consistency, first-slot preference, ties, Spearman's rho of the verdict with the answers'
@@ -43,11 +43,11 @@ def agreement_records(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]
     judges = list(records_by_judge)
     out = []
     for quantity, kind, field, level in QUANTITIES:
-        ratings: dict[tuple[str, str, int], dict[str, Any]] = {}
+        ratings: dict[tuple[str, str, int, int], dict[str, Any]] = {}
         for judge, records in records_by_judge.items():
             for r in records:
                 if r.get("kind") == kind:
-                    key = (str(r["model"]), str(r["index"]), int(r.get("order", 0)))
+                    key = (str(r["model"]), str(r["index"]), int(r.get("order", 0)), int(r.get("repeat", 0)))
                     ratings.setdefault(key, {})[judge] = _value(r.get(field))
         if not ratings:
             continue
@@ -60,7 +60,7 @@ def agreement_records(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]
 
 def behaviour_row(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The behaviour figures of one judge's records (one candidate's, or several candidates')."""
-    pairwise = [{"item": (r["model"], r["index"]), "order": r.get("order", 0), "score": r.get("score"),
+    pairwise = [{"item": (r["model"], r["index"], r.get("repeat", 0)), "order": r.get("order", 0), "score": r.get("score"),
                  "length_diff": r.get("length_diff")}
                 for r in records if r.get("kind") == "pairwise" and r.get("error_kind") != _NO_CALL]
     # a VFS judgment left out (an empty reply, as the reference) is neither a value nor a failure

@@ -3,8 +3,8 @@ keys, the CSV tables and the printed tables.
 
 Per judge of the panel, :func:`~judgekit.judging.pairwise.summarize`'s rows (Reward, Win Rate,
 VFS, VFS ref and counts per level) with bootstrap intervals (:mod:`.bootstrap`); with two or
-more judges, the ensemble's rows (the majority verdict and the mean score per candidate, item and
-order, through the same ``summarize``) and the judges' agreement (:mod:`.panel`); every judge's
+more judges, the ensemble's rows (the judges' mean verdict by default, or the majority verdict, and
+the mean score per candidate, item and order, through the same ``summarize``; :mod:`.ensemble`) and the judges' agreement (:mod:`.panel`); every judge's
 behaviour; the paired comparisons between candidates.  Creation-MMBench and the generic pairwise
 benchmark assemble their results from these pieces (and the rubric benchmark takes
 :class:`Built`, :func:`intervals_summary` and :func:`add_panel`); what differs between them is
@@ -17,15 +17,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .agreement import majority, mean_score
+from .agreement import mean_score
+from .ensemble import DEFAULT_ENSEMBLE, pairwise_rule
 from .bootstrap import FIGURES, add_intervals
 from .intervals import shown
-from .pairwise import ENSEMBLE_JUDGE, ensemble_records, item_sums, summarize
+from .pairwise import ENSEMBLE_JUDGE, FIGURE_SUMS, SUM_COLUMNS, ensemble_records, item_sums, record_sums, summarize
+from .repeats import add_spread
 from .panel import agreement_records
 from .uncertainty import IntervalOptions
 
 __all__ = ["Built", "intervals_summary", "judge_rows", "summary_and_tables", "add_panel", "more_displays",
-           "display_row", "behaviour_display", "agreement_display", "comparison_display"]
+           "display_row", "behaviour_display", "agreement_display", "comparison_display", "spread_table"]
 
 
 @dataclass
@@ -51,18 +53,23 @@ def intervals_summary(options: IntervalOptions, *, figures: Sequence[str] = FIGU
 
 
 def judge_rows(judgments: Sequence[Mapping[str, Any]], judges: Sequence[str], options: IntervalOptions,
-               levels: Sequence[str] | None = None):
-    """(every judge's records and, with a panel, the ensemble's; the judges' own records; the
-    :func:`summarize` rows of each with their intervals; the per-item sums the intervals used):
-    the figures both Creation-MMBench and the generic pairwise benchmark report."""
+               levels: Sequence[str] | None = None, ensemble: str = DEFAULT_ENSEMBLE, repeats: int = 1):
+    """(every judge's records and, with a panel, the ensemble's by rule ``ensemble``; the judges'
+    own records; the :func:`summarize` rows of each with their intervals; the per-item sums the
+    intervals used): the figures both Creation-MMBench and the generic pairwise benchmark report.
+    With ``repeats`` k > 1 (every judgment asked k times, each record with its ``repeat``) each
+    figure also gets its judge-induced spread between repeats (:func:`.repeats.add_spread`)."""
     by_judge = {j: [r for r in judgments if r.get("judge") == j] for j in judges}
     everyone: dict[str, Sequence[Mapping[str, Any]]] = dict(by_judge)
     if len(judges) > 1:
-        everyone[ENSEMBLE_JUDGE] = ensemble_records(judgments, pairwise_rule=majority, score_rule=mean_score)
+        everyone[ENSEMBLE_JUDGE] = ensemble_records(judgments, pairwise_rule=pairwise_rule(ensemble),
+                                                    score_rule=mean_score)
     rows = {j: summarize(records) if levels is None else summarize(records, levels=levels)
             for j, records in everyone.items()}
     sums = {j: item_sums(records) for j, records in everyone.items()} if options.bootstrap_samples else {}
     add_intervals(rows, everyone, options, sums)
+    figures = {f: (SUM_COLUMNS.index(n), SUM_COLUMNS.index(d)) for f, (n, d) in FIGURE_SUMS.items()}
+    add_spread(rows, everyone, record_sums, figures, repeats)
     return everyone, by_judge, rows, sums
 
 
@@ -102,7 +109,43 @@ def more_displays(rows, summary: Mapping[str, Any], behaviour, comps, *, panel: 
     more.append(("Judge behaviour", [show_behaviour(b) for b in behaviour]))
     if comps:
         more.append(("Paired comparisons (overall, a - b)", [comparison_display(c) for c in comps]))
+    spread = spread_table(summary)
+    if spread is not None:
+        more.append(spread[:2])
     return more
+
+
+#: the figures of a results row whose spread is shown: (key, column, digits)
+_SPREAD_SHOWN = (("reward", "Reward", 1), ("win_rate", "Win Rate %", 1), ("vfs", "VFS", 2))
+
+
+def spread_table(summary: Mapping[str, Any]) -> tuple[str, list[dict[str, Any]], str] | None:
+    """(title, rows, note) of the judge-induced spread, overall per judge (and ensemble) and
+    candidate: each figure's SD between repeats with its range; None without repeats."""
+    by_judge = dict(summary.get("per_judge") or {})
+    judges = list(summary.get("judges") or [])
+    if judges and judges[0] not in by_judge:
+        by_judge[judges[0]] = summary.get("results") or []
+    if summary.get("ensemble"):
+        by_judge[ENSEMBLE_JUDGE] = summary["ensemble"]["results"]
+    rows = []
+    for judge, judge_rows in by_judge.items():
+        for r in judge_rows:
+            if r.get("level") != "overall" or "reward_repeat_sd" not in r:
+                continue
+            row: dict[str, Any] = {"judge": judge, "model": r["model"]}
+            for key, col, digits in _SPREAD_SHOWN:
+                if f"{key}_repeat_sd" in r and (key != "vfs" or r.get("n_vfs")):
+                    sd, rng = r.get(f"{key}_repeat_sd"), r.get(f"{key}_repeat_range")
+                    row[col] = "-" if sd is None else f"{sd:.{digits}f} ({rng:.{digits}f})"
+            rows.append(row)
+    if not rows:
+        return None
+    k = summary.get("judge_repeats")
+    title = f"Judge-induced spread over {k} repeats: SD (range)" if k else "Judge-induced spread: SD (range)"
+    note = ("each figure computed on each repeat's judgments alone; SD and range across repeats (the judge's own "
+            "sampling). The interval beside each figure is the item-sampling one (bootstrap over items)")
+    return title, rows, note
 
 
 def _pct(v: float | None) -> float | None:

@@ -95,7 +95,10 @@ def test_the_ensemble_of_identical_judges_is_that_judge(records, k):
     built = build(panel, judges=judges, candidates=["m1", "m2"], options=options())
     s = built.summary
     assert s["ensemble"]["results"] == s["results"] == s["per_judge"]["b"]
-    assert s["ensemble"]["rules"] == {"pairwise verdict": "majority", "vfs": "mean"}
+    assert s["ensemble"]["rules"] == {"pairwise verdict": "mean", "vfs": "mean"}
+    majority = build(panel, judges=judges, candidates=["m1", "m2"], options=options(), ensemble="majority").summary
+    assert majority["ensemble"]["results"] == s["results"]
+    assert majority["ensemble"]["rules"] == {"pairwise verdict": "majority", "vfs": "mean"}
     for a in s["agreement"]:
         assert a["full_agreement"] in (None, 1.0)
         assert a["krippendorff_alpha"] in (None, 1.0)
@@ -205,12 +208,20 @@ def test_ensemble_agreement_and_behaviour_of_a_two_judge_panel():
     built = build(records, judges=["a", "b"], candidates=["m1", "m2"], options=options(50))
     s = built.summary
     ens = {r["model"]: r for r in s["ensemble"]["results"] if r["level"] == "overall"}
+    # m1, the mean of two (the default): (2,1)->1.5 (1,1)->1 | (1,2)->1.5 (None,1)->1 | (0,-1)->-0.5 (-1,-1)->-1
+    # | (-2,-2)->-2 (0,0)->0; wins: the five above 0, ties: one
+    assert ens["m1"]["reward"] == pytest.approx(50 * (1.5 + 1 + 1.5 + 1 - 0.5 - 1 - 2 + 0) / 8)
+    assert ens["m1"]["win_rate"] == pytest.approx(100 * 4 / 8) and ens["m1"]["tie"] == 1
+    assert (ens["m1"]["much_better"], ens["m1"]["better"], ens["m1"]["worse"], ens["m1"]["much_worse"]) == (2, 2, 2, 1)
+    maj = build(records, judges=["a", "b"], candidates=["m1", "m2"], options=options(50), ensemble="majority").summary
+    maj_m1 = next(r for r in maj["ensemble"]["results"] if r["level"] == "overall" and r["model"] == "m1")
     # m1, majority of two: (2,1)->1 (1,1)->1 | (1,2)->1 (None,1)->1 | (0,-1)->0 (-1,-1)->-1 | (-2,-2)->-2 (0,0)->0
-    assert ens["m1"]["reward"] == pytest.approx(50 * (1 + 1 + 1 + 1 + 0 - 1 - 2 + 0) / 8)
+    assert maj_m1["reward"] == pytest.approx(50 * (1 + 1 + 1 + 1 + 0 - 1 - 2 + 0) / 8)
+    assert "majority" in maj["ensemble"]["description"]
     # m1 VFS, mean of the judges' valid values per order: (7+8)/2, (6+7)/2, (4+5)/2, 4 -> mean of the four
     assert ens["m1"]["vfs"] == pytest.approx((7.5 + 6.5 + 4.5 + 4.0) / 4)
     assert ens["m1"]["vfs_ref"] == pytest.approx((5.0 + 5.5 + 7.5 + 6.0) / 4)
-    assert s["ensemble"]["rule"] and "majority" in s["ensemble"]["description"]
+    assert s["ensemble"]["rule"] == "mean/mean" and "> 0" in s["ensemble"]["description"]
 
     agreement = {(a["quantity"], a["model"]): a for a in s["agreement"]}
     assert set(agreement) == {(q, m) for q in ("pairwise verdict", "vfs") for m in ("m1", "m2", "all")}

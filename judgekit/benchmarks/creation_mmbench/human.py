@@ -40,7 +40,7 @@ def _scores(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], dict[
     for r in records:
         if r.get("kind") == "pairwise" and r.get("score") is not None:
             key = (str(r["model"]), str(r["index"]))
-            out.setdefault(key, {}).setdefault(int(r.get("order", 0)), []).append(int(r["score"]))
+            out.setdefault(key, {}).setdefault(int(r.get("order", 0)), []).append(r["score"] if isinstance(r["score"], float) else int(r["score"]))
     return out
 
 

@@ -114,10 +114,12 @@ async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
 
 # -- run -----------------------------------------------------------------------------------------
 def _judgment(kind: str, order: int, result: CallResult, alias: str, item: CreationItem,
-              reasked: bool = False, *, judge: str | None = None, length_diff: int | None = None) -> dict[str, Any]:
+              reasked: bool = False, *, judge: str | None = None, length_diff: int | None = None,
+              repeat: int | None = None) -> dict[str, Any]:
     """One judgment record: the candidate's pairwise score (negated for the swapped order) or
     its VFS with the baseline's (``vfs_ref``), or a failure with its kind; ``judge`` made it,
-    ``length_diff`` is the answers' length difference it saw (:meth:`_Builder.length_diff`)."""
+    ``length_diff`` is the answers' length difference it saw (:meth:`_Builder.length_diff`);
+    ``repeat`` (with ``judge_repeats`` > 1 only) which repeat of the judgment it is."""
     score = vfs = vfs_ref = None
     ok = False
     error_kind = result.error_kind
@@ -134,7 +136,7 @@ def _judgment(kind: str, order: int, result: CallResult, alias: str, item: Creat
                 a, b = pair
                 vfs, vfs_ref = (b, a) if order == 0 else (a, b)
                 ok = True
-    return {
+    rec = {
         "model": alias,
         "judge": judge,
         "index": item.index,
@@ -142,6 +144,7 @@ def _judgment(kind: str, order: int, result: CallResult, alias: str, item: Creat
         "category": item.category,
         "kind": kind,
         "order": order,
+        **({} if repeat is None else {"repeat": repeat}),
         "score": score,
         "vfs": vfs,
         "vfs_ref": vfs_ref,
@@ -152,6 +155,7 @@ def _judgment(kind: str, order: int, result: CallResult, alias: str, item: Creat
         "length_diff": length_diff,
         "judge_text": result.text,
     }
+    return rec
 
 
 async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
@@ -161,6 +165,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     n = len(prep.items)
     n_vf = sum(1 for it in prep.items if it.vf_criteria is not None)
     orders = 2 if o.dual else 1
+    k = o.judge_repeats  # every judgment asked k times (repeat = the request's sample_index)
     judges = prep.spec.roles.panel
     panel = len(judges) > 1
     st = engine.stats
@@ -168,9 +173,9 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
         st.plan("describe", n * (2 if o.description == "query_specific" else 1))
     st.plan("candidate", n * len(cands))
     if o.pairwise:
-        st.plan("pairwise", n * len(cands) * orders * len(judges))
+        st.plan("pairwise", n * len(cands) * orders * len(judges) * k)
     if o.vfs:
-        st.plan("vfs", n_vf * len(cands) * orders * len(judges))
+        st.plan("vfs", n_vf * len(cands) * orders * len(judges) * k)
 
     answers: list[dict[str, Any]] = []
     judgments: list[dict[str, Any]] = []
@@ -199,12 +204,15 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
             if answered is not None:  # the next order may go (before any re-ask of this one)
                 answered.set()
         judge = req.model
-        j = _judgment(kind, order, r, alias, item, judge=judge, length_diff=length_diff)
+        rep = req.sample_index if k > 1 else None
+        j = _judgment(kind, order, r, alias, item, judge=judge, length_diff=length_diff, repeat=rep)
         if r.ok and not j["ok"] and o.reask_on_parse_failure and not engine.stopping:
             r2 = await engine.call(_reask_request(kind, req, r.text))
-            j2 = _judgment(kind, order, r2, alias, item, reasked=True, judge=judge, length_diff=length_diff)
+            j2 = _judgment(kind, order, r2, alias, item, reasked=True, judge=judge, length_diff=length_diff,
+                           repeat=rep)
             if j2["ok"] or r2.error_kind != NOT_RUN:
-                first_replies[(judge, alias, item.index, kind, order)] = r.text  # for the report
+                if not req.sample_index:  # the report shows repeat 0's judgments
+                    first_replies[(judge, alias, item.index, kind, order)] = r.text
                 j = j2
         if j["error_kind"] == NOT_RUN:
             not_run += 1
@@ -245,10 +253,11 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
             else:
                 # no answer to judge: every judgment of this item is a counted failure, never dropped
                 for judge, calls in b.panel_requests(item, "").items():
-                    for kind, order, _req in calls:
+                    for kind, order, req in calls:
                         judgments.append({"model": alias, "judge": judge, "index": item.index,
                                           "task": item.task_name, "category": item.category, "kind": kind,
-                                          "order": order, "score": None, "vfs": None, "vfs_ref": None,
+                                          "order": order, **({"repeat": req.sample_index} if k > 1 else {}),
+                                          "score": None, "vfs": None, "vfs_ref": None,
                                           "ok": False, "error_kind": "candidate_failed", "error": r.error,
                                           "reasked": False, "length_diff": None, "judge_text": ""})
                         st.stage(kind).done += 1
@@ -312,10 +321,10 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     order_key = {it.index: i for i, it in enumerate(prep.items)}
     judge_key = {judge: i for i, judge in enumerate(judges)}
     judgments.sort(key=lambda j: (judge_key[j["judge"]], cands.index(j["model"]), order_key[j["index"]],
-                                  j["kind"], j["order"]))
+                                  j["kind"], j["order"], j.get("repeat", 0)))
     answers.sort(key=lambda a: (cands.index(a["model"]), order_key[a["index"]]))
     built = build(judgments, judges=judges, candidates=cands, options=o, human=prep.human, dual=o.dual,
-                  raters=prep.raters)
+                  raters=prep.raters, ensemble=o.ensemble, repeats=k)
     summary: dict[str, Any] = {
         "benchmark": "creation_mmbench",
         "items": n,

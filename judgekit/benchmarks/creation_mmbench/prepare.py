@@ -10,6 +10,8 @@ from typing import Any, Literal
 from ...config import STRICT_CONFIG
 from ...hub import is_hub
 from ...judging.roles import check_chat_models
+from ...judging.ensemble import EnsembleOptions
+from ...judging.repeats import RepeatOptions
 from ...judging.uncertainty import IntervalOptions
 from ..base import require_candidates
 from ..deviations import ours
@@ -18,7 +20,7 @@ from .data import CreationItem, load_data, read_human_rating_table
 __all__ = ["Options", "Prepared", "prepare", "check_judges"]
 
 
-class Options(IntervalOptions):
+class Options(IntervalOptions, EnsembleOptions, RepeatOptions):
     """``[options]`` of a Creation-MMBench spec.  Defaults reproduce the authors' code; the
     bootstrap intervals (:class:`~judgekit.judging.uncertainty.IntervalOptions`) are an
     addition that leaves every point estimate as it is."""
@@ -62,6 +64,9 @@ class Options(IntervalOptions):
                            description="Creation-MMBench-TO: a describer's description replaces the images")
     description: Literal["generic", "query_specific"] = "generic"  # the TO variant's describer instruction
     human_ratings: str | None = None  # CSV of human pairwise ratings: MAE / Consistency per judge (Table 4)
+    judge_repeats: int = ours(1, reference="asks each judgment once", ge=1, le=100,
+                              description="every judgment asked this many times (each its own cache entry); the "
+                                          "figures pool the repeats and show the SD and range between them")
     task_categories: dict[str, str] = ours(
         {}, reference="its fixed task -> category table",
         description="tasks moved to other categories (or categories for tasks the table lacks)")

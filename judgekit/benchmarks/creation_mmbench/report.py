@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...judging.report import charts, headline
-from ...judging.results import behaviour_display, display_row
+from ...judging.results import behaviour_display, display_row, spread_table
 from ...report.doc import ReportDoc, Table
 from .report_items import build_items
 
@@ -44,6 +44,9 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
                          note="as the paper's Tables 2 and 5; +2/+1/0/-1/-2: verdict counts, both orders pooled"))
     if summary.get("judge_behaviour"):
         out.append(Table("Judge behaviour", [behaviour_display(b) for b in summary["judge_behaviour"]]))
+    spread = spread_table(summary)
+    if spread is not None:
+        out.append(Table(*spread))
     if summary.get("human_alignment"):
         out.append(Table("Human alignment (Table 4)", [_alignment_row(r) for r in summary["human_alignment"]],
                          note="the judges' pairwise scores against the mean human rating: MAE (lower is better) "
@@ -96,6 +99,9 @@ def build_report(prep: Any, answers: Sequence[Mapping[str, Any]], judgments: Seq
         meta["unknown tasks"] = ", ".join(sorted(prep.unknown_tasks))
     if prep.warnings:
         meta["data warnings"] = f"{len(prep.warnings)}: " + "; ".join(prep.warnings[:3])
+    if o.judge_repeats > 1:
+        meta["judge repeats"] = f"{o.judge_repeats} (each item shows repeat 0's replies)"
+        judgments = [j for j in judgments if not j.get("repeat")]
     items = build_items(prep.items, answers, judgments, candidates=candidates, judges=judges,
                         first_replies=first_replies, counted_failure=o.failed_answer_counts_as_failure,
                         descriptions=descriptions, describer=spec.roles.describer)

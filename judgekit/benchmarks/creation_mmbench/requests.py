@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from ...judging.repeats import repeated
 from ...resources import load_prompt
 from ...types import ChatRequest, GenParams, Message, TextPart
 from . import prompts as P
@@ -101,9 +102,12 @@ class _Builder:
         return out
 
     def _requests(self, judge: str, messages) -> list[tuple[str, int, ChatRequest]]:
-        jp = _params(self.spec, judge)
-        return [(kind, order, ChatRequest(judge, (msg,), jp, stage=kind, item_id=item_id, prompt_hash=h))
-                for kind, order, msg, h, item_id in messages]
+        """(kind, order, request) of each judgment, each asked ``judge_repeats`` times (repeat r is
+        the request's ``sample_index``; :func:`judgekit.judging.repeats.repeated`)."""
+        jp, k = _params(self.spec, judge), self.prep.options.judge_repeats
+        return [(kind, order, req)
+                for kind, order, msg, h, item_id in messages
+                for req in repeated(ChatRequest(judge, (msg,), jp, stage=kind, item_id=item_id, prompt_hash=h), k)]
 
     def judge_requests(self, item: CreationItem, answer: str,
                        judge: str | None = None) -> list[tuple[str, int, ChatRequest]]:
@@ -125,4 +129,5 @@ def _reask_request(kind: str, req: ChatRequest, reply: str) -> ChatRequest:
     follow = load_prompt(f"creation_mmbench/reask_{kind}.txt")
     messages = (*req.messages, Message("assistant", (TextPart(reply),)), Message.user(follow.text))
     return ChatRequest(req.model, messages, req.params, stage=req.stage, item_id=req.item_id,
-                       prompt_hash=f"{req.prompt_hash}+{follow.hash}", attempt_tag="reask1")
+                       sample_index=req.sample_index, prompt_hash=f"{req.prompt_hash}+{follow.hash}",
+                       attempt_tag="reask1")

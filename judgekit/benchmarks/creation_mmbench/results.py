@@ -4,7 +4,8 @@ tables hold.
 The judging core's pairwise results (:mod:`judgekit.judging.results`): per judge of the panel,
 :func:`~judgekit.judging.pairwise.summarize`'s rows (Reward, Win Rate, VFS, VFS ref and counts
 per task, category and overall) with bootstrap intervals; with two or more judges, the
-ensemble's rows (the majority verdict and the mean VFS per candidate, item and order) and the
+ensemble's rows (the judges' mean verdict, or with ``ensemble = "majority"`` the majority verdict,
+and the mean VFS per candidate, item and order) and the
 judges' agreement; every judge's behaviour figures; paired comparisons between candidates.  What
 is Creation-MMBench's own is added here: the ensemble's description, and with human ratings
 Table 4's and Table 7's alignment (:mod:`.human`).  The first judge's rows are ``results``, as
@@ -16,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...judging.agreement import ENSEMBLE_RULES
+from ...judging.ensemble import DEFAULT_ENSEMBLE
+from ...judging.ensemble import ensemble_summary as shared_ensemble_summary
 from ...judging.bootstrap import comparison_rows
 from ...judging.honest import annotate
 from ...judging.pairwise import ENSEMBLE_JUDGE
@@ -29,30 +31,30 @@ from .human import table4_rows, table7_human_rows
 __all__ = ["build", "ensemble_summary", "human_display"]
 
 
-def ensemble_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
+def ensemble_summary(results: list[dict[str, Any]], rule: str = DEFAULT_ENSEMBLE) -> dict[str, Any]:
     """``summary["ensemble"]``: the rules by name, what they do, and the ensemble's rows."""
-    return {"rule": "majority/mean", "rules": {"pairwise verdict": "majority", "vfs": "mean"},
-            "description": f"per candidate, item and order: the pairwise verdict by majority "
-                           f"({ENSEMBLE_RULES['majority']}); VFS and VFS ref by mean ({ENSEMBLE_RULES['mean']})",
-            "results": results}
+    return shared_ensemble_summary(rule, results, vfs=True)
 
 
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
           options: IntervalOptions, human: Mapping[tuple[str, str], float] | None = None,
-          dual: bool = True, raters: Mapping[tuple[str, str], Mapping[str, float]] | None = None) -> Built:
+          dual: bool = True, raters: Mapping[tuple[str, str], Mapping[str, float]] | None = None,
+          ensemble: str = DEFAULT_ENSEMBLE, repeats: int = 1) -> Built:
     """Everything the run reports from its judgment records (each with ``judge``).  ``human``:
     the mean human rating per (model, index), for Table 4's rows; ``raters``: every rater's
     rating per (model, index), for Table 7's human-human rows (``human_human``)."""
     judges = list(judges)
     panel = len(judges) > 1
-    everyone, by_judge, rows, sums = judge_rows(judgments, judges, options)
+    everyone, by_judge, rows, sums = judge_rows(judgments, judges, options, ensemble=ensemble, repeats=repeats)
     first = rows[judges[0]] if judges else []
     compared = judges[:1] + ([ENSEMBLE_JUDGE] if panel else [])
     comps = [c for j in compared for c in comparison_rows(everyone[j], j, candidates, options, sums.get(j))]
     behaviour = behaviour_rows(everyone, candidates)
     summary, tables = summary_and_tables(judges, rows, comps, behaviour, intervals_summary(options))
+    if repeats > 1:
+        summary["judge_repeats"] = repeats
     if panel:
-        add_panel(summary, tables, rows, by_judge, judges, candidates, ensemble_summary(rows[ENSEMBLE_JUDGE]))
+        add_panel(summary, tables, rows, by_judge, judges, candidates, ensemble_summary(rows[ENSEMBLE_JUDGE], ensemble))
     annotate(summary, rows, everyone, by_judge, candidates, options)
     if human is not None:
         summary["human_alignment"] = tables["human_alignment"] = table4_rows(everyone, human, candidates, dual)

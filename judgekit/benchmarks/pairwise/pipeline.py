@@ -95,10 +95,11 @@ async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
 # -- run -----------------------------------------------------------------------------------------
 def judgment(prep: Prepared, result: CallResult | None, *, model: str, judge: str, item: GenericItem, order: int,
              reasked: bool = False, length_diff: int | None = None, error_kind: str | None = None,
-             error: str | None = None) -> dict[str, Any]:
+             error: str | None = None, repeat: int | None = None) -> dict[str, Any]:
     """One judgment record (Creation-MMBench's shape, ``task`` = ``category``): the candidate's
     score (the parser's score for B, negated in order 1), the verdict token and where the reply
-    has it; or a failure with its kind.  ``result`` None: no judge call (``error_kind`` says why)."""
+    has it; or a failure with its kind.  ``result`` None: no judge call (``error_kind`` says why).
+    ``repeat`` (with ``judge_repeats`` > 1 only): which repeat of the judgment it is."""
     reading = prep.parse(result.text) if result is not None and result.ok else None
     score = None
     if reading is not None:
@@ -111,7 +112,8 @@ def judgment(prep: Prepared, result: CallResult | None, *, model: str, judge: st
     category = item.category or "all"
     return {
         "model": model, "judge": judge, "index": item.id, "task": category, "category": category,
-        "kind": "pairwise", "order": order, "score": score, "ok": ok,
+        "kind": "pairwise", "order": order, **({} if repeat is None else {"repeat": repeat}),
+        "score": score, "ok": ok,
         "error_kind": None if ok else error_kind, "error": error, "reasked": reasked,
         "length_diff": length_diff, "judge_text": result.text if result is not None else "",
         "verdict": reading.token if reading is not None else None,
@@ -125,11 +127,12 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     o = prep.options
     cands, judges = prep.candidates, prep.spec.roles.panel
     n, orders = len(prep.items), len(b.orders())
+    k = o.judge_repeats  # every judgment asked k times (repeat = the request's sample_index)
     st = engine.stats
     if prep.baseline.answers is None:
         st.plan("baseline", n)
     st.plan("candidate", n * len(prep.live))
-    st.plan("judge", n * len(cands) * orders * len(judges))
+    st.plan("judge", n * len(cands) * orders * len(judges) * k)
 
     answers: list[dict[str, Any]] = []
     judgments: list[dict[str, Any]] = []
@@ -156,9 +159,10 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     def no_call(alias: str, item: GenericItem, kind: str, error: str) -> None:
         for judge in judges:
             for order in b.orders():
-                judgments.append(judgment(prep, None, model=alias, judge=judge, item=item, order=order,
-                                          error_kind=kind, error=error))
-                st.stage("judge").done += 1
+                for rep in range(k):
+                    judgments.append(judgment(prep, None, model=alias, judge=judge, item=item, order=order,
+                                              error_kind=kind, error=error, repeat=rep if k > 1 else None))
+                    st.stage("judge").done += 1
 
     async def judge_one(order: int, req: ChatRequest, alias: str, item: GenericItem, diff: int,
                         answered: asyncio.Event | None = None) -> None:
@@ -168,13 +172,15 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
         finally:
             if answered is not None:  # the item's other judgments may go (before any re-ask of this one)
                 answered.set()
-        j = judgment(prep, r, model=alias, judge=req.model, item=item, order=order, length_diff=diff)
+        rep = req.sample_index if k > 1 else None
+        j = judgment(prep, r, model=alias, judge=req.model, item=item, order=order, length_diff=diff, repeat=rep)
         if r.ok and not j["ok"] and o.reask_on_parse_failure and not engine.stopping:
             r2 = await engine.call(reask_request(req, r.text))
             j2 = judgment(prep, r2, model=alias, judge=req.model, item=item, order=order, reasked=True,
-                          length_diff=diff)
+                          length_diff=diff, repeat=rep)
             if j2["ok"] or r2.error_kind != NOT_RUN:
-                first_replies[(req.model, alias, item.id, order)] = r.text
+                if not req.sample_index:  # the report shows repeat 0's judgments
+                    first_replies[(req.model, alias, item.id, order)] = r.text
                 j = j2
         if j["error_kind"] == NOT_RUN:
             not_run += 1
@@ -269,9 +275,9 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     rank = {it.id: i for i, it in enumerate(prep.items)}
     jrank = {j: i for i, j in enumerate(judges)}
     who = {m: i for i, m in enumerate([prep.baseline.name, *cands])}
-    judgments.sort(key=lambda j: (jrank[j["judge"]], who[j["model"]], rank[j["index"]], j["order"]))
+    judgments.sort(key=lambda j: (jrank[j["judge"]], who[j["model"]], rank[j["index"]], j["order"], j.get("repeat", 0)))
     answers.sort(key=lambda a: (who[a["model"]], rank[a["index"]]))
-    built = build(judgments, judges=judges, candidates=cands, options=o, no_call=NO_CALL)
+    built = build(judgments, judges=judges, candidates=cands, options=o, no_call=NO_CALL, ensemble=o.ensemble, repeats=k)
     summary: dict[str, Any] = {
         "benchmark": "pairwise",
         "items": n,
@@ -295,4 +301,6 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
 def _report(prep: Prepared, answers, judgments, summary, first_replies):
     from .report import build_report  # imported when the report is written, not for an estimate
 
+    if prep.options.judge_repeats > 1:  # each item shows repeat 0's replies
+        judgments = [j for j in judgments if not j.get("repeat")]
     return build_report(prep, answers, judgments, summary, first_replies)

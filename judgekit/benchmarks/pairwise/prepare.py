@@ -14,6 +14,8 @@ from pydantic import Field
 from ...config import STRICT_CONFIG
 from ...errors import DataError, SpecError
 from ...judging.candidates import CandidateOptions, answers_file, candidate_sources
+from ...judging.ensemble import EnsembleOptions
+from ...judging.repeats import RepeatOptions
 from ...judging.items import GenericItem, load_items
 from ...judging.roles import check_chat_models
 from ...judging.template import Template, checked_template
@@ -36,7 +38,7 @@ def check_judges(spec) -> None:
     check_chat_models(spec, "roles.judges" if spec.roles.judges else "roles.judge", spec.roles.panel)
 
 
-class Options(CandidateOptions, ParserOptions):
+class Options(CandidateOptions, ParserOptions, EnsembleOptions, RepeatOptions):
     """``[options]`` of a pairwise spec: those the generic benchmarks share (:class:`CandidateOptions`:
     the bootstrap intervals, columns, imported answers, the candidate prompt, defusing) and the
     verdict parser's ``scale``, ``regex`` and ``verdict_values`` (:class:`ParserOptions`, checked

@@ -16,6 +16,7 @@ from typing import Any
 
 from ...judging.items import GenericItem
 from ...judging.report import charts, headline
+from ...judging.results import spread_table
 from ...judging.report_items import (ORDER_LABEL, by_candidate_and_item, item_score, judgment_flags,
                                       judgment_head)
 from ...report.doc import Block, Item, ReportDoc, Table, image, text
@@ -40,6 +41,9 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
                               "pooled; fail: judgments with no verdict (left out of Reward and Win Rate)"))
     if summary.get("judge_behaviour"):
         out.append(Table("Judge behaviour", [behaviour_display(b) for b in summary["judge_behaviour"]]))
+    spread = spread_table(summary)
+    if spread is not None:
+        out.append(Table(*spread))
     return out
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...judging.items import GenericItem
+from ...judging.repeats import repeated
 from ...parsers.generic_defuse import defuse_answer
 from ...resources import load_prompt
 from ...types import ChatRequest, GenParams, Message, TextPart
@@ -76,10 +77,14 @@ class Builder:
 
     def panel_requests(self, item: GenericItem, answer: str, baseline: str) -> dict[str, list[tuple[int, ChatRequest]]]:
         """Every judge's (order, request) for a candidate's ``answer`` against the ``baseline``'s:
-        order 0 = baseline as Assistant A, candidate as B; order 1 swapped."""
+        order 0 = baseline as Assistant A, candidate as B; order 1 swapped.  Each judgment is asked
+        ``judge_repeats`` times (repeat r is the request's ``sample_index``:
+        :func:`judgekit.judging.repeats.repeated`)."""
         messages = self._messages(item, answer, baseline)
-        return {judge: [(order, ChatRequest(judge, msgs, _params(self.spec, judge), stage="judge", item_id=item.id,
-                                            prompt_hash=h)) for order, msgs, h in messages]
+        k = self.prep.options.judge_repeats
+        return {judge: [(order, req) for order, msgs, h in messages
+                        for req in repeated(ChatRequest(judge, msgs, _params(self.spec, judge), stage="judge",
+                                                        item_id=item.id, prompt_hash=h), k)]
                 for judge in self.judges}
 
 
@@ -90,4 +95,5 @@ def reask_request(req: ChatRequest, reply: str) -> ChatRequest:
     follow = load_prompt("pairwise/reask.txt")
     messages = (*req.messages, Message("assistant", (TextPart(reply),)), Message.user(follow.text))
     return ChatRequest(req.model, messages, req.params, stage=req.stage, item_id=req.item_id,
-                       prompt_hash=f"{req.prompt_hash}+{follow.hash}", attempt_tag="reask1")
+                       sample_index=req.sample_index, prompt_hash=f"{req.prompt_hash}+{follow.hash}",
+                       attempt_tag="reask1")

@@ -4,7 +4,8 @@ the printed tables and the tidy export.
 The records have Creation-MMBench's shape (``task`` = ``category``), so the figures come from the
 same functions: :func:`~judgekit.judging.pairwise.summarize` per category and overall (Reward,
 Win Rate, verdict counts, parse-ok rate), Creation-MMBench's bootstrap intervals and paired
-comparisons (:mod:`judgekit.judging.bootstrap`), a panel's ensemble (majority verdict) and
+comparisons (:mod:`judgekit.judging.bootstrap`), a panel's ensemble (the judges' mean verdict, or
+the majority verdict with ``ensemble = "majority"``) and
 agreement (Krippendorff's alpha), and every judge's behaviour (:mod:`judgekit.judging.panel`).
 What differs is only what is shown: there is no VFS, so the tables leave it out.
 """
@@ -15,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...judging import results as shared
-from ...judging.agreement import ENSEMBLE_RULES
+from ...judging.ensemble import DEFAULT_ENSEMBLE, ensemble_summary
 from ...judging.bootstrap import comparison_rows
 from ...judging.honest import annotate
 from ...judging.pairwise import ENSEMBLE_JUDGE
@@ -36,13 +37,14 @@ def _drop_vfs(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
-          options: IntervalOptions, no_call: Sequence[str] = ()) -> Built:
+          options: IntervalOptions, no_call: Sequence[str] = (), ensemble: str = DEFAULT_ENSEMBLE,
+          repeats: int = 1) -> Built:
     """Everything the run reports from its judgment records (each with ``judge``); records with
     an ``error_kind`` in ``no_call`` (no judge call was made) count as failures in the figures
     and take no part in the judges' behaviour."""
     judges = list(judges)
     panel = len(judges) > 1
-    everyone, by_judge, rows, sums = judge_rows(judgments, judges, options, levels=LEVELS)
+    everyone, by_judge, rows, sums = judge_rows(judgments, judges, options, levels=LEVELS, ensemble=ensemble, repeats=repeats)
     rows = {j: [_drop_vfs(r) for r in rs] for j, rs in rows.items()}
     first = rows[judges[0]] if judges else []
     compared = judges[:1] + ([ENSEMBLE_JUDGE] if panel else [])
@@ -51,12 +53,10 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     called = {j: [r for r in recs if r.get("error_kind") not in no_call] for j, recs in everyone.items()}
     behaviour = [_drop_vfs(b) for b in behaviour_rows(called, candidates)]
     summary, tables = summary_and_tables(judges, rows, comps, behaviour, intervals_summary(options, figures=FIGURES))
+    if repeats > 1:
+        summary["judge_repeats"] = repeats
     if panel:
-        add_panel(summary, tables, rows, by_judge, judges, candidates,
-                  {"rule": "majority", "rules": {"pairwise verdict": "majority"},
-                   "description": f"per candidate, item and order: the verdict by majority "
-                                  f"({ENSEMBLE_RULES['majority']})",
-                   "results": rows[ENSEMBLE_JUDGE]})
+        add_panel(summary, tables, rows, by_judge, judges, candidates, ensemble_summary(ensemble, rows[ENSEMBLE_JUDGE]))
     annotate(summary, rows, called, by_judge, candidates, options)
     display = [display_row(r) for r in _ordered(first, candidates)]
     return Built(summary, tables, display, more_displays(rows, summary, behaviour, comps, panel=panel,

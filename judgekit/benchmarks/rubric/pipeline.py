@@ -27,7 +27,9 @@ from typing import Any
 from ...engine import NOT_RUN, CallResult, Engine
 from ...judging.candidates import judge_plan
 from ...judging.items import GenericItem
+from ...judging.repeats import repeated
 from ...parsers.generic import Reading
+from ...types import ChatRequest
 from ..base import BenchmarkResult, PlannedCall
 from .prepare import Options, Prepared, prepare
 from .requests import Builder, reask_request
@@ -74,8 +76,9 @@ async def plan(prep: Prepared, engine: Engine) -> list[PlannedCall]:
                 exact = answer is not None
                 answer = answer if answer is not None else (item.reference or _STANDIN_ANSWER)
             for judge in prep.spec.roles.panel:
-                out += await judge_plan(b.judge_request(judge, item, answer), exact=exact, cached=cached_text,
-                                        parse=prep.parse, reask=reask, standin=_STANDIN_JUDGMENT)
+                for jreq in repeated(b.judge_request(judge, item, answer), prep.options.judge_repeats):
+                    out += await judge_plan(jreq, exact=exact, cached=cached_text,
+                                            parse=prep.parse, reask=reask, standin=_STANDIN_JUDGMENT)
         return out
 
     per_item = await asyncio.gather(*(for_item(item) for item in prep.items))
@@ -90,7 +93,8 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     panel = len(judges) > 1
     st = engine.stats
     st.plan("candidate", len(prep.items) * len(prep.live))
-    st.plan("judge", len(prep.items) * len(cands) * len(judges))
+    k = o.judge_repeats  # every judgment asked k times (repeat = the request's sample_index)
+    st.plan("judge", len(prep.items) * len(cands) * len(judges) * k)
 
     answers: list[dict[str, Any]] = []
     judgments: list[dict[str, Any]] = []
@@ -100,19 +104,22 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
 
     def no_call(alias: str, item: GenericItem, kind: str, error: str) -> None:
         for judge in judges:
-            judgments.append(judgment_record(alias, judge, item, None, None, error_kind=kind, error=error))
-            st.stage("judge").done += 1
+            for rep in range(k):
+                judgments.append(judgment_record(alias, judge, item, None, None, error_kind=kind, error=error,
+                                                 repeat=rep if k > 1 else None))
+                st.stage("judge").done += 1
 
-    async def grade(alias: str, item: GenericItem, judge: str, answer: str) -> None:
+    async def grade(alias: str, item: GenericItem, req: ChatRequest) -> None:
         nonlocal not_run
-        req = b.judge_request(judge, item, answer)
+        judge = req.model
         r = await engine.call(req)
         reading: Reading | None = prep.parse(r.text) if r.ok else None
         reasked = False
         if r.ok and reading is None and o.reask_on_parse_failure and not engine.stopping:
             r2 = await engine.call(reask_request(req, r.text))
             if r2.ok or r2.error_kind != NOT_RUN:
-                first_replies[(judge, alias, item.id)] = r.text
+                if not req.sample_index:  # the report shows repeat 0's judgments
+                    first_replies[(judge, alias, item.id)] = r.text
                 r, reasked = r2, True
                 reading = prep.parse(r.text) if r.ok else None
         if r.error_kind == NOT_RUN:
@@ -120,7 +127,8 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
             return
         if not r.ok:
             failed.append(f"{alias} item {item.id} judge{f' {judge}' if panel else ''}: {r.error}")
-        judgments.append(judgment_record(alias, judge, item, r, reading, reasked=reasked))
+        judgments.append(judgment_record(alias, judge, item, r, reading, reasked=reasked,
+                                         repeat=req.sample_index if k > 1 else None))
 
     async def flow(alias: str, item: GenericItem) -> None:
         nonlocal not_run
@@ -141,7 +149,8 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
                 no_call(alias, item, CANDIDATE_FAILED, r.error or "the candidate call failed")
                 return
             answer = r.text
-        await asyncio.gather(*(grade(alias, item, judge, answer) for judge in judges))
+        await asyncio.gather(*(grade(alias, item, req) for judge in judges
+                               for req in repeated(b.judge_request(judge, item, answer), k)))
 
     async with asyncio.TaskGroup() as tg:  # a stop (bad key) cancels every other flow at once
         for alias in cands:
@@ -149,9 +158,9 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
                 tg.create_task(flow(alias, item))
 
     order = {it.id: i for i, it in enumerate(prep.items)}
-    judgments.sort(key=lambda j: (judges.index(j["judge"]), cands.index(j["model"]), order[j["index"]]))
+    judgments.sort(key=lambda j: (judges.index(j["judge"]), cands.index(j["model"]), order[j["index"]], j.get("repeat", 0)))
     answers.sort(key=lambda a: (cands.index(a["model"]), order[a["index"]]))
-    built = build(judgments, judges=judges, candidates=cands, options=o)
+    built = build(judgments, judges=judges, candidates=cands, options=o, repeats=k)
     summary: dict[str, Any] = {
         "benchmark": "rubric",
         "items": len(prep.items),
@@ -186,4 +195,6 @@ def _answer_row(alias: str, item: GenericItem, answer: str | None, *, imported: 
 def _report(prep: Prepared, answers, judgments, summary, first_replies):
     from .report import build_report  # imported when the report is written, not for an estimate
 
+    if prep.options.judge_repeats > 1:  # each item shows repeat 0's replies
+        judgments = [j for j in judgments if not j.get("repeat")]
     return build_report(prep, answers, judgments, summary, first_replies)

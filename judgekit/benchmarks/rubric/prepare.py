@@ -14,6 +14,7 @@ from ...config import STRICT_CONFIG
 from ...errors import DataError, SpecError
 from ...judging.candidates import CandidateOptions, candidate_sources
 from ...judging.items import GenericItem, load_items
+from ...judging.repeats import RepeatOptions
 from ...judging.roles import check_chat_models
 from ...judging.template import Template, checked_template, text_or_file
 from ...parsers.generic import score_parser
@@ -36,7 +37,7 @@ def check_models(spec, live: list[str]) -> None:
     check_chat_models(spec, "roles.candidates", live, verb="is not a chat model")
 
 
-class Options(CandidateOptions):
+class Options(CandidateOptions, RepeatOptions):
     """``[options]`` of a rubric spec: those the generic benchmarks share (:class:`CandidateOptions`:
     the bootstrap intervals, columns, imported answers, the candidate prompt, defusing) and the
     rubric's own."""

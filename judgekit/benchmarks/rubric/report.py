@@ -20,7 +20,7 @@ from typing import Any
 
 from ...judging.report import interval_note
 from ...report.doc import Block, Chart, Headline, Item, ReportDoc, Series, Table, image, text
-from .results import ALL, ENSEMBLE_JUDGE, display_row
+from .results import ALL, ENSEMBLE_JUDGE, display_row, spread_display
 
 __all__ = ["build_report", "headline", "charts", "tables", "build_items"]
 
@@ -122,6 +122,11 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
                              note=f"mean score on {_scale_text(summary)} [interval]; % of scale: (mean - low) / "
                                   "(high - low); n: valid scores; fail: no score (call failed, reply unreadable, "
                                   "no answer)"))
+    if summary.get("judge_repeats"):
+        title, spread = spread_display(_by_judge(summary), summary["judge_repeats"])
+        out.append(Table(title, spread, note="each judge's mean score on each repeat's judgments alone; SD and range "
+                                             "across repeats (the judge's own sampling), beside the item-sampling "
+                                             "interval of the results"))
     return out
 
 

@@ -78,4 +78,5 @@ def reask_request(req: ChatRequest, reply: str) -> ChatRequest:
     follow = load_prompt(REASK_PROMPT)
     messages = (*req.messages, Message("assistant", (TextPart(reply),)), Message.user(follow.text))
     return ChatRequest(req.model, messages, req.params, stage=req.stage, item_id=req.item_id,
-                       prompt_hash=f"{req.prompt_hash}+{follow.hash}", attempt_tag="reask1")
+                       sample_index=req.sample_index, prompt_hash=f"{req.prompt_hash}+{follow.hash}",
+                       attempt_tag="reask1")

@@ -22,6 +22,7 @@ from ...judging.agreement import ENSEMBLE_RULES, agreement, mean_score
 from ...judging.intervals import shown
 from ...judging.multiplicity import adjust_comparisons
 from ...judging.pairwise import ENSEMBLE_JUDGE
+from ...judging.repeats import SPREAD, add_spread
 from ...judging.results import Built, add_panel, intervals_summary
 from ...judging.uncertainty import IntervalOptions, comparisons, interval
 from ...report.tidy import tidy_row
@@ -33,30 +34,34 @@ ALL = "all"
 
 
 def judgment_record(model: str, judge: str, item, result, reading, *, reasked: bool = False,
-                    error_kind: str | None = None, error: str | None = None) -> dict[str, Any]:
+                    error_kind: str | None = None, error: str | None = None, repeat: int | None = None
+                    ) -> dict[str, Any]:
     """One judgment: the score read from ``result``'s reply (``reading``), or a failure with its
-    kind (``error_kind`` for a judgment with no call: no answer to grade)."""
+    kind (``error_kind`` for a judgment with no call: no answer to grade); ``repeat`` (with
+    ``judge_repeats`` > 1 only) which repeat of the judgment it is."""
     ok = reading is not None
     if result is not None:
         error_kind = result.error_kind if not result.ok else None
         error = result.error if not result.ok else None
     return {"model": model, "judge": judge, "index": item.id, "category": item.category or ALL, "kind": "rubric",
-            "score": reading.value if ok else None, "token": reading.token if ok else None,
+            **({} if repeat is None else {"repeat": repeat}), "score": reading.value if ok else None, "token": reading.token if ok else None,
             "span": list(reading.span) if ok else None, "ok": ok,
             "error_kind": None if ok else (error_kind or "parse_failure"), "error": None if ok else error,
             "reasked": reasked, "judge_text": result.text if result is not None and result.ok else ""}
 
 
 def ensemble_records(judgments: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per candidate and item: the mean of the judges' valid scores (a failure when none is valid)."""
-    by: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    """Per candidate, item (and repeat): the mean of the judges' valid scores (a failure when none
+    is valid)."""
+    by: dict[tuple[str, str, int], list[Mapping[str, Any]]] = {}
     for j in judgments:
-        by.setdefault((j["model"], j["index"]), []).append(j)
+        by.setdefault((j["model"], j["index"], int(j.get("repeat", 0))), []).append(j)
     out = []
-    for (model, index), rs in by.items():
+    for (model, index, repeat), rs in by.items():
         score = mean_score([r["score"] for r in rs])
         out.append({"model": model, "judge": ENSEMBLE_JUDGE, "index": index, "category": rs[0]["category"],
-                    "kind": "rubric", "score": score, "ok": score is not None,
+                    "kind": "rubric", **({"repeat": repeat} if "repeat" in rs[0] else {}),
+                    "score": score, "ok": score is not None,
                     "error_kind": None if score is not None else "no_valid_score",
                     "reasked": any(r.get("reasked") for r in rs)})
     return out
@@ -139,12 +144,12 @@ def agreement_records(by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
     """Krippendorff's alpha (interval) of the judges' scores per (candidate, item), for each
     candidate then pooled (``model`` = ``"all"``)."""
     judges = list(by_judge)
-    ratings: dict[tuple[str, str], dict[str, Any]] = {}
+    ratings: dict[tuple[str, str, int], dict[str, Any]] = {}
     for judge, records in by_judge.items():
         for r in records:
             if r.get("error_kind") in ("no_answer", "candidate_failed"):
                 continue  # no judge call: says nothing about the judges
-            ratings.setdefault((r["model"], r["index"]), {})[judge] = r["score"]
+            ratings.setdefault((r["model"], r["index"], int(r.get("repeat", 0))), {})[judge] = r["score"]
     out = []
     for model in [*candidates, ALL]:
         sel = ratings if model == ALL else {k: v for k, v in ratings.items() if k[0] == model}
@@ -163,9 +168,29 @@ def tidy_rows(judgments: Sequence[Mapping[str, Any]], scale: tuple[float, float]
             for j in judgments]
 
 
+def _score_sums(r: Mapping[str, Any]) -> list[float]:
+    """A judgment's (score, 1), or (0, 0) without a score: one repeat's mean score is their ratio."""
+    return [0.0, 0.0] if r["score"] is None else [float(r["score"]), 1.0]
+
+
+def _add_spread(rows, everyone, scale: tuple[float, float], k: int) -> None:
+    """Each row's judge-induced spread (score and % of scale) between the ``k`` repeats."""
+    add_spread(rows, everyone, _score_sums, {"score": (0, 1)}, k, overall_group=ALL)
+    if k < 2:
+        return
+    width = scale[1] - scale[0]
+    for judge_rows in rows.values():
+        for r in judge_rows:
+            for suffix in SPREAD:
+                v = r.get(f"score_{suffix}")
+                r[f"pct_{suffix}"] = None if v is None else _r(100.0 * v / width, 2)
+                r[f"score_{suffix}"] = _r(v)
+
+
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
-          options) -> Built:
-    """Everything the run reports from its judgment records (``options``: the benchmark's Options)."""
+          options, repeats: int = 1) -> Built:
+    """Everything the run reports from its judgment records (``options``: the benchmark's Options;
+    ``repeats``: how many times each judgment was asked)."""
     scale = (float(options.scale[0]), float(options.scale[1]))
     judges = list(judges)
     panel = len(judges) > 1
@@ -174,6 +199,7 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     if panel:
         everyone[ENSEMBLE_JUDGE] = ensemble_records(judgments)
     rows = {j: _rows(records, candidates, options, scale) for j, records in everyone.items()}
+    _add_spread(rows, everyone, scale, repeats)
     compared = judges[:1] + ([ENSEMBLE_JUDGE] if panel else [])
     comps = [{"judge": j, **c} for j in compared
              for c in comparisons(_sums(everyone[j]), options, "score", key=f"{j}:", candidates=candidates)]
@@ -187,6 +213,8 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     summary: dict[str, Any] = {"judges": judges, "results": first, "intervals": intervals,
                                "comparisons": comps, "distribution": dist,
                                "bins": distribution([], scale)[0]}
+    if repeats > 1:
+        summary["judge_repeats"] = repeats
     tables: dict[str, list[dict[str, Any]]] = {"summary": [{"judge": j, **r} for j in everyone for r in rows[j]],
                                                "comparisons": comps}
     more: list[tuple[str, list[dict[str, Any]]]] = []
@@ -206,6 +234,8 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
             {"judge": c["judge"], "a - b": f"{c['a']} - {c['b']}",
              "difference": shown(c["difference"], c["ci_low"], c["ci_high"], 2), "items": c["items"],
              **_excludes(c)} for c in comps]))
+    if repeats > 1:
+        more.append(spread_display(rows, repeats))
     display = [display_row(r) for r in first]
     return Built(summary, tables, display, more, tidy=tidy_rows(judgments, scale))
 
@@ -223,3 +253,14 @@ def display_row(r: Mapping[str, Any]) -> dict[str, Any]:
     return {"model": r["model"], "category": "Overall" if r["level"] == "overall" else r["group"],
             "Score": shown(r["score"], r["score_ci_low"], r["score_ci_high"], 2),
             "% of scale": shown(r["pct"], r["pct_ci_low"], r["pct_ci_high"], 1), "n": r["n"], "fail": r["fail"]}
+
+
+def spread_display(rows: Mapping[str, Sequence[Mapping[str, Any]]], k: int) -> tuple[str, list[dict[str, Any]]]:
+    """The printed (and reported) table of the judge-induced spread: per judge and candidate,
+    overall, the score's and the % of scale's SD between repeats (with their range)."""
+    def cell(r, key, digits):
+        sd, rng = r.get(f"{key}_repeat_sd"), r.get(f"{key}_repeat_range")
+        return "-" if sd is None else f"{sd:.{digits}f} ({rng:.{digits}f})"
+    return (f"Judge-induced spread over {k} repeats: SD (range)",
+            [{"judge": j, "model": r["model"], "Score": cell(r, "score", 2), "% of scale": cell(r, "pct", 1)}
+             for j, judge_rows in rows.items() for r in judge_rows if r["level"] == "overall"])
