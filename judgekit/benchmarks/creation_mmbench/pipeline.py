@@ -315,7 +315,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
                                   j["kind"], j["order"]))
     answers.sort(key=lambda a: (cands.index(a["model"]), order_key[a["index"]]))
     built = build(judgments, judges=judges, candidates=cands, options=o, human=prep.human, dual=o.dual,
-                  raters=prep.raters)
+                  raters=prep.raters, labels=prep.labels)
     summary: dict[str, Any] = {
         "benchmark": "creation_mmbench",
         "items": n,

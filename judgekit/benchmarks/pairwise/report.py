@@ -18,6 +18,7 @@ from ...judging.items import GenericItem
 from ...judging.report import charts, headline
 from ...judging.report_items import (ORDER_LABEL, by_candidate_and_item, item_score, judgment_flags,
                                       judgment_head)
+from ...judging.human_agreement import report_tables
 from ...report.doc import Block, Item, ReportDoc, Table, image, text
 from .results import _ordered, behaviour_display, display_row
 
@@ -40,6 +41,7 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
                               "pooled; fail: judgments with no verdict (left out of Reward and Win Rate)"))
     if summary.get("judge_behaviour"):
         out.append(Table("Judge behaviour", [behaviour_display(b) for b in summary["judge_behaviour"]]))
+    out += report_tables(summary)
     return out
 
 

@@ -151,7 +151,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     order = {it.id: i for i, it in enumerate(prep.items)}
     judgments.sort(key=lambda j: (judges.index(j["judge"]), cands.index(j["model"]), order[j["index"]]))
     answers.sort(key=lambda a: (cands.index(a["model"]), order[a["index"]]))
-    built = build(judgments, judges=judges, candidates=cands, options=o)
+    built = build(judgments, judges=judges, candidates=cands, options=o, labels=prep.labels)
     summary: dict[str, Any] = {
         "benchmark": "rubric",
         "items": len(prep.items),

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...judging.report import interval_note
+from ...judging.human_agreement import report_tables
 from ...report.doc import Block, Chart, Headline, Item, ReportDoc, Series, Table, image, text
 from .results import ALL, ENSEMBLE_JUDGE, display_row
 
@@ -122,6 +123,7 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
                              note=f"mean score on {_scale_text(summary)} [interval]; % of scale: (mean - low) / "
                                   "(high - low); n: valid scores; fail: no score (call failed, reply unreadable, "
                                   "no answer)"))
+    out += report_tables(summary)
     return out
 
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...judging.agreement import ENSEMBLE_RULES, agreement, mean_score
+from ...judging.human_agreement import HumanLabels, add_human_agreement
 from ...judging.intervals import shown
 from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.results import Built, add_panel, intervals_summary
@@ -163,8 +164,9 @@ def tidy_rows(judgments: Sequence[Mapping[str, Any]], scale: tuple[float, float]
 
 
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
-          options) -> Built:
-    """Everything the run reports from its judgment records (``options``: the benchmark's Options)."""
+          options, labels: HumanLabels | None = None) -> Built:
+    """Everything the run reports from its judgment records (``options``: the benchmark's Options;
+    ``labels``: human labels, for each judge's and the ensemble's agreement with them)."""
     scale = (float(options.scale[0]), float(options.scale[1]))
     judges = list(judges)
     panel = len(judges) > 1
@@ -203,6 +205,9 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
             {"judge": c["judge"], "a - b": f"{c['a']} - {c['b']}",
              "difference": shown(c["difference"], c["ci_low"], c["ci_high"], 2), "items": c["items"],
              "excludes 0": "yes" if c["excludes_zero"] else "no"} for c in comps]))
+    if labels is not None:
+        add_human_agreement(summary, tables, more, everyone, labels, candidates, options, kinds=("rubric",),
+                            scale=f"{scale[0]:g}..{scale[1]:g}")
     display = [display_row(r) for r in first]
     return Built(summary, tables, display, more, tidy=tidy_rows(judgments, scale))
 
