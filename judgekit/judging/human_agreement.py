@@ -141,12 +141,13 @@ def _pick(row: Mapping[str, str], names: Sequence[str]) -> str | None:
 
 
 def _value(p: Path, n: int, row: Mapping[str, str], kind: str, scale: tuple[float, float]) -> tuple[float, str]:
-    column = _pick(row, ("score", "verdict"))
-    if column is None:
+    present = [c for c in ("score", "verdict") if c in row]
+    if not present:
         raise DataError(str(p), "no 'score' or 'verdict' column", row=n)
+    column = next((c for c in present if row[c].strip()), None)
+    if column is None:
+        raise DataError(str(p), "empty label", row=n, column=present[0])
     cell = row[column].strip()
-    if not cell:
-        raise DataError(str(p), "empty label", row=n, column=column)
     if column == "verdict" and kind == "pairwise":
         token = cell.lower().replace(" ", "") if ">" in cell or "<" in cell or "=" in cell else cell.lower()
         if token in _WORDS:
