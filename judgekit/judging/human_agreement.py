@@ -251,7 +251,7 @@ def table_figures(t: np.ndarray, vj: np.ndarray, vp: np.ndarray, tol: float = 1.
         cats = np.unique(np.concatenate([cj, cp]))
         oj = (cj[:, None] == cats[None, :]).astype(float)
         op = (cp[:, None] == cats[None, :]).astype(float)
-        o = np.einsum("ak,zab,bl->zkl", oj, t, op)
+        o = oj.T[None] @ t @ op[None]
         share = o / np.where(n > 0, n, 1.0)[:, None, None]
         e = share.sum(axis=2)[:, :, None] * share.sum(axis=1)[:, None, :]
         diff = cats[:, None] - cats[None, :]
@@ -267,7 +267,7 @@ def table_figures(t: np.ndarray, vj: np.ndarray, vp: np.ndarray, tol: float = 1.
         mp = np.cumsum(rp, axis=1) - rp + (rp + 1.0) / 2.0
         mean = (n + 1.0) / 2.0
         safe = np.where(n > 0, n, 1.0)
-        cov = np.einsum("za,zab,zb->z", mj, t, mp) / safe - mean ** 2
+        cov = (mj * (t @ mp[:, :, None])[:, :, 0]).sum(axis=1) / safe - mean ** 2
         var_j = (rj * mj ** 2).sum(axis=1) / safe - mean ** 2
         var_p = (rp * mp ** 2).sum(axis=1) / safe - mean ** 2
         tiny = 1e-9 * np.maximum(mean, 1.0) ** 2
@@ -332,16 +332,30 @@ def agreement_rows(values_by_judge: Mapping[str, Mapping[tuple[str, str, int | N
                 cells[c, fill[c]] = bj[vals[k]] * len(vp) + bp[units[k]]
                 fill[c] += 1
         per_judge[j] = (vj, cells)
+    # every judge's cells side by side: cluster x (judge, J value, P value), a unit's one-hot summed
+    sizes = [len(per_judge[j][0]) * len(vp) for j in judges]
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    onehot = np.zeros((len(clusters), int(starts[-1])))
+    for jn, j in enumerate(judges):
+        cells = per_judge[j][1]
+        for s in range(width):
+            has = cells[:, s] >= 0
+            np.add.at(onehot, (np.flatnonzero(has), starts[jn] + cells[has, s]), 1.0)
+    owner = np.array([models.index(c[0]) for c in clusters], dtype=np.int64)
     for model in [*models, ALL]:
-        chosen = np.array([i for i, c in enumerate(clusters) if model == ALL or c[0] == model], dtype=np.int64)
-        draws = None
+        chosen = np.arange(len(clusters)) if model == ALL else np.flatnonzero(owner == models.index(model))
+        sub = onehot[chosen].astype(np.float32)  # counts: exact in float32, and half the product's time
+        tables_ = [sub.sum(axis=0, keepdims=True)]  # the row's own table, then the resamples'
         if options.bootstrap_samples and chosen.size:
-            draws = list(_draws(_rng(options.bootstrap_seed, f"human:{model}"), chosen.size, options.bootstrap_samples))
-        for j in judges:
-            vj, cells = per_judge[j]
-            sub = cells[chosen]
-            size = len(vj) * len(vp)
-            valid = sub >= 0
+            m = chosen.size
+            for idx in _draws(_rng(options.bootstrap_seed, f"human:{model}"), m, options.bootstrap_samples):
+                k = idx.shape[0]  # each resample's draw counts, then every judge's tables in one product
+                counts = np.bincount((idx + (np.arange(k) * m)[:, None]).ravel(), minlength=k * m).reshape(k, m)
+                tables_.append(counts.astype(np.float32) @ sub)
+        every = np.concatenate(tables_).astype(float)
+        for jn, j in enumerate(judges):
+            vj = per_judge[j][0]
+            valid = per_judge[j][1][chosen] >= 0
             n = int(valid.sum())
             row: dict[str, Any] = {"judge": j, "model": model, "n": n, "items": int(valid.any(axis=1).sum())}
             if n == 0:
@@ -349,19 +363,10 @@ def agreement_rows(values_by_judge: Mapping[str, Mapping[tuple[str, str, int | N
                     row[f] = row[f"{f}_ci_low"] = row[f"{f}_ci_high"] = None
                 rows.append(row)
                 continue
-            whole = np.bincount(sub[valid], minlength=size).reshape(1, len(vj), len(vp))
-            est = table_figures(whole, vj, vp, tol)
-            boot = None
-            if draws is not None:
-                blocks = []
-                for idx in draws:
-                    k = idx.shape[0]
-                    picked = sub[idx]  # (k, items, width)
-                    offset = (np.arange(k) * size)[:, None, None]
-                    flat = np.where(picked >= 0, picked + offset, -1).ravel()
-                    counts = np.bincount(flat[flat >= 0], minlength=k * size).reshape(k, len(vj), len(vp))
-                    blocks.append(table_figures(counts, vj, vp, tol))
-                boot = {f: np.concatenate([b[f] for b in blocks]) for f in FIGURES}
+            t = every[:, starts[jn]:starts[jn + 1]].reshape(-1, len(vj), len(vp))
+            figs = table_figures(t, vj, vp, tol)
+            est = {f: v[:1] for f, v in figs.items()}
+            boot = {f: v[1:] for f, v in figs.items()} if t.shape[0] > 1 else None
             for f in FIGURES:
                 row[f] = _defined(est[f][0])
                 lo, hi = _percentiles(boot[f], options.interval_level) if boot is not None and row[f] is not None \
