@@ -399,7 +399,10 @@ def add_human_agreement(summary: dict[str, Any], tables: dict[str, list[dict[str
         "file": labels.path, "unit": "(candidate, item, order)" if labels.by_order else "(candidate, item)",
         "scale": scale, "figures": list(FIGURES), "note": NOTE, "rows": rows}
     tables["human_agreement"] = rows
-    more.append(("Agreement with human labels", [agreement_display(r) for r in rows]))
+    what = (f"[{options.interval_level:.0%} bootstrap interval over items]" if options.bootstrap_samples
+            else "(no intervals)")
+    more.append((f"Agreement with human labels: each judge's value against the mean label, {what}",
+                 [agreement_display(r) for r in rows]))
 
 
 def report_tables(summary: Mapping[str, Any]) -> list[Table]:

@@ -59,7 +59,9 @@ def test_pairwise_panel_by_order(tmp_path):
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     table = [t for t in report["tables"] if t["title"] == "Agreement with human labels"]
     assert table and len(table[0]["rows"]) == len(rows) and "kappa (quad.)" in table[0]["rows"][0]
-    assert outcome.result.more_displays[-1][0] == "Agreement with human labels"
+    title, shown = outcome.result.more_displays[-1]
+    assert title.startswith("Agreement with human labels") and "95% bootstrap interval" in title
+    assert len(shown) == len(rows) and shown[-1]["n"] == rows[-1]["n"]
 
 
 def test_labels_for_every_candidate_and_no_labels_no_key(tmp_path):
@@ -78,3 +80,54 @@ def test_bad_labels_file_is_one_line_exit_2(tmp_path):
     user_error(["run", str(spec), "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "c.duckdb")],
                "human.csv", "row 2", "'verdict'", "superb")
     assert not (tmp_path / "out" / "summary.json").exists()
+
+
+def test_rubric_panel_scores_on_the_scale(tmp_path):
+    rows = [{"id": f"q{i}", "question": f"Question {i}: explain something in a few sentences."} for i in range(6)]
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "judge.txt").write_text(
+        "Please act as an impartial judge. You must rate the response on a scale of 1 to 10 by strictly following "
+        "this format: \"[[rating]]\", for example: \"Rating: [[5]]\".\n[Question]\n{question}\n"
+        "[The Start of Assistant's Answer]\n{answer}\n[The End of Assistant's Answer]\n")
+    (tmp_path / "human.tsv").write_text("id\tcandidate\tscore\n" + "".join(f"q{i}\tc\t{3 + i}\n" for i in range(6)))
+    spec = tmp_path / "spec.toml"
+    spec.write_text('''name = "rubric-human"
+benchmark = "rubric"
+data = "q.jsonl"
+[options]
+judge_prompt = "judge.txt"
+human_labels = "human.tsv"
+bootstrap_samples = 100
+[models.c]
+provider = "sim"
+model = "sim-vlm-strong"
+[models.judge]
+provider = "sim"
+model = "sim-judge"
+[models.judge-2]
+provider = "sim"
+model = "sim-judge-2"
+[roles]
+candidates = ["c"]
+judges = ["judge", "judge-2"]
+''')
+    outcome = run(spec)
+    got = outcome.summary["human_agreement"]
+    assert got["scale"] == "1..10" and got["unit"] == "(candidate, item)"
+    scores = {}
+    with open(tmp_path / "out" / "judgments.csv", encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            if r["score"] != "":
+                scores[(r["judge"], r["index"])] = float(r["score"])
+    assert len(scores) == 12
+    for row in got["rows"]:
+        if row["judge"] == ENSEMBLE_JUDGE:
+            j = [(scores[("judge", f"q{i}")] + scores[("judge-2", f"q{i}")]) / 2 for i in range(6)]
+        else:
+            j = [scores[(row["judge"], f"q{i}")] for i in range(6)]
+        p = [3.0 + i for i in range(6)]
+        assert row["n"] == 6
+        assert row["mae"] == pytest.approx(sum(abs(a - b) for a, b in zip(j, p)) / 6)
+        assert row["consistency"] == pytest.approx(100 * sum(abs(a - b) <= 1 for a, b in zip(j, p)) / 6)
+        if len(set(j)) > 1:
+            assert row["spearman"] == pytest.approx(st.spearmanr(j, p)[0])
