@@ -123,7 +123,7 @@ def _rows(p: Path):
             except json.JSONDecodeError as e:
                 raise DataError(str(p), f"not JSON: {e.msg}", row=n) from None
             if not isinstance(obj, dict):
-                raise DataError(str(p), "a line is a JSON object", row=n)
+                raise DataError(str(p), "the line is not a JSON object", row=n)
             yield n, {str(k): "" if v is None else str(v) for k, v in obj.items()}
         return
     reader = csv.DictReader(text.splitlines(), delimiter="\t" if suffix == ".tsv" else ",")
@@ -155,8 +155,8 @@ def _value(p: Path, n: int, row: Mapping[str, str], kind: str, scale: tuple[floa
         if token in _SLOTS:
             order = row.get("order", "").strip()
             return float(_SLOTS[token] if order in ("", "0") else -_SLOTS[token]), column
-        raise DataError(str(p), f"verdict {cell!r} is none of {', '.join([*_WORDS, 'A>>B', 'A>B', 'A=B', 'B>A', 'B>>A'])}",
-                        row=n, column=column)
+        known = ", ".join([*_WORDS, "A>>B", "A>B", "A=B", "B>A", "B>>A"])
+        raise DataError(str(p), f"verdict {cell!r} is none of {known}", row=n, column=column)
     try:
         v = float(cell)
     except ValueError:
@@ -395,9 +395,14 @@ def add_human_agreement(summary: dict[str, Any], tables: dict[str, list[dict[str
     ensemble's)."""
     values = {j: unit_values(records, labels.by_order, kinds) for j, records in everyone.items()}
     rows = agreement_rows(values, labels, candidates, options)
+    judged = {k for per in values.values() for k in per}
+    anyone = {(k[1], k[2]) for k in judged}
+    unmatched = sum(1 for k in labels.values if (k not in judged if k[0] else (k[1], k[2]) not in anyone))
     summary["human_agreement"] = {
         "file": labels.path, "unit": "(candidate, item, order)" if labels.by_order else "(candidate, item)",
-        "scale": scale, "figures": list(FIGURES), "note": NOTE, "rows": rows}
+        "scale": scale, "figures": list(FIGURES), "note": NOTE,
+        "unmatched_units": unmatched,  # labelled units no judge has a valid score for (a typo'd id?)
+        "rows": rows}
     tables["human_agreement"] = rows
     what = (f"[{options.interval_level:.0%} bootstrap interval over items]" if options.bootstrap_samples
             else "(no intervals)")

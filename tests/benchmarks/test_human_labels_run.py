@@ -35,6 +35,7 @@ def test_pairwise_panel_by_order(tmp_path):
     outcome = run(spec)
     got = outcome.summary["human_agreement"]
     assert got["unit"] == "(candidate, item, order)" and got["figures"] == list(FIGURES)
+    assert got["unmatched_units"] == 0
     rows = got["rows"]
     assert [(r["judge"], r["model"]) for r in rows] == [(j, m) for m in ("my-vlm", ALL)
                                                         for j in ("judge", "judge-2", ENSEMBLE_JUDGE)]
@@ -65,9 +66,12 @@ def test_pairwise_panel_by_order(tmp_path):
 
 
 def test_labels_for_every_candidate_and_no_labels_no_key(tmp_path):
-    (tmp_path / "h.jsonl").write_text("".join(json.dumps({"id": q["id"], "score": 1}) + "\n" for q in QUESTIONS))
+    (tmp_path / "h.jsonl").write_text("".join(json.dumps({"id": q["id"], "score": 1}) + "\n" for q in QUESTIONS)
+                                      + json.dumps({"id": "zz", "candidate": "my-vlm", "score": 0}) + "\n")
     spec = write_case(tmp_path / "a", options='human_labels = "../h.jsonl"\n')
-    rows = run(spec).summary["human_agreement"]["rows"]
+    got = run(spec).summary["human_agreement"]
+    rows = got["rows"]
+    assert got["unmatched_units"] == 1  # item zz is in no judgment
     assert rows[-1]["model"] == ALL and rows[-1]["n"] == len(QUESTIONS)
     assert rows[-1]["spearman"] is None  # the humans' labels have no spread
     plain = run(write_case(tmp_path / "b")).summary

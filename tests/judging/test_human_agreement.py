@@ -126,7 +126,8 @@ def _random_case(seed: int, items: int = 30):
     labels, recs = {}, {"a": {}, "b": {}}
     for c, model in enumerate(("m1", "m2")):
         for i in range(items):
-            labels[(model, str(i), None)] = [float(truth[c, i]), float(np.clip(truth[c, i] + rng.integers(-1, 2), -2, 2))]
+            second = float(np.clip(truth[c, i] + rng.integers(-1, 2), -2, 2))
+            labels[(model, str(i), None)] = [float(truth[c, i]), second]
             for judge, noise in (("a", 0), ("b", 1)):
                 recs[judge][(model, str(i))] = tuple(int(np.clip(truth[c, i] + rng.integers(-noise, noise + 1), -2, 2))
                                                      for _ in range(2))
@@ -271,7 +272,7 @@ def test_rubric_scores_on_their_scale(tmp_path):
     ("l.csv", "item,score\nq,1,2\n", "pairwise", r"l\.csv, row 1: more cells than columns"),
     ("l.csv", "item,score\n", "pairwise", r"l\.csv: no labels"),
     ("l.jsonl", '{"item": "q", "score": 1}\n{oops\n', "pairwise", r"l\.jsonl, row 2: not JSON"),
-    ("l.jsonl", '[1, 2]\n', "pairwise", r"l\.jsonl, row 1: a line is a JSON object"),
+    ("l.jsonl", '[1, 2]\n', "pairwise", r"l\.jsonl, row 1: the line is not a JSON object"),
     ("l.xlsx", "item,score\nq,1\n", "pairwise", r"l\.xlsx: a human-labels file is \.csv, \.tsv or \.jsonl"),
 ])
 def test_bad_files_name_file_row_and_column(tmp_path, name, text, kind, message):
