@@ -13,7 +13,9 @@ statistic below reads those records, whichever benchmark made them.
   pairwise figure of every judge from one draw per row).
 * A panel: :mod:`.agreement` (the ensemble rules, Krippendorff's alpha), :mod:`.behaviour` (swap
   consistency, first-slot preference, ties, length bias), :mod:`.panel` (both over pairwise and
-  score judgment records); :mod:`.alignment` (a judge against human ratings: MAE, consistency).
+  score judgment records); :mod:`.alignment` (a judge against human ratings: MAE, consistency);
+  :mod:`.human_agreement` (a human-labels file, ``options.human_labels``, and each judge's Cohen's
+  kappa, Spearman, Kendall, MAE and consistency against it, with intervals).
 * Results and report: :mod:`.results` (summary.json's keys, the CSV and printed tables of a
   pairwise benchmark), :mod:`.report` (headline and charts), :mod:`.report_items` (the pieces of a
   judgment's report blocks).
