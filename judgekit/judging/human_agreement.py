@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
+from scipy import sparse
 
 from ..config import STRICT_CONFIG
 from ..errors import DataError
@@ -59,6 +60,8 @@ FIGURES = ("kappa", "kappa_linear", "kappa_quadratic", "spearman", "kendall", "m
 NOTE = ("each judge's value per labelled unit against the mean human label: Cohen's kappa (quadratic weights), "
         "Spearman's rho, Kendall's tau-b, MAE and consistency % (|judge - human| <= 1, Creation-MMBench's "
         "Table 4); [low, high]: percentile bootstrap interval over items; n: labelled units with a judge value")
+#: at most this many table cells in one call of :func:`table_figures` (resamples go in blocks)
+_TABLE_CELLS = 2_000_000
 #: |J - P| is compared with the tolerance after this slack (a mean of thirds is still exactly 1 away)
 _EPS = 1e-9
 #: the columns naming a unit's item, candidate and order, with the names also accepted
@@ -332,28 +335,34 @@ def agreement_rows(values_by_judge: Mapping[str, Mapping[tuple[str, str, int | N
                 cells[c, fill[c]] = bj[vals[k]] * len(vp) + bp[units[k]]
                 fill[c] += 1
         per_judge[j] = (vj, cells)
-    # every judge's cells side by side: cluster x (judge, J value, P value), a unit's one-hot summed
-    sizes = [len(per_judge[j][0]) * len(vp) for j in judges]
-    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    onehot = np.zeros((len(clusters), int(starts[-1])))
-    for jn, j in enumerate(judges):
+    # each judge's cluster x (J value, P value) incidence (a unit's orders summed), sparse: a resample's
+    # tables are its draw counts times it, whatever the number of distinct values
+    onehot = {}
+    for j in judges:
         cells = per_judge[j][1]
-        for s in range(width):
-            has = cells[:, s] >= 0
-            np.add.at(onehot, (np.flatnonzero(has), starts[jn] + cells[has, s]), 1.0)
+        has = cells >= 0
+        onehot[j] = sparse.csr_matrix((np.ones(int(has.sum())), (np.nonzero(has)[0], cells[has])),
+                                      shape=(len(clusters), len(per_judge[j][0]) * len(vp)))
     owner = np.array([models.index(c[0]) for c in clusters], dtype=np.int64)
     for model in [*models, ALL]:
         chosen = np.arange(len(clusters)) if model == ALL else np.flatnonzero(owner == models.index(model))
-        sub = onehot[chosen].astype(np.float32)  # counts: exact in float32, and half the product's time
-        tables_ = [sub.sum(axis=0, keepdims=True)]  # the row's own table, then the resamples'
+        subs = {j: onehot[j][chosen].T.tocsr() for j in judges}  # (cells, clusters of the row)
+        boot: dict[str, dict[str, list[np.ndarray]]] = {j: {f: [] for f in FIGURES} for j in judges}
         if options.bootstrap_samples and chosen.size:
             m = chosen.size
             for idx in _draws(_rng(options.bootstrap_seed, f"human:{model}"), m, options.bootstrap_samples):
-                k = idx.shape[0]  # each resample's draw counts, then every judge's tables in one product
+                k = idx.shape[0]  # each resample's draw counts, shared by the judges
                 counts = np.bincount((idx + (np.arange(k) * m)[:, None]).ravel(), minlength=k * m).reshape(k, m)
-                tables_.append(counts.astype(np.float32) @ sub)
-        every = np.concatenate(tables_).astype(float)
-        for jn, j in enumerate(judges):
+                for j in judges:
+                    vj = per_judge[j][0]
+                    if not len(vj):
+                        continue
+                    t = np.asarray(subs[j] @ counts.T.astype(float)).T.reshape(k, len(vj), len(vp))
+                    step = max(1, _TABLE_CELLS // max(1, t[0].size))  # bounded temporaries
+                    for lo in range(0, k, step):
+                        for f, v in table_figures(t[lo:lo + step], vj, vp, tol).items():
+                            boot[j][f].append(v)
+        for j in judges:
             vj = per_judge[j][0]
             valid = per_judge[j][1][chosen] >= 0
             n = int(valid.sum())
@@ -363,14 +372,13 @@ def agreement_rows(values_by_judge: Mapping[str, Mapping[tuple[str, str, int | N
                     row[f] = row[f"{f}_ci_low"] = row[f"{f}_ci_high"] = None
                 rows.append(row)
                 continue
-            t = every[:, starts[jn]:starts[jn + 1]].reshape(-1, len(vj), len(vp))
-            figs = table_figures(t, vj, vp, tol)
-            est = {f: v[:1] for f, v in figs.items()}
-            boot = {f: v[1:] for f, v in figs.items()} if t.shape[0] > 1 else None
+            whole = np.asarray(subs[j].sum(axis=1)).reshape(1, len(vj), len(vp))
+            est = table_figures(whole, vj, vp, tol)
             for f in FIGURES:
                 row[f] = _defined(est[f][0])
-                lo, hi = _percentiles(boot[f], options.interval_level) if boot is not None and row[f] is not None \
-                    else (None, None)
+                drawn = boot[j][f]
+                lo, hi = (_percentiles(np.concatenate(drawn), options.interval_level) if drawn and row[f] is not None
+                          else (None, None))
                 row[f"{f}_ci_low"], row[f"{f}_ci_high"] = lo, hi
             rows.append(row)
     return rows
