@@ -10,7 +10,8 @@ benchmark, each runnable alone:
     ``creation_mmbench/sample.tsv``, its Hugging Face parquet ``creation_mmbench/data/...``
     and the made-up ``creation_mmbench/human_ratings.csv`` (rows written by hand in
     ``creation_mmbench_rows.json``; the ratings run the Table 4 sample runner against the
-    simulator first);
+    simulator first) and ``creation_mmbench/quickstart_human_labels.csv`` (the same made-up raters
+    on the quickstart's candidates, in the ``human_labels`` format);
 ``guessbench_sample.py`` (with ``guessbench_builds.py``, ``guessbench_photos.py``)
     ``guessbench/``: the ten build sets, the one-shot example, the retrieval photos;
 ``mmgenbench_sample.py``
@@ -45,6 +46,7 @@ def build_creation_mmbench(out: Path, *, human_ratings: bool = True) -> None:
     c.write_sample_parquet(tsv, out / CREATION_PARQUET)
     if human_ratings:
         c.write_human_ratings(out / "human_ratings.csv", c.reference_verdicts())
+        c.write_human_labels(out / "quickstart_human_labels.csv", c.reference_verdicts(c.QUICKSTART_RUNNER))
 
 
 def build_guessbench(out: Path) -> None:

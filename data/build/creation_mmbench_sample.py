@@ -42,7 +42,8 @@ from judgekit.benchmarks.creation_mmbench.prompts import compose_question
 from judgekit.benchmarks.creation_mmbench.tasks import normalise_task, task_categories
 
 __all__ = ["COLUMNS", "HUMAN_RATERS", "HUMAN_RATINGS_RUNNER", "write_sample", "write_sample_parquet",
-           "reference_verdicts", "human_ratings", "write_human_ratings", "read_reference", "main"]
+           "reference_verdicts", "human_ratings", "write_human_ratings",
+           "QUICKSTART_RUNNER", "human_labels", "write_human_labels", "read_reference", "main"]
 
 #: the real file's columns, in its order
 COLUMNS = (
@@ -410,7 +411,7 @@ def reference_verdicts(runner: str = HUMAN_RATINGS_RUNNER, work_dir: str | Path 
         if m.get("sim") is not None:
             m["sim"] = {**{k: v for k, v in m["sim"].items() if k not in drop},
                         "judge_styles": {_REFERENCE_MODEL: {"noise": 0.0}}}
-    opts = {k: v for k, v in data["options"].items() if k != "human_ratings"}
+    opts = {k: v for k, v in data["options"].items() if k not in ("human_ratings", "human_labels")}
     data["options"] = {**opts, "pairwise": True, "vfs": False, "dual": True}
     ref_spec = RunSpec.model_validate(data)
     with tempfile.TemporaryDirectory(dir=work_dir) as tmp:
@@ -461,6 +462,28 @@ def write_human_ratings(path: str | Path, reference: Mapping[tuple[str, str], in
         w = csv.DictWriter(fh, fieldnames=columns, lineterminator="\n")
         w.writeheader()
         w.writerows(human_ratings(reference, seed))
+    return out
+
+
+#: the runner whose candidates ``quickstart_human_labels.csv`` rates
+QUICKSTART_RUNNER = "quickstart"
+
+
+def human_labels(reference: Mapping[tuple[str, str], int], seed: int = 0) -> list[dict[str, object]]:
+    """:func:`human_ratings`' made-up ratings in the judging core's long format (one row per
+    rating: ``item, candidate, rater, score``), for ``options.human_labels``."""
+    return [{"item": r["index"], "candidate": r["model"], "rater": column, "score": r[column]}
+            for r in human_ratings(reference, seed) for column, _, _ in HUMAN_RATERS]
+
+
+def write_human_labels(path: str | Path, reference: Mapping[tuple[str, str], int], seed: int = 0) -> Path:
+    """Write :func:`human_labels` as the CSV :func:`judgekit.judging.human_agreement.load_human_labels` reads."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=["item", "candidate", "rater", "score"], lineterminator="\n")
+        w.writeheader()
+        w.writerows(human_labels(reference, seed))
     return out
 
 

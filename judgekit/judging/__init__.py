@@ -13,7 +13,9 @@ statistic below reads those records, whichever benchmark made them.
   pairwise figure of every judge from one draw per row).
 * A panel: :mod:`.agreement` (the ensemble rules, Krippendorff's alpha), :mod:`.behaviour` (swap
   consistency, first-slot preference, ties, length bias), :mod:`.panel` (both over pairwise and
-  score judgment records); :mod:`.alignment` (a judge against human ratings: MAE, consistency).
+  score judgment records); :mod:`.alignment` (a judge against human ratings: MAE, consistency);
+  :mod:`.human_agreement` (a human-labels file, ``options.human_labels``, and each judge's Cohen's
+  kappa, Spearman, Kendall, MAE and consistency against it, with intervals).
 * Honest small numbers (:mod:`.honest`): n and the small-n flag on every row, degenerate-judge and
   self-preference flags, with :mod:`.rates` (Wilson intervals on behaviour shares),
   :mod:`.multiplicity` (bootstrap p-values, Holm's adjustment) and :mod:`.alpha` (Krippendorff's

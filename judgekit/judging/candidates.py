@@ -17,13 +17,15 @@ from ..benchmarks.calls import planned_reask
 from ..config import STRICT_CONFIG
 from ..errors import DataError, SpecError
 from ..types import ChatRequest
+from .human_agreement import HumanLabelOptions
 from .items import Columns, GenericItem, load_answers
 from .uncertainty import IntervalOptions
 
 __all__ = ["CandidateOptions", "Sources", "candidate_sources", "answers_file", "judge_plan"]
 
-class CandidateOptions(IntervalOptions):
-    """The ``[options]`` the generic benchmarks share (besides the bootstrap intervals)."""
+class CandidateOptions(IntervalOptions, HumanLabelOptions):
+    """The ``[options]`` the generic benchmarks share (besides the bootstrap intervals and the
+    human-labels file)."""
 
     model_config = STRICT_CONFIG
 

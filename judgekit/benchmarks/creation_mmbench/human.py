@@ -27,21 +27,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...judging.alignment import consistency, mae
+from ...judging.human_agreement import unit_scores
 
 __all__ = ["OVERALL", "table4_rows", "table7_human_rows"]
 
 #: the ``model`` of the row pooled over candidates
 OVERALL = "overall"
-
-
-def _scores(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], dict[int, list[int]]]:
-    """(model, index) -> order -> the valid pairwise scores."""
-    out: dict[tuple[str, str], dict[int, list[int]]] = {}
-    for r in records:
-        if r.get("kind") == "pairwise" and r.get("score") is not None:
-            key = (str(r["model"]), str(r["index"]))
-            out.setdefault(key, {}).setdefault(int(r.get("order", 0)), []).append(r["score"] if isinstance(r["score"], float) else int(r["score"]))
-    return out
 
 
 def _figures(pairs: list[tuple[float, float]]) -> tuple[int, float | None, float | None]:
@@ -57,7 +48,7 @@ def table4_rows(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
     pairwise score (in ``candidates`` order) and then ``"overall"``."""
     rows = []
     for judge, records in records_by_judge.items():
-        scores = _scores(records)
+        scores = unit_scores(records)  # (model, index) -> order -> valid pairwise scores
         dual_pairs: dict[str, list[tuple[float, float]]] = {}
         single_pairs: dict[str, list[tuple[float, float]]] = {}
         for (model, index), by_order in scores.items():

@@ -324,7 +324,8 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
                                   j["kind"], j["order"], j.get("repeat", 0)))
     answers.sort(key=lambda a: (cands.index(a["model"]), order_key[a["index"]]))
     built = build(judgments, judges=judges, candidates=cands, options=o, human=prep.human, dual=o.dual,
-                  raters=prep.raters, ensemble=o.ensemble, repeats=k)
+                  raters=prep.raters, ensemble=o.ensemble, repeats=k,
+                  labels=prep.labels)
     summary: dict[str, Any] = {
         "benchmark": "creation_mmbench",
         "items": n,

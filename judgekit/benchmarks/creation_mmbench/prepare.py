@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from ...config import STRICT_CONFIG
 from ...hub import is_hub
+from ...judging.human_agreement import HumanLabelOptions, HumanLabels, labels_from_ratings, load_human_labels
 from ...judging.roles import check_chat_models
 from ...judging.ensemble import EnsembleOptions
 from ...judging.repeats import RepeatOptions
@@ -20,7 +21,7 @@ from .data import CreationItem, load_data, read_human_rating_table
 __all__ = ["Options", "Prepared", "prepare", "check_judges"]
 
 
-class Options(IntervalOptions, EnsembleOptions, RepeatOptions):
+class Options(IntervalOptions, EnsembleOptions, RepeatOptions, HumanLabelOptions):
     """``[options]`` of a Creation-MMBench spec.  Defaults reproduce the authors' code; the
     bootstrap intervals (:class:`~judgekit.judging.uncertainty.IntervalOptions`) are an
     addition that leaves every point estimate as it is."""
@@ -81,6 +82,9 @@ class Prepared:
     human: dict | None = None
     warnings: list[str] = field(default_factory=list)  # the loader's (rows left out, ...)
     raters: dict | None = None  # (model, index) -> {rater: rating}: Table 7's human-human rows
+    #: the human labels of the agreement figures (kappa, Spearman, Kendall, MAE, consistency with
+    #: intervals): options.human_labels, else the human_ratings file's ratings
+    labels: HumanLabels | None = None
 
 
 def _pandas_read(options: Options) -> dict[str, bool]:
@@ -107,13 +111,18 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
     if options.human_ratings:  # relative to the spec file, or a shipped sample (samples:...)
         raters = read_human_rating_table(spec.resolve_path(options.human_ratings))
         human = {k: sum(v.values()) / len(v) for k, v in raters.items() if v}  # P: read_human_ratings
+    labels = None
+    if options.human_labels:
+        labels = load_human_labels(spec.resolve_path(options.human_labels), kind="pairwise")
+    elif raters:
+        labels = labels_from_ratings(str(spec.resolve_path(options.human_ratings)), raters)
     if options.text_only and not spec.roles.describer:
         from ...errors import SpecError
 
         raise SpecError("options.text_only needs roles.describer (the model that describes the images)")
     if options.pairwise or options.vfs:
         check_judges(spec)
-    return Prepared(spec, options, items, set(data.unknown_tasks), human, list(data.warnings), raters)
+    return Prepared(spec, options, items, set(data.unknown_tasks), human, list(data.warnings), raters, labels)
 
 
 def check_judges(spec) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 
 from ...judging.report import charts, headline
 from ...judging.results import behaviour_display, display_row, spread_table
+from ...judging.human_agreement import report_tables
 from ...report.doc import ReportDoc, Table
 from .report_items import build_items
 
@@ -57,6 +58,7 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
                          [_human_row(r) for r in summary["human_human"]],
                          note="each human rater's rating against the mean of the other raters' on the same item "
                               "(the supplement's Table 7, from the ratings file)"))
+    out += report_tables(summary)
     return out
 
 

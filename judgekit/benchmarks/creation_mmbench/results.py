@@ -21,6 +21,7 @@ from ...judging.ensemble import DEFAULT_ENSEMBLE
 from ...judging.ensemble import ensemble_summary as shared_ensemble_summary
 from ...judging.bootstrap import comparison_rows
 from ...judging.honest import annotate
+from ...judging.human_agreement import HumanLabels, add_human_agreement
 from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.panel import behaviour_rows
 from ...judging.results import (Built, _num, add_panel, display_row, intervals_summary, judge_rows, more_displays,
@@ -39,10 +40,13 @@ def ensemble_summary(results: list[dict[str, Any]], rule: str = DEFAULT_ENSEMBLE
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
           options: IntervalOptions, human: Mapping[tuple[str, str], float] | None = None,
           dual: bool = True, raters: Mapping[tuple[str, str], Mapping[str, float]] | None = None,
-          ensemble: str = DEFAULT_ENSEMBLE, repeats: int = 1) -> Built:
+          ensemble: str = DEFAULT_ENSEMBLE, repeats: int = 1,
+          labels: HumanLabels | None = None) -> Built:
     """Everything the run reports from its judgment records (each with ``judge``).  ``human``:
     the mean human rating per (model, index), for Table 4's rows; ``raters``: every rater's
-    rating per (model, index), for Table 7's human-human rows (``human_human``)."""
+    rating per (model, index), for Table 7's human-human rows (``human_human``); ``labels``: the
+    human labels of the judging core's agreement figures (``human_agreement``: kappa, Spearman,
+    Kendall, MAE and consistency with intervals, per judge and the ensemble)."""
     judges = list(judges)
     panel = len(judges) > 1
     everyone, by_judge, rows, sums = judge_rows(judgments, judges, options, ensemble=ensemble, repeats=repeats)
@@ -63,6 +67,8 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
         summary["human_human"] = tables["human_human"] = table7_human_rows(raters, candidates)
         more.append(("Human-human alignment (Table 7): each rater against the mean of the others",
                      [human_display(r) for r in summary["human_human"]]))
+    if labels is not None:
+        add_human_agreement(summary, tables, more, everyone, labels, candidates, options)
     display = [display_row(r) for r in first if r.get("level") in ("overall", "category")]
     return Built(summary, tables, display, more)
 

@@ -277,7 +277,8 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     who = {m: i for i, m in enumerate([prep.baseline.name, *cands])}
     judgments.sort(key=lambda j: (jrank[j["judge"]], who[j["model"]], rank[j["index"]], j["order"], j.get("repeat", 0)))
     answers.sort(key=lambda a: (who[a["model"]], rank[a["index"]]))
-    built = build(judgments, judges=judges, candidates=cands, options=o, no_call=NO_CALL, ensemble=o.ensemble, repeats=k)
+    built = build(judgments, judges=judges, candidates=cands, options=o, no_call=NO_CALL, ensemble=o.ensemble, repeats=k,
+                  labels=prep.labels)
     summary: dict[str, Any] = {
         "benchmark": "pairwise",
         "items": n,

@@ -16,6 +16,7 @@ from ...errors import DataError, SpecError
 from ...judging.candidates import CandidateOptions, answers_file, candidate_sources
 from ...judging.ensemble import EnsembleOptions
 from ...judging.repeats import RepeatOptions
+from ...judging.human_agreement import HumanLabels, load_human_labels
 from ...judging.items import GenericItem, load_items
 from ...judging.roles import check_chat_models
 from ...judging.template import Template, checked_template
@@ -88,6 +89,7 @@ class Prepared:
     candidate_template: Template | None = None
     system_template: Template | None = None
     warnings: list[str] = field(default_factory=list)
+    labels: HumanLabels | None = None        # options.human_labels, read
 
 
 def _baseline(spec, options: Options, items: list[GenericItem]) -> Baseline:
@@ -148,5 +150,7 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
     if baseline.answers is not None and len(baseline.answers) < len(items):
         warnings.append(f"baseline {baseline.name}: no answer for {len(items) - len(baseline.answers)} of "
                         f"{len(items)} items (their judgments are counted failures)")
+    labels = (load_human_labels(spec.resolve_path(options.human_labels), kind="pairwise")
+              if options.human_labels else None)
     return Prepared(spec, options, items, candidates, live, imported, baseline, judge, _parser(spec, options),
-                    cand, system, warnings)
+                    cand, system, warnings, labels)

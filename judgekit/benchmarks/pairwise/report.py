@@ -19,6 +19,7 @@ from ...judging.report import charts, headline
 from ...judging.results import spread_table
 from ...judging.report_items import (ORDER_LABEL, by_candidate_and_item, item_score, judgment_flags,
                                       judgment_head)
+from ...judging.human_agreement import report_tables
 from ...report.doc import Block, Item, ReportDoc, Table, image, text
 from .results import _ordered, behaviour_display, display_row
 
@@ -44,6 +45,7 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
     spread = spread_table(summary)
     if spread is not None:
         out.append(Table(*spread))
+    out += report_tables(summary)
     return out
 
 

@@ -19,6 +19,7 @@ from ...judging import results as shared
 from ...judging.ensemble import DEFAULT_ENSEMBLE, ensemble_summary
 from ...judging.bootstrap import comparison_rows
 from ...judging.honest import annotate
+from ...judging.human_agreement import HumanLabels, add_human_agreement
 from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.panel import behaviour_rows
 from ...judging.results import (Built, add_panel, intervals_summary, judge_rows, more_displays, summary_and_tables)
@@ -38,10 +39,11 @@ def _drop_vfs(row: dict[str, Any]) -> dict[str, Any]:
 
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
           options: IntervalOptions, no_call: Sequence[str] = (), ensemble: str = DEFAULT_ENSEMBLE,
-          repeats: int = 1) -> Built:
+          repeats: int = 1, labels: HumanLabels | None = None) -> Built:
     """Everything the run reports from its judgment records (each with ``judge``); records with
     an ``error_kind`` in ``no_call`` (no judge call was made) count as failures in the figures
-    and take no part in the judges' behaviour."""
+    and take no part in the judges' behaviour.  ``labels``: human labels, for each judge's (and
+    the ensemble's) agreement with them (:mod:`judgekit.judging.human_agreement`)."""
     judges = list(judges)
     panel = len(judges) > 1
     everyone, by_judge, rows, sums = judge_rows(judgments, judges, options, levels=LEVELS, ensemble=ensemble, repeats=repeats)
@@ -59,8 +61,11 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
         add_panel(summary, tables, rows, by_judge, judges, candidates, ensemble_summary(ensemble, rows[ENSEMBLE_JUDGE]))
     annotate(summary, rows, called, by_judge, candidates, options)
     display = [display_row(r) for r in _ordered(first, candidates)]
-    return Built(summary, tables, display, more_displays(rows, summary, behaviour, comps, panel=panel,
-                                                         show=display_row, show_behaviour=behaviour_display))
+    more = more_displays(rows, summary, behaviour, comps, panel=panel, show=display_row,
+                         show_behaviour=behaviour_display)
+    if labels is not None:
+        add_human_agreement(summary, tables, more, everyone, labels, candidates, options)
+    return Built(summary, tables, display, more)
 
 
 def _ordered(rows: Sequence[Mapping[str, Any]], candidates: Sequence[str]) -> list[Mapping[str, Any]]:

@@ -160,7 +160,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     order = {it.id: i for i, it in enumerate(prep.items)}
     judgments.sort(key=lambda j: (judges.index(j["judge"]), cands.index(j["model"]), order[j["index"]], j.get("repeat", 0)))
     answers.sort(key=lambda a: (cands.index(a["model"]), order[a["index"]]))
-    built = build(judgments, judges=judges, candidates=cands, options=o, repeats=k)
+    built = build(judgments, judges=judges, candidates=cands, options=o, repeats=k, labels=prep.labels)
     summary: dict[str, Any] = {
         "benchmark": "rubric",
         "items": len(prep.items),

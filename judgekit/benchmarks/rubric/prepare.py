@@ -13,6 +13,7 @@ from pydantic import Field, field_validator
 from ...config import STRICT_CONFIG
 from ...errors import DataError, SpecError
 from ...judging.candidates import CandidateOptions, candidate_sources
+from ...judging.human_agreement import HumanLabels, load_human_labels
 from ...judging.items import GenericItem, load_items
 from ...judging.repeats import RepeatOptions
 from ...judging.roles import check_chat_models
@@ -88,6 +89,7 @@ class Prepared:
     imported: dict[str, dict[str, str]]
     parse: Any = None
     warnings: list[str] = field(default_factory=list)
+    labels: HumanLabels | None = None  # options.human_labels, read
 
 
 def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
@@ -113,5 +115,7 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
                                 f"{judge_template.path} uses {{rubric}}: give this item criteria or set "
                                 "options.rubric (a global rubric)", row=it.row)
     system = text_or_file(spec, o.judge_system, "judge_system") if o.judge_system is not None else None
+    labels = (load_human_labels(spec.resolve_path(o.human_labels), kind="rubric",
+                                scale=(float(o.scale[0]), float(o.scale[1]))) if o.human_labels else None)
     return Prepared(spec, o, items, judge_template, candidate_template, rubric, system, sources.candidates,
-                    sources.live, sources.imported, parse)
+                    sources.live, sources.imported, parse, labels=labels)

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...judging.report import interval_note
+from ...judging.human_agreement import report_tables
 from ...report.doc import Block, Chart, Headline, Item, ReportDoc, Series, Table, image, text
 from .results import ALL, ENSEMBLE_JUDGE, display_row, spread_display
 
@@ -127,6 +128,7 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
         out.append(Table(title, spread, note="each judge's mean score on each repeat's judgments alone; SD and range "
                                              "across repeats (the judge's own sampling), beside the item-sampling "
                                              "interval of the results"))
+    out += report_tables(summary)
     return out
 
 

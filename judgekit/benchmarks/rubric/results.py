@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...judging.agreement import ENSEMBLE_RULES, agreement, mean_score
+from ...judging.human_agreement import HumanLabels, add_human_agreement
 from ...judging.intervals import shown
 from ...judging.multiplicity import adjust_comparisons
 from ...judging.pairwise import ENSEMBLE_JUDGE
@@ -188,9 +189,10 @@ def _add_spread(rows, everyone, scale: tuple[float, float], k: int) -> None:
 
 
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
-          options, repeats: int = 1) -> Built:
+          options, repeats: int = 1, labels: HumanLabels | None = None) -> Built:
     """Everything the run reports from its judgment records (``options``: the benchmark's Options;
-    ``repeats``: how many times each judgment was asked)."""
+    ``repeats``: how many times each judgment was asked;
+    ``labels``: human labels, for each judge's and the ensemble's agreement with them)."""
     scale = (float(options.scale[0]), float(options.scale[1]))
     judges = list(judges)
     panel = len(judges) > 1
@@ -236,6 +238,9 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
              **_excludes(c)} for c in comps]))
     if repeats > 1:
         more.append(spread_display(rows, repeats))
+    if labels is not None:
+        add_human_agreement(summary, tables, more, everyone, labels, candidates, options, kinds=("rubric",),
+                            scale=f"{scale[0]:g}..{scale[1]:g}")
     display = [display_row(r) for r in first]
     return Built(summary, tables, display, more, tidy=tidy_rows(judgments, scale))
 

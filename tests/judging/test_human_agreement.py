@@ -1,0 +1,297 @@
+"""Agreement with human labels (judgekit.judging.human_agreement): every figure against an
+independent computation (kappa from its closed form written here, scipy's spearmanr and
+kendalltau, MAE and consistency by their definitions), the bootstrap against a plain loop over
+the same seeded draws, edge cases as properties, and the labels file's errors."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.stats as st
+from hypothesis import given, settings
+from hypothesis import strategies as s
+
+from judgekit.errors import DataError
+from judgekit.judging.human_agreement import (ALL, FIGURES, HumanLabels, agreement_rows, load_human_labels,
+                                              table_figures, unit_values)
+from judgekit.judging.intervals import _draws, _rng
+from judgekit.judging.uncertainty import IntervalOptions
+
+
+# -- independent computations ------------------------------------------------------------------------------
+def kappa_closed_form(a: list[float], b: list[float], weights: str) -> float | None:
+    """Cohen's kappa from its definition: 1 - sum_ij w_ij p_ij / sum_ij w_ij p_i. p_.j over the
+    categories both raters used (rounded half away from zero), in plain Python."""
+    def cat(x: float) -> int:
+        return int(math.copysign(math.floor(abs(x) + 0.5), x))
+    ca, cb = [cat(x) for x in a], [cat(x) for x in b]
+    cats = sorted(set(ca) | set(cb))
+    n = len(ca)
+    if n == 0:
+        return None
+    joint = {(i, j): 0.0 for i in cats for j in cats}
+    for x, y in zip(ca, cb):
+        joint[(x, y)] += 1.0 / n
+    row = {i: sum(joint[(i, j)] for j in cats) for i in cats}
+    col = {j: sum(joint[(i, j)] for i in cats) for j in cats}
+
+    def w(i: int, j: int) -> float:
+        return {"none": float(i != j), "linear": abs(i - j), "quadratic": (i - j) ** 2}[weights]
+    observed = sum(w(i, j) * joint[(i, j)] for i in cats for j in cats)
+    expected = sum(w(i, j) * row[i] * col[j] for i in cats for j in cats)
+    return None if expected <= 1e-12 else 1.0 - observed / expected
+
+
+def reference(j: list[float], p: list[float]) -> dict[str, float | None]:
+    out: dict[str, float | None] = {
+        "kappa": kappa_closed_form(j, p, "none"), "kappa_linear": kappa_closed_form(j, p, "linear"),
+        "kappa_quadratic": kappa_closed_form(j, p, "quadratic"),
+        "mae": sum(abs(x - y) for x, y in zip(j, p)) / len(j) if j else None,
+        "consistency": 100.0 * sum(abs(x - y) <= 1 + 1e-9 for x, y in zip(j, p)) / len(j) if j else None}
+    spread = len(set(j)) > 1 and len(set(p)) > 1
+    out["spearman"] = float(st.spearmanr(j, p)[0]) if spread else None
+    out["kendall"] = float(st.kendalltau(j, p)[0]) if spread else None
+    return out
+
+
+def figures_of(j: list[float], p: list[float]) -> dict[str, float | None]:
+    vj, vp = np.unique(j), np.unique(p)
+    t = np.zeros((1, len(vj), len(vp)))
+    for x, y in zip(j, p):
+        t[0, np.searchsorted(vj, x), np.searchsorted(vp, y)] += 1
+    f = table_figures(t, vj, vp)
+    return {k: (None if np.isnan(v[0]) else float(v[0])) for k, v in f.items()}
+
+
+def close(a: float | None, b: float | None, tol: float = 1e-9) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and abs(a - b) <= tol)
+
+
+halves = s.sampled_from([-2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0])
+
+
+@settings(max_examples=150, deadline=None)
+@given(s.lists(s.tuples(halves, halves), min_size=1, max_size=40))
+def test_every_figure_matches_its_independent_computation(pairs):
+    j, p = [a for a, _ in pairs], [b for _, b in pairs]
+    got, want = figures_of(j, p), reference(j, p)
+    for name in FIGURES:
+        assert close(got[name], want[name]), (name, got[name], want[name])
+
+
+def test_known_small_table():
+    # 4 units: two agree exactly, one off by 1, one off by 2 -> MAE 3/4, consistency 75 %
+    j, p = [2.0, 1.0, 0.0, -2.0], [2.0, 1.0, 1.0, 0.0]
+    got = figures_of(j, p)
+    assert got["mae"] == pytest.approx(0.75) and got["consistency"] == pytest.approx(75.0)
+    assert got["kappa"] == pytest.approx(kappa_closed_form(j, p, "none"))
+    assert got["spearman"] == pytest.approx(st.spearmanr(j, p)[0])
+
+
+def test_perfect_and_reversed_agreement():
+    j = [-2.0, -1.0, 0.0, 1.0, 2.0]
+    same = figures_of(j, j)
+    assert all(same[k] == pytest.approx(1.0) for k in ("kappa", "kappa_linear", "kappa_quadratic", "spearman",
+                                                         "kendall"))
+    assert same["mae"] == 0.0 and same["consistency"] == 100.0
+    rev = figures_of(j, j[::-1])
+    assert rev["spearman"] == pytest.approx(-1.0) and rev["kendall"] == pytest.approx(-1.0)
+    assert rev["kappa_quadratic"] < 0
+
+
+# -- rows, units and the bootstrap ---------------------------------------------------------------------------
+def records(judge: str, scores: dict[tuple[str, str], tuple[int | None, int | None]]) -> list[dict]:
+    out = []
+    for (model, index), both in scores.items():
+        for order, score in enumerate(both):
+            out.append({"judge": judge, "model": model, "index": index, "kind": "pairwise", "order": order,
+                        "score": score})
+    return out
+
+
+def test_unit_values_pool_orders_or_keep_them():
+    recs = records("j", {("m", "1"): (2, 1), ("m", "2"): (None, -1), ("m", "3"): (None, None)})
+    recs.append({"judge": "j", "model": "m", "index": "1", "kind": "vfs", "order": 0, "score": 0})
+    assert unit_values(recs, False) == {("m", "1", None): 1.5, ("m", "2", None): -1.0}
+    assert unit_values(recs, True) == {("m", "1", 0): 2.0, ("m", "1", 1): 1.0, ("m", "2", 1): -1.0}
+
+
+def _random_case(seed: int, items: int = 30):
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(-2, 3, size=(2, items))
+    labels, recs = {}, {"a": {}, "b": {}}
+    for c, model in enumerate(("m1", "m2")):
+        for i in range(items):
+            second = float(np.clip(truth[c, i] + rng.integers(-1, 2), -2, 2))
+            labels[(model, str(i), None)] = [float(truth[c, i]), second]
+            for judge, noise in (("a", 0), ("b", 1)):
+                recs[judge][(model, str(i))] = tuple(int(np.clip(truth[c, i] + rng.integers(-noise, noise + 1), -2, 2))
+                                                     for _ in range(2))
+    labels[("", "shared", None)] = [1.0]  # an item labelled for every candidate, judged for m1 only
+    recs["a"][("m1", "shared")] = (1, 2)
+    recs["b"][("m1", "shared")] = (0, 1)
+    return HumanLabels("x.csv", labels), {j: records(j, r) for j, r in recs.items()}
+
+
+def test_rows_match_independent_figures_and_a_plain_bootstrap():
+    labels, recs = _random_case(3)
+    options = IntervalOptions(bootstrap_samples=300, bootstrap_seed=5)
+    values = {j: unit_values(r, False) for j, r in recs.items()}
+    rows = agreement_rows(values, labels, ["m2", "m1"], options)
+    assert [(r["judge"], r["model"]) for r in rows] == [("a", "m2"), ("b", "m2"), ("a", "m1"), ("b", "m1"),
+                                                        ("a", ALL), ("b", ALL)]
+    ref = labels.reference()
+    for row in rows:
+        keys = sorted(k for k in values[row["judge"]] if row["model"] in (ALL, k[0]))
+        keys = [k for k in keys if k in ref or ("", k[1], None) in ref]
+        jv = [values[row["judge"]][k] for k in keys]
+        pv = [ref.get(k, ref.get(("", k[1], None))) for k in keys]
+        assert row["n"] == len(keys) == row["items"]
+        want = reference(jv, pv)
+        for name in FIGURES:
+            assert close(row[name], want[name]), (row["model"], name)
+        # the interval: the same seeded draws over (candidate, item), each resample computed by scipy/closed form
+        draws = np.concatenate(list(_draws(_rng(5, f"human:{row['model']}"), len(keys), 300)))
+        for name in ("spearman", "mae", "kappa_quadratic"):
+            stats = []
+            for idx in draws:
+                f = reference([jv[i] for i in idx], [pv[i] for i in idx])[name]
+                if f is not None and not (isinstance(f, float) and math.isnan(f)):
+                    stats.append(f)
+            lo, hi = np.quantile(stats, [0.025, 0.975])
+            assert row[f"{name}_ci_low"] == pytest.approx(lo) and row[f"{name}_ci_high"] == pytest.approx(hi)
+
+
+def test_orders_resampled_together_and_labels_per_order():
+    labels = HumanLabels("x.csv", {("m", str(i), o): [float((i + o) % 5 - 2)] for i in range(12) for o in (0, 1)})
+    recs = records("j", {("m", str(i)): ((i % 5) - 2, ((i + 1) % 5) - 2) for i in range(12)})
+    rows = agreement_rows({"j": unit_values(recs, True)}, labels, ["m"], IntervalOptions(bootstrap_samples=200))
+    overall = rows[-1]
+    assert overall["n"] == 24 and overall["items"] == 12
+    assert overall["mae"] == 0.0 and overall["kappa"] == pytest.approx(1.0)
+    assert overall["mae_ci_low"] == 0.0 and overall["mae_ci_high"] == 0.0
+
+
+def test_intervals_off_and_same_seed_same_rows():
+    labels, recs = _random_case(4)
+    values = {j: unit_values(r, False) for j, r in recs.items()}
+    off = agreement_rows(values, labels, ["m1", "m2"], IntervalOptions(bootstrap_samples=0))
+    assert all(r[f"{f}_ci_low"] is None for r in off for f in FIGURES)
+    a = agreement_rows(values, labels, ["m1", "m2"], IntervalOptions(bootstrap_samples=100, bootstrap_seed=9))
+    b = agreement_rows(values, labels, ["m1", "m2"], IntervalOptions(bootstrap_samples=100, bootstrap_seed=9))
+    assert a == b
+    assert [r["kappa"] for r in a] == [r["kappa"] for r in off]
+
+
+def _finite_or_none(rows):
+    for r in rows:
+        for k, v in r.items():
+            if isinstance(v, float):
+                assert math.isfinite(v), (k, v)
+
+
+@settings(max_examples=60, deadline=None)
+@given(s.lists(s.tuples(s.integers(-2, 2), s.integers(-2, 2), s.booleans()), min_size=0, max_size=12),
+       s.integers(0, 3))
+def test_properties_no_nan_and_figures_in_range(units, seed):
+    labels = HumanLabels("x.csv", {("m", str(i), None): [float(h)] for i, (_, h, _) in enumerate(units)}
+                         or {("m", "none", None): [0.0]})
+    recs = records("j", {("m", str(i)): (j, j if same else None) for i, (j, _, same) in enumerate(units)})
+    rows = agreement_rows({"j": unit_values(recs, False)}, labels, ["m"],
+                          IntervalOptions(bootstrap_samples=30, bootstrap_seed=seed))
+    _finite_or_none(rows)
+    assert rows[-1]["model"] == ALL and rows[-1]["n"] == len(units)
+    for r in rows:
+        for name in ("kappa", "kappa_linear", "kappa_quadratic", "spearman", "kendall"):
+            for v in (r[name], r[f"{name}_ci_low"], r[f"{name}_ci_high"]):
+                assert v is None or -1.0 - 1e-9 <= v <= 1.0 + 1e-9
+        if r["n"] == 0:
+            assert all(r[f] is None for f in FIGURES)
+        if r["mae"] is not None:
+            assert 0 <= r["mae"] <= 4 and 0 <= r["consistency"] <= 100
+        if r["n"] == 1:  # one pair: no spread, no correlation, no interval beyond the point
+            assert r["spearman"] is None and r["kendall"] is None
+            assert r["mae_ci_low"] in (None, r["mae"])
+
+
+def test_all_ties_have_no_correlation_but_a_mae():
+    labels = HumanLabels("x.csv", {("m", str(i), None): [0.0] for i in range(6)})
+    recs = records("j", {("m", str(i)): (0, 0) for i in range(6)})
+    row = agreement_rows({"j": unit_values(recs, False)}, labels, ["m"], IntervalOptions(bootstrap_samples=50))[-1]
+    assert row["spearman"] is None and row["kendall"] is None and row["kappa"] is None
+    assert row["mae"] == 0.0 and row["consistency"] == 100.0
+
+
+# -- the labels file -----------------------------------------------------------------------------------------
+def test_csv_tsv_jsonl_read_alike(tmp_path):
+    rows = [{"item": "q1", "candidate": "m", "rater": "r1", "verdict": "much better"},
+            {"item": "q1", "candidate": "m", "rater": "r2", "verdict": "tie"},
+            {"item": "q2", "candidate": "", "rater": "r1", "score": "-1"}]
+    header = ["item", "candidate", "rater", "verdict", "score"]
+    (tmp_path / "l.csv").write_text(",".join(header) + "\n" + "".join(",".join(r.get(h, "") for h in header) + "\n"
+                                                                      for r in rows))
+    (tmp_path / "l.tsv").write_text("\t".join(header) + "\n" + "".join("\t".join(r.get(h, "") for h in header) + "\n"
+                                                                       for r in rows))
+    (tmp_path / "l.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for name in ("l.csv", "l.tsv", "l.jsonl"):  # a row gives a score or a verdict
+        got = load_human_labels(tmp_path / name, kind="pairwise")
+        assert got.values == {("m", "q1", None): [2.0, 0.0], ("", "q2", None): [-1.0]}
+        assert got.reference() == {("m", "q1", None): 1.0, ("", "q2", None): -1.0}
+
+
+def test_slot_verdicts_follow_the_order(tmp_path):
+    f = tmp_path / "l.csv"
+    f.write_text("index,model,order,verdict\n1,m,0,B>>A\n1,m,1,B>>A\n2,m,0,A=B\n2,m,1,A>B\n")
+    got = load_human_labels(f, kind="pairwise")
+    assert got.by_order
+    assert got.values == {("m", "1", 0): [2.0], ("m", "1", 1): [-2.0], ("m", "2", 0): [0.0], ("m", "2", 1): [1.0]}
+
+
+def test_rubric_scores_on_their_scale(tmp_path):
+    f = tmp_path / "l.csv"
+    f.write_text("id,candidate,score\na,m,7\nb,m,10\n")
+    assert load_human_labels(f, kind="rubric", scale=(1.0, 10.0)).values == {("m", "a", None): [7.0],
+                                                                              ("m", "b", None): [10.0]}
+
+
+@pytest.mark.parametrize("name, text, kind, message", [
+    ("l.csv", "candidate,score\nm,1\n", "pairwise", r"l\.csv, row 1, column 'item': no item"),
+    ("l.csv", "item,candidate\nq,m\n", "pairwise", r"l\.csv, row 1: no 'score' or 'verdict' column"),
+    ("l.csv", "item,verdict\nq,better\nq,great\n", "pairwise", r"l\.csv, row 2, column 'verdict': verdict 'great'"),
+    ("l.csv", "item,score\nq,3\n", "pairwise", r"l\.csv, row 1, column 'score': score 3 outside -2\.\.2"),
+    ("l.csv", "item,score,verdict\nq,,\n", "pairwise", r"l\.csv, row 1, column 'score': empty label"),
+    ("l.csv", "item,score\nq,x\n", "pairwise", r"l\.csv, row 1, column 'score': score 'x' is not a number"),
+    ("l.csv", "item,score\nq,nan\n", "pairwise", r"l\.csv, row 1, column 'score': score nan outside"),
+    ("l.csv", "item,score,order\nq,1,2\n", "pairwise", r"l\.csv, row 1, column 'order': order '2'"),
+    ("l.csv", "item,score,order\nq,1,0\nr,1,\n", "pairwise", r"l\.csv, column 'order': some rows have an order"),
+    ("l.csv", "item,score,order\nq,5,0\n", "rubric", r"l\.csv, row 1, column 'order': a rubric judgment has no order"),
+    ("l.csv", "item,score\nq,1,2\n", "pairwise", r"l\.csv, row 1: more cells than columns"),
+    ("l.csv", "item,score\n", "pairwise", r"l\.csv: no labels"),
+    ("l.jsonl", '{"item": "q", "score": 1}\n{oops\n', "pairwise", r"l\.jsonl, row 2: not JSON"),
+    ("l.jsonl", '[1, 2]\n', "pairwise", r"l\.jsonl, row 1: the line is not a JSON object"),
+    ("l.xlsx", "item,score\nq,1\n", "pairwise", r"l\.xlsx: a human-labels file is \.csv, \.tsv or \.jsonl"),
+])
+def test_bad_files_name_file_row_and_column(tmp_path, name, text, kind, message):
+    f = tmp_path / name
+    f.write_text(text)
+    with pytest.raises(DataError, match=message):
+        load_human_labels(f, kind=kind, scale=(-2.0, 2.0) if kind == "pairwise" else (1.0, 10.0))
+
+
+def test_missing_and_non_utf8_files(tmp_path):
+    with pytest.raises(DataError, match="no such file"):
+        load_human_labels(tmp_path / "none.csv", kind="pairwise")
+    f = tmp_path / "l.csv"
+    f.write_bytes(b"item,score\n\xff,1\n")
+    with pytest.raises(DataError, match="not UTF-8"):
+        load_human_labels(f, kind="pairwise")
+
+
+def test_shipped_sample_reads():
+    root = Path(__file__).resolve().parents[2]
+    got = load_human_labels(root / "data" / "pairwise" / "human_labels.csv", kind="pairwise")
+    assert {k[0] for k in got.values} == {"sim-strong", "my-notes-model"} and len(got.values) == 14
