@@ -136,9 +136,9 @@ def agreement(ratings: Mapping[Hashable, Mapping[str, float | None]], judges: Se
 def ratings(judged: Iterable[tuple[str, Mapping[str, Any]]], item: Callable[[Mapping[str, Any]], Hashable], *,
             value: str | Callable[[Mapping[str, Any]], Any] = "score",
             keep: Callable[[Mapping[str, Any]], bool] | None = None) -> dict[Hashable, dict[str, Any]]:
-    """item -> judge -> ``record[value]`` (or ``value(record)``) over ``(judge, record)`` pairs (items in the order first
-    seen; a later record of the same judge and item replaces an earlier one), the records
-    ``keep`` refuses left out.  The item key's first element names the candidate (or system) an
+    """item -> judge -> ``record[value]`` (or ``value(record)``) over ``(judge, record)`` pairs
+    (items in the order first seen; a later record of the same judge and item replaces an earlier
+    one), the records ``keep`` refuses left out.  The item key's first element names the candidate (or system) an
     item belongs to, which :func:`agreement_rows` groups by."""
     read = value if callable(value) else (lambda r: r.get(value))
     out: dict[Hashable, dict[str, Any]] = {}

@@ -36,6 +36,10 @@ def _value(v: Any) -> float | None:
     return None if v is None or isinstance(v, str) and v == NO_VFS else v
 
 
+def _rated_item(r: Mapping[str, Any]) -> tuple[str, str, int]:
+    return str(r["model"]), str(r["index"]), int(r.get("order", 0))
+
+
 def agreement_records(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
                       candidates: Sequence[str]) -> list[dict[str, Any]]:
     """Agreement records ({quantity, model, judges, krippendorff_alpha, level, full_agreement,
@@ -44,8 +48,8 @@ def agreement_records(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]
     judged = [(j, r) for j, records in records_by_judge.items() for r in records]
     out = []
     for quantity, kind, field, level in QUANTITIES:
-        rated = ratings(judged, lambda r: (str(r["model"]), str(r["index"]), int(r.get("order", 0))),
-                        value=lambda r, field=field: _value(r.get(field)), keep=lambda r, kind=kind: r.get("kind") == kind)
+        rated = ratings(judged, _rated_item, value=lambda r, field=field: _value(r.get(field)),
+                        keep=lambda r, kind=kind: r.get("kind") == kind)
         if rated:
             out += agreement_rows(rated, judges, level, quantity=quantity, groups=candidates)
     return out

@@ -33,7 +33,8 @@ def ensemble_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
     """``summary["ensemble"]``: the rules by name, what they do, and the ensemble's rows."""
     return panel_ensemble("majority/mean", results, rules={"pairwise verdict": "majority", "vfs": "mean"},
                           description=f"per candidate, item and order: the pairwise verdict by majority "
-                                      f"({ENSEMBLE_RULES['majority']}); VFS and VFS ref by mean ({ENSEMBLE_RULES['mean']})")
+                                      f"({ENSEMBLE_RULES['majority']}); VFS and VFS ref by mean "
+                                      f"({ENSEMBLE_RULES['mean']})")
 
 
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],

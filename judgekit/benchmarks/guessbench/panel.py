@@ -176,8 +176,9 @@ def panel_summary(sets: Sequence[SetVerdicts], judges: Sequence[str], options: I
     if len(judges) > 1:
         ens = ensemble_records(sets, judges)
         out["per_judge"] = per_judge
-        out["ensemble"] = ensemble_summary(RULE, accuracy_table(ens, options, ENSEMBLE),
-                                           description=ENSEMBLE_RULES[RULE] + " (of each turn's right/wrong: a tie is wrong)")
+        out["ensemble"] = ensemble_summary(
+            RULE, accuracy_table(ens, options, ENSEMBLE),
+            description=ENSEMBLE_RULES[RULE] + " (of each turn's right/wrong: a tie is wrong)")
         out["agreement"] = verdict_agreement(sets, judges)
         comps += candidate_comparisons(ens, options, ENSEMBLE, candidates)
     out["comparisons"] = comps
