@@ -9,10 +9,12 @@ scoring calls and unscored rows are not records (as in :func:`~judgekit.metrics.
   resampled, an item contributing (its score, 1), or (0, 0) without a valid score, as
   :func:`~judgekit.metrics.mmie.item_sums` says);
 * :func:`ensemble_records`: one record per answer holding the mean of the scorers' valid scores
-  (:func:`~judgekit.judging.agreement.mean_score`), None when none is valid; its rows come from
-  the same ``category_table`` (``whole=False``), so SA / PBL / MSR / Avg. mean the same;
+  (:func:`~judgekit.judging.agreement.panel_mean`, in the panel's order), None when none is
+  valid; its rows come from the same ``category_table`` (``whole=False``), so SA / PBL / MSR /
+  Avg. mean the same;
 * :func:`agreement_records`: Krippendorff's alpha (interval level) of the 0..6 scores, per system
-  and pooled over the systems' answers;
+  and pooled over the systems' answers (:func:`~judgekit.judging.agreement.agreement_rows`, as
+  every panel's);
 * :func:`comparison_rows`: the paired Avg. difference between every two systems on the items both
   have, with its interval;
 * :func:`alignment_rows`: Table 5 (cosine, MSE, MAE, Pearson against human scores) per scorer and
