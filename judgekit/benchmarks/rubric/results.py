@@ -21,6 +21,7 @@ from typing import Any
 from ...judging.agreement import ENSEMBLE_RULES, agreement_rows, by_item, ensemble_summary, panel_mean, ratings
 from ...judging.intervals import shown
 from ...judging.pairwise import ENSEMBLE_JUDGE
+from ...judging.records import NO_CALL, failure
 from ...judging.results import Built, add_panel, intervals_summary
 from ...judging.uncertainty import IntervalOptions, comparisons, interval
 from ...report.tidy import tidy_row
@@ -36,13 +37,11 @@ def judgment_record(model: str, judge: str, item, result, reading, *, reasked: b
     """One judgment: the score read from ``result``'s reply (``reading``), or a failure with its
     kind (``error_kind`` for a judgment with no call: no answer to grade)."""
     ok = reading is not None
-    if result is not None:
-        error_kind = result.error_kind if not result.ok else None
-        error = result.error if not result.ok else None
+    error_kind, error = failure(result, ok, error_kind=error_kind, error=error)
     return {"model": model, "judge": judge, "index": item.id, "category": item.category or ALL, "kind": "rubric",
             "score": reading.value if ok else None, "token": reading.token if ok else None,
             "span": list(reading.span) if ok else None, "ok": ok,
-            "error_kind": None if ok else (error_kind or "parse_failure"), "error": None if ok else error,
+            "error_kind": error_kind, "error": error,
             "reasked": reasked, "judge_text": result.text if result is not None and result.ok else ""}
 
 
@@ -137,10 +136,10 @@ def distribution(records: Sequence[Mapping[str, Any]], scale: tuple[float, float
 def agreement_records(by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
                       candidates: Sequence[str]) -> list[dict[str, Any]]:
     """Krippendorff's alpha (interval) of the judges' scores per (candidate, item), for each
-    candidate then pooled (``model`` = ``"all"``); a judgment with no judge call (no answer to
-    grade) says nothing about the judges and is left out."""
+    candidate then pooled (``model`` = ``"all"``); a judgment with no judge call (:data:`NO_CALL`:
+    no answer to grade) says nothing about the judges and is left out."""
     rated = ratings(((j, r) for j, rs in by_judge.items() for r in rs), _item,
-                    keep=lambda r: r.get("error_kind") not in ("no_answer", "candidate_failed"))
+                    keep=lambda r: r.get("error_kind") not in NO_CALL)
     return agreement_rows(rated, list(by_judge), "interval", quantity="score", groups=candidates)
 
 
