@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ...judging.report import rows_by_judge
 from ...report.doc import Chart, Headline, ReportDoc, Series, Table
 from .panel import ENSEMBLE, HEADLINE
 from .report_items import APPROACH_NAMES, make_context, set_item
@@ -134,7 +135,7 @@ def _charts(prep: "Prepared", summary: dict[str, Any], judges: list[str], figure
     if len(judges) > 1:
         a0 = _headline_approaches(approaches)[0]
         col = f"{split}_all"
-        tables = [(j, summary["per_judge"][j]) for j in judges] + [(ENSEMBLE, summary["ensemble"]["results"])]
+        tables = list(rows_by_judge(summary).items())
         charts.append(Chart(f"{name} accuracy by extractor ({APPROACH_NAMES.get(a0, a0)}), all sets",
                             [j for j, _ in tables], [_series(c, [_cell(t, c, a0, col) for _, t in tables])
                                                      for c in cands], unit="%", range=(0, 100)))

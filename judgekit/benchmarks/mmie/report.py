@@ -27,6 +27,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ...parsers.mmie import REFERENCE_IMAGE_STOP, REFERENCE_MAX_IMAGES, split_integrated
+from ...judging.report import rows_by_judge
 from ...report.doc import (
     Block,
     Chart,
@@ -128,14 +129,6 @@ def _meta(prep: "Prepared", summary: dict[str, Any]) -> dict[str, str]:
     return meta
 
 
-def _by_scorer(summary: dict[str, Any], judges: list[str]) -> list[tuple[str, list[dict[str, Any]]]]:
-    """(scorer, its Table 3 rows) for each scorer, then the ensemble's with a panel."""
-    if len(judges) == 1:
-        return [(judges[0], summary["results"])]
-    out = [(j, summary["per_judge"][j]) for j in judges]
-    return out + [(ENSEMBLE, summary["ensemble"]["results"])]
-
-
 def _headline(summary: dict[str, Any], judges: list[str]) -> list[Headline]:
     chosen = [(judges[0], summary["results"])]
     if len(judges) > 1:
@@ -157,7 +150,7 @@ def _charts(prep: "Prepared", summary: dict[str, Any], tables: dict[str, list[di
     panel = len(judges) > 1
     figs = [f for _, f in FIGURES]
     charts = []
-    for j, rows in _by_scorer(summary, judges):
+    for j, rows in rows_by_judge(summary).items():
         if panel and j not in (judges[0], ENSEMBLE):
             continue
         who = "the ensemble, mean of the scorers" if j == ENSEMBLE else f"scorer {j}"
@@ -181,7 +174,7 @@ def _charts(prep: "Prepared", summary: dict[str, Any], tables: dict[str, list[di
                             note="share of each system's answers with a valid score given each score, from 6 (best) "
                                  "to 0; no valid score: " + ("; ".join(unscored) if unscored else "none")))
     if panel:
-        by = _by_scorer(summary, judges)
+        by = list(rows_by_judge(summary).items())
         names = [r["model"] for r in by[0][1]]
         series = []
         for j, rows in by:
