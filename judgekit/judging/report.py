@@ -14,7 +14,8 @@ from typing import Any
 from ..report.doc import Chart, Headline, Series
 from .pairwise import ENSEMBLE_JUDGE
 
-__all__ = ["FIGURES", "VERDICTS", "headline", "charts", "interval_note", "rows_by_judge", "figure_series"]
+__all__ = ["FIGURES", "VERDICTS", "headline", "charts", "interval_note", "rows_by_judge", "headline_rows",
+           "figure_series"]
 
 
 #: (summary key, headline figure, chart unit, axis range)
@@ -40,19 +41,22 @@ def rows_by_judge(summary: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]
     return {j: out[j] for j in [*judges, ENSEMBLE_JUDGE] if j in out}
 
 
+def headline_rows(summary: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The rows a headline shows: the first judge's and, for a panel, the ensemble's."""
+    first = list(summary.get("judges") or [])[:1]
+    return {j: rows for j, rows in rows_by_judge(summary).items() if j in first or j == ENSEMBLE_JUDGE}
+
+
 def _overall(rows: Sequence[Mapping[str, Any]], model: str) -> Mapping[str, Any] | None:
     return next((r for r in rows if r["model"] == model and r["level"] == "overall"), None)
 
 
 def headline(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Headline]:
-    rows = rows_by_judge(summary)
-    judges = list(summary.get("judges") or [])
-    shown = judges[:1] + ([ENSEMBLE_JUDGE] if ENSEMBLE_JUDGE in rows else [])
     out = []
-    for judge in shown:
-        made = _figures_made(rows[judge])
+    for judge, rows in headline_rows(summary).items():
+        made = _figures_made(rows)
         for c in candidates:
-            r = _overall(rows[judge], c)
+            r = _overall(rows, c)
             if r is None:
                 continue
             for key, figure, unit, _ in made:

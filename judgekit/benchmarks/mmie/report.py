@@ -27,7 +27,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ...parsers.mmie import REFERENCE_IMAGE_STOP, REFERENCE_MAX_IMAGES, split_integrated
-from ...judging.report import rows_by_judge
+from ...judging.report import headline_rows, rows_by_judge
 from ...report.doc import (
     Block,
     Chart,
@@ -78,7 +78,7 @@ def build_report(prep: "Prepared", engine: Any, outcomes: list["Outcome"], summa
     spec = prep.spec
     name = getattr(spec, "name", None) or "mmie"
     doc = ReportDoc(title=f"MMIE: {name}", benchmark="mmie", meta=_meta(prep, summary))
-    doc.headline = _headline(summary, judges)
+    doc.headline = _headline(summary)
     doc.charts = _charts(prep, summary, tables)
     doc.tables = _tables(prep, summary, tables)
     doc.items = _items(prep, outcomes, getattr(engine, "blobs", None))
@@ -129,13 +129,10 @@ def _meta(prep: "Prepared", summary: dict[str, Any]) -> dict[str, str]:
     return meta
 
 
-def _headline(summary: dict[str, Any], judges: list[str]) -> list[Headline]:
-    chosen = [(judges[0], summary["results"])]
-    if len(judges) > 1:
-        chosen.append((ENSEMBLE, summary["ensemble"]["results"]))
+def _headline(summary: dict[str, Any]) -> list[Headline]:
     return [Headline(candidate=r["model"], figure=label, value=r.get(f), low=r.get(f"{f}_ci_low"),
                      high=r.get(f"{f}_ci_high"), judge=j, unit="%")
-            for j, rows in chosen for r in rows for label, f in FIGURES]
+            for j, rows in headline_rows(summary).items() for r in rows for label, f in FIGURES]
 
 
 def _series(name: str, row: dict[str, Any], figures: list[str]) -> Series:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...judging.report import figure_series, interval_note, rows_by_judge
+from ...judging.report import figure_series, headline_rows, interval_note, rows_by_judge
 from ...report.doc import Block, Chart, Headline, Item, ReportDoc, Series, Table, image, text
 from .results import ALL, ENSEMBLE_JUDGE, display_row
 
@@ -35,13 +35,10 @@ def _scale_text(summary: Mapping[str, Any]) -> str:
 
 
 def headline(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Headline]:
-    rows = rows_by_judge(summary)
-    judges = list(summary.get("judges") or [])
-    shown = judges[:1] + ([ENSEMBLE_JUDGE] if ENSEMBLE_JUDGE in rows else [])
     out = []
-    for judge in shown:
+    for judge, rows in headline_rows(summary).items():
         for c in candidates:
-            r = _row(rows[judge], c)
+            r = _row(rows, c)
             if r is None:
                 continue
             out.append(Headline(c, f"Score ({_scale_text(summary)})", r["score"], r["score_ci_low"],
