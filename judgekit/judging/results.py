@@ -22,7 +22,7 @@ from .bootstrap import FIGURES, add_intervals
 from .intervals import shown
 from .pairwise import ENSEMBLE_JUDGE, ensemble_records, item_sums, summarize
 from .panel import agreement_records
-from .uncertainty import IntervalOptions
+from .uncertainty import IntervalOptions, bootstrap_summary
 
 __all__ = ["Built", "intervals_summary", "judge_rows", "summary_and_tables", "add_panel", "more_displays",
            "display_row", "behaviour_display", "agreement_display", "comparison_display"]
@@ -46,8 +46,7 @@ def intervals_summary(options: IntervalOptions, *, figures: Sequence[str] = FIGU
     """``summary["intervals"]``: how the intervals were made (``item``: what one resampled item is)."""
     if options.bootstrap_samples == 0:
         return {"method": None, "samples": 0, "level": options.interval_level, "seed": options.bootstrap_seed}
-    return {"method": "percentile bootstrap over items", "samples": options.bootstrap_samples,
-            "level": options.interval_level, "seed": options.bootstrap_seed, "item": item, "figures": list(figures)}
+    return bootstrap_summary(options, item=item, figures=list(figures))
 
 
 def judge_rows(judgments: Sequence[Mapping[str, Any]], judges: Sequence[str], options: IntervalOptions,

@@ -3,8 +3,9 @@
 A benchmark's ``Options`` inherits :class:`IntervalOptions`; its pipeline keeps, per figure, a
 numerator and a denominator for each item (see :mod:`judgekit.judging.intervals`) and calls
 :func:`interval` for the figure's interval and :func:`comparisons` for the paired differences
-between candidates.  Intervals are an addition, not a departure from the authors' code: the
-point estimates are unchanged.
+between candidates; :func:`bootstrap_summary` says in summary.json how the intervals were made.
+Intervals are an addition, not a departure from the authors' code: the point estimates are
+unchanged.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pydantic import BaseModel, Field
 from ..config import STRICT_CONFIG
 from .intervals import DEFAULT_LEVEL, DEFAULT_SAMPLES, Interval, paired_difference, ratio_interval
 
-__all__ = ["IntervalOptions", "ItemSums", "interval", "comparisons"]
+__all__ = ["IntervalOptions", "ItemSums", "interval", "comparisons", "bootstrap_summary"]
 
 #: item -> (numerator, denominator) of one figure for one candidate
 ItemSums = Mapping[Hashable, tuple[float, float]]
@@ -34,6 +35,17 @@ class IntervalOptions(BaseModel):
                                                "(0: no intervals)")
     bootstrap_seed: int = Field(0, ge=0, description="the bootstrap's seed: the same seed, the same intervals")
     interval_level: float = Field(DEFAULT_LEVEL, gt=0.5, lt=1.0, description="the intervals' coverage")
+
+
+def bootstrap_summary(options: IntervalOptions, *, items: str | None = None, **more: Any) -> dict[str, Any]:
+    """``summary["intervals"]``: the method, what one resampled item is (``items``, where said),
+    the samples, level and seed, then ``more`` (a benchmark's own notes) in the order given."""
+    out: dict[str, Any] = {"method": "percentile bootstrap over items"}
+    if items is not None:
+        out["items"] = items
+    out.update(samples=options.bootstrap_samples, level=options.interval_level, seed=options.bootstrap_seed)
+    out.update(more)
+    return out
 
 
 def _in_order(items: Iterable[Hashable]) -> list[Hashable]:

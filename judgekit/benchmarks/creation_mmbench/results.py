@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...judging.agreement import ENSEMBLE_RULES
+from ...judging.agreement import ensemble_summary as panel_ensemble
 from ...judging.bootstrap import comparison_rows
 from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.panel import behaviour_rows
@@ -30,10 +31,10 @@ __all__ = ["build", "ensemble_summary", "human_display"]
 
 def ensemble_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
     """``summary["ensemble"]``: the rules by name, what they do, and the ensemble's rows."""
-    return {"rule": "majority/mean", "rules": {"pairwise verdict": "majority", "vfs": "mean"},
-            "description": f"per candidate, item and order: the pairwise verdict by majority "
-                           f"({ENSEMBLE_RULES['majority']}); VFS and VFS ref by mean ({ENSEMBLE_RULES['mean']})",
-            "results": results}
+    return panel_ensemble("majority/mean", results, rules={"pairwise verdict": "majority", "vfs": "mean"},
+                          description=f"per candidate, item and order: the pairwise verdict by majority "
+                                      f"({ENSEMBLE_RULES['majority']}); VFS and VFS ref by mean "
+                                      f"({ENSEMBLE_RULES['mean']})")
 
 
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...judging import results as shared
-from ...judging.agreement import ENSEMBLE_RULES
+from ...judging.agreement import ENSEMBLE_RULES, ensemble_summary
 from ...judging.bootstrap import comparison_rows
 from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.panel import behaviour_rows
@@ -52,10 +52,9 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     summary, tables = summary_and_tables(judges, rows, comps, behaviour, intervals_summary(options, figures=FIGURES))
     if panel:
         add_panel(summary, tables, rows, by_judge, judges, candidates,
-                  {"rule": "majority", "rules": {"pairwise verdict": "majority"},
-                   "description": f"per candidate, item and order: the verdict by majority "
-                                  f"({ENSEMBLE_RULES['majority']})",
-                   "results": rows[ENSEMBLE_JUDGE]})
+                  ensemble_summary("majority", rows[ENSEMBLE_JUDGE], rules={"pairwise verdict": "majority"},
+                                   description=f"per candidate, item and order: the verdict by majority "
+                                               f"({ENSEMBLE_RULES['majority']})"))
     display = [display_row(r) for r in _ordered(first, candidates)]
     return Built(summary, tables, display, more_displays(rows, summary, behaviour, comps, panel=panel,
                                                          show=display_row, show_behaviour=behaviour_display))
