@@ -1,8 +1,10 @@
 """The package's import graph, read from the source (ast over judgekit/**/*.py, imports inside
 functions and under TYPE_CHECKING included): no benchmark imports another benchmark's modules, the
-judging core (judgekit/judging) imports no benchmark, and neither has an import cycle.  What every
+judging core (judgekit/judging) imports no benchmark, the simulator's core (judgekit/sim) reaches no
+benchmark by any chain of imports, and judgekit/ as a whole has no import cycle.  What every
 judge-heavy benchmark shares lives in the judging core, not in one benchmark that the others
-import sideways.
+import sideways; what two modules share lives in a leaf beneath both, not in one that the other
+imports back.
 
 Run as a script, it prints the import cycles left inside judgekit/ (Tarjan's strongly connected
 components of the same graph).
@@ -110,6 +112,28 @@ def cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
     return sorted(found)
 
 
+def reachable(graph: Mapping[str, Iterable[str]], starts: Iterable[str]) -> dict[str, str | None]:
+    """Every module reachable from ``starts`` (themselves included) -> the module that first led
+    to it (None for a start), so that a chain can be printed."""
+    via: dict[str, str | None] = {s: None for s in starts}
+    todo = list(via)
+    while todo:
+        m = todo.pop()
+        for t in sorted(graph.get(m, ())):
+            if t not in via:
+                via[t] = m
+                todo.append(t)
+    return via
+
+
+def chain(via: Mapping[str, str | None], end: str) -> str:
+    """The import chain :func:`reachable` found to ``end``, from its start."""
+    links = [end]
+    while via[links[-1]] is not None:
+        links.append(via[links[-1]])  # type: ignore[arg-type]
+    return " -> ".join(reversed(links))
+
+
 def test_the_graph_sees_the_benchmarks_and_their_imports():
     graph = import_graph()
     names = {benchmark_of(m) for m in graph} - {None}
@@ -134,12 +158,45 @@ def test_the_judging_core_imports_no_benchmark():
     assert upward == [], "\n".join(upward)
 
 
-def test_no_import_cycle_in_the_judging_core_or_a_benchmark():
-    """A benchmark's data flows one way: what it prepares and the records its flow keeps sit beneath
-    its flow, results and report (type-only imports count too)."""
-    inside = [c for c in cycles(import_graph())
-              if any(m.startswith(("judgekit.judging", "judgekit.benchmarks")) for m in c)]
-    assert inside == []
+def test_no_import_cycle_in_judgekit():
+    """No two modules of judgekit/ import each other, directly or through others (type-only and
+    function-level imports count: a lazy import hides a cycle from the interpreter, not from the
+    reader).  A benchmark's data flows one way: what it prepares and the records its flow keeps sit
+    beneath its flow, results and report; a provider's error mapping beneath its live and batch
+    sides; the batch layer's state beneath the layer, its queue and its collection."""
+    found = cycles(import_graph())
+    assert found == [], "import cycles (move what both sides use into a leaf beneath them):\n" + \
+        "\n".join(", ".join(c) for c in found)
+
+
+#: the modules of judgekit/benchmarks that the simulator's core may import: the plugin loader,
+#: which finds each benchmark's simulated behaviours at run time (importlib, by the dotted names of
+#: the leaf registry's ``SIMULATED``, or a plugin's ``simulated`` attribute), and that registry
+SIM_MAY_IMPORT = frozenset({"judgekit.benchmarks.plugins", "judgekit.benchmarks.registry"})
+
+
+def test_the_simulators_core_imports_no_benchmark():
+    """The simulator's core (judgekit/sim/**) knows no benchmark: the modules it imports, directly
+    or through any chain of imports, include no benchmark package's module
+    (``judgekit.benchmarks.<name>.*``, the built-ins' ``sim`` modules included).  Of
+    judgekit/benchmarks it imports only :data:`SIM_MAY_IMPORT`: ``sim.behaviours`` asks
+    ``judgekit.benchmarks.plugins`` for the behaviours, and that loader imports each benchmark's
+    ``sim`` module by name when asked, never at import time (so no import edge reaches one)."""
+    graph = import_graph()
+    sim = [m for m in graph if m == "judgekit.sim" or m.startswith("judgekit.sim.")]
+    assert "judgekit.sim.behaviours" in sim and "judgekit.benchmarks.plugins" in graph["judgekit.sim.behaviours"]
+    direct = sorted(f"{m} -> {t}" for m in sim for t in graph[m]
+                    if t.startswith("judgekit.benchmarks") and t not in SIM_MAY_IMPORT)
+    assert direct == [], "the simulator's core imports benchmark modules:\n" + "\n".join(direct)
+    via = reachable(graph, sim)
+    reached = sorted(chain(via, m) for m in via if benchmark_of(m))
+    assert reached == [], "the simulator's core reaches a benchmark through its imports:\n" + "\n".join(reached)
+
+
+def test_reachable_follows_chains_and_names_them():
+    via = reachable({"a": {"b"}, "b": {"c"}, "c": set(), "d": {"a"}}, ["a"])
+    assert set(via) == {"a", "b", "c"}
+    assert chain(via, "c") == "a -> b -> c"
 
 
 def test_cycles_finds_a_cycle_and_leaves_a_chain():

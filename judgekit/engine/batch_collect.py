@@ -23,7 +23,8 @@ For each batch the layer (:mod:`judgekit.engine.batching`) follows, one task:
 
    Each unanswered request keeps its cause (expired, cancelled, errored with the provider's type,
    a failed batch with the provider's message, not reported: :mod:`judgekit.providers.batch_errors`);
-   one that runs out of ``batch_attempts`` fails naming it (:func:`give_up`), counted by cause in
+   one that runs out of ``batch_attempts`` fails naming it
+   (:func:`~judgekit.engine.batch_state.give_up`), counted by cause in
    ``summary.json``'s ``batch.unanswered``;
 
 3. marks the batch collected in the cache (it is no longer live).
@@ -37,7 +38,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING
 
 from ..cache.store import RequestMeta
 from ..cost.prices import usage_usd
@@ -45,22 +45,19 @@ from ..errors import FATAL_ERRORS, NotFound, ProviderError, RateLimited
 from ..providers.batch import BatchOutcome, BatchRequestNotRun, BatchStatus
 from ..providers.batch_errors import BatchCancelled, BatchExpired, BatchFailed, BatchQueueFull, cause_of
 from .batch_queue import refused
+from .batch_state import LIVE, Batch, Layer, Waiter, give_up, unexpected
 from .budget import sane_usage
-
-if TYPE_CHECKING:
-    from .batching import Batch, BatchLayer, Waiter
+from .calls import CallResult, billed_model
 
 __all__ = ["follow"]
 
 log = logging.getLogger(__name__)
 
 
-async def follow(layer: "BatchLayer", b: "Batch") -> None:
+async def follow(layer: Layer, b: Batch) -> None:
     """Poll ``b`` until it ends, then collect it (see the module docstring).  An exception a
     provider should not raise fails the calls waiting on ``b`` (they never hang); ``b`` stays
     live for the next run."""
-    from .batching import unexpected
-
     try:
         await _follow(layer, b)
     except Exception as e:
@@ -73,7 +70,7 @@ async def follow(layer: "BatchLayer", b: "Batch") -> None:
         b.lane.queue.ended(b)
 
 
-async def _follow(layer: "BatchLayer", b: "Batch") -> None:
+async def _follow(layer: Layer, b: Batch) -> None:
     lane = b.lane
     prov = lane.prov
     lost: str | None = None
@@ -127,7 +124,7 @@ async def _follow(layer: "BatchLayer", b: "Batch") -> None:
     collect(layer, b, outcomes)
 
 
-def _observe(layer: "BatchLayer", b: "Batch", st: BatchStatus) -> None:
+def _observe(layer: Layer, b: Batch, st: BatchStatus) -> None:
     """A new status: kept for the display, and in the cache when it changed."""
     old = b.status
     b.status = st
@@ -139,7 +136,7 @@ def _observe(layer: "BatchLayer", b: "Batch", st: BatchStatus) -> None:
                                         succeeded=st.succeeded, failed=st.failed, message=st.message or None)
 
 
-def _stop_waiters(layer: "BatchLayer", b: "Batch", err: ProviderError) -> None:
+def _stop_waiters(layer: Layer, b: Batch, err: ProviderError) -> None:
     """A fatal error while following ``b``: the run stops, its waiting calls with it."""
     b.note = f"stopped: {err.kind}"
     for w in list(b.waiting.values()):
@@ -147,19 +144,17 @@ def _stop_waiters(layer: "BatchLayer", b: "Batch", err: ProviderError) -> None:
     b.waiting.clear()
 
 
-def collect(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> None:
+def collect(layer: Layer, b: Batch, outcomes: list[BatchOutcome]) -> None:
     """Every outcome of ended batch ``b`` into the cache and to its waiting calls; then ``b`` is
     collected (see the module docstring).  Answers to another live batch's requests (two batches
     adopted the wrong way round) are kept for those requests (:func:`_swapped`).  No await:
     nothing interleaves."""
-    from .engine import _billed
-
     engine, lane = layer.engine, b.lane
     prov = lane.prov
-    billed = _billed(prov)
+    billed = billed_model(prov)
     ok = failed = 0
-    again: list["Waiter"] = []
-    refusals: list["Waiter"] = []  # refused over the enqueued-token limit
+    again: list[Waiter] = []
+    refusals: list[Waiter] = []  # refused over the enqueued-token limit
     queue_err: ProviderError | None = None
     seen: set[str] = set()
     outcomes, handed = _swapped(layer, b, outcomes)
@@ -223,14 +218,14 @@ def collect(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> No
         refused(layer, lane, b, refusals, queue_err)
 
 
-def _swapped(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> tuple[list[BatchOutcome], int]:
+def _swapped(layer: Layer, b: Batch, outcomes: list[BatchOutcome]) -> tuple[list[BatchOutcome], int]:
     """Answers ``b`` gives to another live batch's requests: two batches adopted the wrong way round
     (Anthropic's running orphans of the same size, matched by size and time alone).  Each such
     answer is kept for the request it answers (the other batch's row and waiting call, priced for
     its alias), and ``b``'s own requests it did not answer move to that other batch, whose results
     most likely hold them: neither is asked and paid again.  Returns ``b``'s own outcomes and the
     answers handed over."""
-    foreign: dict[int, tuple["Batch", list[BatchOutcome]]] = {}
+    foreign: dict[int, tuple[Batch, list[BatchOutcome]]] = {}
     mine = []
     for o in outcomes:
         if o.custom_id in b.rows:
@@ -261,26 +256,22 @@ def _swapped(layer: "BatchLayer", b: "Batch", outcomes: list[BatchOutcome]) -> t
     return mine, handed
 
 
-def _keep(layer: "BatchLayer", target: "Batch", key: str, resp) -> None:
+def _keep(layer: Layer, target: Batch, key: str, resp) -> None:
     """An answer to ``target``'s request ``key`` that another batch gave: into the cache and to
     its waiting call, as :func:`collect` keeps its own; ``key`` is no longer ``target``'s."""
-    from .engine import _billed
-
     prov = target.lane.prov
     row = target.rows.pop(key)
     if layer.live_keys.get(key) is target:
         del layer.live_keys[key]
     w = target.waiting.pop(key, None)
     meta = w.meta if w is not None else _meta(prov, row)
-    _answered(layer, prov, _billed(prov), key, meta, w, resp)
+    _answered(layer, prov, billed_model(prov), key, meta, w, resp)
 
 
-def _answered(layer: "BatchLayer", prov, billed, key: str, meta, w: "Waiter | None", resp) -> None:
+def _answered(layer: Layer, prov, billed, key: str, meta, w: Waiter | None, resp) -> None:
     """A batch's answer to request ``key``: priced at batch rates, into the cache and the run's
     figures, and to its waiting call ``w`` (None: a request no call of this process asked yet,
     charged to the cap as it is collected)."""
-    from .engine import CallResult
-
     engine = layer.engine
     usage, broken = sane_usage(resp.usage)
     resp.usage = usage
@@ -310,11 +301,8 @@ def _answered(layer: "BatchLayer", prov, billed, key: str, meta, w: "Waiter | No
         w.fut.set_result(CallResult(w.req, resp, key=key))
 
 
-def _again(layer: "BatchLayer", w: "Waiter") -> None:
+def _again(layer: Layer, w: Waiter) -> None:
     """Ask a request a batch left unanswered again: in the next wave, live, or not at all."""
-    from .batching import LIVE
-    from .engine import CallResult
-
     engine = layer.engine
     lane = layer.lanes[w.req.model]
     if w.fut.done():
@@ -336,28 +324,12 @@ def _again(layer: "BatchLayer", w: "Waiter") -> None:
         lane.join(w)
 
 
-def give_up(layer: "BatchLayer", lane, w: "Waiter", cause: ProviderError, message: str) -> None:
-    """``w`` ends unanswered: a counted failure of its stage whose kind and ``message`` say the
-    real cause (``cause``: expired, cancelled, errored with the provider's type, a failed batch
-    with the provider's message...), counted by cause for ``summary.json``."""
-    from .engine import CallResult
-
-    if w.fut.done():
-        return
-    engine = layer.engine
-    stage = engine.stats.stage(w.req.stage)
-    stage.failures += 1
-    stage.done += 1
-    engine.savings.unanswered(cause_of(cause))
-    w.fut.set_result(CallResult(w.req, None, cause.kind, message, w.key))
-
-
 #: what a request a batch did not report met, by the batch's end (see :func:`_unreported`)
 _WHY = {BatchExpired: "expired before running this request", BatchCancelled: "was cancelled before running this "
         "request", BatchFailed: "failed as a whole"}
 
 
-def _unreported(b: "Batch") -> type[BatchRequestNotRun]:
+def _unreported(b: Batch) -> type[BatchRequestNotRun]:
     """The class of a request batch ``b`` did not report, by how ``b`` ended."""
     state = b.status.state if b.status is not None else None
     return {"expired": BatchExpired, "cancelled": BatchCancelled, "failed": BatchFailed}.get(

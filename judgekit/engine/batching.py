@@ -41,8 +41,7 @@ import asyncio
 import datetime as _dt
 import time
 import uuid
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..cache.batches import INTENT_PREFIX, BatchRecord, BatchRequestRow
 from ..cache.store import RequestMeta
@@ -50,16 +49,16 @@ from ..errors import FATAL_ERRORS, NotFound, ProviderError, RateLimited, SpecErr
 from ..providers.batch import BatchAPI, BatchItem, BatchStatus, WaveIntent, refused
 from ..types import ChatRequest
 from .batch_adopt import posix
-from .batch_queue import TokenQueue, refused_create, submit_in_turn
+from .batch_collect import follow
+from .batch_queue import refused_create, submit_in_turn
+from .batch_state import LIVE, Batch, Lane, Waiter, unexpected
 from .budget import CallPricing, input_upper_bound, usd
+from .calls import NOT_RUN, CallResult, RunStopped, billed_model, image_output
 
-if TYPE_CHECKING:
-    from .engine import CallResult, Engine
+__all__ = ["BatchLayer", "supports_batches", "check_batch_models", "batch_all", "start_batches",
+           # the layer's state (judgekit.engine.batch_state), named here as before
+           "Waiter", "Batch", "Lane", "LIVE", "unexpected"]
 
-__all__ = ["BatchLayer", "supports_batches", "check_batch_models", "batch_all", "start_batches"]
-
-#: what a call's future resolves to when its request is to be made live after all
-LIVE = object()
 #: responses recently paid in batches, kept for twins whose cache lookup raced the write
 _PAID_KEPT = 4096
 
@@ -99,109 +98,10 @@ def batch_all(spec, aliases: list[str]):
     return spec.model_copy(update={"models": models}), chosen
 
 
-@dataclass(eq=False, slots=True)
-class Waiter:
-    """One call of this run waiting for a batch's answer."""
-
-    req: ChatRequest
-    key: str
-    meta: RequestMeta
-    fut: asyncio.Future
-    hold: float | None = None  # USD reserved under the cap while it is out (None: nothing)
-    submissions: int = 0  # batches it has been sent in
-    size: int = 0  # its bytes in a batch's upload
-    tokens: int | None = None  # its estimated input tokens (for the enqueued-token limit), once counted
-    refusals: int = 0  # batches of it refused over the enqueued-token limit
-    cause: ProviderError | None = None  # why the last batch it was in left it unanswered
-
-
-@dataclass(eq=False)
-class Batch:
-    """A batch at the provider, submitted by this run or an earlier one."""
-
-    lane: "Lane"
-    record: BatchRecord
-    rows: dict[str, BatchRequestRow]  # its requests by key
-    waiting: dict[str, Waiter] = field(default_factory=dict)
-    status: BatchStatus | None = None
-    polled: float | None = None  # monotonic time of the last poll
-    note: str = ""  # why it waits, when not on the provider (a poll error)
-    earlier: bool = False  # reattached: submitted by an earlier run
-    collected: bool = False
-    task: asyncio.Task | None = None
-
-    @property
-    def ident(self) -> tuple[str, str, str]:
-        return self.record.ident
-
-
-class Lane:
-    """One alias with a batch API: its wave and its settings."""
-
-    def __init__(self, layer: "BatchLayer", alias: str, prov: Any, spec) -> None:
-        self.layer, self.alias, self.prov, self.spec = layer, alias, prov, spec
-        self.batch_mode = bool(getattr(spec, "batch", False))
-        self.linger_s = float(getattr(spec, "batch_linger_s", 2.0))
-        self.poll_s = float(getattr(spec, "batch_poll_s", 30.0))
-        self.fallback_live = getattr(spec, "batch_fallback", "batch") == "live"
-        self.attempts = int(getattr(spec, "batch_attempts", 2))
-        self.limits = prov.batch_limits
-        self.wave: dict[str, Waiter] = {}
-        self.wave_bytes = 0
-        self.last_join = 0.0
-        self.timer: asyncio.Task | None = None
-        self.pricing: CallPricing | None = None  # set under a cap
-        self.submitting = 0  # requests in a submission under way
-        self.queue = TokenQueue(getattr(spec, "batch_queue_tokens", None))  # the enqueued-token limit
-
-    def join(self, w: Waiter) -> None:
-        """Add ``w`` to the wave; submit the wave when it is full, else (re)start its linger."""
-        n = w.size = self.prov.batch_line_bytes(BatchItem(w.key, w.req))
-        lim = self.limits
-        if self.wave and (len(self.wave) + 1 > lim.max_requests or self.wave_bytes + n > lim.max_bytes):
-            self.launch()
-        self.wave[w.key] = w
-        self.wave_bytes += n
-        self.last_join = time.monotonic()
-        if len(self.wave) >= lim.max_requests or self.wave_bytes >= lim.max_bytes:
-            self.launch()
-        elif self.timer is None:
-            self.timer = asyncio.ensure_future(self._linger())
-
-    async def _linger(self) -> None:
-        try:
-            while True:
-                left = self.last_join + self.linger_s - time.monotonic()
-                if left <= 0:
-                    break
-                await asyncio.sleep(left)
-        finally:
-            self.timer = None
-        if self.wave:
-            self.launch()
-
-    def launch(self) -> None:
-        """Submit the wave as it is (in its own task: a cancelled call never cancels a submission)."""
-        calls = list(self.wave.values())
-        self.wave, self.wave_bytes = {}, 0
-        if calls:
-            self.layer.launch_wave(self, calls)
-
-    def drop_wave(self, reason: str) -> None:
-        """The run is stopping: the calls of the wave are not made."""
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        self.queue.close()  # nor are batches waiting for room in the provider's queue
-        calls, self.wave, self.wave_bytes = list(self.wave.values()), {}, 0
-        for w in calls:
-            self.layer.not_run(w, reason)
-
-
 class BatchLayer:
     """The engine's batch side (``engine.batches``); see the module docstring."""
 
-    def __init__(self, engine: "Engine") -> None:
+    def __init__(self, engine: Any) -> None:  # the Engine (judgekit.engine.engine), which imports this module
         self.engine = engine
         self.lanes: dict[str, Lane] = {}
         self.batches: dict[tuple[str, str, str], Batch] = {}
@@ -221,10 +121,8 @@ class BatchLayer:
                 continue
             lane = self.lanes[alias] = Lane(self, alias, prov, engine.models[alias])
             if engine.cap is not None and lane.batch_mode:
-                from .engine import _billed, _image_output
-
-                lane.pricing = await asyncio.to_thread(CallPricing.of, prov.kind, _billed(prov), prov.spec.price,
-                                                       _image_output(prov), batch=True)
+                lane.pricing = await asyncio.to_thread(CallPricing.of, prov.kind, billed_model(prov), prov.spec.price,
+                                                       image_output(prov), batch=True)
             new.append(lane)
         if not new or not hasattr(engine.cache, "batches"):
             return
@@ -246,7 +144,6 @@ class BatchLayer:
         provider that cannot be asked stops the run (nothing submitted); one that serves no list of
         batches (404: an OpenAI-compatible server) is warned about, and the intents dropped."""
         from .batch_adopt import adopt_intents
-        from .engine import RunStopped
 
         intents = [r for r in await self.engine.cache.batches(live_only=True, providers=list(by_endpoint))
                    if r.is_intent]
@@ -336,7 +233,7 @@ class BatchLayer:
         return [b for b in self.batches.values() if not b.collected]
 
     # -- calls -------------------------------------------------------------------------------
-    async def call(self, req: ChatRequest, stage, key: str) -> "CallResult":
+    async def call(self, req: ChatRequest, stage, key: str) -> CallResult:
         """One call of a batch-mode alias (or one an earlier run's live batch holds)."""
         engine = self.engine
         lane = self.lanes[req.model]
@@ -365,8 +262,6 @@ class BatchLayer:
         return out
 
     def not_run(self, w: Waiter, reason: str) -> None:
-        from .engine import NOT_RUN, CallResult
-
         self.release(w)
         if not w.fut.done():
             w.fut.set_result(CallResult(w.req, None, NOT_RUN, reason, w.key))
@@ -463,8 +358,6 @@ class BatchLayer:
         return found
 
     def _follow(self, b: Batch) -> None:
-        from .batch_collect import follow
-
         self.batches[b.ident] = b
         for key in b.rows:
             self.live_keys[key] = b
@@ -476,16 +369,14 @@ class BatchLayer:
         engine, cap, pricing = self.engine, self.engine.cap, lane.pricing
         if cap is None or pricing is None or pricing.free:
             return calls
-        from .engine import _billed
-
         prov = lane.prov
         for i, w in enumerate(calls):
-            hold = engine._worst_case(pricing, w.req, input_upper_bound(prov.kind, _billed(prov), w.req), False)
+            hold = engine._worst_case(pricing, w.req, input_upper_bound(prov.kind, billed_model(prov), w.req), False)
             if not cap.try_reserve(hold.amount):
                 engine._count_into(prov, w.req, hold)  # the cheap bound did not fit: count the text
                 if not cap.try_reserve(hold.amount):
                     rest = calls[i:]
-                    worst = sum(engine._worst_case(pricing, r.req, input_upper_bound(prov.kind, _billed(prov), r.req),
+                    worst = sum(engine._worst_case(pricing, r.req, input_upper_bound(prov.kind, billed_model(prov), r.req),
                                                    False).amount for r in rest)
                     msg = (f"the next batch of '{lane.alias}' ({prov.kind} {prov.model}) may cost up to "
                            f"{usd(hold.amount + worst) if worst != float('inf') else 'an unknown amount'} more for "
@@ -528,8 +419,6 @@ class BatchLayer:
 
     def fail(self, lane: Lane, w: Waiter, err: ProviderError, charge: float = 0.0) -> None:
         """``w`` fails with ``err`` (billed ``charge``), as a live call would."""
-        from .engine import CallResult, RunStopped
-
         engine = self.engine
         self.release(w, charge)
         engine.stats.stage(w.req.stage).cost_usd += charge
@@ -567,15 +456,7 @@ class _Stopping(Exception):
     """The run began stopping while a batch call waited to be retried."""
 
 
-def unexpected(err: BaseException, doing: str) -> ProviderError:
-    """An exception a provider should not have raised, as a failure of the calls it concerns."""
-    import logging
-
-    logging.getLogger("judgekit.engine.batching").warning("%s failed unexpectedly: %r", doing, err, exc_info=err)
-    return ProviderError(f"{doing} failed unexpectedly: {type(err).__name__}: {err}")
-
-
-async def start_batches(engine: "Engine", aliases: list[str]) -> "BatchLayer | None":
+async def start_batches(engine: Any, aliases: list[str]) -> "BatchLayer | None":
     """The engine's batch layer after its providers started: made when some alias's provider
     has a batch API (``None`` otherwise).  An alias in batch mode whose provider has none is a
     SpecError."""

@@ -20,6 +20,8 @@ A miss of a batch-mode alias (or one a live batch holds) takes :mod:`.batching` 
 
 Failures are values (:class:`CallResult` with ``error_kind``); only errors that make the whole run
 pointless (bad key, unknown model, spent quota: ``errors.FATAL_ERRORS``) raise :class:`RunStopped`.
+These two, :data:`NOT_RUN` and the billed model's rule live in the leaf :mod:`judgekit.engine.calls`
+(re-exported here), which the batch side imports instead of this module.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from ..errors import FATAL_ERRORS, ProviderError, RateLimited
 from ..providers import Provider, create_provider
 from ..types import ChatRequest, ChatResponse, Usage
 from .batching import start_batches
+from .calls import NOT_RUN, CallResult, RunStopped, billed_model, image_output
 from .budget import BILLED_FAILURES, CallPricing, CostCap, cap_text, input_upper_bound, sane_usage, usd
 from .limits import Bucket, BucketState, sleep_unless
 from .retry import RetryWait, is_retryable, wait_reason
@@ -46,8 +49,6 @@ from .stats import RunStats
 
 __all__ = ["Engine", "CallResult", "RunStopped", "NOT_RUN"]
 
-#: ``CallResult.error_kind`` of a call that was never made because the run was stopping
-NOT_RUN = "not_run"
 #: recently paid responses kept to answer twins whose cache lookup raced the write
 _PAID_KEPT = 4096
 
@@ -65,27 +66,6 @@ class _Reservation:
     output_tokens: int  # the output bound
     pricing: CallPricing
     counted: bool  # input_tokens is a tokenizer count (else the cheap byte bound)
-
-
-class RunStopped(Exception):
-    """The run cannot go on (bad key, unknown model).  ``str()`` is the message for the user."""
-
-
-@dataclass(slots=True)
-class CallResult:
-    request: ChatRequest
-    response: ChatResponse | None = None
-    error_kind: str | None = None
-    error: str | None = None
-    key: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.response is not None
-
-    @property
-    def text(self) -> str:
-        return self.response.text if self.response is not None else ""
 
 
 class Engine:
@@ -135,18 +115,18 @@ class Engine:
             self.providers[alias] = prov
             # first lookups load price data and tokenizers (~0.1-0.5 s): do it now, not mid-run on
             # the event loop where it would stall every call in flight
-            await asyncio.to_thread(price_usd, prov.kind, _billed(prov), 1, 1, spec.price)
+            await asyncio.to_thread(price_usd, prov.kind, billed_model(prov), 1, 1, spec.price)
             if self.cap is not None:
                 pricing = self._pricing[alias] = await asyncio.to_thread(
-                    CallPricing.of, prov.kind, _billed(prov), spec.price, _image_output(prov))
+                    CallPricing.of, prov.kind, billed_model(prov), spec.price, image_output(prov))
                 if not pricing.free:
                     from ..cost.tokens import count_text
 
-                    await asyncio.to_thread(count_text, _billed(prov), "warm up")
+                    await asyncio.to_thread(count_text, billed_model(prov), "warm up")
             if spec.limits.tokens_per_minute:
                 from ..cost.tokens import count_text
 
-                await asyncio.to_thread(count_text, _billed(prov), "warm up")
+                await asyncio.to_thread(count_text, billed_model(prov), "warm up")
             name = f"{spec.provider}:{spec.model}@{prov.identity}"
             bucket = self.buckets.get(name)
             if bucket is None:
@@ -273,11 +253,11 @@ class Engine:
         if bucket.counts_tokens:
             from ..cost.tokens import count_request
 
-            counted = count_request(prov.kind, _billed(prov), req.messages, req.params)
+            counted = count_request(prov.kind, billed_model(prov), req.messages, req.params)
             tokens = counted.input + (req.params.max_tokens or 0)
         if pricing is not None and not pricing.free:
             # the cheap bound first; the tokenizer only if that does not fit (see _reserve)
-            bound = input_upper_bound(prov.kind, _billed(prov), req)
+            bound = input_upper_bound(prov.kind, billed_model(prov), req)
             if counted is None:
                 hold = self._worst_case(pricing, req, bound, False)
             else:
@@ -319,7 +299,7 @@ class Engine:
         """Replace ``hold``'s byte bound by a tokenizer count (never above the bound)."""
         from ..cost.tokens import count_request
 
-        n = count_request(prov.kind, _billed(prov), req.messages, req.params)
+        n = count_request(prov.kind, billed_model(prov), req.messages, req.params)
         exact = self._worst_case(hold.pricing, req, hold.pricing.reserve_input(n.input, n.exact, hold.input_tokens), True)
         hold.amount, hold.input_tokens, hold.output_tokens, hold.counted = (
             exact.amount, exact.input_tokens, exact.output_tokens, True)
@@ -387,7 +367,7 @@ class Engine:
         usage = usage if isinstance(usage, Usage) else None
         if usage is not None:
             usage, broken = sane_usage(usage)
-            cost = usage_usd(prov.kind, _billed(prov), usage, prov.spec.price) or 0.0
+            cost = usage_usd(prov.kind, billed_model(prov), usage, prov.spec.price) or 0.0
             if broken and hold is not None:
                 cost = max(cost, hold.amount)
         elif err.kind in BILLED_FAILURES and hold is not None:
@@ -416,11 +396,11 @@ class Engine:
         # Gemini thinking model may add its thoughts)
         allowed = hold.output_tokens if hold is not None else (
             None if hasattr(prov, "expected_output_tokens")
-            else max_billed_output(prov.kind, _billed(prov), req.params.max_tokens, req.params))
+            else max_billed_output(prov.kind, billed_model(prov), req.params.max_tokens, req.params))
         if allowed is not None and usage.output_tokens > allowed:
             stage.usage_anomalies += 1
         # as billed: cached input at the cached rate, reasoning and thoughts as output
-        cost = usage_usd(prov.kind, _billed(prov), usage, prov.spec.price) or 0.0
+        cost = usage_usd(prov.kind, billed_model(prov), usage, prov.spec.price) or 0.0
         if hold is not None:
             if broken:
                 cost = max(cost, hold.amount)
@@ -431,7 +411,7 @@ class Engine:
             self.cap.charge(cost)
         resp.cost_usd = cost
         stage.cost_usd += cost
-        self.savings.note(prov.kind, _billed(prov), prov.spec.price, usage, cost)  # prompt-cache savings
+        self.savings.note(prov.kind, billed_model(prov), prov.spec.price, usage, cost)  # prompt-cache savings
 
     def _note_failure(self, err: ProviderError, prov: Provider, bucket: Bucket, req: ChatRequest, key: str, meta: RequestMeta) -> None:
         """Book-keeping for one failed attempt; raises RunStopped for fatal errors."""
@@ -499,16 +479,3 @@ class Engine:
                     self._note_failure(e, prov, bucket, req, key, meta)  # RunStopped if fatal
                     raise
         raise first  # unreachable: reraise=True re-raises the last error
-
-
-def _billed(prov: Provider) -> str:
-    """The model whose prices and token rules apply: the one an Azure deployment or an alias
-    serves (``ModelSpec.base_model``), else the model named."""
-    return getattr(prov.spec, "base_model", None) or prov.model
-
-
-def _image_output(prov: Provider) -> int | None:
-    """An image generator's output tokens per image (its own figure), or None."""
-    fn = getattr(prov, "expected_output_tokens", None)
-    n = fn() if callable(fn) else None
-    return None if n is None else int(n)

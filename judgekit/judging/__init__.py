@@ -9,11 +9,14 @@ statistic below reads those records, whichever benchmark made them.
   intervals resample, the ensemble's records.
 * Intervals and paired comparisons: :mod:`.intervals` (the seeded bootstrap of a ratio of
   per-item sums), :mod:`.uncertainty` (the options every benchmark's ``Options`` inherits, one
-  figure's interval, the paired differences between candidates), :mod:`.bootstrap` (every
-  pairwise figure of every judge from one draw per row).
-* A panel: :mod:`.agreement` (the ensemble rules, Krippendorff's alpha), :mod:`.behaviour` (swap
-  consistency, first-slot preference, ties, length bias), :mod:`.panel` (both over pairwise and
-  score judgment records); :mod:`.alignment` (a judge against human ratings: MAE, consistency);
+  figure's interval, the paired differences between candidates, ``summary["intervals"]``),
+  :mod:`.bootstrap` (every pairwise figure of every judge from one draw per row).
+* A panel: :mod:`.agreement` (the ensemble rules, Krippendorff's alpha, and the one way from
+  records to ratings, per-candidate agreement rows, a score ensemble's records and
+  ``summary["ensemble"]``, which the pairwise and rubric benchmarks, MMIE's scorers and
+  GuessBench's extractors all take), :mod:`.behaviour` (swap consistency, first-slot preference,
+  ties, length bias), :mod:`.panel` (both over pairwise and score judgment records);
+  :mod:`.alignment` (a judge against human ratings: MAE, consistency);
   :mod:`.human_agreement` (a human-labels file, ``options.human_labels``, and each judge's Cohen's
   kappa, Spearman, Kendall, MAE and consistency against it, with intervals).
 * Honest small numbers (:mod:`.honest`): n and the small-n flag on every row, degenerate-judge and

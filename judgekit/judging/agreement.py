@@ -12,6 +12,15 @@ Agreement is Krippendorff's alpha, computed by the ``krippendorff`` package (a m
 implementation: NumPy, every level of measurement, missing values), over the items that at
 least two judges rated; the raw share of items where every valid judgment is the same is
 reported beside it.
+
+From judgment records to those values, shared by every panel (pairwise verdicts, rubric and MMIE
+scores, GuessBench's right/wrong extractions):
+
+* :func:`ratings`: item -> judge -> value, from (judge, record) pairs;
+* :func:`agreement_rows`: one agreement record per candidate (or system), then pooled;
+* :func:`by_item` and :func:`panel_mean`: a score ensemble's records (the judges' records of one
+  item, and the mean of their valid scores);
+* :func:`ensemble_summary`: ``summary["ensemble"]``, the rule by name, what it does and the rows.
 """
 
 from __future__ import annotations
@@ -19,14 +28,19 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
-from typing import Literal
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["ENSEMBLE_RULES", "majority", "mean_score", "krippendorff_alpha", "full_agreement", "agreement"]
+__all__ = ["ENSEMBLE_RULES", "POOLED", "majority", "mean_score", "krippendorff_alpha", "full_agreement", "agreement",
+           "ratings", "agreement_rows", "by_item", "panel_mean", "ensemble_summary"]
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
+Ratings = Mapping[Hashable, Mapping[str, float | None]]
+
+#: the candidate (``model``) or system of a figure pooled over every candidate's items
+POOLED = "all"
 
 #: the ensemble rules by name, as they appear in summary.json
 ENSEMBLE_RULES = {
@@ -117,3 +131,61 @@ def agreement(ratings: Mapping[Hashable, Mapping[str, float | None]], judges: Se
     pairable = sum(1 for per in ratings.values() if sum(per.get(j) is not None for j in judges) >= 2)
     return {"judges": list(judges), "krippendorff_alpha": krippendorff_alpha(ratings, judges, level),
             "level": level, "full_agreement": full_agreement(ratings, judges), "items": pairable}
+
+
+def ratings(judged: Iterable[tuple[str, Mapping[str, Any]]], item: Callable[[Mapping[str, Any]], Hashable], *,
+            value: str | Callable[[Mapping[str, Any]], Any] = "score",
+            keep: Callable[[Mapping[str, Any]], bool] | None = None) -> dict[Hashable, dict[str, Any]]:
+    """item -> judge -> ``record[value]`` (or ``value(record)``) over ``(judge, record)`` pairs
+    (items in the order first seen; a later record of the same judge and item replaces an earlier
+    one), the records ``keep`` refuses left out.  The item key's first element names the candidate (or system) an
+    item belongs to, which :func:`agreement_rows` groups by."""
+    read = value if callable(value) else (lambda r: r.get(value))
+    out: dict[Hashable, dict[str, Any]] = {}
+    for judge, r in judged:
+        if keep is None or keep(r):
+            out.setdefault(item(r), {})[judge] = read(r)
+    return out
+
+
+def agreement_rows(rated: Ratings, judges: Sequence[str], level: Level, *, quantity: str,
+                   groups: Sequence[str], name: str = "model", keep_empty: bool = False) -> list[dict[str, Any]]:
+    """``{"quantity", name, **agreement}`` for each of ``groups`` (the items whose key starts with
+    it), then :data:`POOLED` (every item); a group with no item is left out unless ``keep_empty``."""
+    out = []
+    for group in [*groups, POOLED]:
+        sel = rated if group == POOLED else {k: v for k, v in rated.items() if k[0] == group}
+        if sel or keep_empty:
+            out.append({"quantity": quantity, name: group, **agreement(sel, judges, level)})
+    return out
+
+
+def by_item(records: Iterable[Mapping[str, Any]], item: Callable[[Mapping[str, Any]], Hashable]
+            ) -> dict[Hashable, list[Mapping[str, Any]]]:
+    """item -> the panel's records of it, in the order first seen (an ensemble's records)."""
+    out: dict[Hashable, list[Mapping[str, Any]]] = {}
+    for r in records:
+        out.setdefault(item(r), []).append(r)
+    return out
+
+
+def panel_mean(records: Sequence[Mapping[str, Any]], judges: Sequence[str] | None = None,
+               value: str = "score") -> float | None:
+    """The mean of the valid ``value`` of one item's records (:func:`mean_score`): in the records'
+    order, or with ``judges`` in the panel's order (each judge's last record)."""
+    if judges is None:
+        return mean_score([r[value] for r in records])
+    per = {r["judge"]: r[value] for r in records}
+    return mean_score([per.get(j) for j in judges])
+
+
+def ensemble_summary(rule: str, results: list[dict[str, Any]], *, description: str | None = None,
+                     rules: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``summary["ensemble"]``: the rule by name (and, where quantities differ, each one's), what
+    it does (:data:`ENSEMBLE_RULES`' text unless ``description``) and the ensemble's rows."""
+    out: dict[str, Any] = {"rule": rule}
+    if rules is not None:
+        out["rules"] = dict(rules)
+    out["description"] = ENSEMBLE_RULES[rule] if description is None else description
+    out["results"] = results
+    return out

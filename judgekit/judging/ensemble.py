@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from ..config import STRICT_CONFIG
 from .agreement import ENSEMBLE_RULES, majority, mean_score
+from .agreement import ensemble_summary as _summary
 
 __all__ = ["EnsembleRule", "DEFAULT_ENSEMBLE", "EnsembleOptions", "pairwise_rule", "describe", "ensemble_summary"]
 
@@ -68,5 +69,4 @@ def ensemble_summary(rule: str, results: list[dict[str, Any]], *, vfs: bool = Fa
     text = f"per candidate, item and order: {describe(rule)}"
     if vfs:
         text += f"; VFS and VFS ref by mean ({ENSEMBLE_RULES['mean']})"
-    name = f"{rule}/mean" if vfs else rule
-    return {"rule": name, "rules": rules, "description": text, "results": results}
+    return _summary(f"{rule}/mean" if vfs else rule, results, rules=rules, description=text)

@@ -17,14 +17,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .agreement import agreement
+from .agreement import POOLED, agreement_rows, ratings
 from .behaviour import pairwise_behaviour
 from .pairwise import NO_VFS
 
 __all__ = ["ALL", "QUANTITIES", "agreement_records", "behaviour_row", "behaviour_rows"]
 
 #: the ``model`` of a figure pooled over candidates
-ALL = "all"
+ALL = POOLED
 
 #: what the judges rate: (quantity name, judgment kind, field, Krippendorff level)
 QUANTITIES = (("pairwise verdict", "pairwise", "score", "ordinal"), ("vfs", "vfs", "vfs", "interval"))
@@ -36,25 +36,22 @@ def _value(v: Any) -> float | None:
     return None if v is None or isinstance(v, str) and v == NO_VFS else v
 
 
+def _rated_item(r: Mapping[str, Any]) -> tuple[str, str, int, int]:
+    return str(r["model"]), str(r["index"]), int(r.get("order", 0)), int(r.get("repeat", 0))
+
+
 def agreement_records(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
                       candidates: Sequence[str]) -> list[dict[str, Any]]:
     """Agreement records ({quantity, model, judges, krippendorff_alpha, level, full_agreement,
     items}) per quantity, for each candidate (in ``candidates`` order) then ``"all"``."""
     judges = list(records_by_judge)
+    judged = [(j, r) for j, records in records_by_judge.items() for r in records]
     out = []
     for quantity, kind, field, level in QUANTITIES:
-        ratings: dict[tuple[str, str, int, int], dict[str, Any]] = {}
-        for judge, records in records_by_judge.items():
-            for r in records:
-                if r.get("kind") == kind:
-                    key = (str(r["model"]), str(r["index"]), int(r.get("order", 0)), int(r.get("repeat", 0)))
-                    ratings.setdefault(key, {})[judge] = _value(r.get(field))
-        if not ratings:
-            continue
-        for model in [*candidates, ALL]:
-            sel = ratings if model == ALL else {k: v for k, v in ratings.items() if k[0] == model}
-            if sel:
-                out.append({"quantity": quantity, "model": model, **agreement(sel, judges, level)})
+        rated = ratings(judged, _rated_item, value=lambda r, field=field: _value(r.get(field)),
+                        keep=lambda r, kind=kind: r.get("kind") == kind)
+        if rated:
+            out += agreement_rows(rated, judges, level, quantity=quantity, groups=candidates)
     return out
 
 

@@ -14,7 +14,8 @@ from typing import Any
 from ..report.doc import Chart, Headline, Series
 from .pairwise import ENSEMBLE_JUDGE
 
-__all__ = ["FIGURES", "VERDICTS", "headline", "charts", "interval_note"]
+__all__ = ["FIGURES", "VERDICTS", "headline", "charts", "interval_note", "rows_by_judge", "headline_rows",
+           "figure_series"]
 
 
 #: (summary key, headline figure, chart unit, axis range)
@@ -28,8 +29,9 @@ VERDICTS = (("much_better", "much better (+2)"), ("better", "better (+1)"), ("ti
             ("worse", "worse (-1)"), ("much_worse", "much worse (-2)"))
 
 
-def _rows(summary: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Results rows by judge: the first judge's (``results``), each judge's, the ensemble's."""
+def rows_by_judge(summary: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Results rows by judge, from any panel benchmark's summary: the first judge's
+    (``results``), each judge's (``per_judge``), then the ensemble's (``ensemble.results``)."""
     judges = list(summary.get("judges") or [])
     out = dict(summary.get("per_judge") or {})
     if judges and judges[0] not in out:
@@ -39,19 +41,22 @@ def _rows(summary: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return {j: out[j] for j in [*judges, ENSEMBLE_JUDGE] if j in out}
 
 
+def headline_rows(summary: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The rows a headline shows: the first judge's and, for a panel, the ensemble's."""
+    first = list(summary.get("judges") or [])[:1]
+    return {j: rows for j, rows in rows_by_judge(summary).items() if j in first or j == ENSEMBLE_JUDGE}
+
+
 def _overall(rows: Sequence[Mapping[str, Any]], model: str) -> Mapping[str, Any] | None:
     return next((r for r in rows if r["model"] == model and r["level"] == "overall"), None)
 
 
 def headline(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Headline]:
-    rows = _rows(summary)
-    judges = list(summary.get("judges") or [])
-    shown = judges[:1] + ([ENSEMBLE_JUDGE] if ENSEMBLE_JUDGE in rows else [])
     out = []
-    for judge in shown:
-        made = _figures_made(rows[judge])
+    for judge, rows in headline_rows(summary).items():
+        made = _figures_made(rows)
         for c in candidates:
-            r = _overall(rows[judge], c)
+            r = _overall(rows, c)
             if r is None:
                 continue
             for key, figure, unit, _ in made:
@@ -66,7 +71,8 @@ def _figures_made(rows: Sequence[Mapping[str, Any]]) -> list[tuple]:
     return [f for f in FIGURES if any(r.get(count[f[0]]) for r in rows)]
 
 
-def _series(name: str, rows: Sequence[Mapping[str, Any] | None], key: str) -> Series:
+def figure_series(name: str, rows: Sequence[Mapping[str, Any] | None], key: str) -> Series:
+    """A chart series of figure ``key`` over ``rows`` (None: no row), with its interval whiskers."""
     def get(r, k):
         return None if r is None else r.get(k)
     return Series(name, [get(r, key) for r in rows], [get(r, f"{key}_ci_low") for r in rows],
@@ -74,7 +80,7 @@ def _series(name: str, rows: Sequence[Mapping[str, Any] | None], key: str) -> Se
 
 
 def charts(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Chart]:
-    rows = _rows(summary)
+    rows = rows_by_judge(summary)
     judges = list(summary.get("judges") or [])
     if not judges:
         return []
@@ -88,7 +94,7 @@ def charts(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Chart]
         for c in candidates:
             per = [_overall(first, c)] + [next((r for r in first if r["model"] == c and r["level"] == "category"
                                                 and r["group"] == g), None) for g in cats]
-            series.append(_series(c, per, key))
+            series.append(figure_series(c, per, key))
         if any(v is not None for s in series for v in s.values):
             out.append(Chart(f"{figure} per category", groups, series, unit=unit, note=note, range=rng))
     # verdict shares per candidate (and per judge of a panel)
@@ -112,7 +118,7 @@ def charts(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Chart]
                               + ("; ".join(fails) if fails else "none")))
     if len(judges) > 1:
         for key, figure, unit, rng in (f for f in _figures_made(first) if f[0] != "win_rate"):
-            series = [_series(j, [_overall(rows[j], c) for c in candidates], key) for j in rows]
+            series = [figure_series(j, [_overall(rows[j], c) for c in candidates], key) for j in rows]
             out.append(Chart(f"Overall {figure} per judge", list(candidates), series, unit=unit, range=rng,
                              note=f"each judge and the ensemble; whiskers: {interval_note(summary)}"))
     out += _behaviour_charts(summary.get("judge_behaviour") or [])

@@ -24,7 +24,7 @@ from .intervals import shown
 from .pairwise import ENSEMBLE_JUDGE, FIGURE_SUMS, SUM_COLUMNS, ensemble_records, item_sums, record_sums, summarize
 from .repeats import add_spread
 from .panel import agreement_records
-from .uncertainty import IntervalOptions
+from .uncertainty import IntervalOptions, bootstrap_summary
 
 __all__ = ["Built", "intervals_summary", "judge_rows", "summary_and_tables", "add_panel", "more_displays",
            "display_row", "behaviour_display", "agreement_display", "comparison_display", "spread_table"]
@@ -48,8 +48,7 @@ def intervals_summary(options: IntervalOptions, *, figures: Sequence[str] = FIGU
     """``summary["intervals"]``: how the intervals were made (``item``: what one resampled item is)."""
     if options.bootstrap_samples == 0:
         return {"method": None, "samples": 0, "level": options.interval_level, "seed": options.bootstrap_seed}
-    return {"method": "percentile bootstrap over items", "samples": options.bootstrap_samples,
-            "level": options.interval_level, "seed": options.bootstrap_seed, "item": item, "figures": list(figures)}
+    return bootstrap_summary(options, item=item, figures=list(figures))
 
 
 def judge_rows(judgments: Sequence[Mapping[str, Any]], judges: Sequence[str], options: IntervalOptions,

@@ -3,8 +3,9 @@
 A benchmark's ``Options`` inherits :class:`IntervalOptions`; its pipeline keeps, per figure, a
 numerator and a denominator for each item (see :mod:`judgekit.judging.intervals`) and calls
 :func:`interval` for the figure's interval and :func:`comparisons` for the paired differences
-between candidates.  Intervals are an addition, not a departure from the authors' code: the
-point estimates are unchanged.
+between candidates; :func:`bootstrap_summary` says in summary.json how the intervals were made.
+Intervals are an addition, not a departure from the authors' code: the point estimates are
+unchanged.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pydantic import BaseModel, Field
 from ..config import STRICT_CONFIG
 from .intervals import DEFAULT_LEVEL, DEFAULT_SAMPLES, Interval, paired_difference_p, ratio_interval
 
-__all__ = ["IntervalOptions", "ItemSums", "interval", "comparisons"]
+__all__ = ["IntervalOptions", "ItemSums", "interval", "comparisons", "bootstrap_summary"]
 
 #: item -> (numerator, denominator) of one figure for one candidate
 ItemSums = Mapping[Hashable, tuple[float, float]]
@@ -38,6 +39,17 @@ class IntervalOptions(BaseModel):
                                                               "their interval (its coverage falls below nominal)")
     holm_adjust: bool = Field(True, description="also say whether each paired comparison excludes 0 after Holm's "
                                                 "adjustment across the run's comparisons (the raw flag stays)")
+
+
+def bootstrap_summary(options: IntervalOptions, *, items: str | None = None, **more: Any) -> dict[str, Any]:
+    """``summary["intervals"]``: the method, what one resampled item is (``items``, where said),
+    the samples, level and seed, then ``more`` (a benchmark's own notes) in the order given."""
+    out: dict[str, Any] = {"method": "percentile bootstrap over items"}
+    if items is not None:
+        out["items"] = items
+    out.update(samples=options.bootstrap_samples, level=options.interval_level, seed=options.bootstrap_seed)
+    out.update(more)
+    return out
 
 
 def _in_order(items: Iterable[Hashable]) -> list[Hashable]:

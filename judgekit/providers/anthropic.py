@@ -14,18 +14,9 @@ images before its text carry ``cache_control`` breakpoints (see :mod:`.anthropic
 cache reads and writes are priced at their rates.  A model spec's ``prompt_cache = false`` turns it
 off, when the spec has that field; :class:`AnthropicProvider` takes it as an argument too.
 
-Errors (:func:`classify_anthropic_error`), by the errors guide (platform.claude.com/docs/en/api/errors):
-
-- 429 ``rate_limit_error``: :class:`~judgekit.errors.RateLimited`, waited for as ``retry-after``
-  says, else the ``anthropic-ratelimit-*-reset`` of the limit that ran out; a spend limit
-  (``error.details.error_code`` naming one) is :class:`~judgekit.errors.QuotaExhausted`;
-- a message saying the credit balance is too low (a 400), a spend limit, and 402 or
-  ``billing_error``: QuotaExhausted (the run stops);
-- 401 ``authentication_error``, 403 ``permission_error``: AuthError; 404 ``not_found_error``:
-  NotFound; 413 ``request_too_large``: :class:`~judgekit.errors.RequestTooLarge`; other 4xx:
-  BadRequest;
-- 529 ``overloaded_error``, 500 ``api_error`` and every 5xx, 408, 409, timeouts and connection
-  errors: TransientError (retried); ``x-should-retry`` is obeyed as for OpenAI.
+Errors: :func:`~judgekit.providers.anthropic_errors.classify_anthropic_error` (a leaf this module and
+its batch side share; re-exported here, with :func:`anthropic_retry_after`): rate limits waited for
+as the reply says, credit and spend limits QuotaExhausted, 5xx and 529 retried.
 
 Batch mode: the Message Batches API (:mod:`judgekit.providers.anthropic_batch`, the
 :class:`~judgekit.providers.batch.BatchAPI` of this class), with the same request bodies, reply
@@ -36,14 +27,14 @@ from __future__ import annotations
 
 import time
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any
 
-from ..errors import (AuthError, BadRequest, MalformedReply, NotFound, ProviderError, QuotaExhausted, RateLimited,
-                      RequestTooLarge, TransientError)
+from ..errors import MalformedReply
 from ..types import ChatRequest, ChatResponse
 from .anthropic_batch import AnthropicBatchMixin
-from .anthropic_wire import engine_rate_headers, message_params, message_response
-from .base import Provider, retry_after_from_headers
+from .anthropic_errors import anthropic_retry_after, classify_anthropic_error
+from .anthropic_wire import message_params, message_response
+from .base import Provider
 from .params import anthropic_params
 from .sizes import check_anthropic_size
 from .urls import anthropic_base_url
@@ -53,8 +44,6 @@ __all__ = ["AnthropicProvider", "classify_anthropic_error", "anthropic_retry_aft
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
-#: what a spent credit balance or spend limit looks like in a message or an error code
-_QUOTA_WORDS = ("credit balance is too low", "spend limit", "spend_limit")
 
 
 @lru_cache(maxsize=1)
@@ -64,94 +53,6 @@ def _raw_response_type() -> type:
 
     mod = getattr(_base_client, "httpx2", None) or _base_client.httpx
     return mod.Response
-
-
-def anthropic_retry_after(headers: Mapping[str, str] | None, message: str = "") -> float | None:
-    """Seconds to wait after a 429 or 529: ``retry-after`` (or ``retry-after-ms``), else the reset
-    of the ``anthropic-ratelimit-*`` limit that ran out (:func:`retry_after_from_headers` over
-    the translated set); None when the reply says nothing."""
-    if not headers:
-        return None
-    merged: dict[str, str] = dict(engine_rate_headers(headers) or {})
-    for name in ("retry-after", "retry-after-ms"):
-        value = headers.get(name)
-        if value is not None:
-            merged[name] = value
-    return retry_after_from_headers(merged, message)
-
-
-def _body_error(body: Any) -> dict[str, Any]:
-    inner = body.get("error") if isinstance(body, dict) else None
-    return inner if isinstance(inner, dict) else {}
-
-
-def _message(err: Any) -> str:
-    inner = _body_error(getattr(err, "body", None))
-    text = inner.get("message") if isinstance(inner.get("message"), str) else getattr(err, "message", err)
-    etype = inner.get("type")
-    kind = f" {etype}" if isinstance(etype, str) else ""
-    return f"HTTP {getattr(err, 'status_code', '?')}{kind}: {' '.join(str(text).split())[:500]}"
-
-
-def _error_code(err: Any) -> str:
-    code = getattr(err, "error_code", None)
-    if isinstance(code, str):
-        return code
-    details = _body_error(getattr(err, "body", None)).get("details")
-    code = details.get("error_code") if isinstance(details, dict) else None
-    return code if isinstance(code, str) else ""
-
-
-def _should_retry(headers: Any) -> bool | None:
-    value = headers.get("x-should-retry") if headers is not None else None
-    return {"true": True, "false": False}.get(str(value).strip().lower()) if value is not None else None
-
-
-def _status_error(status: int, headers: Any, msg: str, code: str, etype: str = "") -> ProviderError:
-    quota = etype == "billing_error" or any(w in f"{msg} {code}".lower() for w in _QUOTA_WORDS)
-    if status == 429:
-        if quota:
-            return QuotaExhausted(msg, status=status, reason=code or "spend limit")
-        return RateLimited(msg, status=status, retry_after=anthropic_retry_after(headers, msg))
-    if status == 402 or quota:
-        return QuotaExhausted(msg, status=status, reason=code or etype or "credit balance")
-    if status in (401, 403):
-        return AuthError(msg, status=status)
-    if status == 404:
-        return NotFound(msg, status=status)
-    if status == 413:
-        return RequestTooLarge(msg, status=status)
-    if status in (408, 409) or status >= 500:
-        return TransientError(msg, status=status, retry_after=anthropic_retry_after(headers, msg))
-    return BadRequest(msg, status=status)
-
-
-def classify_anthropic_error(err: Exception) -> ProviderError:
-    """Map the SDK's exceptions onto judgekit's error classes (see the module docstring)."""
-    import anthropic
-
-    if isinstance(err, ProviderError):
-        return err
-    if isinstance(err, anthropic.APITimeoutError):
-        return TransientError(f"timeout: {err}")
-    if isinstance(err, anthropic.APIConnectionError):
-        return TransientError(f"connection error: {err}")
-    if isinstance(err, anthropic.APIStatusError):
-        status = err.status_code
-        headers = err.response.headers if err.response is not None else None
-        etype = _body_error(getattr(err, "body", None)).get("type")
-        out = _status_error(status, headers, _message(err), _error_code(err), etype if isinstance(etype, str) else "")
-        should = _should_retry(headers)
-        if should is False and out.retryable:
-            out.retryable = False  # this instance only: the server said a retry would fail too
-            out.args = (f"{out.args[0]} (x-should-retry: false)",)
-        elif should is True and type(out) is BadRequest:
-            out = TransientError(f"{out.args[0]} (x-should-retry: true)", status=status,
-                                 retry_after=anthropic_retry_after(headers))
-        return out
-    if isinstance(err, anthropic.APIResponseValidationError):
-        return MalformedReply(f"malformed response: {err}")
-    return TransientError(f"{type(err).__name__}: {err}")
 
 
 class AnthropicProvider(AnthropicBatchMixin, Provider):

@@ -43,7 +43,7 @@ the cache.
   of every rate, cache reads and writes included, as genai-prices says the multipliers stack);
   a failure that billed tokens (a refusal) carries its cost in ``BatchOutcome.extra["cost_usd"]``.
 - **errors** of the batch calls themselves go through the live mapping
-  (:func:`~judgekit.providers.anthropic.classify_anthropic_error`), keys redacted.
+  (:func:`~judgekit.providers.anthropic_errors.classify_anthropic_error`), keys redacted.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ from typing import Any
 
 from ..errors import BadRequest, MalformedReply, ProviderError, TransientError
 from ..types import ChatResponse
+from .anthropic_errors import classify_anthropic_error, status_error
 from .anthropic_wire import message_response
 from .batch import (LOOK_BACK_S, BatchItem, BatchLimits, BatchOutcome, BatchRequestNotRun, BatchState, BatchStatus,
                     BatchSideBase, WaveIntent, classified_by)
@@ -156,8 +157,6 @@ def request_line(custom_id: str, params: dict[str, Any]) -> bytes:
 def _errored(error: Any) -> ProviderError:
     """An ``errored`` result's ``error`` (an ErrorResponse ``{type: "error", error: {type,
     message}}``, or the inner object alone) as the ProviderError a live call would raise."""
-    from .anthropic import _status_error
-
     inner = error.get("error") if isinstance(error, dict) else None
     inner = inner if isinstance(inner, dict) else error if isinstance(error, dict) else {}
     etype = inner.get("type") if isinstance(inner.get("type"), str) else ""
@@ -168,7 +167,7 @@ def _errored(error: Any) -> ProviderError:
     status = ERROR_STATUS.get(etype)
     if status is None:
         return with_type(TransientError(text), etype)
-    return with_type(_status_error(status, None, text, code if isinstance(code, str) else "", etype), etype)
+    return with_type(status_error(status, None, text, code if isinstance(code, str) else "", etype), etype)
 
 
 def result_outcome(obj: Any, price: Callable[[ChatResponse], float] | None = None
@@ -245,7 +244,7 @@ def join_results(custom_ids: Sequence[str] | None, lines: Iterable[bytes], *,
 # the provider's side
 
 
-_classified = classified_by(".anthropic", "classify_anthropic_error")
+_classified = classified_by(classify_anthropic_error)
 
 
 class AnthropicBatchMixin(BatchSideBase):
@@ -367,8 +366,6 @@ class AnthropicBatchMixin(BatchSideBase):
         """The ``custom_id``s an ended batch's results name (None: no results to read)."""
         if not getattr(batch, "results_url", None):
             return None
-        from .anthropic import classify_anthropic_error
-
         client = self._client  # type: ignore[attr-defined]
         try:
             decoder = await client.messages.batches.results(batch_id, timeout=self._timeout())
@@ -400,8 +397,6 @@ class AnthropicBatchMixin(BatchSideBase):
         try:
             return _status_of(await client.messages.batches.cancel(batch_id), "batch cancel")
         except Exception as err:
-            from .anthropic import classify_anthropic_error
-
             mapped = classify_anthropic_error(err)
             if not isinstance(mapped, BadRequest) and getattr(mapped, "status", None) != 409:
                 raise

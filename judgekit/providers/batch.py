@@ -30,10 +30,9 @@ Conventions every implementation keeps:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import functools
-import importlib
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -169,11 +168,13 @@ class BatchAPI(Protocol):
         ...
 
 
-def classified_by(module: str, classifier: str, *, passed: tuple[type[BaseException], ...] = (ValueError, TypeError)):
+def classified_by(classify: Callable[[Exception], ProviderError], *,
+                  passed: tuple[type[BaseException], ...] = (ValueError, TypeError)):
     """A decorator for a provider's batch methods: their failures become the live call's
-    ProviderErrors (``module.classifier`` maps an SDK exception, imported when first needed, so
-    the batch modules do not import their provider's module at import time), keys redacted.
-    ``passed``: the caller's own mistakes, raised as they are (nothing was sent)."""
+    ProviderErrors (``classify`` maps an SDK exception: the provider's error leaf, such as
+    :func:`~judgekit.providers.openai_errors.classify_openai_error`, which imports its SDK when
+    first called), keys redacted.  ``passed``: the caller's own mistakes, raised as they are
+    (nothing was sent)."""
 
     def decorate(method):
         @functools.wraps(method)
@@ -186,7 +187,6 @@ def classified_by(module: str, classifier: str, *, passed: tuple[type[BaseExcept
             except passed:
                 raise
             except Exception as err:
-                classify = getattr(importlib.import_module(module, __package__), classifier)
                 raise self.redact_error(classify(err)) from err
 
         return wrapper

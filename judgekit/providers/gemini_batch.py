@@ -34,8 +34,9 @@ answers are joined on it, never on their order.
 - **results** (:func:`join_lines`): the responses file (``metadata.output.responsesFile``),
   downloaded with ``files.download``; a line's ``response`` is read as a live reply is
   (:func:`read_response`: the SDK's own conversion into ``GenerateContentResponse``, then
-  :func:`judgekit.providers.gemini._response`: blocked, filtered, empty and malformed replies are
-  the same errors as live, a filtered one keeping what it was billed); a line's ``error`` (a
+  :func:`judgekit.providers.gemini_replies.gemini_chat_response`: blocked, filtered, empty and
+  malformed replies are the same errors as live, a filtered one keeping what it was billed); a
+  line's ``error`` (a
   ``google.rpc.Status``) goes through the live error mapping (:func:`line_error`: ``CANCELLED`` /
   ``DEADLINE_EXCEEDED`` are :class:`~judgekit.providers.batch.BatchRequestNotRun`, ``INVALID_ARGUMENT``
   a BadRequest, ``RESOURCE_EXHAUSTED`` a rate limit, ``INTERNAL`` / ``UNAVAILABLE`` transient).
@@ -49,8 +50,8 @@ answers are joined on it, never on their order.
   ``batch=True``: genai-prices' batch rates, else 50 %).
 - **cancel**: ``batches.cancel``, then the operation as it stands; cancelling a batch that has
   ended returns it as it is.
-- **errors** of these calls are the live call's (:func:`~judgekit.providers.gemini.classify_gemini_error`),
-  keys redacted.
+- **errors** of these calls are the live call's
+  (:func:`~judgekit.providers.gemini_errors.classify_gemini_error`), keys redacted.
 
 Files and batches are never deleted here: reading a batch's results again (after a crash between
 reading and storing them) must give the same answers.  The API deletes files after 48 hours.
@@ -71,6 +72,7 @@ from typing import Any
 from ..errors import BadRequest, MalformedReply
 from .batch import (LOOK_BACK_S, BatchItem, BatchLimits, BatchOutcome, BatchStatus, BatchSideBase, WaveIntent,
                     classified_by, refused, wave_tag)
+from .gemini_errors import classify_gemini_error
 from .gemini_batch_wire import (
     batch_state,
     join_lines,
@@ -117,7 +119,7 @@ def sdk_has_batches() -> bool:
 # the provider's side
 
 
-_classified = classified_by(".gemini", "classify_gemini_error", passed=(CallerError,))
+_classified = classified_by(classify_gemini_error, passed=(CallerError,))
 
 
 class GeminiBatchMixin(BatchSideBase):
@@ -203,8 +205,6 @@ class GeminiBatchMixin(BatchSideBase):
             job = await aio.batches.create(model=self.spec.model, src=file_name,  # type: ignore[attr-defined]
                                            config=types.CreateBatchJobConfig(display_name=name))
         except Exception as err:
-            from .gemini import classify_gemini_error
-
             if refused(classify_gemini_error(err)):  # else the batch may exist and read its file
                 try:  # nothing will read it: do not leave it in the project's storage
                     await aio.files.delete(name=file_name)
@@ -266,8 +266,6 @@ class GeminiBatchMixin(BatchSideBase):
     async def cancel_batch(self, batch_id: str) -> BatchStatus:
         """Ask the batch to stop (answers given so far are kept).  A batch that has ended already
         is returned as it is."""
-        from .gemini import classify_gemini_error
-
         try:
             await self._client.aio.batches.cancel(name=batch_id)  # type: ignore[attr-defined]
         except Exception as err:

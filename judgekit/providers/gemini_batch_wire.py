@@ -15,6 +15,8 @@ from ..errors import MalformedReply, ProviderError, TransientError
 from ..types import ChatResponse
 from .batch_errors import BatchCancelled, BatchExpired, with_type
 from .batch import BatchOutcome, BatchRequestNotRun, BatchState, BatchStatus
+from .gemini_errors import classify_gemini_error
+from .gemini_replies import gemini_chat_response
 from .replies import short_string
 from .sizes import b64_len
 
@@ -151,8 +153,6 @@ def read_response(raw: Any) -> ChatResponse:
     MalformedReply."""
     from google.genai import models, types
 
-    from .gemini import _response
-
     if not isinstance(raw, dict):
         raise MalformedReply(f"batch response is not a GenerateContentResponse: {raw!r:.200}")
     try:
@@ -160,15 +160,13 @@ def read_response(raw: Any) -> ChatResponse:
                                                              kwargs={})
     except Exception as err:  # noqa: BLE001 - whatever the SDK makes of it, this reply cannot be read
         raise MalformedReply(f"malformed batch response: {' '.join(str(err).split())[:300]}") from None
-    return _response(resp, 0.0)
+    return gemini_chat_response(resp, 0.0)
 
 
 def line_error(error: Any) -> ProviderError:
     """A line's ``error`` (a ``google.rpc.Status``: ``code``, ``message``, ``status``) as the error
     a live call would have raised for it; a request the batch never ran is BatchRequestNotRun."""
     from google.genai import errors
-
-    from .gemini import classify_gemini_error
 
     if not isinstance(error, dict):
         return MalformedReply(f"batch result line has an error that is not an object: {error!r:.200}")

@@ -36,7 +36,7 @@ same thing in the cache.
   with ``batch=True``), its ``cost_usd`` set; a failure that billed tokens (a filtered reply)
   carries its batch cost in ``BatchOutcome.extra["cost_usd"]``.
 - **errors** of the batch calls themselves go through the live mapping
-  (:func:`~judgekit.providers.openai.classify_openai_error`), with the provider's keys redacted.
+  (:func:`~judgekit.providers.openai_errors.classify_openai_error`), with the provider's keys redacted.
 
 Files are never deleted here: reading a batch's results again (after a crash between reading
 them and storing them) must give the same answers.  The Batch API keeps them 30 days.
@@ -70,6 +70,7 @@ from .batch import (
     wave_tag,
 )
 from .batch_errors import BatchCancelled, BatchExpired, BatchFailed, BatchQueueFull, with_type
+from .openai_errors import classify_openai_error, error_message, status_error
 from .replies import chat_completion_response, short_string
 from .sizes import MB
 
@@ -176,8 +177,6 @@ def _status_code(value: Any) -> int | None:
 def line_outcome(obj: Any, price: Callable[[ChatResponse], float] | None = None) -> tuple[str, BatchOutcome] | None:
     """One line of a batch's output or error file (decoded JSON) as (custom_id, outcome); None
     when the line names no ``custom_id`` (nothing can be told of it)."""
-    from .openai import _message, _status_error
-
     if not isinstance(obj, dict):
         return None
     cid = obj.get("custom_id")
@@ -206,7 +205,7 @@ def line_outcome(obj: Any, price: Callable[[ChatResponse], float] | None = None)
             return cid, out
         if status is not None and 100 <= status <= 599:
             shim = _LineStatusError(status, body)
-            out.error = with_type(_status_error(shim, status, None, _message(shim)), shim.type or shim.code)
+            out.error = with_type(status_error(shim, status, None, error_message(shim)), shim.type or shim.code)
             return cid, out
         out.error = MalformedReply(f"batch result line has a response without a valid status_code: {obj!r:.200}")
         return cid, out
@@ -304,7 +303,7 @@ def input_custom_ids(data: bytes) -> list[str]:
 # the provider's side
 
 
-_classified = classified_by(".openai", "classify_openai_error")
+_classified = classified_by(classify_openai_error)
 
 
 class OpenAIBatchMixin(BatchSideBase):
@@ -364,8 +363,6 @@ class OpenAIBatchMixin(BatchSideBase):
             batch = await client.batches.create(input_file_id=file_id, endpoint=self._batch_url,
                                                 completion_window="24h", **extra)
         except Exception as err:
-            from .openai import classify_openai_error
-
             if refused(classify_openai_error(err)):  # else the batch may exist and read its file
                 try:  # nothing will read it: do not leave it in the account's storage
                     await client.files.delete(file_id)
@@ -417,8 +414,6 @@ class OpenAIBatchMixin(BatchSideBase):
 
     async def _wave_of_file(self, file_id: Any, by_tag: dict[str, str]) -> str | None:
         """The wave an input file's name carries (None: none of ``by_tag``'s, or no such file)."""
-        from .openai import classify_openai_error
-
         if not isinstance(file_id, str) or not file_id:
             return None
         try:
@@ -438,8 +433,6 @@ class OpenAIBatchMixin(BatchSideBase):
         try:
             return _status_of(await client.batches.cancel(batch_id), "batch cancel")
         except Exception as err:
-            from .openai import classify_openai_error
-
             mapped = classify_openai_error(err)
             if not isinstance(mapped, BadRequest) and getattr(mapped, "status", None) != 409:
                 raise

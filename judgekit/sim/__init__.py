@@ -1,7 +1,7 @@
 """A simulated OpenAI- and Gemini-compatible API server for tests, demos and benchmarks.
 
 Deterministic replies, server-side rate limits and injected faults.  See
-:mod:`judgekit.sim.server` for the endpoints and :class:`SimConfig` for the knobs.
+:mod:`judgekit.sim.app` for the endpoints and :class:`SimConfig` for the knobs.
 
 This package is the simulator's core and imports no benchmark.  What a benchmark's guesser, judge
 or scorer answers is that benchmark's *simulated behaviour* (:mod:`judgekit.sim.behaviours`), kept

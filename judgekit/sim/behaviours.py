@@ -1,7 +1,8 @@
 """Simulated behaviours: what a guesser, a judge or a scorer of one benchmark answers.
 
 The simulator's core (the HTTP APIs, limits, faults, batch APIs, prefix cache) knows no benchmark.
-Each benchmark brings its behaviours, :class:`Behaviour` objects: ``classify`` says whether a
+Each benchmark brings its behaviours, :class:`Behaviour` objects (defined, with :class:`Request`, in
+the leaf :mod:`judgekit.sim.behaviour_types` and re-exported here): ``classify`` says whether a
 request is one of its kinds (from the prompt text and the last user message), ``reply`` answers
 it.  :func:`judgekit.sim.replies.make_reply` asks them in precedence order (``order``, then
 ``name``); the first that claims a request answers it, and a request nobody claims gets the core's
@@ -25,50 +26,12 @@ should take an order above 100, so that it never takes a built-in benchmark's re
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from judgekit.sim.judge_style import JudgeStyle
+from judgekit.sim.behaviour_types import Behaviour, Request
 
 __all__ = ["Behaviour", "Request", "load", "builtin", "ordered"]
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """What a behaviour reads of a request (beside its kind and the seeded ``rng``)."""
-
-    text: str
-    """the whole prompt text, every message in order"""
-    last_user: str
-    """the text of the last user message (the whole ``text`` when the request did not say)"""
-    images: Sequence[Mapping[str, str]] = ()
-    """one dict of PNG text labels per image of the request, in order (empty for an unlabelled one)"""
-    quality: float = 0.5
-    """the answering model's quality, 0..1 (``SimConfig.model_quality``)"""
-    garbage: bool = False
-    """whether this request drew an unparseable judge reply (``SimConfig.garbage_rate``)"""
-    style: JudgeStyle | None = None
-    """the judging model's style (``SimConfig.judge_styles``); None: the usual judge"""
-
-
-@dataclass(frozen=True, slots=True)
-class Behaviour:
-    """One benchmark's simulated answers.
-
-    ``classify(text, last_user)`` returns one of ``kinds`` when the request is this behaviour's,
-    else None.  ``reply(kind, request, rng)`` returns ``(text, garbage)``: the reply, and whether
-    it was made unparseable on purpose (``request.garbage`` for a judge that honours it, False for
-    a candidate's answer).  The core cuts the text at ``max_tokens`` and counts its tokens.
-    """
-
-    name: str
-    kinds: tuple[str, ...]
-    classify: Callable[[str, str], str | None]
-    reply: Callable[[str, Request, random.Random], tuple[str, bool]]
-    order: int = 100
-    description: str = field(default="", compare=False)
 
 
 def ordered(behaviours: Iterable[Behaviour]) -> tuple[Behaviour, ...]:

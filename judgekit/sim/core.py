@@ -9,7 +9,7 @@ or hang), maybe answer 500/502/503, else build the reply: a chat completion
 :mod:`judgekit.sim.api_replies`, maybe as a filtered, refused, blocked or empty reply) or
 generated images (:mod:`judgekit.sim.images`), counted in the same counters.  The wire formats
 live in :mod:`judgekit.sim.protocol`, the real APIs' error shapes in
-:mod:`judgekit.sim.api_errors`, the routes in :mod:`judgekit.sim.server`.
+:mod:`judgekit.sim.api_errors`, the routes in :mod:`judgekit.sim.app`.
 """
 
 from __future__ import annotations

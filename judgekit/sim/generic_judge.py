@@ -47,7 +47,7 @@ import random
 import re
 from dataclasses import dataclass
 
-from judgekit.sim.behaviours import Behaviour, Request
+from judgekit.sim.behaviour_types import Behaviour, Request
 from judgekit.sim.text import block_span
 from judgekit.sim.judge_replies import MIRRORED, VERDICTS, answer_quality, describe, draw, pair_probabilities
 from judgekit.sim.judge_style import JudgeStyle, sigmoid, styled_score

@@ -18,7 +18,7 @@ import urllib.request
 from typing import Any
 
 from judgekit.sim.config import SimConfig
-from judgekit.sim.server import READY_PREFIX, SimServer, SimStartError, _url_host
+from judgekit.sim.app import READY_PREFIX, SimServer, SimStartError, url_host
 
 __all__ = ["SimThread", "SimProcess"]
 
@@ -145,7 +145,7 @@ class SimProcess:
 
     @property
     def root_url(self) -> str:
-        return f"http://{_url_host(self.host)}:{self.port}"
+        return f"http://{url_host(self.host)}:{self.port}"
 
     @property
     def base_url(self) -> str:

@@ -22,7 +22,7 @@ thumbnail for a share of queries (``search_broken_image_rate``).  Queries are co
 lower-cased and stripped.
 
 The counters (:class:`SearchStats`) are merged into ``GET /sim/stats`` by
-:mod:`judgekit.sim.server`.
+:mod:`judgekit.sim.app`.
 """
 
 from __future__ import annotations

@@ -203,3 +203,66 @@ def test_full_agreement():
 def test_ensemble_rules_are_named():
     assert set(ENSEMBLE_RULES) == {"majority", "mean"}
     assert all(isinstance(d, str) and d for d in ENSEMBLE_RULES.values())
+
+
+# --- from records to ratings, agreement rows and a score ensemble -----------------------------
+
+from judgekit.judging.agreement import (  # noqa: E402
+    POOLED,
+    agreement_rows,
+    by_item,
+    ensemble_summary,
+    panel_mean,
+    ratings,
+)
+
+_RECORDS = [
+    {"judge": "a", "model": "m1", "index": "1", "score": 3, "error_kind": None},
+    {"judge": "b", "model": "m1", "index": "1", "score": 4, "error_kind": None},
+    {"judge": "a", "model": "m2", "index": "1", "score": None, "error_kind": "parse_failure"},
+    {"judge": "b", "model": "m2", "index": "1", "score": 2, "error_kind": None},
+    {"judge": "a", "model": "m1", "index": "2", "score": 5, "error_kind": "no_answer"},
+]
+
+
+def _item(r):
+    return r["model"], r["index"]
+
+
+def test_ratings_from_judge_record_pairs():
+    rated = ratings(((r["judge"], r) for r in _RECORDS), _item)
+    assert list(rated) == [("m1", "1"), ("m2", "1"), ("m1", "2")]  # the order first seen
+    assert rated[("m1", "1")] == {"a": 3, "b": 4}
+    assert rated[("m2", "1")] == {"a": None, "b": 2}
+    kept = ratings(((r["judge"], r) for r in _RECORDS), _item, keep=lambda r: r["error_kind"] != "no_answer",
+                   value=lambda r: None if r["score"] is None else 2 * r["score"])
+    assert list(kept) == [("m1", "1"), ("m2", "1")]
+    assert kept[("m1", "1")] == {"a": 6, "b": 8}
+
+
+def test_agreement_rows_group_by_the_items_first_key_then_pool():
+    rated = {("m1", i): {"a": i, "b": i} for i in range(4)} | {("m2", i): {"a": i, "b": 3 - i} for i in range(4)}
+    rows = agreement_rows(rated, ["a", "b"], "interval", quantity="q", groups=["m1", "m2", "m3"])
+    assert [(r["quantity"], r["model"]) for r in rows] == [("q", "m1"), ("q", "m2"), ("q", POOLED)]
+    assert rows[0]["krippendorff_alpha"] == pytest.approx(1.0)
+    assert rows[1]["krippendorff_alpha"] < 0
+    assert rows[2] == {"quantity": "q", "model": POOLED, **agreement(rated, ["a", "b"], "interval")}
+    kept = agreement_rows(rated, ["a", "b"], "interval", quantity="q", groups=["m3"], name="system", keep_empty=True)
+    assert [r["system"] for r in kept] == ["m3", POOLED] and kept[0]["items"] == 0
+
+
+def test_panel_mean_in_record_or_panel_order():
+    groups = by_item(_RECORDS, _item)
+    assert [len(v) for v in groups.values()] == [2, 2, 1]
+    assert panel_mean(groups[("m1", "1")]) == 3.5
+    assert panel_mean(groups[("m2", "1")]) == 2  # a failed score takes no part
+    assert panel_mean(groups[("m2", "1")], ["a"]) is None  # the panel's judges only
+    assert panel_mean(groups[("m1", "1")], ["b", "c"]) == 4
+
+
+def test_ensemble_summary_keys_in_order():
+    assert list(ensemble_summary("mean", [])) == ["rule", "description", "results"]
+    s = ensemble_summary("majority", [{"x": 1}], rules={"v": "majority"}, description="d")
+    assert list(s) == ["rule", "rules", "description", "results"]
+    assert s["description"] == "d" and s["results"] == [{"x": 1}]
+    assert ensemble_summary("mean", [])["description"] == ENSEMBLE_RULES["mean"]

@@ -97,3 +97,13 @@ def test_the_order_items_were_collected_in_does_not_matter():
     # items of any hashable kind (MMIE ids, (model, index) pairs) have a fixed order too
     mixed = {3: (1.0, 1.0), "3": (0.0, 1.0), ("a", 1): (2.0, 2.0), 10: (0.0, 0.0)}
     assert interval(mixed, opts, key="m") == interval(dict(reversed(list(mixed.items()))), opts, key="m")
+
+
+def test_bootstrap_summary_keys_in_order():
+    from judgekit.judging.uncertainty import bootstrap_summary
+
+    o = IntervalOptions(bootstrap_samples=200, bootstrap_seed=3, interval_level=0.9)
+    assert bootstrap_summary(o) == {"method": "percentile bootstrap over items", "samples": 200, "level": 0.9,
+                                    "seed": 3}
+    s = bootstrap_summary(o, items="images", fid="note")
+    assert list(s) == ["method", "items", "samples", "level", "seed", "fid"] and s["items"] == "images"

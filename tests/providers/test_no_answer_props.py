@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from judgekit.errors import (Blocked, ContentFiltered, EmptyReply, NoAnswer, NoOutputBudget, ProviderError, Refused)
-from judgekit.providers.gemini import _response, gemini_quota, retry_delay
+from judgekit.providers.gemini import gemini_quota, retry_delay
+from judgekit.providers.gemini_replies import gemini_chat_response
 from judgekit.providers.replies import chat_completion_response
 
 PROPS = settings(max_examples=300, deadline=None, derandomize=True, database=None)
@@ -91,7 +92,7 @@ def test_gemini_reply_outcome_follows_its_stated_reason(candidate, finish, parts
     else:
         expected = EmptyReply
     try:
-        r = _response(resp, 0.1)
+        r = gemini_chat_response(resp, 0.1)
     except ProviderError as e:
         assert type(e) is expected, (e, expected)
         assert isinstance(e, NoAnswer) is (expected is not EmptyReply) and e.retryable is (expected is EmptyReply)

@@ -39,6 +39,7 @@ from typing import Any
 
 from ...engine import NOT_RUN, CallResult, Engine
 from ...judging.pairwise import NO_VFS
+from ...judging.records import failure
 from ...parsers.creation import NO_OBJECTIVE, parse_verdict, parse_vfs
 from ...types import ChatRequest
 from ..base import BenchmarkResult, PlannedCall
@@ -122,7 +123,7 @@ def _judgment(kind: str, order: int, result: CallResult, alias: str, item: Creat
     ``repeat`` (with ``judge_repeats`` > 1 only) which repeat of the judgment it is."""
     score = vfs = vfs_ref = None
     ok = False
-    error_kind = result.error_kind
+    empty = None
     if result.ok:
         if kind == "pairwise":
             s = parse_verdict(result.text)
@@ -131,11 +132,12 @@ def _judgment(kind: str, order: int, result: CallResult, alias: str, item: Creat
         else:
             pair = parse_vfs(result.text)
             if pair == NO_OBJECTIVE:  # an empty reply: left out of the VFS figures, as the reference
-                vfs, error_kind = NO_VFS, "no_objective"
+                vfs, empty = NO_VFS, "no_objective"
             elif pair is not None:
                 a, b = pair
                 vfs, vfs_ref = (b, a) if order == 0 else (a, b)
                 ok = True
+    error_kind, error = failure(result, ok, error_kind=empty)
     rec = {
         "model": alias,
         "judge": judge,
@@ -149,8 +151,8 @@ def _judgment(kind: str, order: int, result: CallResult, alias: str, item: Creat
         "vfs": vfs,
         "vfs_ref": vfs_ref,
         "ok": ok,
-        "error_kind": None if ok else (error_kind or "parse_failure"),
-        "error": result.error if not result.ok else None,
+        "error_kind": error_kind,
+        "error": error,
         "reasked": reasked,
         "length_diff": length_diff,
         "judge_text": result.text,

@@ -27,9 +27,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...judging.agreement import ENSEMBLE_RULES, agreement, majority
+from ...judging.agreement import ENSEMBLE_RULES, agreement_rows, ensemble_summary, majority
 from ...judging.intervals import with_interval
-from ...judging.uncertainty import IntervalOptions, comparisons, interval
+from ...judging.uncertainty import IntervalOptions, bootstrap_summary, comparisons, interval
 from ...metrics.guessbench import ACCURACY_COLUMNS, accuracy_items, accuracy_rows
 
 __all__ = ["ENSEMBLE", "RULE", "HEADLINE", "SetVerdicts", "filled", "judge_records", "ensemble_verdicts",
@@ -146,8 +146,8 @@ def candidate_comparisons(records: Sequence[Mapping[str, Any]], options: Interva
 
 def verdict_agreement(sets: Sequence[SetVerdicts], judges: Sequence[str]) -> list[dict[str, Any]]:
     """Krippendorff's alpha (nominal) of the extractors' right/wrong on every asked turn, per
-    candidate and pooled (``model`` ``"all"``)."""
-    ratings: dict[str, dict[tuple, dict[str, int | None]]] = {}
+    candidate (in the order first seen) and pooled (``model`` ``"all"``)."""
+    rated: dict[tuple, dict[str, int | None]] = {}
     for sv in sets:
         turns = max((len(sv.verdicts.get(j, ())) for j in judges), default=0)
         for t in range(turns):
@@ -155,12 +155,9 @@ def verdict_agreement(sets: Sequence[SetVerdicts], judges: Sequence[str]) -> lis
             for j in judges:
                 v = sv.verdicts.get(j, ())
                 per[j] = None if t >= len(v) or v[t] is None else int(v[t])
-            item = (sv.model, sv.approach, sv.task, sv.set_id, t)
-            ratings.setdefault(sv.model, {})[item] = per
-            ratings.setdefault("all", {})[item] = per
-    groups = [m for m in ratings if m != "all"] + ["all"] if ratings else ["all"]
-    return [{"quantity": "extraction verdict (right/wrong per turn)", "model": m,
-             **agreement(ratings.get(m, {}), judges, "nominal")} for m in groups]
+            rated[(sv.model, sv.approach, sv.task, sv.set_id, t)] = per
+    return agreement_rows(rated, judges, "nominal", quantity="extraction verdict (right/wrong per turn)",
+                          groups=list(dict.fromkeys(k[0] for k in rated)), keep_empty=True)
 
 
 def panel_summary(sets: Sequence[SetVerdicts], judges: Sequence[str], options: IntervalOptions,
@@ -179,12 +176,11 @@ def panel_summary(sets: Sequence[SetVerdicts], judges: Sequence[str], options: I
     if len(judges) > 1:
         ens = ensemble_records(sets, judges)
         out["per_judge"] = per_judge
-        out["ensemble"] = {"rule": RULE, "description": ENSEMBLE_RULES[RULE] + " (of each turn's right/wrong: a tie is wrong)",
-                           "results": accuracy_table(ens, options, ENSEMBLE)}
+        out["ensemble"] = ensemble_summary(
+            RULE, accuracy_table(ens, options, ENSEMBLE),
+            description=ENSEMBLE_RULES[RULE] + " (of each turn's right/wrong: a tie is wrong)")
         out["agreement"] = verdict_agreement(sets, judges)
         comps += candidate_comparisons(ens, options, ENSEMBLE, candidates)
     out["comparisons"] = comps
-    out["intervals"] = {"method": "percentile bootstrap over items", "items": "build sets",
-                        "samples": options.bootstrap_samples, "level": options.interval_level,
-                        "seed": options.bootstrap_seed}
+    out["intervals"] = bootstrap_summary(options, items="build sets")
     return out

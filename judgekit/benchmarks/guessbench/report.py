@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ...judging.report import headline_rows, rows_by_judge
 from ...report.doc import Chart, Headline, ReportDoc, Series, Table
-from .panel import ENSEMBLE, HEADLINE
+from .panel import HEADLINE
 from .report_items import APPROACH_NAMES, make_context, set_item
 
 if TYPE_CHECKING:
@@ -39,11 +40,8 @@ def build_report(prep: "Prepared", outcomes: dict[tuple[str, str, str, str], "Se
     """The run's report document (every set of the run, as items)."""
     spec, o = prep.spec, prep.options
     judges = list(spec.roles.panel)
-    panel = len(judges) > 1
     figures = [f for f in HEADLINE if ("static" in o.tasks if f == "static_all" else "dynamic" in o.tasks)]
-    labelled = [(judges[0], summary["results"])]
-    if panel:
-        labelled.append((ENSEMBLE, summary["ensemble"]["results"]))
+    labelled = list(headline_rows(summary).items())
     doc = ReportDoc(title=f"GuessBench: {spec.name}", benchmark="guessbench", meta=_meta(prep, judges))
     doc.headline = _headline(labelled, figures, list(o.approaches))
     doc.charts = _charts(prep, summary, judges, figures, outcomes)
@@ -134,7 +132,7 @@ def _charts(prep: "Prepared", summary: dict[str, Any], judges: list[str], figure
     if len(judges) > 1:
         a0 = _headline_approaches(approaches)[0]
         col = f"{split}_all"
-        tables = [(j, summary["per_judge"][j]) for j in judges] + [(ENSEMBLE, summary["ensemble"]["results"])]
+        tables = list(rows_by_judge(summary).items())
         charts.append(Chart(f"{name} accuracy by extractor ({APPROACH_NAMES.get(a0, a0)}), all sets",
                             [j for j, _ in tables], [_series(c, [_cell(t, c, a0, col) for _, t in tables])
                                                      for c in cands], unit="%", range=(0, 100)))

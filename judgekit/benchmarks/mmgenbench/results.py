@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...judging.intervals import shown
-from ...judging.uncertainty import IntervalOptions, comparisons, interval
+from ...judging.uncertainty import IntervalOptions, bootstrap_summary, comparisons, interval
 from ...local import read_vector
 from ...metrics.mmgenbench import cosine, fid, sim_summary
 from ..base import BenchmarkResult
@@ -184,8 +184,7 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
         "results": results,
         "patterns": pattern_rows,
         "comparisons": comps,
-        "intervals": {"method": "percentile bootstrap over items", "items": "images", "samples": o.bootstrap_samples,
-                      "level": o.interval_level, "seed": o.bootstrap_seed, "fid": FID_NOTE},
+        "intervals": bootstrap_summary(o, items="images", fid=FID_NOTE),
         "reference_format": reference,
     }
     display = [{"model": r["model"], "generator": r["generator"],

@@ -9,10 +9,12 @@ scoring calls and unscored rows are not records (as in :func:`~judgekit.metrics.
   resampled, an item contributing (its score, 1), or (0, 0) without a valid score, as
   :func:`~judgekit.metrics.mmie.item_sums` says);
 * :func:`ensemble_records`: one record per answer holding the mean of the scorers' valid scores
-  (:func:`~judgekit.judging.agreement.mean_score`), None when none is valid; its rows come from
-  the same ``category_table`` (``whole=False``), so SA / PBL / MSR / Avg. mean the same;
+  (:func:`~judgekit.judging.agreement.panel_mean`, in the panel's order), None when none is
+  valid; its rows come from the same ``category_table`` (``whole=False``), so SA / PBL / MSR /
+  Avg. mean the same;
 * :func:`agreement_records`: Krippendorff's alpha (interval level) of the 0..6 scores, per system
-  and pooled over the systems' answers;
+  and pooled over the systems' answers (:func:`~judgekit.judging.agreement.agreement_rows`, as
+  every panel's);
 * :func:`comparison_rows`: the paired Avg. difference between every two systems on the items both
   have, with its interval;
 * :func:`alignment_rows`: Table 5 (cosine, MSE, MAE, Pearson against human scores) per scorer and
@@ -27,13 +29,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...judging.agreement import ENSEMBLE_RULES, agreement, mean_score
+from ...judging.agreement import POOLED, agreement_rows, by_item, panel_mean, ratings
 from ...judging.intervals import with_interval
-from ...judging.uncertainty import IntervalOptions, comparisons, interval
+from ...judging.uncertainty import IntervalOptions, bootstrap_summary, comparisons, interval
 from ...metrics.mmie import FIGURES, alignment, category_table, item_sums
 
 __all__ = ["ENSEMBLE", "POOLED", "QUANTITY", "RULE", "SCALE", "agreement_records", "alignment_rows",
-           "category_rows", "comparison_rows", "ensemble_records", "ensemble_summary", "intervals_summary"]
+           "category_rows", "comparison_rows", "ensemble_records", "intervals_summary"]
 
 #: the ensemble's name where a scorer's would stand (``judge`` column, ``scorer`` of Table 5)
 ENSEMBLE = "ensemble"
@@ -43,8 +45,6 @@ RULE = "mean"
 SCALE = 100.0 / 6.0
 #: what the agreement records rate
 QUANTITY = "score (0-6)"
-#: the ``system`` of the agreement over every system's answers
-POOLED = "all"
 
 
 def category_rows(records: Sequence[Mapping[str, Any]], options: IntervalOptions, judge: str,
@@ -62,28 +62,15 @@ def category_rows(records: Sequence[Mapping[str, Any]], options: IntervalOptions
     return rows
 
 
+def _answer(r: Mapping[str, Any]) -> tuple[str, Any]:
+    return r["model"], r["id"]
+
+
 def ensemble_records(records: Sequence[Mapping[str, Any]], judges: Sequence[str]) -> list[dict[str, Any]]:
     """One record per (system, item) some scorer has a record of, in the order first seen: the
     mean of the scorers' valid scores (None when no scorer gave one), ``judge`` = :data:`ENSEMBLE`."""
-    by_answer: dict[tuple[str, Any], dict[str, Any]] = {}
-    scores: dict[tuple[str, Any], dict[str, float | None]] = {}
-    for r in records:
-        key = (r["model"], r["id"])
-        by_answer.setdefault(key, r)
-        scores.setdefault(key, {})[r["judge"]] = r["score"]
-    out = []
-    for key, first in by_answer.items():
-        per = scores[key]
-        out.append({**first, "judge": ENSEMBLE, "score": mean_score([per.get(j) for j in judges])})
-    return out
-
-
-def _ratings(records: Sequence[Mapping[str, Any]], systems: Sequence[str] | None) -> dict[Any, dict[str, Any]]:
-    out: dict[Any, dict[str, Any]] = {}
-    for r in records:
-        if systems is None or r["model"] in systems:
-            out.setdefault((r["model"], r["id"]), {})[r["judge"]] = r["score"]
-    return out
+    return [{**rs[0], "judge": ENSEMBLE, "score": panel_mean(rs, judges)}
+            for rs in by_item(records, _answer).values()]
 
 
 def agreement_records(records: Sequence[Mapping[str, Any]], judges: Sequence[str],
@@ -91,11 +78,9 @@ def agreement_records(records: Sequence[Mapping[str, Any]], judges: Sequence[str
     """Krippendorff's alpha (interval level) of the scorers' 0..6 scores: one record per system,
     then one over every system's answers (``system`` = :data:`POOLED`).  A scorer's missing or
     unparseable score is a missing rating."""
-    out = []
-    for name, chosen in [*((s, [s]) for s in systems), (POOLED, None)]:
-        rec = agreement(_ratings(records, chosen), judges, "interval")
-        out.append({"quantity": QUANTITY, "system": name, **rec})
-    return out
+    rated = ratings(((r["judge"], r) for r in records), _answer)
+    return agreement_rows(rated, judges, "interval", quantity=QUANTITY, groups=systems, name="system",
+                          keep_empty=True)
 
 
 def comparison_rows(records: Sequence[Mapping[str, Any]], options: IntervalOptions, judge: str,
@@ -121,10 +106,6 @@ def alignment_rows(human: Mapping[str, float], system: str,
 
 def intervals_summary(options: IntervalOptions) -> dict[str, Any]:
     """``summary["intervals"]``."""
-    return {"method": "percentile bootstrap over items", "samples": options.bootstrap_samples,
-            "level": options.interval_level, "seed": options.bootstrap_seed}
+    return bootstrap_summary(options)
 
 
-def ensemble_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """``summary["ensemble"]``."""
-    return {"rule": RULE, "description": ENSEMBLE_RULES[RULE], "results": rows}

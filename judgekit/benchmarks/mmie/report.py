@@ -27,6 +27,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ...parsers.mmie import REFERENCE_IMAGE_STOP, REFERENCE_MAX_IMAGES, split_integrated
+from ...judging.report import headline_rows, rows_by_judge
 from ...report.doc import (
     Block,
     Chart,
@@ -77,7 +78,7 @@ def build_report(prep: "Prepared", engine: Any, outcomes: list["Outcome"], summa
     spec = prep.spec
     name = getattr(spec, "name", None) or "mmie"
     doc = ReportDoc(title=f"MMIE: {name}", benchmark="mmie", meta=_meta(prep, summary))
-    doc.headline = _headline(summary, judges)
+    doc.headline = _headline(summary)
     doc.charts = _charts(prep, summary, tables)
     doc.tables = _tables(prep, summary, tables)
     doc.items = _items(prep, outcomes, getattr(engine, "blobs", None))
@@ -128,21 +129,10 @@ def _meta(prep: "Prepared", summary: dict[str, Any]) -> dict[str, str]:
     return meta
 
 
-def _by_scorer(summary: dict[str, Any], judges: list[str]) -> list[tuple[str, list[dict[str, Any]]]]:
-    """(scorer, its Table 3 rows) for each scorer, then the ensemble's with a panel."""
-    if len(judges) == 1:
-        return [(judges[0], summary["results"])]
-    out = [(j, summary["per_judge"][j]) for j in judges]
-    return out + [(ENSEMBLE, summary["ensemble"]["results"])]
-
-
-def _headline(summary: dict[str, Any], judges: list[str]) -> list[Headline]:
-    chosen = [(judges[0], summary["results"])]
-    if len(judges) > 1:
-        chosen.append((ENSEMBLE, summary["ensemble"]["results"]))
+def _headline(summary: dict[str, Any]) -> list[Headline]:
     return [Headline(candidate=r["model"], figure=label, value=r.get(f), low=r.get(f"{f}_ci_low"),
                      high=r.get(f"{f}_ci_high"), judge=j, unit="%")
-            for j, rows in chosen for r in rows for label, f in FIGURES]
+            for j, rows in headline_rows(summary).items() for r in rows for label, f in FIGURES]
 
 
 def _series(name: str, row: dict[str, Any], figures: list[str]) -> Series:
@@ -157,7 +147,7 @@ def _charts(prep: "Prepared", summary: dict[str, Any], tables: dict[str, list[di
     panel = len(judges) > 1
     figs = [f for _, f in FIGURES]
     charts = []
-    for j, rows in _by_scorer(summary, judges):
+    for j, rows in rows_by_judge(summary).items():
         if panel and j not in (judges[0], ENSEMBLE):
             continue
         who = "the ensemble, mean of the scorers" if j == ENSEMBLE else f"scorer {j}"
@@ -181,7 +171,7 @@ def _charts(prep: "Prepared", summary: dict[str, Any], tables: dict[str, list[di
                             note="share of each system's answers with a valid score given each score, from 6 (best) "
                                  "to 0; no valid score: " + ("; ".join(unscored) if unscored else "none")))
     if panel:
-        by = _by_scorer(summary, judges)
+        by = list(rows_by_judge(summary).items())
         names = [r["model"] for r in by[0][1]]
         series = []
         for j, rows in by:

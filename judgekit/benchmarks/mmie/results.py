@@ -29,7 +29,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...judging.agreement import ENSEMBLE_RULES
+from ...judging.agreement import ENSEMBLE_RULES, ensemble_summary
 from ...judging.intervals import shown
 from ...metrics.mmie import field_table, score_distribution
 from ...parsers.mmie import percent
@@ -43,7 +43,6 @@ from .panel import (
     category_rows,
     comparison_rows,
     ensemble_records,
-    ensemble_summary,
     intervals_summary,
 )
 from .report import build_report
@@ -190,7 +189,7 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["Outcome"]) 
     }
     if panel:
         summary["per_judge"] = per_judge
-        summary["ensemble"] = ensemble_summary(ens_rows)
+        summary["ensemble"] = ensemble_summary(RULE, ens_rows)
         summary["agreement"] = agree
     by_scorer = [(j, per_judge[j]) for j in judges] + ([(ENSEMBLE, ens_rows)] if panel else [])
     categories = [{"judge": j, **r} for j, rows in by_scorer for r in rows]

@@ -30,6 +30,7 @@ from typing import Any
 from ...engine import NOT_RUN, CallResult, Engine
 from ...judging.candidates import judge_plan
 from ...judging.items import GenericItem
+from ...judging.records import NO_CALL, failure
 from ...types import ChatRequest
 from ..base import BenchmarkResult, PlannedCall
 from .prepare import Options, Prepared, prepare
@@ -45,8 +46,6 @@ FLOW_WINDOW = 512
 #: the estimate's stand-in for an answer or a judge reply not written yet
 _STANDIN = ("A stand-in of typical length for the estimate: the question is answered in a few sentences, "
             "with the reasoning that leads to the answer and a short conclusion.")
-#: error kinds of judgments made without a judge call (they say nothing about the judge)
-NO_CALL = ("candidate_failed", "baseline_failed", "no_answer")
 
 
 # -- estimate ------------------------------------------------------------------------------------
@@ -106,15 +105,13 @@ def judgment(prep: Prepared, result: CallResult | None, *, model: str, judge: st
         s = int(round(reading.value))
         score = s if order == 0 else -s
     ok = score is not None
-    if result is not None and not ok:
-        error_kind = result.error_kind or "parse_failure"
-        error = result.error
+    error_kind, error = failure(result, ok, error_kind=error_kind, error=error)
     category = item.category or "all"
     return {
         "model": model, "judge": judge, "index": item.id, "task": category, "category": category,
         "kind": "pairwise", "order": order, **({} if repeat is None else {"repeat": repeat}),
         "score": score, "ok": ok,
-        "error_kind": None if ok else error_kind, "error": error, "reasked": reasked,
+        "error_kind": error_kind, "error": error, "reasked": reasked,
         "length_diff": length_diff, "judge_text": result.text if result is not None else "",
         "verdict": reading.token if reading is not None else None,
         "span_start": reading.span[0] if reading is not None else None,

@@ -18,22 +18,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...judging.report import interval_note
+from ...judging.report import figure_series, headline_rows, interval_note, rows_by_judge
 from ...judging.human_agreement import report_tables
 from ...report.doc import Block, Chart, Headline, Item, ReportDoc, Series, Table, image, text
 from .results import ALL, ENSEMBLE_JUDGE, display_row, spread_display
 
 __all__ = ["build_report", "headline", "charts", "tables", "build_items"]
-
-
-def _by_judge(summary: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    judges = list(summary.get("judges") or [])
-    out = dict(summary.get("per_judge") or {})
-    if judges and judges[0] not in out:
-        out[judges[0]] = summary.get("results") or []
-    if summary.get("ensemble"):
-        out[ENSEMBLE_JUDGE] = summary["ensemble"]["results"]
-    return {j: out[j] for j in [*judges, ENSEMBLE_JUDGE] if j in out}
 
 
 def _row(rows: Sequence[Mapping[str, Any]], model: str, level: str = "overall", group: str = ALL):
@@ -46,13 +36,10 @@ def _scale_text(summary: Mapping[str, Any]) -> str:
 
 
 def headline(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Headline]:
-    rows = _by_judge(summary)
-    judges = list(summary.get("judges") or [])
-    shown = judges[:1] + ([ENSEMBLE_JUDGE] if ENSEMBLE_JUDGE in rows else [])
     out = []
-    for judge in shown:
+    for judge, rows in headline_rows(summary).items():
         for c in candidates:
-            r = _row(rows[judge], c)
+            r = _row(rows, c)
             if r is None:
                 continue
             out.append(Headline(c, f"Score ({_scale_text(summary)})", r["score"], r["score_ci_low"],
@@ -62,7 +49,7 @@ def headline(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Head
 
 
 def charts(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Chart]:
-    rows = _by_judge(summary)
+    rows = rows_by_judge(summary)
     judges = list(summary.get("judges") or [])
     if not judges:
         return []
@@ -74,9 +61,7 @@ def charts(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Chart]
     series = []
     for c in candidates:
         per = [_row(first, c)] + [_row(first, c, "category", g) for g in cats]
-        series.append(Series(c, [None if r is None else r["score"] for r in per],
-                             [None if r is None else r["score_ci_low"] for r in per],
-                             [None if r is None else r["score_ci_high"] for r in per]))
+        series.append(figure_series(c, per, "score"))
     if any(v is not None for s in series for v in s.values):
         out.append(Chart("Mean score per category", groups, series, unit="", range=(float(low), float(high)),
                          note=f"judged by {judges[0]}; scale {_scale_text(summary)}; whiskers: "
@@ -104,10 +89,7 @@ def charts(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Chart]
                          note="share of the valid scores, high to low (a score between whole numbers counts "
                               "toward the nearest); no score (fail): " + ("; ".join(fails) if fails else "none")))
     if len(judges) > 1:
-        per = [Series(j, [None if _row(rows[j], c) is None else _row(rows[j], c)["score"] for c in candidates],
-                      [None if _row(rows[j], c) is None else _row(rows[j], c)["score_ci_low"] for c in candidates],
-                      [None if _row(rows[j], c) is None else _row(rows[j], c)["score_ci_high"] for c in candidates])
-               for j in rows]
+        per = [figure_series(j, [_row(rows[j], c) for c in candidates], "score") for j in rows]
         out.append(Chart("Overall mean score per judge", list(candidates), per, range=(float(low), float(high)),
                          note=f"each judge and the ensemble (mean of the judges' valid scores); whiskers: "
                               f"{interval_note(summary)}"))
@@ -116,7 +98,7 @@ def charts(summary: Mapping[str, Any], candidates: Sequence[str]) -> list[Chart]
 
 def tables(summary: Mapping[str, Any]) -> list[Table]:
     out = []
-    for judge, rows in _by_judge(summary).items():
+    for judge, rows in rows_by_judge(summary).items():
         if rows:
             out.append(Table(f"Results per category, {'the ensemble' if judge == ENSEMBLE_JUDGE else judge}",
                              [display_row(r) for r in rows],
@@ -124,7 +106,7 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
                                   "(high - low); n: valid scores; fail: no score (call failed, reply unreadable, "
                                   "no answer)"))
     if summary.get("judge_repeats"):
-        title, spread = spread_display(_by_judge(summary), summary["judge_repeats"])
+        title, spread = spread_display(rows_by_judge(summary), summary["judge_repeats"])
         out.append(Table(title, spread, note="each judge's mean score on each repeat's judgments alone; SD and range "
                                              "across repeats (the judge's own sampling), beside the item-sampling "
                                              "interval of the results"))

@@ -18,12 +18,13 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...judging.agreement import ENSEMBLE_RULES, agreement, mean_score
+from ...judging.agreement import ENSEMBLE_RULES, agreement_rows, by_item, ensemble_summary, panel_mean, ratings
 from ...judging.human_agreement import HumanLabels, add_human_agreement
 from ...judging.intervals import shown
 from ...judging.multiplicity import adjust_comparisons
 from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.repeats import SPREAD, add_spread
+from ...judging.records import NO_CALL, failure
 from ...judging.results import Built, add_panel, intervals_summary
 from ...judging.uncertainty import IntervalOptions, comparisons, interval
 from ...report.tidy import tidy_row
@@ -41,25 +42,25 @@ def judgment_record(model: str, judge: str, item, result, reading, *, reasked: b
     kind (``error_kind`` for a judgment with no call: no answer to grade); ``repeat`` (with
     ``judge_repeats`` > 1 only) which repeat of the judgment it is."""
     ok = reading is not None
-    if result is not None:
-        error_kind = result.error_kind if not result.ok else None
-        error = result.error if not result.ok else None
+    error_kind, error = failure(result, ok, error_kind=error_kind, error=error)
     return {"model": model, "judge": judge, "index": item.id, "category": item.category or ALL, "kind": "rubric",
             **({} if repeat is None else {"repeat": repeat}), "score": reading.value if ok else None, "token": reading.token if ok else None,
             "span": list(reading.span) if ok else None, "ok": ok,
-            "error_kind": None if ok else (error_kind or "parse_failure"), "error": None if ok else error,
+            "error_kind": error_kind, "error": error,
             "reasked": reasked, "judge_text": result.text if result is not None and result.ok else ""}
+
+
+def _item_repeat(r: Mapping[str, Any]) -> tuple[str, str, int]:
+    """An item and repeat: what a panel's judges rated alike (one judge's repeats are not a panel)."""
+    return r["model"], r["index"], int(r.get("repeat", 0))
 
 
 def ensemble_records(judgments: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per candidate, item (and repeat): the mean of the judges' valid scores (a failure when none
     is valid)."""
-    by: dict[tuple[str, str, int], list[Mapping[str, Any]]] = {}
-    for j in judgments:
-        by.setdefault((j["model"], j["index"], int(j.get("repeat", 0))), []).append(j)
     out = []
-    for (model, index, repeat), rs in by.items():
-        score = mean_score([r["score"] for r in rs])
+    for (model, index, repeat), rs in by_item(judgments, _item_repeat).items():
+        score = panel_mean(rs)
         out.append({"model": model, "judge": ENSEMBLE_JUDGE, "index": index, "category": rs[0]["category"],
                     "kind": "rubric", **({"repeat": repeat} if "repeat" in rs[0] else {}),
                     "score": score, "ok": score is not None,
@@ -143,20 +144,11 @@ def distribution(records: Sequence[Mapping[str, Any]], scale: tuple[float, float
 def agreement_records(by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
                       candidates: Sequence[str]) -> list[dict[str, Any]]:
     """Krippendorff's alpha (interval) of the judges' scores per (candidate, item), for each
-    candidate then pooled (``model`` = ``"all"``)."""
-    judges = list(by_judge)
-    ratings: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for judge, records in by_judge.items():
-        for r in records:
-            if r.get("error_kind") in ("no_answer", "candidate_failed"):
-                continue  # no judge call: says nothing about the judges
-            ratings.setdefault((r["model"], r["index"], int(r.get("repeat", 0))), {})[judge] = r["score"]
-    out = []
-    for model in [*candidates, ALL]:
-        sel = ratings if model == ALL else {k: v for k, v in ratings.items() if k[0] == model}
-        if sel:
-            out.append({"quantity": "score", "model": model, **agreement(sel, judges, "interval")})
-    return out
+    candidate then pooled (``model`` = ``"all"``); a judgment with no judge call (:data:`NO_CALL`:
+    no answer to grade) says nothing about the judges and is left out."""
+    rated = ratings(((j, r) for j, rs in by_judge.items() for r in rs), _item_repeat,
+                    keep=lambda r: r.get("error_kind") not in NO_CALL)
+    return agreement_rows(rated, list(by_judge), "interval", quantity="score", groups=candidates)
 
 
 def tidy_rows(judgments: Sequence[Mapping[str, Any]], scale: tuple[float, float]) -> list[dict[str, Any]]:
@@ -222,8 +214,8 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     more: list[tuple[str, list[dict[str, Any]]]] = []
     if panel:
         add_panel(summary, tables, rows, by_judge, judges, candidates,
-                  {"rule": "mean", "rules": {"score": "mean"},
-                   "description": f"per candidate and item: {ENSEMBLE_RULES['mean']}", "results": rows[ENSEMBLE_JUDGE]},
+                  ensemble_summary("mean", rows[ENSEMBLE_JUDGE], rules={"score": "mean"},
+                                   description=f"per candidate and item: {ENSEMBLE_RULES['mean']}"),
                   agreement=agreement_records)
         more.append(("Per judge, overall", [{"judge": j, **{k: v for k, v in display_row(r).items() if k != "category"}}
                                             for j in everyone for r in rows[j] if r["level"] == "overall"]))
