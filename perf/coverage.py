@@ -251,6 +251,11 @@ def report(result: dict[str, Any]) -> str:
         lines += [f"  {name}: n = {', '.join(map(str, ns))}" for name, ns in off.items()]
     else:
         lines.append(f"every figure within {BAND[0]:.0f}-{BAND[1]:.0f} % at every n")
+    wide = (BAND[0] - 2 * se, BAND[1] + 2 * se)
+    far = outside(result, wide)
+    lines.append(f"outside {wide[0]:.1f}-{wide[1]:.1f} % (the band widened by two standard errors, beyond "
+                 "Monte Carlo noise): " + ("; ".join(f"{k}: n = {', '.join(map(str, v))}" for k, v in far.items())
+                                           if far else "none"))
     lines.append("no interval today, so no coverage: " + ", ".join(WITHOUT_INTERVAL))
     return "\n".join(lines)
 
