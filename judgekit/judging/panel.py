@@ -51,8 +51,11 @@ def agreement_records(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]
                     ratings.setdefault(key, {})[judge] = _value(r.get(field))
         if not ratings:
             continue
+        by_model: dict[str, dict[tuple[str, str, int], dict[str, Any]]] = {}
+        for k, v in ratings.items():  # one pass, each candidate's ratings in their order
+            by_model.setdefault(k[0], {})[k] = v
         for model in [*candidates, ALL]:
-            sel = ratings if model == ALL else {k: v for k, v in ratings.items() if k[0] == model}
+            sel = ratings if model == ALL else by_model.get(model, {})
             if sel:
                 out.append({"quantity": quantity, "model": model, **agreement(sel, judges, level)})
     return out
@@ -77,7 +80,10 @@ def behaviour_rows(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
     pooled over candidates (``model`` = ``"all"``)."""
     rows = []
     for judge, records in records_by_judge.items():
+        by_model: dict[Any, list[Mapping[str, Any]]] = {}
+        for r in records:  # one pass, each candidate's records in their order
+            by_model.setdefault(r.get("model"), []).append(r)
         for model in [*candidates, ALL]:
-            sel = records if model == ALL else [r for r in records if r.get("model") == model]
+            sel = records if model == ALL else by_model.get(model, [])
             rows.append({"judge": judge, "model": model, **behaviour_row(sel)})
     return rows
