@@ -14,7 +14,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "perf" / "intervals.py"
 def _run(*args: str) -> str:
     # a child process: the script pins itself to one core, which must not pin the test run
     return subprocess.run([sys.executable, str(SCRIPT), "--items", "24", "--candidates", "3", "--judges", "2",
-                           "--samples", "50", *args], check=True, capture_output=True, text=True,
+                           "--samples", "50", "--rounds", "1", *args], check=True, capture_output=True, text=True,
                           env={**os.environ}, timeout=120).stdout
 
 
