@@ -3,6 +3,7 @@ a large sample, the coverage it measures where the answer is known, and its plug
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -13,7 +14,12 @@ PERF = Path(__file__).resolve().parents[2] / "perf"
 sys.path.insert(0, str(PERF))
 
 import _synthetic as synthetic  # noqa: E402
-import coverage  # noqa: E402
+
+# by its path, under another name: ``coverage`` is also the coverage.py package's name
+_spec = importlib.util.spec_from_file_location("perf_coverage", PERF / "coverage.py")
+coverage = importlib.util.module_from_spec(_spec)
+sys.modules["perf_coverage"] = coverage
+_spec.loader.exec_module(coverage)
 
 from judgekit.judging.pairwise import summarize  # noqa: E402
 
