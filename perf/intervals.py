@@ -1,32 +1,50 @@
-"""Bootstrap intervals at full size: how long the seeded item bootstrap takes.
+"""The statistics pass at full size, one core: seconds per stage, and the bootstrap's parts.
 
-1. A synthetic full Creation-MMBench result: 765 items in 51 tasks (15 each) and 4 categories,
-   3 candidates, a panel of 3 judges, 4 figures (Reward, Win Rate, VFS, VFS ref; each item's two
-   orders pooled), 1,000 resamples, every row (overall, each category, each task):
-   a. the generic path, one :func:`judgekit.judging.intervals.ratio_interval` per figure and row
-      (what a benchmark calling :func:`judgekit.judging.uncertainty.interval` per figure pays);
-   b. the paired comparisons of the candidates (3 pairs x 3 figures x 3 judges, overall), through
-      :func:`judgekit.judging.uncertainty.comparisons`;
-   c. the judging core's pairwise path (``judgekit.judging.bootstrap.add_intervals``, Creation-MMBench's
-      and the generic pairwise benchmark's: one draw per row
-      group shared by the judges and figures), when that module is there.
-2. A GuessBench-sized accuracy: 10,000 right/wrong items, one interval.
+1. The full pass (default): what a pairwise benchmark's results computation does
+   (``judgekit.benchmarks.creation_mmbench.results.build``: every judge's rows, the ensemble, the
+   intervals, the paired comparisons, the judges' agreement and behaviour) on synthetic judgment
+   records of ``--items`` items x ``--candidates`` candidates x ``--judges`` judges in both orders
+   (pairwise and VFS; ``perf/_synthetic.py``), 4 categories, 1,000 resamples; each stage timed
+   alone (the same calls ``build`` makes, in its order), then ``build`` itself; CPU seconds, each
+   stage's least over ``--rounds`` passes.  With a
+   ``judge_repeats`` option in this checkout, the same with ``--repeats`` repeats of each
+   judgment; without one, that line says it is skipped.  NumPy's threads are set to 1 and the
+   process pinned to one core.  ``--before PATH``: the same in a child process on another
+   checkout's package (``PYTHONPATH=PATH``), printed beside this one's; the target is 3 s in all.
+2. ``--parts``: the bootstrap's parts at Creation-MMBench's size: a synthetic result (765 items in
+   51 tasks of 15 and 4 categories, 3 candidates x 3 judges x 4 figures, both orders pooled):
+   a. one :func:`judgekit.judging.intervals.ratio_interval` per figure and row (overall, each
+      category, each task: what a benchmark calling ``uncertainty.interval`` per figure pays);
+   b. the paired comparisons (3 pairs x 3 figures x 3 judges, overall), ``uncertainty.comparisons``;
+   c. ``judgekit.judging.bootstrap.add_intervals`` (one draw per row group, shared by the judges
+      and figures);
+   d. a GuessBench-sized accuracy: 10,000 right/wrong items, one interval.
 
-Wall and CPU seconds of each, in one process (NumPy may use more than one thread: CPU > wall).
-
-    .venv/bin/python perf/intervals.py [--samples 1000] [--repeat 3]
+    .venv/bin/python perf/intervals.py [--items 765 --candidates 20 --judges 3 --repeats 3]
+                                       [--before /tmp/old-checkout] [--parts [--repeat 3]]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 
-import numpy as np
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    os.environ[_var] = "1"  # one core: before NumPy loads its BLAS
+if hasattr(os, "sched_setaffinity"):
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
-from judgekit.judging.uncertainty import IntervalOptions, comparisons, interval
-from judgekit.judging.intervals import ratio_interval
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from judgekit.judging.intervals import ratio_interval  # noqa: E402
+from judgekit.judging.uncertainty import IntervalOptions, comparisons, interval  # noqa: E402
 
 ITEMS, TASKS, CATEGORIES = 765, 51, 4
 CANDIDATES = ("cand-a", "cand-b", "cand-c")
@@ -139,11 +157,8 @@ def agreement_at_scale(samples: int) -> int:
     return 2
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--samples", type=int, default=1000)
-    ap.add_argument("--repeat", type=int, default=3, help="runs of each; the best is printed")
-    args = ap.parse_args()
+def parts(args: argparse.Namespace) -> None:
+    """The bootstrap's parts at Creation-MMBench's size (``--parts``)."""
     synth = synthetic_creation()
     print(f"Creation-MMBench, synthetic: {ITEMS} items, {TASKS} tasks, {CATEGORIES} categories, "
           f"{len(CANDIDATES)} candidates x {len(JUDGES)} judges x {len(FIGURES)} figures, {args.samples} resamples")
@@ -189,6 +204,143 @@ def main() -> None:
                                             scale=100.0), args.repeat)
     print(f"GuessBench-sized accuracy: {n:,} items, {args.samples} resamples: {iv.estimate:.2f} "
           f"[{iv.low:.2f}, {iv.high:.2f}] in {wall:.2f} s wall, {cpu:.2f} s CPU")
+
+
+# ---------------------------------------------------------------------------- the full pass
+
+
+def _model(candidates: int, judges: int):
+    from _synthetic import Judge, Model
+
+    quality = {f"cand-{i:02d}": 0.05 * (i - candidates // 2) for i in range(candidates)}
+    panel = tuple(Judge(f"judge-{k + 1}", bias=0.2 + 0.3 * (k % 3), noise=0.8 + 0.2 * (k % 3)) for k in range(judges))
+    return Model(quality=quality, judges=panel, categories=4)
+
+
+def _stages(recs: list[dict], judges: list[str], candidates: list[str], options) -> dict[str, float]:
+    """Seconds (CPU of this process) of each stage of the pass, as ``creation_mmbench.results.build``
+    makes its calls, and of ``build`` itself (``total``)."""
+    from judgekit.benchmarks.creation_mmbench.results import build
+    from judgekit.judging.agreement import majority, mean_score
+    from judgekit.judging.bootstrap import add_intervals, comparison_rows
+    from judgekit.judging.pairwise import ENSEMBLE_JUDGE, ensemble_records, item_sums, summarize
+    from judgekit.judging.panel import agreement_records, behaviour_rows
+
+    out: dict[str, float] = {}
+
+    def stage(name: str, fn: Callable[[], object]):
+        c = time.process_time()
+        value = fn()
+        out[name] = time.process_time() - c
+        return value
+
+    by_judge = stage("records by judge", lambda: {j: [r for r in recs if r.get("judge") == j] for j in judges})
+    everyone = dict(by_judge)
+    if len(judges) > 1:
+        everyone[ENSEMBLE_JUDGE] = stage("ensemble records", lambda: ensemble_records(
+            recs, pairwise_rule=majority, score_rule=mean_score))
+    rows = stage("rows (summarize)", lambda: {j: summarize(r) for j, r in everyone.items()})
+    sums = stage("item sums", lambda: {j: item_sums(r) for j, r in everyone.items()})
+    stage("intervals (add_intervals)", lambda: add_intervals(rows, everyone, options, sums))
+    compared = judges[:1] + ([ENSEMBLE_JUDGE] if len(judges) > 1 else [])
+    stage("comparisons", lambda: [comparison_rows(everyone[j], j, candidates, options, sums.get(j)) for j in compared])
+    stage("behaviour", lambda: behaviour_rows(everyone, candidates))
+    if len(judges) > 1:
+        stage("agreement", lambda: agreement_records(by_judge, candidates))
+    c = time.process_time()
+    build(recs, judges=judges, candidates=candidates, options=options)
+    out["total: build()"] = time.process_time() - c
+    return out
+
+
+def _best(run: Callable[[], dict[str, float]], rounds: int) -> dict[str, float]:
+    """Each stage's least seconds over ``rounds`` runs (a busy machine only ever adds time)."""
+    best: dict[str, float] = {}
+    for _ in range(max(1, rounds)):
+        for name, sec in run().items():
+            best[name] = min(sec, best.get(name, sec))
+    return best
+
+
+def full_pass(args: argparse.Namespace) -> dict:
+    """Every stage's seconds, without and (where the option exists) with judge repeats."""
+    from _synthetic import records
+
+    from judgekit.benchmarks.creation_mmbench.prepare import Options
+
+    model = _model(args.candidates, args.judges)
+    judges, candidates = [j.name for j in model.judges], list(model.quality)
+    recs = records(model, args.items, np.random.default_rng(0))
+    options = Options(bootstrap_samples=args.samples)
+    result = {"records": len(recs), "stages": _best(lambda: _stages(recs, judges, candidates, options), args.rounds)}
+    if "judge_repeats" not in Options.model_fields:
+        result["repeats"] = "skipped: no judge_repeats option in this checkout"
+        return result
+    repeated = []
+    for k in range(args.repeats):
+        for r in records(model, args.items, np.random.default_rng(0)):  # the same items, a new draw each repeat
+            repeated.append({**r, "repeat": k})
+    try:
+        options = Options(bootstrap_samples=args.samples, judge_repeats=args.repeats)
+        result["repeats_stages"] = _best(lambda: _stages(repeated, judges, candidates, options), args.rounds)
+        result["repeats_records"] = len(repeated)
+    except (TypeError, ValueError) as e:  # an option of another shape than this script knows
+        result["repeats"] = f"skipped: {type(e).__name__}: {e}"
+    return result
+
+
+def _print(title: str, now: dict, before: dict | None) -> None:
+    stages = now.get("stages", {})
+    print(title)
+    head = f"  {'stage':<28}{'now s':>9}" + (f"{'before s':>10}{'x':>7}" if before else "")
+    print(head)
+    for name, sec in stages.items():
+        line = f"  {name:<28}{sec:9.2f}"
+        if before and name in before.get("stages", {}):
+            b = before["stages"][name]
+            line += f"{b:10.2f}{b / sec if sec > 0 else float('inf'):7.1f}"
+        print(line)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--items", type=int, default=765)
+    ap.add_argument("--candidates", type=int, default=20)
+    ap.add_argument("--judges", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=3, help="judge repeats, where this checkout has judge_repeats")
+    ap.add_argument("--samples", type=int, default=1000)
+    ap.add_argument("--rounds", type=int, default=3, help="passes; each stage's least time is printed")
+    ap.add_argument("--before", default=None, help="another checkout: the same pass with its package")
+    ap.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    ap.add_argument("--parts", action="store_true", help="the bootstrap's parts instead of the full pass")
+    ap.add_argument("--repeat", type=int, default=3, help="--parts: runs of each; the best is printed")
+    args = ap.parse_args(argv)
+    if args.parts:
+        parts(args)
+        return
+    now = full_pass(args)
+    if args.json:
+        print(json.dumps(now))
+        return
+    before = None
+    if args.before:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.abspath(args.before),
+                                                            os.environ.get("PYTHONPATH", "")])}
+        cmd = [sys.executable, os.path.abspath(__file__), "--json", "--items", str(args.items), "--candidates",
+               str(args.candidates), "--judges", str(args.judges), "--repeats", str(args.repeats),
+               "--samples", str(args.samples), "--rounds", str(args.rounds)]
+        before = json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout)
+    print(f"Statistics pass, one core: {args.items} items x {args.candidates} candidates x {args.judges} judges, "
+          f"both orders, pairwise + VFS ({now['records']:,} records), {args.samples} resamples; CPU seconds, "
+          f"the least of {args.rounds} rounds")
+    _print("without repeats:", now, before)
+    if "repeats_stages" in now:
+        _print(f"judge_repeats = {args.repeats} ({now['repeats_records']:,} records):",
+               {"stages": now["repeats_stages"]}, before and {"stages": before.get("repeats_stages", {})})
+    else:
+        print(f"judge_repeats = {args.repeats}: {now['repeats']}")
+    total = now.get("repeats_stages", now["stages"])["total: build()"]
+    print(f"target: the whole pass in 3 s; now {total:.2f} s")
 
 
 if __name__ == "__main__":

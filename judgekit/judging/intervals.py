@@ -84,10 +84,60 @@ def _as_arrays(num: Sequence[float], den: Sequence[float]) -> tuple[np.ndarray, 
     return a, b
 
 
-def _ratios(a: np.ndarray, b: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    top, bottom = a[idx].sum(axis=1), b[idx].sum(axis=1)
+#: bits an int64 holds for packed non-negative sums (one spare below the sign bit)
+_PACK_BITS = 62
+
+
+def _packing(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, list[tuple[int, int, float]]] | None:
+    """The columns packed into one int64 per item, when every value is a whole number and the
+    sum of any n of them fits its bit field: (packed values, (shift, width, offset) per column);
+    None otherwise.  A resample's sums then come from one gather instead of one per column."""
+    n = columns[0].size
+    fields: list[tuple[int, int, float]] = []
+    shift = 0
+    for col in columns:
+        if col.size == 0 or not np.array_equal(col, np.rint(col)) or np.signbit(col[col == 0]).any():
+            return None  # (a -0.0 too: summed alone it stays -0.0, which the packed sum would not keep)
+        low, high = float(col.min()), float(col.max())
+        if n * max(abs(low), abs(high)) >= 2.0 ** 51:  # every partial sum, either way, stays exact
+            return None
+        width = int(n * (high - low)).bit_length()  # the largest sum of n shifted values
+        fields.append((shift, width, low))
+        shift += width
+        if shift > _PACK_BITS:
+            return None
+    packed = np.zeros(n, dtype=np.int64)
+    for col, (at, _, low) in zip(columns, fields):
+        packed |= (col - low).astype(np.int64) << np.int64(at)
+    return packed, fields
+
+
+def _resampled_sums(columns: Sequence[np.ndarray], idx: np.ndarray) -> list[np.ndarray]:
+    """Each column's sum over every row of drawn indices ``idx`` (samples x n), as
+    ``col[idx].sum(axis=1)`` gives it.  Whole-number columns are packed into one int64 (the sums
+    are exact either way: float64 adds whole numbers below 2**53 exactly in any order, so the
+    result is the same to the bit); others are gathered one by one."""
+    packing = _packing(columns) if len(columns) > 1 else None
+    if packing is None:
+        return [col[idx].sum(axis=1) for col in columns]
+    packed, fields = packing
+    total = packed[idx].sum(axis=1)
+    n = idx.shape[1]
+    out = []
+    for at, width, low in fields:
+        part = (total >> np.int64(at)) & np.int64((1 << width) - 1)
+        out.append(part.astype(float) + low * n)
+    return out
+
+
+def _ratio(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.nan)
+
+
+def _ratios(a: np.ndarray, b: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    top, bottom = _resampled_sums((a, b), idx)
+    return _ratio(top, bottom)
 
 
 def _percentiles(values: np.ndarray, level: float) -> tuple[float | None, float | None]:
@@ -146,7 +196,11 @@ def paired_difference_p(num_a: Sequence[float], den_a: Sequence[float], num_b: S
         return Interval(None, None, None, n, samples, level, seed), None
     estimate = scale * float(a1.sum() / b1.sum() - a2.sum() / b2.sum())
     rng = _rng(seed, key)
-    stats = np.concatenate([_ratios(a1, b1, idx) - _ratios(a2, b2, idx) for idx in _draws(rng, n, samples)])
+    blocks = []
+    for idx in _draws(rng, n, samples):
+        t1, d1, t2, d2 = _resampled_sums((a1, b1, a2, b2), idx)
+        blocks.append(_ratio(t1, d1) - _ratio(t2, d2))
+    stats = np.concatenate(blocks)
     lo, hi = _percentiles(stats * scale, level)
     return Interval(estimate, lo, hi, n, samples, level, seed), bootstrap_p(stats)
 

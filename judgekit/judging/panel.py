@@ -74,7 +74,10 @@ def behaviour_rows(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
     pooled over candidates (``model`` = ``"all"``)."""
     rows = []
     for judge, records in records_by_judge.items():
+        by_model: dict[Any, list[Mapping[str, Any]]] = {}
+        for r in records:  # one pass, each candidate's records in their order
+            by_model.setdefault(r.get("model"), []).append(r)
         for model in [*candidates, ALL]:
-            sel = records if model == ALL else [r for r in records if r.get("model") == model]
+            sel = records if model == ALL else by_model.get(model, [])
             rows.append({"judge": judge, "model": model, **behaviour_row(sel)})
     return rows

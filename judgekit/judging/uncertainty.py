@@ -14,6 +14,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from ..config import STRICT_CONFIG
@@ -76,13 +77,25 @@ def comparisons(per_candidate: Mapping[str, ItemSums], options: IntervalOptions,
     :func:`interval`)."""
     if options.bootstrap_samples == 0:
         return []
-    names = list(candidates) if candidates is not None else list(per_candidate)
+    names = [n for n in (list(candidates) if candidates is not None else list(per_candidate)) if n in per_candidate]
+    # each candidate's sums as arrays in item order, once: a pair on the same items (the usual
+    # case) takes them as they are, instead of sorting and copying them for every pair
+    arrays = {}
+    for name in names:
+        sums = per_candidate[name]
+        order = _in_order(sums)
+        arrays[name] = (np.array([sums[i][0] for i in order], dtype=float),
+                        np.array([sums[i][1] for i in order], dtype=float))
     rows = []
-    for a, b in combinations([n for n in names if n in per_candidate], 2):
+    for a, b in combinations(names, 2):
         sa, sb = per_candidate[a], per_candidate[b]
-        common = _in_order(i for i in sa if i in sb)
-        iv, p = paired_difference_p([sa[i][0] for i in common], [sa[i][1] for i in common],
-                               [sb[i][0] for i in common], [sb[i][1] for i in common],
+        if sa.keys() == sb.keys():
+            (num_a, den_a), (num_b, den_b) = arrays[a], arrays[b]
+        else:
+            common = _in_order(i for i in sa if i in sb)
+            num_a, den_a = [sa[i][0] for i in common], [sa[i][1] for i in common]
+            num_b, den_b = [sb[i][0] for i in common], [sb[i][1] for i in common]
+        iv, p = paired_difference_p(num_a, den_a, num_b, den_b,
                                samples=options.bootstrap_samples, level=options.interval_level,
                                seed=options.bootstrap_seed, key=f"{key}{metric}:{a}-{b}", scale=scale)
         rows.append({"metric": metric, "a": a, "b": b, "items": iv.items, "difference": iv.estimate,

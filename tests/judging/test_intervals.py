@@ -256,3 +256,35 @@ def test_shown_and_with_interval():
                                                               "reward_ci_high": 16.04}
     assert with_interval({}, "vfs", Interval(None, None, None, 0, 10, 0.95, 0)) == {"vfs_ci_low": None,
                                                                                     "vfs_ci_high": None}
+
+
+# -- the packed sums: the same floats, bit for bit ---------------------------------------------------
+_WHOLE = st.one_of(st.integers(-300, 300), st.integers(-10**6, 10**6)).map(float)
+_ANY = st.one_of(_WHOLE, st.floats(-1e6, 1e6, allow_nan=False), st.just(-0.0), st.just(0.0),
+                 st.integers(-2**52, 2**52).map(float))
+
+
+@PROPS
+@given(st.integers(1, 40).flatmap(lambda n: st.tuples(
+    st.lists(st.lists(_WHOLE, min_size=n, max_size=n), min_size=2, max_size=4),
+    st.lists(st.lists(_ANY, min_size=n, max_size=n), min_size=1, max_size=2))), st.integers(0, 2**31))
+def test_resampled_sums_are_the_gathered_sums_bit_for_bit(columns, seed):
+    whole, mixed = columns
+    rng = np.random.default_rng(seed)
+    for cols in (whole, whole + mixed, mixed + whole):
+        arrays = [np.asarray(c, dtype=float) for c in cols]
+        n = arrays[0].size
+        idx = rng.integers(0, n, size=(7, n))
+        got = intervals._resampled_sums(arrays, idx)
+        for col, sums in zip(arrays, got):
+            expected = col[idx].sum(axis=1)
+            assert np.array_equal(sums, expected)
+            assert np.array_equal(np.signbit(sums), np.signbit(expected))
+
+
+def test_verdict_sums_are_packed_and_a_fraction_or_a_negative_zero_is_not():
+    reward, valid = np.array([100.0, -50.0, 0.0, 200.0]), np.array([2.0, 1.0, 0.0, 2.0])
+    assert intervals._packing((reward, valid, reward, valid)) is not None
+    assert intervals._packing((reward + 1 / 3, valid)) is None
+    assert intervals._packing((np.array([0.0, -0.0]), valid[:2])) is None
+    assert intervals._packing((np.array([2.0 ** 50, 1.0]), valid[:2])) is None  # sums near 2**53: gathered

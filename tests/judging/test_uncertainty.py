@@ -107,3 +107,21 @@ def test_bootstrap_summary_keys_in_order():
                                     "seed": 3}
     s = bootstrap_summary(o, items="images", fid="note")
     assert list(s) == ["method", "items", "samples", "level", "seed", "fid"] and s["items"] == "images"
+
+
+def test_pairs_on_the_same_items_and_on_different_items_are_each_paired_difference():
+    """Candidates on the same items (listed in any order) share one sorted copy of their sums; a
+    pair on different items is compared on its common items; both as paired_difference gives it."""
+    opts = IntervalOptions(bootstrap_samples=200, bootstrap_seed=4)
+    a = {f"q{i}": (float(50 * (i % 5) - 100), 2.0) for i in range(30)}
+    b = {k: (float(50 * ((i * 7) % 5) - 100), 1.0 + i % 2) for i, k in reversed(list(enumerate(a)))}
+    c = {k: v for i, (k, v) in enumerate(a.items()) if i % 3}
+    rows = comparisons({"a": a, "b": b, "c": c}, opts, "reward", key="j:", candidates=["a", "b", "c"])
+    for row in rows:
+        sa, sb = {"a": a, "b": b, "c": c}[row["a"]], {"a": a, "b": b, "c": c}[row["b"]]
+        common = sorted(set(sa) & set(sb), key=repr)
+        iv = paired_difference([sa[i][0] for i in common], [sa[i][1] for i in common], [sb[i][0] for i in common],
+                               [sb[i][1] for i in common], samples=200, seed=4, key=f"j:reward:{row['a']}-{row['b']}")
+        assert (row["items"], row["difference"], row["ci_low"], row["ci_high"]) == (iv.items, iv.estimate, iv.low,
+                                                                                     iv.high)
+    assert [r["items"] for r in rows] == [30, 20, 20]
