@@ -1,0 +1,380 @@
+"""Length- and style-controlled figures and Bradley-Terry ratings of a pairwise benchmark's
+candidates, each with the item-bootstrap interval the other figures have.
+
+* **LC win rate** (AlpacaEval 2, ``length_controlled_v1``): per candidate, a logistic GLM of the
+  judge's preference for the candidate (1 better, 0.5 tie, 0 worse; every judgment, both orders)
+  on a candidate-vs-reference term and the length feature ``tanh(length difference / its
+  standard deviation)``; the LC win rate is the model's predicted preference with the length term
+  set to 0, i.e. ``100 sigmoid(theta)``.  AlpacaEval's instruction-difficulty term and its
+  regularisation towards its "gamed" baselines need its own precomputed data, so they are left
+  out (no instruction term applies to a user's items); its fit is then the plain maximum
+  likelihood fit written here.
+* **SC score** (Arena-Hard-Auto v2, ``show_result.py --control-features length markdown``): one
+  Bradley-Terry fit over all candidates' battles with the reference (a much-better verdict counts
+  three times, a tie 0.5), with four style features per battle: the normalised length difference
+  ``(l_c - l_r) / (l_c + l_r)`` and, for headers, list items and bold spans, the difference of
+  densities (count / length) ``(d_c - d_r) / (d_c + d_r + 1)``; each feature standardised over the
+  battles.  The style coefficients are fitted jointly and the score is the candidate's win
+  probability against the reference without them: ``100 sigmoid(theta_c)``.
+* **BT rating**: the same fit without style features, on the Elo scale (the reference at 1000,
+  400 points = 10:1 odds), and each candidate's rank among the candidates.
+
+A resampled item is a (candidate, index) for the LC win rate (both orders together, as the other
+figures) and an index with all its candidates' judgments for the joint fits.  Each resample is
+fitted by Newton's method started at the fit on all items (a few steps each, all resamples at
+once); the interval is the percentile interval of the resampled figures.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .intervals import _draws, _rng
+from .uncertainty import IntervalOptions
+
+__all__ = ["answer_style", "style_record", "fit_logistic", "lc_win_rate", "style_controlled", "controlled_rows",
+           "STRONG_WEIGHT", "ELO_SCALE"]
+
+#: how many battles a much-better (or much-worse) verdict counts for, as Arena-Hard-Auto's
+#: ``load_judgments(weight=3)``
+STRONG_WEIGHT = 3
+#: Elo points per natural-log odds unit (400 points = odds of 10:1)
+ELO_SCALE = 400.0 / math.log(10.0)
+ELO_BASE = 1000.0
+
+_CODE = re.compile(r"```([^`]*)```")
+_HEADER = re.compile(r"^#{1,6}\s", re.MULTILINE)
+_ORDERED = re.compile(r"^\s*\d+\.\s", re.MULTILINE)
+_UNORDERED = re.compile(r"^\s*[-*+]\s", re.MULTILINE)
+_BOLD = (re.compile(r"\*\*[^*\n]+\*\*"), re.compile(r"__[^_\n]+__"))
+
+
+def answer_style(text: str) -> list[int]:
+    """``[length, headers, list items, bold spans]`` of an answer, as Arena-Hard-Auto counts
+    them (``utils/add_markdown_info.py``): markdown is counted after each fenced code block's
+    content is removed (its fences stay), headers are ``#`` to ``######`` lines, list items
+    numbered or ``-``/``*``/``+`` lines, bold ``**..**`` or ``__..__`` on one line.  The length
+    is in characters (Arena-Hard-Auto counts gpt-4o tokens, which needs tiktoken)."""
+    text = text or ""
+    bare = text
+    for inner in _CODE.findall(text):
+        bare = bare.replace(inner, "")
+    lists = len(_ORDERED.findall(bare)) + len(_UNORDERED.findall(bare))
+    return [len(text), len(_HEADER.findall(bare)), lists, sum(len(p.findall(bare)) for p in _BOLD)]
+
+
+def style_record(candidate: str, reference: str) -> dict[str, list[int]]:
+    """A judgment record's ``style``: both answers' :func:`answer_style`."""
+    return {"candidate": answer_style(candidate), "reference": answer_style(reference)}
+
+
+# --------------------------------------------------------------------------- the fit
+#: the largest log-odds a candidate that (almost) always wins or loses is given
+LOGIT_CAP = 30.0
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))  # no overflow
+
+
+def _pairs(X: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """The columns X_i * X_j (i <= j) that are not all zero, and their (i, j)."""
+    cols, where = [], []
+    for i in range(X.shape[1]):
+        for j in range(i, X.shape[1]):
+            c = X[:, i] * X[:, j]
+            if np.any(c):
+                cols.append(c)
+                where.append((i, j))
+    return (np.stack(cols, axis=1) if cols else np.zeros((X.shape[0], 0))), where
+
+
+def fit_logistic(X: np.ndarray, y: np.ndarray, W: np.ndarray, start: np.ndarray | None = None, *,
+                 max_iter: int = 60, tol: float = 1e-10, groups: int = 0) -> np.ndarray:
+    """Maximum-likelihood coefficients (no intercept) of ``P = sigmoid(X beta)`` for outcomes
+    ``y`` in [0, 1] (a tie 0.5) with row weights ``W`` (fits x rows: B fits at once), by Newton's
+    method from ``start`` (zeros); returns B x p.  ``groups`` G > 0: X's first G columns are a
+    one-hot of each row's group with the rows sorted by group and every group present (the
+    candidates of a Bradley-Terry fit), which the sums then use instead of products with zeros.
+    A candidate that always wins drifts to large coefficients (its probability to 1), never to
+    NaN."""
+    X = np.asarray(X, dtype=float)
+    W = np.atleast_2d(np.asarray(W, dtype=float))
+    B, p = W.shape[0], X.shape[1]
+    beta = np.zeros((B, p)) if start is None else np.broadcast_to(np.asarray(start, dtype=float), (B, p)).copy()
+    if p == 0:
+        return beta
+    G = groups
+    S = X[:, G:]  # the columns that are not a group's one-hot
+    Z, where = _pairs(S)
+    ii = np.array([i for i, _ in where], dtype=int) + G
+    jj = np.array([j for _, j in where], dtype=int) + G
+    if G:
+        group = np.argmax(X[:, :G], axis=1)
+        starts = np.flatnonzero(np.r_[True, np.diff(group) != 0])
+        if starts.size != G or np.any(np.diff(group) < 0):
+            raise ValueError("groups: the rows must be sorted by group, every group present")
+
+    def by_group(m):  # B x rows -> B x G sums
+        return np.add.reduceat(m, starts, axis=1)
+
+    if G and G == p:  # groups alone: each group's fit is the logit of its weighted mean outcome
+        wins, total = by_group(W * y), by_group(W)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = np.where(total > 0, wins / np.where(total > 0, total, 1.0), np.nan)
+            fitted = np.clip(np.log(share) - np.log1p(-share), -LOGIT_CAP, LOGIT_CAP)
+        return np.where(np.isnan(share), beta, fitted)
+
+    def times_x(m):  # m @ X
+        return np.concatenate([by_group(m), m @ S], axis=1) if G else m @ X
+
+    ridge = 1e-12 * np.eye(p)
+    wyx = times_x(W * y)  # the gradient's constant part
+    diag = np.arange(G)
+    for _ in range(max_iter):
+        eta = beta[:, G:] @ S.T
+        if G:
+            eta += beta[:, group]
+        prob = _sigmoid(eta)
+        q = W * prob
+        grad = wyx - times_x(q)
+        q -= q * prob  # W p (1 - p)
+        H = np.zeros((B, p, p))
+        if G:
+            H[:, diag, diag] = by_group(q)
+            for j in range(S.shape[1]):
+                cross = by_group(q * S[:, j])
+                H[:, diag, G + j] = cross
+                H[:, G + j, diag] = cross
+        if where:
+            h = q @ Z
+            H[:, ii, jj] = h
+            H[:, jj, ii] = h
+        scale = np.maximum(np.abs(np.diagonal(H, axis1=1, axis2=2)).max(axis=1), 1e-300)[:, None, None]
+        step = np.linalg.solve(H + ridge * scale, grad[..., None])[..., 0]
+        step = np.clip(step, -10.0, 10.0)  # a separated direction grows, but slowly and finitely
+        beta += step
+        if np.max(np.abs(step)) < tol:
+            break
+    return beta
+
+
+def _aggregate(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndarray, groups: int = 0):
+    """The rows that share an item and a design row merged into one (weights summed, outcome their
+    weighted mean): the same likelihood for every resample, as an item's rows are resampled
+    together, with fewer rows to fit.  Rows come sorted by their group (``groups``: X's first
+    columns are a one-hot of it), then item."""
+    group = np.argmax(X[:, :groups], axis=1)[:, None].astype(float) if groups else np.zeros((X.shape[0], 1))
+    keys = np.column_stack([group, item_of_row[:, None].astype(float), X])
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    m = first.size
+    wsum = np.bincount(inverse, weights=w, minlength=m)
+    ysum = np.bincount(inverse, weights=w * y, minlength=m)
+    yy = np.where(wsum > 0, ysum / np.where(wsum > 0, wsum, 1.0), 0.5)
+    return X[first], yy, wsum, item_of_row[first]
+
+
+def _quantiles(values: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    tail = (1.0 - level) / 2.0
+    q = np.quantile(values, [tail, 1.0 - tail], axis=0)
+    return q[0], q[1]
+
+
+def _boot_weights(n_items: int, item_of_row: np.ndarray, options: IntervalOptions, key: str, block: int = 128):
+    """Row weights of every resample, in blocks: each resample's count of each item."""
+    for idx in _draws(_rng(options.bootstrap_seed, key), n_items, options.bootstrap_samples):
+        for s in range(0, idx.shape[0], block):
+            part = idx[s:s + block]
+            k = part.shape[0]
+            counts = np.bincount((part + (np.arange(k) * n_items)[:, None]).ravel(),
+                                 minlength=k * n_items).reshape(k, n_items).astype(float)
+            yield counts[:, item_of_row]
+
+
+#: a resample's fit stops when no coefficient moves more than this (figures printed to 0.1)
+BOOT_TOL = 1e-7
+
+
+def _refit(X, y, w, item_of_row, n_items, options, key, full, warm_iter: int = 12, groups: int = 0) -> np.ndarray:
+    """The coefficients of every resample (samples x p), each started at the full fit (rows as
+    :func:`_aggregate` gives them)."""
+    return np.concatenate([fit_logistic(X, y, W * w, full, max_iter=warm_iter, tol=BOOT_TOL, groups=groups)
+                           for W in _boot_weights(n_items, item_of_row, options, key)])
+
+
+# --------------------------------------------------------------------------- LC win rate
+def _preference(score: int) -> float:
+    return 1.0 if score > 0 else 0.5 if score == 0 else 0.0
+
+
+def lc_win_rate(preference: Sequence[float], length_diff: Sequence[float], items: Sequence[Any] | None = None,
+                options: IntervalOptions | None = None, key: str = "") -> dict[str, Any]:
+    """AlpacaEval 2's length-controlled win rate of one candidate from its judgments
+    (``preference`` 1 / 0.5 / 0 for the candidate; ``length_diff`` the answers' length
+    difference; ``items`` each judgment's item, for the interval).  ``lc_win_rate`` (percent),
+    ``length_coef`` (the GLM's length coefficient, per unit of the tanh feature), ``n``, and with
+    ``options`` its bootstrap interval."""
+    y = np.asarray(preference, dtype=float)
+    d = np.asarray(length_diff, dtype=float)
+    out: dict[str, Any] = {"lc_win_rate": None, "lc_win_rate_ci_low": None, "lc_win_rate_ci_high": None,
+                           "length_coef": None, "lc_n": int(y.size)}
+    if y.size == 0:
+        return out
+    sd = float(np.std(d, ddof=1)) if d.size > 1 else 0.0
+    if sd > 0 and np.isfinite(sd):
+        X = np.column_stack([np.ones_like(d), np.tanh(d / sd)])
+    else:  # no length difference to tell: the candidate term alone
+        X = np.ones((d.size, 1))
+    codes: dict[Any, int] = {}
+    item_of_row = np.array([codes.setdefault(i, len(codes)) for i in (items if items is not None else range(y.size))])
+    X, y, w, item_of_row = _aggregate(X, y, np.ones(y.size), item_of_row)
+    full = fit_logistic(X, y, w[None, :])[0]
+    out["lc_win_rate"] = 100.0 * float(_sigmoid(full[0]))
+    out["length_coef"] = float(full[1]) if X.shape[1] > 1 else 0.0
+    if options is not None and options.bootstrap_samples and items is not None:
+        boot = _refit(X, y, w, item_of_row, len(codes), options, key, full)
+        lo, hi = _quantiles(100.0 * _sigmoid(boot[:, 0]), options.interval_level)
+        out["lc_win_rate_ci_low"], out["lc_win_rate_ci_high"] = float(lo), float(hi)
+    return out
+
+
+# --------------------------------------------------------------------------- style control, BT
+def _style_features(cand: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Arena-Hard-Auto's four style differences per battle (rows x 4) from both answers'
+    [length, headers, lists, bold]; a zero denominator gives 0."""
+    lc, lr = cand[:, 0], ref[:, 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        length = np.where(lc + lr > 0, (lc - lr) / np.where(lc + lr > 0, lc + lr, 1.0), 0.0)
+        dc = np.where(lc[:, None] > 0, cand[:, 1:] / np.where(lc > 0, lc, 1.0)[:, None], 0.0)
+        dr = np.where(lr[:, None] > 0, ref[:, 1:] / np.where(lr > 0, lr, 1.0)[:, None], 0.0)
+    return np.column_stack([length, (dc - dr) / (dc + dr + 1.0)])
+
+
+def _battles(records: Sequence[Mapping[str, Any]], candidates: Sequence[str]):
+    """(candidate code, item code, outcome, weight, style row or None) of every battle: the
+    pairwise judgments of a (candidate, index) whose every order has a verdict (Arena-Hard-Auto
+    drops a pair with a missing game); a much-better verdict weighs :data:`STRONG_WEIGHT`."""
+    rank = {c: i for i, c in enumerate(candidates)}
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for r in records:
+        if r.get("kind", "pairwise") == "pairwise" and str(r.get("model", "")) in rank:
+            groups.setdefault((str(r["model"]), str(r["index"])), []).append(r)
+    items: dict[str, int] = {}
+    rows = []
+    for (model, index), recs in groups.items():
+        if any(r.get("score") is None for r in recs):
+            continue
+        item = items.setdefault(index, len(items))
+        style = recs[0].get("style")
+        for r in recs:
+            s = int(r["score"])
+            rows.append((rank[model], item, _preference(s), float(STRONG_WEIGHT if abs(s) == 2 else 1),
+                         style))
+    return rows, len(items)
+
+
+def style_controlled(records: Sequence[Mapping[str, Any]], candidates: Sequence[str],
+                     options: IntervalOptions | None = None, key: str = "", *, style: bool = True) -> dict[str, Any]:
+    """One Bradley-Terry fit over every candidate's battles with the reference: with ``style``,
+    Arena-Hard-Auto v2's style control (length and markdown); without, plain BT ratings.
+    ``{"theta": {candidate: log-odds against the reference}, "coefs": {feature: coefficient},
+    "boot": samples x candidates of resampled theta or None, "n": battles, "features": names}``;
+    ``theta`` is None for a candidate with no battle."""
+    rows, n_items = _battles(records, candidates)
+    if style:
+        rows = [r for r in rows if r[4] is not None]
+    K = len(candidates)
+    out: dict[str, Any] = {"theta": {c: None for c in candidates}, "coefs": {}, "boot": None, "n": len(rows),
+                           "features": []}
+    if not rows:
+        return out
+    cand = np.array([r[0] for r in rows])
+    item_of_row = np.array([r[1] for r in rows])
+    y = np.array([r[2] for r in rows])
+    w = np.array([r[3] for r in rows])
+    present = np.unique(cand)
+    X = np.zeros((len(rows), K))
+    X[np.arange(len(rows)), cand] = 1.0
+    X = X[:, present]
+    names: list[str] = []
+    if style:
+        c = np.array([r[4]["candidate"] for r in rows], dtype=float)
+        f = np.array([r[4]["reference"] for r in rows], dtype=float)
+        S = _style_features(c, f)
+        mean = (w[:, None] * S).sum(axis=0) / w.sum()
+        # the standard deviation over the battles as Arena-Hard-Auto expands them (a strong
+        # verdict three rows), unbiased; a feature that never varies cannot be fitted: left out
+        var = (w[:, None] * (S - mean) ** 2).sum(axis=0) / max(w.sum() - 1.0, 1.0)
+        keep = var > 1e-24
+        S = (S[:, keep] - mean[keep]) / np.sqrt(var[keep])
+        names = [n for n, k in zip(("length", "headers", "lists", "bold"), keep) if k]
+        X = np.column_stack([X, S])
+    G = len(present)
+    X, y, w, item_of_row = _aggregate(X, y, w, item_of_row, G)
+    full = fit_logistic(X, y, w[None, :], groups=G)[0]
+    for col, code in enumerate(present):
+        out["theta"][candidates[code]] = float(full[col])
+    out["coefs"] = {n: float(v) for n, v in zip(names, full[len(present):])}
+    out["features"] = names
+    if options is not None and options.bootstrap_samples:
+        boot = _refit(X, y, w, item_of_row, n_items, options, key, full, groups=G)
+        every = np.full((boot.shape[0], K), np.nan)
+        every[:, present] = boot[:, :len(present)]
+        out["boot"] = every
+    return out
+
+
+def _ranks(theta: np.ndarray) -> np.ndarray:
+    """Rank 1 = best of each row (rows x candidates; NaN: no rank); ties share the better rank."""
+    valid = ~np.isnan(theta)
+    t = np.where(valid, theta, -np.inf)
+    better = (t[:, None, :] > t[:, :, None]) & valid[:, None, :]
+    return np.where(valid, 1.0 + better.sum(axis=2), np.nan)
+
+
+def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates: Sequence[str],
+                    options: IntervalOptions) -> list[dict[str, Any]]:
+    """Per candidate, one judge's (or the ensemble's) LC win rate, SC score, BT rating and rank,
+    each with its interval (``<figure>_ci_low`` / ``_ci_high``; none when intervals are off)."""
+    level = options.interval_level
+    sc = style_controlled(records, candidates, options, f"sc:{judge}", style=True)
+    bt = style_controlled(records, candidates, options, f"bt:{judge}", style=False)
+    bt_theta = np.array([np.nan if bt["theta"][c] is None else bt["theta"][c] for c in candidates])
+    full_rank = _ranks(bt_theta[None, :])[0]
+    boot_rank = _ranks(bt["boot"]) if bt["boot"] is not None else None
+    judged: dict[str, list[Mapping[str, Any]]] = {}
+    for r in records:
+        if r.get("kind", "pairwise") == "pairwise" and r.get("score") is not None and r.get("length_diff") is not None:
+            judged.setdefault(str(r.get("model", "")), []).append(r)
+    rows = []
+    for k, c in enumerate(candidates):
+        mine = judged.get(c, [])
+        row: dict[str, Any] = {"judge": judge, "model": c}
+        lc = lc_win_rate([_preference(int(r["score"])) for r in mine], [float(r["length_diff"]) for r in mine],
+                         [str(r["index"]) for r in mine], options, key=f"lc:{judge}:{c}")
+        row.update(lc)
+
+        def put(name, value, boot):
+            row[name] = value
+            lo = hi = None
+            if value is not None and boot is not None and not np.isnan(boot).all():
+                lo, hi = (float(v) for v in _quantiles(boot[~np.isnan(boot)], level))
+            row[f"{name}_ci_low"], row[f"{name}_ci_high"] = lo, hi
+
+        t = sc["theta"][c]
+        put("sc_score", None if t is None else 100.0 * float(_sigmoid(np.array(t))),
+            None if sc["boot"] is None else 100.0 * _sigmoid(sc["boot"][:, k]))
+        t = bt["theta"][c]
+        put("bt_rating", None if t is None else ELO_BASE + ELO_SCALE * t,
+            None if bt["boot"] is None else ELO_BASE + ELO_SCALE * bt["boot"][:, k])
+        put("rank", None if np.isnan(full_rank[k]) else int(full_rank[k]),
+            None if boot_rank is None else boot_rank[:, k])
+        row["sc_n"], row["style_coefs"] = sc["n"], sc["coefs"]
+        rows.append(row)
+    return rows
