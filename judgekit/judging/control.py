@@ -38,6 +38,7 @@ from .intervals import _draws, _rng
 from .uncertainty import IntervalOptions
 
 __all__ = ["answer_style", "style_record", "fit_logistic", "lc_win_rate", "style_controlled", "controlled_rows",
+           "controlled_summary", "controlled_display", "controlled_table", "METHOD",
            "STRONG_WEIGHT", "ELO_SCALE"]
 
 #: how many battles a much-better (or much-worse) verdict counts for, as Arena-Hard-Auto's
@@ -69,7 +70,8 @@ def answer_style(text: str) -> list[int]:
 
 
 def style_record(candidate: str, reference: str) -> dict[str, list[int]]:
-    """A judgment record's ``style``: both answers' :func:`answer_style`."""
+    """A (candidate, item)'s style: both answers' :func:`answer_style` (what the ``styles``
+    argument of :func:`style_controlled` maps ``(candidate, index)`` to)."""
     return {"candidate": answer_style(candidate), "reference": answer_style(reference)}
 
 
@@ -256,7 +258,10 @@ def _style_features(cand: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return np.column_stack([length, (dc - dr) / (dc + dr + 1.0)])
 
 
-def _battles(records: Sequence[Mapping[str, Any]], candidates: Sequence[str]):
+Styles = Mapping[tuple[str, str], Mapping[str, Sequence[float]]]
+
+
+def _battles(records: Sequence[Mapping[str, Any]], candidates: Sequence[str], styles: Styles | None = None):
     """(candidate code, item code, outcome, weight, style row or None) of every battle: the
     pairwise judgments of a (candidate, index) whose every order has a verdict (Arena-Hard-Auto
     drops a pair with a missing game); a much-better verdict weighs :data:`STRONG_WEIGHT`."""
@@ -271,7 +276,7 @@ def _battles(records: Sequence[Mapping[str, Any]], candidates: Sequence[str]):
         if any(r.get("score") is None for r in recs):
             continue
         item = items.setdefault(index, len(items))
-        style = recs[0].get("style")
+        style = (styles or {}).get((model, index))
         for r in recs:
             s = int(r["score"])
             rows.append((rank[model], item, _preference(s), float(STRONG_WEIGHT if abs(s) == 2 else 1),
@@ -280,13 +285,15 @@ def _battles(records: Sequence[Mapping[str, Any]], candidates: Sequence[str]):
 
 
 def style_controlled(records: Sequence[Mapping[str, Any]], candidates: Sequence[str],
-                     options: IntervalOptions | None = None, key: str = "", *, style: bool = True) -> dict[str, Any]:
+                     options: IntervalOptions | None = None, key: str = "", *, style: bool = True,
+                     styles: Styles | None = None) -> dict[str, Any]:
     """One Bradley-Terry fit over every candidate's battles with the reference: with ``style``,
-    Arena-Hard-Auto v2's style control (length and markdown); without, plain BT ratings.
+    Arena-Hard-Auto v2's style control (length and markdown; ``styles``: (candidate, index) ->
+    :func:`style_record`, a battle without one left out); without, plain BT ratings.
     ``{"theta": {candidate: log-odds against the reference}, "coefs": {feature: coefficient},
     "boot": samples x candidates of resampled theta or None, "n": battles, "features": names}``;
     ``theta`` is None for a candidate with no battle."""
-    rows, n_items = _battles(records, candidates)
+    rows, n_items = _battles(records, candidates, styles)
     if style:
         rows = [r for r in rows if r[4] is not None]
     K = len(candidates)
@@ -339,11 +346,12 @@ def _ranks(theta: np.ndarray) -> np.ndarray:
 
 
 def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates: Sequence[str],
-                    options: IntervalOptions) -> list[dict[str, Any]]:
+                    options: IntervalOptions, styles: Styles | None = None) -> list[dict[str, Any]]:
     """Per candidate, one judge's (or the ensemble's) LC win rate, SC score, BT rating and rank,
-    each with its interval (``<figure>_ci_low`` / ``_ci_high``; none when intervals are off)."""
+    each with its interval (``<figure>_ci_low`` / ``_ci_high``; none when intervals are off);
+    ``styles`` as :func:`style_controlled` reads them (no SC score without)."""
     level = options.interval_level
-    sc = style_controlled(records, candidates, options, f"sc:{judge}", style=True)
+    sc = style_controlled(records, candidates, options, f"sc:{judge}", style=True, styles=styles)
     bt = style_controlled(records, candidates, options, f"bt:{judge}", style=False)
     bt_theta = np.array([np.nan if bt["theta"][c] is None else bt["theta"][c] for c in candidates])
     full_rank = _ranks(bt_theta[None, :])[0]
@@ -378,3 +386,51 @@ def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates
         row["sc_n"], row["style_coefs"] = sc["n"], sc["coefs"]
         rows.append(row)
     return rows
+
+
+# --------------------------------------------------------------------------- results pieces
+#: what summary["controlled"]["method"] says each figure is
+METHOD = {
+    "lc_win_rate": "AlpacaEval 2 length-controlled win rate: logistic GLM of the judge's preference on the "
+                   "candidate term and tanh(length difference / sd), predicted with no length difference (percent)",
+    "sc_score": "Arena-Hard-Auto v2 style control: Bradley-Terry fit with length, header, list and bold "
+                "features; the candidate's win probability against the reference without them (percent)",
+    "bt_rating": "Bradley-Terry rating on the Elo scale (reference 1000; much better counts 3, tie 0.5)",
+    "rank": "rank among the candidates by BT rating (1 best)",
+}
+
+
+def controlled_summary(everyone: Mapping[str, Sequence[Mapping[str, Any]]], judges: Sequence[str],
+                       candidates: Sequence[str], options: IntervalOptions, styles: Styles | None = None
+                       ) -> dict[str, Any]:
+    """``summary["controlled"]``: :func:`controlled_rows` of each of ``judges`` (the first judge
+    and, for a panel, the ensemble) and what each figure is."""
+    rows = [r for j in judges for r in controlled_rows(everyone[j], j, candidates, options, styles)]
+    return {"method": METHOD, "results": rows}
+
+
+def _fig(value, low, high, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    text = f"{value:.{digits}f}"
+    return text if low is None or high is None else f"{text} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def controlled_display(r: Mapping[str, Any], *, judge: bool = False) -> dict[str, Any]:
+    """A printed row: LC win rate, SC score and BT rating with their intervals, the rank's range."""
+    rank = "-" if r["rank"] is None else str(r["rank"])
+    if r["rank"] is not None and r.get("rank_ci_low") is not None:
+        lo, hi = int(r["rank_ci_low"]), int(r["rank_ci_high"])
+        rank += f" ({lo}-{hi})" if lo != hi else ""
+    row = {"judge": r["judge"]} if judge else {}
+    return {**row, "model": r["model"], "LC win %": _fig(r["lc_win_rate"], r["lc_win_rate_ci_low"],
+                                                          r["lc_win_rate_ci_high"]),
+            "SC %": _fig(r["sc_score"], r["sc_score_ci_low"], r["sc_score_ci_high"]),
+            "BT rating": _fig(r["bt_rating"], r["bt_rating_ci_low"], r["bt_rating_ci_high"], 0), "rank": rank}
+
+
+def controlled_table(controlled: Mapping[str, Any], panel: bool) -> tuple[str, list[dict[str, Any]]]:
+    """The printed table of ``summary["controlled"]`` (with the judge column for a panel)."""
+    return ("Length-controlled win rate (AlpacaEval 2), style-controlled score (Arena-Hard-Auto), "
+            "Bradley-Terry rating and rank (range)",
+            [controlled_display(r, judge=panel) for r in controlled["results"]])

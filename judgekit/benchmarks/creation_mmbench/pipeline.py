@@ -38,6 +38,7 @@ import asyncio
 from typing import Any
 
 from ...engine import NOT_RUN, CallResult, Engine
+from ...judging.control import style_record
 from ...judging.pairwise import NO_VFS
 from ...parsers.creation import NO_OBJECTIVE, parse_verdict, parse_vfs
 from ...types import ChatRequest
@@ -256,10 +257,12 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
         await judge_item(alias, item, answer)
 
     first_alone = {judge: _first_judgment_alone(prep, judge) for judge in judges}
+    styles: dict[tuple[str, str], dict[str, list[int]]] = {}  # both answers' style (the style control)
     # (judge, item, kind): that judge's first judgment of the kind on the item has an answer
     warm: dict[tuple[str, str, str], asyncio.Event] = {}
 
     async def judge_item(alias: str, item: CreationItem, answer: str) -> None:
+        styles[(alias, item.index)] = style_record(answer, item.reference_answer)
         diffs = {order: b.length_diff(item, answer, order) for order in b.orders()}
         await asyncio.gather(*(judge_by(judge, calls, alias, item, diffs)
                                for judge, calls in b.panel_requests(item, answer).items()))
@@ -314,7 +317,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     judgments.sort(key=lambda j: (judge_key[j["judge"]], cands.index(j["model"]), order_key[j["index"]],
                                   j["kind"], j["order"]))
     answers.sort(key=lambda a: (cands.index(a["model"]), order_key[a["index"]]))
-    built = build(judgments, judges=judges, candidates=cands, options=o, human=prep.human, dual=o.dual,
+    built = build(judgments, styles=styles, judges=judges, candidates=cands, options=o, human=prep.human, dual=o.dual,
                   raters=prep.raters)
     summary: dict[str, Any] = {
         "benchmark": "creation_mmbench",

@@ -18,6 +18,7 @@ from typing import Any
 
 from ...judging.agreement import ENSEMBLE_RULES
 from ...judging.bootstrap import comparison_rows
+from ...judging.control import controlled_summary, controlled_table
 from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.panel import behaviour_rows
 from ...judging.results import (Built, _num, add_panel, display_row, intervals_summary, judge_rows, more_displays,
@@ -38,7 +39,8 @@ def ensemble_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
           options: IntervalOptions, human: Mapping[tuple[str, str], float] | None = None,
-          dual: bool = True, raters: Mapping[tuple[str, str], Mapping[str, float]] | None = None) -> Built:
+          dual: bool = True, raters: Mapping[tuple[str, str], Mapping[str, float]] | None = None,
+          styles: Mapping[tuple[str, str], Mapping[str, Any]] | None = None) -> Built:
     """Everything the run reports from its judgment records (each with ``judge``).  ``human``:
     the mean human rating per (model, index), for Table 4's rows; ``raters``: every rater's
     rating per (model, index), for Table 7's human-human rows (``human_human``)."""
@@ -50,11 +52,14 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     comps = [c for j in compared for c in comparison_rows(everyone[j], j, candidates, options, sums.get(j))]
     behaviour = behaviour_rows(everyone, candidates)
     summary, tables = summary_and_tables(judges, rows, comps, behaviour, intervals_summary(options))
+    controlled = summary["controlled"] = controlled_summary(everyone, compared, candidates, options, styles)
+    tables["controlled"] = [{k: v for k, v in r.items() if k != "style_coefs"} for r in controlled["results"]]
     if panel:
         add_panel(summary, tables, rows, by_judge, judges, candidates, ensemble_summary(rows[ENSEMBLE_JUDGE]))
     if human is not None:
         summary["human_alignment"] = tables["human_alignment"] = table4_rows(everyone, human, candidates, dual)
     more = more_displays(rows, summary, behaviour, comps, panel=panel)
+    more.insert(0, controlled_table(controlled, panel))
     if raters:
         summary["human_human"] = tables["human_human"] = table7_human_rows(raters, candidates)
         more.append(("Human-human alignment (Table 7): each rater against the mean of the others",

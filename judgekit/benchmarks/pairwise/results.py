@@ -17,6 +17,7 @@ from typing import Any
 from ...judging import results as shared
 from ...judging.agreement import ENSEMBLE_RULES
 from ...judging.bootstrap import comparison_rows
+from ...judging.control import controlled_summary, controlled_table
 from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.panel import behaviour_rows
 from ...judging.results import (Built, add_panel, intervals_summary, judge_rows, more_displays, summary_and_tables)
@@ -35,7 +36,8 @@ def _drop_vfs(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
-          options: IntervalOptions, no_call: Sequence[str] = ()) -> Built:
+          options: IntervalOptions, no_call: Sequence[str] = (),
+          styles: Mapping[tuple[str, str], Mapping[str, Any]] | None = None) -> Built:
     """Everything the run reports from its judgment records (each with ``judge``); records with
     an ``error_kind`` in ``no_call`` (no judge call was made) count as failures in the figures
     and take no part in the judges' behaviour."""
@@ -50,6 +52,8 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     called = {j: [r for r in recs if r.get("error_kind") not in no_call] for j, recs in everyone.items()}
     behaviour = [_drop_vfs(b) for b in behaviour_rows(called, candidates)]
     summary, tables = summary_and_tables(judges, rows, comps, behaviour, intervals_summary(options, figures=FIGURES))
+    controlled = summary["controlled"] = controlled_summary(everyone, compared, candidates, options, styles)
+    tables["controlled"] = [{k: v for k, v in r.items() if k != "style_coefs"} for r in controlled["results"]]
     if panel:
         add_panel(summary, tables, rows, by_judge, judges, candidates,
                   {"rule": "majority", "rules": {"pairwise verdict": "majority"},
@@ -57,8 +61,9 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
                                   f"({ENSEMBLE_RULES['majority']})",
                    "results": rows[ENSEMBLE_JUDGE]})
     display = [display_row(r) for r in _ordered(first, candidates)]
-    return Built(summary, tables, display, more_displays(rows, summary, behaviour, comps, panel=panel,
-                                                         show=display_row, show_behaviour=behaviour_display))
+    more = more_displays(rows, summary, behaviour, comps, panel=panel, show=display_row,
+                         show_behaviour=behaviour_display)
+    return Built(summary, tables, display, [controlled_table(controlled, panel), *more])
 
 
 def _ordered(rows: Sequence[Mapping[str, Any]], candidates: Sequence[str]) -> list[Mapping[str, Any]]:
