@@ -157,10 +157,12 @@ def fit_logistic(X: np.ndarray, y: np.ndarray, W: np.ndarray, start: np.ndarray 
             h = q @ Z
             H[:, ii, jj] = h
             H[:, jj, ii] = h
-        scale = np.maximum(np.abs(np.diagonal(H, axis1=1, axis2=2)).max(axis=1), 1e-300)[:, None, None]
+        # a saturated fit (probabilities at 0 or 1) has a vanishing curvature: a small floor keeps
+        # the system solvable, the clip keeps a separated direction's growth finite
+        scale = np.maximum(np.abs(np.diagonal(H, axis1=1, axis2=2)).max(axis=1), 1e-6)[:, None, None]
         step = np.linalg.solve(H + ridge * scale, grad[..., None])[..., 0]
-        step = np.clip(step, -10.0, 10.0)  # a separated direction grows, but slowly and finitely
-        beta += step
+        step = np.clip(np.nan_to_num(step, nan=0.0, posinf=10.0, neginf=-10.0), -10.0, 10.0)
+        beta = np.clip(beta + step, -LOGIT_CAP * 10, LOGIT_CAP * 10)
         if np.max(np.abs(step)) < tol:
             break
     return beta
@@ -421,7 +423,7 @@ def controlled_display(r: Mapping[str, Any], *, judge: bool = False) -> dict[str
     rank = "-" if r["rank"] is None else str(r["rank"])
     if r["rank"] is not None and r.get("rank_ci_low") is not None:
         lo, hi = int(r["rank_ci_low"]), int(r["rank_ci_high"])
-        rank += f" ({lo}-{hi})" if lo != hi else ""
+        rank += f" [{lo}, {hi}]"
     row = {"judge": r["judge"]} if judge else {}
     return {**row, "model": r["model"], "LC win %": _fig(r["lc_win_rate"], r["lc_win_rate_ci_low"],
                                                           r["lc_win_rate_ci_high"]),
@@ -432,5 +434,5 @@ def controlled_display(r: Mapping[str, Any], *, judge: bool = False) -> dict[str
 def controlled_table(controlled: Mapping[str, Any], panel: bool) -> tuple[str, list[dict[str, Any]]]:
     """The printed table of ``summary["controlled"]`` (with the judge column for a panel)."""
     return ("Length-controlled win rate (AlpacaEval 2), style-controlled score (Arena-Hard-Auto), "
-            "Bradley-Terry rating and rank (range)",
+            "Bradley-Terry rating and rank",
             [controlled_display(r, judge=panel) for r in controlled["results"]])

@@ -1,0 +1,269 @@
+"""Length- and style-controlled figures and Bradley-Terry ratings (judgekit.judging.control).
+
+Each figure is checked against an independent computation written here, in this file's own
+words, the way its authors compute it:
+
+* AlpacaEval 2's ``get_length_controlled_winrate``: every annotation twice (label 1 weighted by
+  the preference, label 0 by one minus it), the design ``[1, tanh(delta_len / sd(delta_len))]``
+  with delta_len = baseline length - model length, a logistic fit without intercept, then the mean
+  predicted probability with the length feature set to 0;
+* Arena-Hard-Auto v2's ``print_leaderboard_with_style_features``: battles exploded (a strong
+  verdict three rows), a one-hot of +1 for the model and -1 for the baseline over all models and
+  the baseline, four style features standardised over the battles, the BT log-loss minimised
+  over every coefficient, the score sigmoid(theta_model - theta_baseline);
+
+both minimised here by scipy (BFGS), not by the module's Newton solver.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.console import Console
+from scipy.optimize import minimize
+
+from judgekit.cli.ui import _fit_tables
+from judgekit.judging.control import (ELO_BASE, ELO_SCALE, answer_style, controlled_display, controlled_rows,
+                                      controlled_summary, controlled_table, fit_logistic, lc_win_rate,
+                                      style_controlled)
+from judgekit.judging.uncertainty import IntervalOptions
+
+NO_CI = IntervalOptions(bootstrap_samples=0)
+
+
+def _data(seed: int = 3, n_items: int = 60, candidates=("a", "b", "c")):
+    """Records (both orders) of candidates against one reference, and each (candidate, item)'s style."""
+    rng = np.random.default_rng(seed)
+    records, styles = [], {}
+    for k, c in enumerate(candidates):
+        for i in range(n_items):
+            cand = [int(rng.integers(80, 1500)), int(rng.integers(0, 4)), int(rng.integers(0, 9)),
+                    int(rng.integers(0, 5))]
+            ref = [int(rng.integers(80, 1500)), int(rng.integers(0, 4)), int(rng.integers(0, 9)),
+                   int(rng.integers(0, 5))]
+            styles[(c, str(i))] = {"candidate": cand, "reference": ref}
+            for order in (0, 1):
+                z = 0.4 * k - 0.3 + 0.0015 * (cand[0] - ref[0]) + 0.3 * (cand[2] - ref[2]) / 8 + rng.normal(0, 0.9)
+                score = int(np.clip(np.round(z), -2, 2))
+                records.append({"model": c, "index": str(i), "kind": "pairwise", "order": order, "score": score,
+                                "length_diff": cand[0] - ref[0]})
+    return records, styles
+
+
+# --------------------------------------------------------------------------- AlpacaEval transcription
+def _alpaca_lc(preference, len_candidate, len_baseline) -> float:
+    pref = np.asarray(preference, float)
+    delta = np.asarray(len_baseline, float) - np.asarray(len_candidate, float)  # output_1 - output_2
+    feature = np.tanh(delta / np.std(delta, ddof=1))  # pandas' std
+    X = np.column_stack([np.ones_like(feature), feature])
+    Xd = np.vstack([X, X])  # label 1 weighted by the preference, label 0 by its complement
+    yd = np.r_[np.ones(len(pref)), np.zeros(len(pref))]
+    wd = np.r_[pref, 1.0 - pref]
+
+    def loss(b):
+        z = Xd @ b
+        return float(np.sum(wd * (np.logaddexp(0.0, z) - yd * z)))
+
+    def grad(b):
+        p = 1.0 / (1.0 + np.exp(-(Xd @ b)))
+        return Xd.T @ (wd * (p - yd))
+
+    b = minimize(loss, np.zeros(2), jac=grad, method="BFGS", options={"gtol": 1e-11}).x
+    test = np.column_stack([np.ones_like(feature), np.zeros_like(feature)])  # no length difference
+    return float(np.mean(1.0 / (1.0 + np.exp(-(test @ b)))) * 100.0)
+
+
+def test_lc_matches_alpaca_eval_transcription():
+    records, styles = _data()
+    for c in ("a", "b", "c"):
+        mine = [r for r in records if r["model"] == c]
+        pref = [1.0 if r["score"] > 0 else 0.5 if r["score"] == 0 else 0.0 for r in mine]
+        lc = lc_win_rate(pref, [r["length_diff"] for r in mine])["lc_win_rate"]
+        cand = [styles[(c, r["index"])]["candidate"][0] for r in mine]
+        base = [styles[(c, r["index"])]["reference"][0] for r in mine]
+        assert lc == pytest.approx(_alpaca_lc(pref, cand, base), abs=1e-6)
+
+
+def test_lc_removes_a_pure_length_effect():
+    """A judge that prefers the longer answer and nothing else: the raw win rate follows length,
+    the LC win rate sits near 50."""
+    rng = np.random.default_rng(0)
+    d = rng.normal(300, 400, 4000)  # the candidate is usually longer
+    p = 1.0 / (1.0 + np.exp(-2.0 * np.tanh(d / d.std(ddof=1))))
+    y = (rng.random(d.size) < p).astype(float)
+    out = lc_win_rate(y, d)
+    assert y.mean() > 0.65
+    assert abs(out["lc_win_rate"] - 50.0) < 4.0 and out["length_coef"] > 1.5
+
+
+# --------------------------------------------------------------------------- Arena-Hard transcription
+def _arena_sc(records, styles, candidates) -> dict[str, float]:
+    rows = []  # (model, outcome, features) exploded
+    for r in records:
+        s = r["score"]
+        outcome = 1.0 if s > 0 else 0.5 if s == 0 else 0.0
+        rows += [(r["model"], outcome, styles[(r["model"], r["index"])])] * (3 if abs(s) == 2 else 1)
+    models = sorted(set(candidates) | {"BASE"})
+    X = np.zeros((len(rows), len(models)))
+    F = np.zeros((len(rows), 4))
+    for n, (m, _, st_) in enumerate(rows):
+        X[n, models.index(m)] = 1.0
+        X[n, models.index("BASE")] = -1.0
+        c, b = np.array(st_["candidate"], float), np.array(st_["reference"], float)
+        F[n, 0] = (c[0] - b[0]) / (c[0] + b[0])
+        dc, db = c[1:] / c[0], b[1:] / b[0]
+        F[n, 1:] = (dc - db) / (dc + db + 1.0)
+    F = (F - F.mean(axis=0)) / F.std(axis=0, ddof=1)  # torch.std: unbiased
+    A = np.hstack([X, F])
+    y = np.array([o for _, o, _ in rows])
+
+    def loss(b):
+        z = A @ b
+        return float(np.sum(np.logaddexp(0.0, z) - y * z))
+
+    def grad(b):
+        return A.T @ (1.0 / (1.0 + np.exp(-(A @ b))) - y)
+
+    b = minimize(loss, np.full(A.shape[1], 0.5), jac=grad, method="BFGS", options={"gtol": 1e-10}).x
+    base = b[models.index("BASE")]
+    return {m: 100.0 / (1.0 + math.exp(-(b[models.index(m)] - base))) for m in candidates}
+
+
+def test_style_control_matches_arena_hard_transcription():
+    records, styles = _data(seed=5)
+    cands = ["a", "b", "c"]
+    fit = style_controlled(records, cands, styles=styles)
+    expected = _arena_sc(records, styles, cands)
+    for c in cands:
+        assert 100.0 / (1.0 + math.exp(-fit["theta"][c])) == pytest.approx(expected[c], abs=1e-6)
+    assert set(fit["coefs"]) == {"length", "headers", "lists", "bold"}
+
+
+def test_bt_without_style_is_the_weighted_win_share():
+    records, _ = _data(seed=7)
+    fit = style_controlled(records, ["a", "b", "c"], style=False)
+    for c in "abc":
+        w = [(3 if abs(r["score"]) == 2 else 1, 1.0 if r["score"] > 0 else 0.5 if r["score"] == 0 else 0.0)
+             for r in records if r["model"] == c]
+        share = sum(a * b for a, b in w) / sum(a for a, _ in w)
+        assert fit["theta"][c] == pytest.approx(math.log(share / (1 - share)), abs=1e-12)
+
+
+def test_newton_solver_agrees_with_its_group_fast_path():
+    rng = np.random.default_rng(2)
+    g = np.sort(rng.integers(0, 4, 300))
+    X = np.zeros((300, 4))
+    X[np.arange(300), g] = 1.0
+    S = rng.normal(size=(300, 2))
+    y = (rng.random(300) < 0.6).astype(float)
+    W = rng.integers(0, 3, (5, 300)).astype(float) + 0.5
+    full = np.hstack([X, S])
+    a = fit_logistic(full, y, W, groups=4)
+    b = fit_logistic(full, y, W)
+    assert np.allclose(a, b, atol=1e-9)
+
+
+def test_answer_style_counts_markdown_as_arena_hard():
+    text = ("# Title\n## Part\n####### not a header\n1. one\n2. two\n- a\n* b\n+ c\n"
+            "**bold** and __also__ and **not\nbold**\n```\n# inside code\n- inside\n```\n")
+    length, headers, lists, bold = answer_style(text)
+    assert (length, headers, lists, bold) == (len(text), 2, 5, 2)
+    assert answer_style("") == [0, 0, 0, 0]
+
+
+# --------------------------------------------------------------------------- intervals and properties
+def test_rows_with_intervals_are_reproducible_and_cover_the_estimate():
+    records, styles = _data(seed=11, n_items=40)
+    opts = IntervalOptions(bootstrap_samples=300, bootstrap_seed=4)
+    rows = controlled_rows(records, "j", ["a", "b", "c"], opts, styles)
+    again = controlled_rows(records, "j", ["a", "b", "c"], opts, styles)
+    assert rows == again
+    for r in rows:
+        for f in ("lc_win_rate", "sc_score", "bt_rating"):
+            assert r[f"{f}_ci_low"] <= r[f] <= r[f"{f}_ci_high"], (f, r)
+        assert 1 <= r["rank_ci_low"] <= r["rank"] <= r["rank_ci_high"] <= 3
+    assert rows[0]["rank"] == 3  # a is the weakest by construction
+    other = controlled_rows(records, "j", ["a", "b", "c"], IntervalOptions(bootstrap_samples=300, bootstrap_seed=5),
+                            styles)
+    assert other[0]["lc_win_rate_ci_low"] != rows[0]["lc_win_rate_ci_low"]
+
+
+def test_no_intervals_when_off():
+    records, styles = _data(n_items=10)
+    for r in controlled_rows(records, "j", ["a", "b", "c"], NO_CI, styles):
+        assert r["lc_win_rate_ci_low"] is None and r["sc_score_ci_high"] is None and r["rank_ci_low"] is None
+
+
+def _finite(v):
+    return v is None or (isinstance(v, (int, float)) and math.isfinite(v))
+
+
+scores = st.lists(st.tuples(st.sampled_from([-2, -1, 0, 1, 2, None]), st.integers(-500, 500),
+                            st.integers(0, 3)), min_size=0, max_size=8)
+
+
+@settings(max_examples=40, deadline=None)
+@given(a=scores, b=scores)
+def test_figures_never_nan(a, b):
+    """Any verdicts (none, one, all ties, all wins, failures, one candidate with nothing): every
+    figure and interval is a finite number or None."""
+    records, styles = [], {}
+    for c, rows in (("a", a), ("b", b)):
+        for i, (s, d, md) in enumerate(rows):
+            records.append({"model": c, "index": str(i), "kind": "pairwise", "order": 0, "score": s,
+                            "length_diff": d})
+            styles[(c, str(i))] = {"candidate": [max(100 + d, 0), md, 0, 0], "reference": [100, 0, md, 0]}
+    rows = controlled_rows(records, "j", ["a", "b"], IntervalOptions(bootstrap_samples=20), styles)
+    for r in rows:
+        for k, v in r.items():
+            if k not in ("judge", "model", "style_coefs"):
+                assert _finite(v), (k, v, r)
+        if r["lc_win_rate"] is not None:
+            assert 0.0 <= r["lc_win_rate"] <= 100.0
+
+
+def test_all_ties_sit_at_the_reference():
+    records, styles = _data(n_items=12)
+    for r in records:
+        r["score"] = 0
+    for r in controlled_rows(records, "j", ["a", "b", "c"], IntervalOptions(bootstrap_samples=50), styles):
+        assert r["lc_win_rate"] == pytest.approx(50.0, abs=1e-9)
+        assert r["sc_score"] == pytest.approx(50.0, abs=1e-9)
+        assert r["bt_rating"] == pytest.approx(ELO_BASE, abs=1e-9)
+        assert r["rank"] == 1  # all tied: everyone shares the best rank
+
+
+def test_one_candidate_and_no_judgment():
+    records, styles = _data(n_items=8, candidates=("a",))
+    (row,) = controlled_rows(records, "j", ["a"], IntervalOptions(bootstrap_samples=30), styles)
+    assert row["rank"] == 1 and row["rank_ci_low"] == row["rank_ci_high"] == 1
+    (empty,) = controlled_rows([], "j", ["a"], IntervalOptions(bootstrap_samples=30), {})
+    assert empty["lc_win_rate"] is None and empty["sc_score"] is None and empty["bt_rating"] is None
+    assert empty["lc_n"] == 0
+
+
+def test_elo_scale():
+    assert ELO_SCALE * math.log(10.0) == pytest.approx(400.0)
+
+
+def test_printed_table_fits_80_columns():
+    records, styles = _data(n_items=30)
+    summary = controlled_summary({"judge": records, "ensemble": records}, ["judge", "ensemble"], ["a", "b", "c"],
+                                 IntervalOptions(bootstrap_samples=100), styles)
+    title, rows = controlled_table(summary, True)
+    cols = list(rows[0])
+    cells = [[str(r[c]) for c in cols] for r in rows]
+    console = Console(width=80, force_terminal=True, color_system=None, record=True)
+    for t in _fit_tables(title, cols, cells, 80, left={"judge", "model"}):
+        console.print(t)
+    text = console.export_text()
+    assert all(len(line) <= 80 for line in text.splitlines()), text
+    assert "…" not in text
+    for r in rows:
+        for c in ("LC win %", "SC %", "BT rating"):
+            assert r[c].split(" [")[0] in text
+    assert controlled_display(summary["results"][0])["model"] == "a"
