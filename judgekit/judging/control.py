@@ -34,11 +34,13 @@ from typing import Any
 
 import numpy as np
 
+from ..report.doc import Table
 from .intervals import _draws, _rng
 from .uncertainty import IntervalOptions
 
 __all__ = ["answer_style", "style_record", "fit_logistic", "lc_win_rate", "style_controlled", "controlled_rows",
-           "controlled_summary", "controlled_display", "controlled_table", "METHOD",
+           "controlled_summary", "controlled_display", "controlled_table", "controlled_report_table",
+           "METHOD",
            "STRONG_WEIGHT", "ELO_SCALE"]
 
 #: how many battles a much-better (or much-worse) verdict counts for, as Arena-Hard-Auto's
@@ -436,3 +438,22 @@ def controlled_table(controlled: Mapping[str, Any], panel: bool) -> tuple[str, l
     return ("Length-controlled win rate (AlpacaEval 2), style-controlled score (Arena-Hard-Auto), "
             "Bradley-Terry rating and rank",
             [controlled_display(r, judge=panel) for r in controlled["results"]])
+
+
+def controlled_report_table(summary: Mapping[str, Any]):
+    """report.json's / report.html's table of ``summary["controlled"]`` (None when absent)."""
+    controlled = summary.get("controlled")
+    if not controlled or not controlled.get("results"):
+        return None
+    panel = len({r["judge"] for r in controlled["results"]}) > 1
+    coefs = "; ".join(f"{r['judge']}: " + ", ".join(f"{k} {v:+.2f}" for k, v in r["style_coefs"].items())
+                      for r in controlled["results"] if r["model"] == controlled["results"][0]["model"]
+                      and r.get("style_coefs"))
+    note = ("LC win %: AlpacaEval 2's length-controlled win rate (a logistic GLM on the candidate term and "
+            "tanh(length difference / sd), predicted with no length difference); SC %: Arena-Hard-Auto v2's "
+            "style-controlled win probability against the reference (a Bradley-Terry fit with length, header, "
+            "list and bold features, reported without them); BT rating: Bradley-Terry on the Elo scale, the "
+            "reference at 1000; rank among the candidates; [a, b]: the item-bootstrap interval"
+            + (f"; style coefficients (standardised features) {coefs}" if coefs else ""))
+    return Table(controlled_table(controlled, panel)[0], [controlled_display(r, judge=panel)
+                                                          for r in controlled["results"]], note=note)
