@@ -5,10 +5,12 @@ candidates, each with the item-bootstrap interval the other figures have.
   judge's preference for the candidate (1 better, 0.5 tie, 0 worse; every judgment, both orders)
   on a candidate-vs-reference term and the length feature ``tanh(length difference / its
   standard deviation)``; the LC win rate is the model's predicted preference with the length term
-  set to 0, i.e. ``100 sigmoid(theta)``.  AlpacaEval's instruction-difficulty term and its
-  regularisation towards its "gamed" baselines need its own precomputed data, so they are left
-  out (no instruction term applies to a user's items); its fit is then the plain maximum
-  likelihood fit written here.
+  set to 0, i.e. ``100 sigmoid(theta)``.  As AlpacaEval, the fit is L1-penalised (both
+  coefficients) with the strength chosen by 5-fold cross-validation (:mod:`.l1_logistic`).  Its
+  instruction-difficulty term and its regularisation towards its "gamed" baselines need its own
+  precomputed data (its judge's verdicts on its own items), so they are left out.  When every
+  length difference has one sign the fit is not identified (the figure is a prediction at a
+  length difference never seen): the row says so (``lc_identified``) and the tables print n/i.
 * **SC score** (Arena-Hard-Auto v2, ``show_result.py --control-features length markdown``): one
   Bradley-Terry fit over all candidates' battles with the reference (a much-better verdict counts
   three times, a tie 0.5), with four style features per battle: the normalised length difference
@@ -35,12 +37,13 @@ from typing import Any
 import numpy as np
 
 from ..report.doc import Table
+from . import l1_logistic
 from .intervals import _draws, _rng
 from .uncertainty import IntervalOptions
 
 __all__ = ["answer_style", "style_record", "fit_logistic", "lc_win_rate", "style_controlled", "controlled_rows",
            "controlled_summary", "controlled_display", "controlled_table", "controlled_report_table",
-           "METHOD",
+           "METHOD", "LC_NOT_IDENTIFIED",
            "STRONG_WEIGHT", "ELO_SCALE"]
 
 #: how many battles a much-better (or much-worse) verdict counts for, as Arena-Hard-Auto's
@@ -219,32 +222,58 @@ def _preference(score: int) -> float:
     return 1.0 if score > 0 else 0.5 if score == 0 else 0.0
 
 
+#: the tables' legend of an LC cell that is not identified
+LC_NOT_IDENTIFIED = ("n/i: not identified (every answer of the candidate longer, or every one shorter, than "
+                     "the reference's; summary.json keeps the extrapolated figure)")
+#: what a row's ``lc_note`` says when its LC win rate is not identified by its data
+LC_EXTRAPOLATES = ("not identified: every answer is {side} than the reference's, so the figure extrapolates "
+                   "to a length difference the data never had")
+
+
 def lc_win_rate(preference: Sequence[float], length_diff: Sequence[float], items: Sequence[Any] | None = None,
-                options: IntervalOptions | None = None, key: str = "") -> dict[str, Any]:
+                options: IntervalOptions | None = None, key: str = "", *, penalised: bool = True) -> dict[str, Any]:
     """AlpacaEval 2's length-controlled win rate of one candidate from its judgments
     (``preference`` 1 / 0.5 / 0 for the candidate; ``length_diff`` the answers' length
-    difference; ``items`` each judgment's item, for the interval).  ``lc_win_rate`` (percent),
-    ``length_coef`` (the GLM's length coefficient, per unit of the tanh feature), ``n``, and with
-    ``options`` its bootstrap interval."""
+    difference; ``items`` each judgment's item, for the folds and the interval).  ``penalised``:
+    AlpacaEval's L1-penalised fit with the strength chosen by 5-fold cross-validation over items
+    (:mod:`.l1_logistic`); off, the plain maximum-likelihood fit.  ``lc_win_rate`` (percent),
+    ``length_coef`` (per unit of the tanh feature), ``lc_c`` (the chosen inverse strength),
+    ``lc_n``, ``lc_identified`` (False when every length difference has one sign: the figure is a
+    prediction at a length difference never seen) with ``lc_note``, and with ``options`` the
+    bootstrap interval (the penalty and the length scale held at the full data's)."""
     y = np.asarray(preference, dtype=float)
     d = np.asarray(length_diff, dtype=float)
     out: dict[str, Any] = {"lc_win_rate": None, "lc_win_rate_ci_low": None, "lc_win_rate_ci_high": None,
-                           "length_coef": None, "lc_n": int(y.size)}
+                           "length_coef": None, "lc_c": None, "lc_n": int(y.size), "lc_identified": True,
+                           "lc_note": None}
     if y.size == 0:
         return out
     sd = float(np.std(d, ddof=1)) if d.size > 1 else 0.0
     if sd > 0 and np.isfinite(sd):
         X = np.column_stack([np.ones_like(d), np.tanh(d / sd)])
+        if np.all(d > 0) or np.all(d < 0):
+            out["lc_identified"] = False
+            out["lc_note"] = LC_EXTRAPOLATES.format(side="longer" if d[0] > 0 else "shorter")
     else:  # no length difference to tell: the candidate term alone
         X = np.ones((d.size, 1))
     codes: dict[Any, int] = {}
     item_of_row = np.array([codes.setdefault(i, len(codes)) for i in (items if items is not None else range(y.size))])
     X, y, w, item_of_row = _aggregate(X, y, np.ones(y.size), item_of_row)
-    full = fit_logistic(X, y, w[None, :])[0]
+    if penalised:
+        folds = min(l1_logistic.FOLDS, len(codes))
+        C = l1_logistic.choose_c(X, y, w, item_of_row % folds, folds) if folds >= 2 else float(l1_logistic.CS[-1])
+        full = l1_logistic.fit_l1_logistic(X, y, w[None, :], C)[0]
+        out["lc_c"] = C
+    else:
+        full = fit_logistic(X, y, w[None, :])[0]
     out["lc_win_rate"] = 100.0 * float(_sigmoid(full[0]))
     out["length_coef"] = float(full[1]) if X.shape[1] > 1 else 0.0
     if options is not None and options.bootstrap_samples and items is not None:
-        boot = _refit(X, y, w, item_of_row, len(codes), options, key, full)
+        if penalised:
+            boot = np.concatenate([l1_logistic.fit_l1_logistic(X, y, W * w, C, full, max_iter=30, tol=BOOT_TOL)
+                                   for W in _boot_weights(len(codes), item_of_row, options, key)])
+        else:
+            boot = _refit(X, y, w, item_of_row, len(codes), options, key, full)
         lo, hi = _quantiles(100.0 * _sigmoid(boot[:, 0]), options.interval_level)
         out["lc_win_rate_ci_low"], out["lc_win_rate_ci_high"] = float(lo), float(hi)
     return out
@@ -302,7 +331,7 @@ def style_controlled(records: Sequence[Mapping[str, Any]], candidates: Sequence[
         rows = [r for r in rows if r[4] is not None]
     K = len(candidates)
     out: dict[str, Any] = {"theta": {c: None for c in candidates}, "coefs": {}, "boot": None, "n": len(rows),
-                           "features": []}
+                           "features": [], "one_sided": {}}
     if not rows:
         return out
     cand = np.array([r[0] for r in rows])
@@ -317,6 +346,11 @@ def style_controlled(records: Sequence[Mapping[str, Any]], candidates: Sequence[
     if style:
         c = np.array([r[4]["candidate"] for r in rows], dtype=float)
         f = np.array([r[4]["reference"] for r in rows], dtype=float)
+        longer = c[:, 0] - f[:, 0]
+        for code in present:  # a candidate whose every answer is longer (shorter): its score extrapolates
+            mine = longer[cand == code]
+            if np.all(mine > 0) or np.all(mine < 0):
+                out["one_sided"][candidates[code]] = "longer" if mine[0] > 0 else "shorter"
         S = _style_features(c, f)
         mean = (w[:, None] * S).sum(axis=0) / w.sum()
         # the standard deviation over the battles as Arena-Hard-Auto expands them (a strong
@@ -388,6 +422,9 @@ def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates
         put("rank", None if np.isnan(full_rank[k]) else int(full_rank[k]),
             None if boot_rank is None else boot_rank[:, k])
         row["sc_n"], row["style_coefs"] = sc["n"], sc["coefs"]
+        side = sc["one_sided"].get(c)
+        row["sc_identified"] = side is None
+        row["sc_note"] = None if side is None else LC_EXTRAPOLATES.format(side=side)
         rows.append(row)
     return rows
 
@@ -396,9 +433,13 @@ def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates
 #: what summary["controlled"]["method"] says each figure is
 METHOD = {
     "lc_win_rate": "AlpacaEval 2 length-controlled win rate: logistic GLM of the judge's preference on the "
-                   "candidate term and tanh(length difference / sd), predicted with no length difference (percent)",
+                   "candidate term and tanh(length difference / sd), L1-penalised with the strength chosen by "
+                   "5-fold cross-validation over items, predicted with no length difference (percent); "
+                   "lc_identified false: every length difference has one sign and the figure extrapolates",
     "sc_score": "Arena-Hard-Auto v2 style control: Bradley-Terry fit with length, header, list and bold "
                 "features; the candidate's win probability against the reference without them (percent)",
+    "sc_identified": "false: every answer of the candidate is longer (or every one shorter) than the "
+                     "reference's, and its SC score extrapolates the length effect fitted on the others",
     "bt_rating": "Bradley-Terry rating on the Elo scale (reference 1000; much better counts 3, tie 0.5)",
     "rank": "rank among the candidates by BT rating (1 best)",
 }
@@ -427,17 +468,21 @@ def controlled_display(r: Mapping[str, Any], *, judge: bool = False) -> dict[str
         lo, hi = int(r["rank_ci_low"]), int(r["rank_ci_high"])
         rank += f" [{lo}, {hi}]"
     row = {"judge": r["judge"]} if judge else {}
-    return {**row, "model": r["model"], "LC win %": _fig(r["lc_win_rate"], r["lc_win_rate_ci_low"],
-                                                          r["lc_win_rate_ci_high"]),
-            "SC %": _fig(r["sc_score"], r["sc_score_ci_low"], r["sc_score_ci_high"]),
+    lc = ("n/i" if r.get("lc_identified") is False
+          else _fig(r["lc_win_rate"], r["lc_win_rate_ci_low"], r["lc_win_rate_ci_high"]))
+    return {**row, "model": r["model"], "LC win %": lc,
+            "SC %": "n/i" if r.get("sc_identified") is False else _fig(r["sc_score"], r["sc_score_ci_low"],
+                                                                         r["sc_score_ci_high"]),
             "BT rating": _fig(r["bt_rating"], r["bt_rating_ci_low"], r["bt_rating_ci_high"], 0), "rank": rank}
 
 
 def controlled_table(controlled: Mapping[str, Any], panel: bool) -> tuple[str, list[dict[str, Any]]]:
     """The printed table of ``summary["controlled"]`` (with the judge column for a panel)."""
-    return ("Length-controlled win rate (AlpacaEval 2), style-controlled score (Arena-Hard-Auto), "
-            "Bradley-Terry rating and rank",
-            [controlled_display(r, judge=panel) for r in controlled["results"]])
+    title = ("Length-controlled win rate (AlpacaEval 2), style-controlled score (Arena-Hard-Auto), "
+             "Bradley-Terry rating and rank")
+    if any(r.get("lc_identified") is False or r.get("sc_identified") is False for r in controlled["results"]):
+        title += f"; {LC_NOT_IDENTIFIED}"
+    return title, [controlled_display(r, judge=panel) for r in controlled["results"]]
 
 
 def controlled_report_table(summary: Mapping[str, Any]):
@@ -454,6 +499,9 @@ def controlled_report_table(summary: Mapping[str, Any]):
             "style-controlled win probability against the reference (a Bradley-Terry fit with length, header, "
             "list and bold features, reported without them); BT rating: Bradley-Terry on the Elo scale, the "
             "reference at 1000; rank among the candidates; [a, b]: the item-bootstrap interval"
+            + (f"; {LC_NOT_IDENTIFIED}" if any(r.get("lc_identified") is False or r.get("sc_identified") is False
+                                               for r in controlled["results"])
+               else "")
             + (f"; style coefficients (standardised features) {coefs}" if coefs else ""))
     return Table(controlled_table(controlled, panel)[0], [controlled_display(r, judge=panel)
                                                           for r in controlled["results"]], note=note)

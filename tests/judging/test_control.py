@@ -29,7 +29,8 @@ from scipy.optimize import minimize
 from judgekit.cli.ui import _fit_tables
 from judgekit.judging.control import (ELO_BASE, ELO_SCALE, answer_style, controlled_display, controlled_rows,
                                       controlled_summary, controlled_table, fit_logistic, lc_win_rate,
-                                      style_controlled)
+                                      style_controlled, LC_NOT_IDENTIFIED)
+from judgekit.judging.l1_logistic import fit_l1_logistic
 from judgekit.judging.uncertainty import IntervalOptions
 
 NO_CI = IntervalOptions(bootstrap_samples=0)
@@ -82,10 +83,96 @@ def test_lc_matches_alpaca_eval_transcription():
     for c in ("a", "b", "c"):
         mine = [r for r in records if r["model"] == c]
         pref = [1.0 if r["score"] > 0 else 0.5 if r["score"] == 0 else 0.0 for r in mine]
-        lc = lc_win_rate(pref, [r["length_diff"] for r in mine])["lc_win_rate"]
+        lc = lc_win_rate(pref, [r["length_diff"] for r in mine], penalised=False)["lc_win_rate"]
         cand = [styles[(c, r["index"])]["candidate"][0] for r in mine]
         base = [styles[(c, r["index"])]["reference"][0] for r in mine]
         assert lc == pytest.approx(_alpaca_lc(pref, cand, base), abs=1e-6)
+
+
+def _l1_fit(X, y, w, C):
+    """AlpacaEval's liblinear objective |b|_1 + C sum w * softlogloss, minimised by scipy over the
+    positive and negative parts of b (a smooth problem with bounds)."""
+    p = X.shape[1]
+
+    def f(v):
+        b = v[:p] - v[p:]
+        z = X @ b
+        return float(v.sum() + C * np.sum(w * (np.logaddexp(0.0, z) - y * z)))
+
+    def g(v):
+        b = v[:p] - v[p:]
+        gl = C * X.T @ (w * (1.0 / (1.0 + np.exp(-(X @ b))) - y))
+        return np.r_[1.0 + gl, 1.0 - gl]
+
+    v = minimize(f, np.zeros(2 * p), jac=g, method="L-BFGS-B", bounds=[(0, None)] * (2 * p),
+                 options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10000}).x
+    return v[:p] - v[p:]
+
+
+def _alpaca_lc_cv(preference, delta, item):
+    """AlpacaEval 2's default: the L1 strength chosen from sklearn's grid 1e-4..1e4 by 5-fold
+    cross-validation (held-out mean soft log loss, folds grouped), then refitted on everything."""
+    pref, delta = np.asarray(preference, float), np.asarray(delta, float)
+    X = np.column_stack([np.ones_like(delta), np.tanh(delta / np.std(delta, ddof=1))])
+    order = {i: n for n, i in enumerate(dict.fromkeys(item))}
+    fold = np.array([order[i] % 5 for i in item])
+    best, best_score = None, -np.inf
+    for C in np.logspace(-4, 4, 10):
+        score = 0.0
+        for f in range(5):
+            tr = fold != f
+            b = _l1_fit(X[tr], pref[tr], np.ones(tr.sum()), C)
+            q = np.clip(1.0 / (1.0 + np.exp(-(X[~tr] @ b))), 1e-15, 1 - 1e-15)
+            score -= np.mean(-(pref[~tr] * np.log(q) + (1 - pref[~tr]) * np.log(1 - q)))
+        if score > best_score + 1e-12:
+            best, best_score = C, score
+    b = _l1_fit(X, pref, np.ones(pref.size), best)
+    return 100.0 / (1.0 + math.exp(-b[0])), best
+
+
+def test_lc_matches_alpaca_eval_penalised_cv_transcription():
+    records, _ = _data(n_items=40)
+    for c in ("a", "b", "c"):
+        mine = [r for r in records if r["model"] == c]
+        pref = [1.0 if r["score"] > 0 else 0.5 if r["score"] == 0 else 0.0 for r in mine]
+        out = lc_win_rate(pref, [r["length_diff"] for r in mine], [r["index"] for r in mine])
+        want, C = _alpaca_lc_cv(pref, [r["length_diff"] for r in mine], [r["index"] for r in mine])
+        assert out["lc_c"] == pytest.approx(C)
+        assert out["lc_win_rate"] == pytest.approx(want, abs=1e-4)
+        assert out["lc_identified"] and out["lc_note"] is None
+
+
+@pytest.mark.parametrize("C", [1e-4, 0.02, 0.6, 21.5, 1e4])
+def test_l1_solver_matches_scipy(C):
+    rng = np.random.default_rng(7)
+    x = np.tanh(rng.normal(0.3, 1.0, 50))
+    X = np.column_stack([np.ones(50), x])
+    y = rng.choice([0.0, 0.5, 1.0], 50)
+    w = rng.integers(1, 3, 50).astype(float)
+    got = fit_l1_logistic(X, y, w[None, :], C)[0]
+    assert got == pytest.approx(_l1_fit(X, y, w, C), abs=1e-5)
+    one = fit_l1_logistic(X[:, :1], y, w[None, :], C)[0]
+    assert one == pytest.approx(_l1_fit(X[:, :1], y, w, C), abs=1e-5)
+
+
+def test_lc_not_identified_when_every_answer_is_longer():
+    rng = np.random.default_rng(2)
+    d = rng.integers(10, 900, 24).astype(float)  # every candidate answer longer
+    y = (rng.random(24) < 0.8).astype(float)
+    items = [str(i // 2) for i in range(24)]
+    out = lc_win_rate(y, d, items, IntervalOptions(bootstrap_samples=50))
+    assert out["lc_identified"] is False and "longer" in out["lc_note"]
+    row = {"judge": "j", "model": "m", **out, "sc_score": None, "sc_score_ci_low": None, "sc_score_ci_high": None,
+           "bt_rating": None, "bt_rating_ci_low": None, "bt_rating_ci_high": None, "rank": None}
+    assert controlled_display(row)["LC win %"] == "n/i"
+    title, _ = controlled_table({"results": [row]}, False)
+    assert LC_NOT_IDENTIFIED in title
+    sc = controlled_rows([{"model": "m", "index": items[k], "kind": "pairwise", "order": k % 2, "score": int(y[k]),
+                           "length_diff": d[k]} for k in range(24)], "j", ["m"], NO_CI,
+                         {("m", i): {"candidate": [200, 0, 1, 0], "reference": [100, 1, 0, 0]} for i in items})[0]
+    assert sc["sc_identified"] is False and controlled_display(sc)["SC %"] == "n/i"
+    d[3] = -5.0  # one shorter answer: identified
+    assert lc_win_rate(y, d, items)["lc_identified"] is True
 
 
 def test_lc_removes_a_pure_length_effect():
@@ -220,7 +307,7 @@ def test_figures_never_nan(a, b):
     rows = controlled_rows(records, "j", ["a", "b"], IntervalOptions(bootstrap_samples=20), styles)
     for r in rows:
         for k, v in r.items():
-            if k not in ("judge", "model", "style_coefs"):
+            if k not in ("judge", "model", "style_coefs", "lc_note", "lc_identified", "sc_note", "sc_identified"):
                 assert _finite(v), (k, v, r)
         if r["lc_win_rate"] is not None:
             assert 0.0 <= r["lc_win_rate"] <= 100.0
