@@ -2,16 +2,23 @@
 size: 765 items x 20 candidates, both orders, 1000 bootstrap resamples, one judge.
 
     python perf/controlled.py   # prints CPU seconds per figure and in all
+
+One core: BLAS is held to one thread (process time would otherwise add up every thread's).
 """
 
 from __future__ import annotations
 
-import time
+import os
 
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-from judgekit.judging.control import controlled_rows, lc_win_rate, style_controlled
-from judgekit.judging.uncertainty import IntervalOptions
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from judgekit.judging.control import controlled_rows, lc_win_rate, style_controlled  # noqa: E402
+from judgekit.judging.uncertainty import IntervalOptions  # noqa: E402
 
 
 def synthetic(n_items: int = 765, n_cands: int = 20, seed: int = 1):
@@ -47,8 +54,12 @@ def main() -> None:
     t = time.process_time()
     controlled_rows(records, "judge", cands, options, styles)
     every = time.process_time() - t
+    t = time.process_time()
+    for judge in ("judge", "judge-2", "judge-3"):
+        controlled_rows(records, judge, cands, options, styles)
+    three = time.process_time() - t
     print(f"765 items x 20 candidates x 2 orders, {options.bootstrap_samples} resamples, CPU s: LC {lc:.2f}, "
-          f"SC {sc:.2f}, BT {bt:.2f}; controlled_rows in all {every:.2f}")
+          f"SC {sc:.2f}, BT {bt:.2f}; controlled_rows in all {every:.2f}, for 3 judges {three:.2f}")
 
 
 if __name__ == "__main__":

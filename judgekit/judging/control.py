@@ -195,15 +195,20 @@ def _quantiles(values: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray
     return q[0], q[1]
 
 
-def _boot_weights(n_items: int, item_of_row: np.ndarray, options: IntervalOptions, key: str, block: int = 128):
-    """Row weights of every resample, in blocks: each resample's count of each item."""
+def _boot_counts(n_items: int, options: IntervalOptions, key: str, block: int = 128):
+    """Each resample's count of each item (block x items), in blocks."""
     for idx in _draws(_rng(options.bootstrap_seed, key), n_items, options.bootstrap_samples):
         for s in range(0, idx.shape[0], block):
             part = idx[s:s + block]
             k = part.shape[0]
-            counts = np.bincount((part + (np.arange(k) * n_items)[:, None]).ravel(),
-                                 minlength=k * n_items).reshape(k, n_items).astype(float)
-            yield counts[:, item_of_row]
+            yield np.bincount((part + (np.arange(k) * n_items)[:, None]).ravel(),
+                              minlength=k * n_items).reshape(k, n_items).astype(float)
+
+
+def _boot_weights(n_items: int, item_of_row: np.ndarray, options: IntervalOptions, key: str, block: int = 128):
+    """Row weights of every resample, in blocks: each resample's count of each row's item."""
+    for counts in _boot_counts(n_items, options, key, block):
+        yield counts[:, item_of_row]
 
 
 #: a resample's fit stops when no coefficient moves more than this (figures printed to 0.1)
@@ -215,6 +220,103 @@ def _refit(X, y, w, item_of_row, n_items, options, key, full, warm_iter: int = 1
     :func:`_aggregate` gives them)."""
     return np.concatenate([fit_logistic(X, y, W * w, full, max_iter=warm_iter, tol=BOOT_TOL, groups=groups)
                            for W in _boot_weights(n_items, item_of_row, options, key)])
+
+
+#: a resample of a Bradley-Terry fit stops once its last Newton step moved no coefficient more than
+#: this: Newton's quadratic convergence (each step about half the square of the one before on
+#: these fits) leaves it within about 1e-8 of its minimiser, 1e-6 of a percentage point
+BOOT_STEP = 1e-4
+
+
+def _schur_step(gt, gb, Hd, Hc, Ha):
+    """The Newton step of a Bradley-Terry fit with features: the Hessian's candidate block is
+    diagonal (``Hd``, B x G), so the features' F x F system is solved first (its Schur complement)
+    and the candidates' steps follow.  ``gt``/``gb`` the gradient's candidate and feature parts,
+    ``Hc`` B x G x F, ``Ha`` B x F x F."""
+    Hd = np.maximum(Hd, 1e-12 * np.maximum(Hd.max(axis=1, keepdims=True), 1e-6))
+    F = gb.shape[1]
+    if F:
+        CD = Hc / Hd[:, :, None]
+        M = Ha - np.einsum("bgf,bgh->bfh", Hc, CD)
+        M += np.eye(F) * (1e-12 * np.maximum(np.abs(np.diagonal(M, axis1=1, axis2=2)).max(axis=1), 1e-6))[:, None, None]
+        db = np.linalg.solve(M, (gb - np.einsum("bgf,bg->bf", CD, gt))[..., None])[..., 0]
+        dt = (gt - np.einsum("bgf,bf->bg", Hc, db)) / Hd
+    else:
+        db, dt = gb, gt / Hd
+    step = np.nan_to_num(np.concatenate([dt, db], axis=1), nan=0.0, posinf=10.0, neginf=-10.0)
+    return np.clip(step, -10.0, 10.0)
+
+
+def _refit_groups(X, y, w, item_of_row, n_items, options, key, full, G, max_iter: int = 12) -> np.ndarray:
+    """:func:`_refit` of a Bradley-Terry fit (X's first G columns the candidates' one-hot, the rest
+    features), fast: with one row per (candidate, item), a resample's weights are its item counts
+    times the rows' weights, so every sum is over a candidates x items grid; the first Newton step
+    from the full fit needs only the counts times per-item sums (the probabilities are the full
+    fit's), later steps evaluate the grid for the resamples whose last step exceeded
+    :data:`BOOT_STEP`.
+    The same minimiser as :func:`_refit`, at a fraction of the cost."""
+    group = np.argmax(X[:, :G], axis=1)
+    cell = group * n_items + item_of_row
+    if np.unique(cell).size != cell.size:
+        return _refit(X, y, w, item_of_row, n_items, options, key, full, groups=G)
+    S = X[:, G:]
+    F, I = S.shape[1], n_items
+    Wg = np.zeros(G * I)
+    Wg[cell] = w
+    Yg = np.zeros(G * I)
+    Yg[cell] = y
+    Sg = np.zeros((G * I, F))
+    Sg[cell] = S
+    Wg, Yg, Sg = Wg.reshape(G, I), Yg.reshape(G, I), Sg.reshape(G, I, F)
+    SS = (Sg[:, :, :, None] * Sg[:, :, None, :]).reshape(G * I, F * F)
+    theta0, beta0 = full[:G], full[G:]
+    if F == 0:  # candidates alone: each one's fit is the logit of its resampled weighted win share
+        out = []
+        for counts in _boot_counts(I, options, key):
+            wins, total = counts @ (Wg * Yg).T, counts @ Wg.T
+            with np.errstate(invalid="ignore", divide="ignore"):
+                share = wins / total
+                fitted = np.clip(np.log(share) - np.log1p(-share), -LOGIT_CAP, LOGIT_CAP)
+            out.append(np.where(total > 0, fitted, theta0[None, :]))
+        return np.concatenate(out)
+    p0 = _sigmoid(theta0[:, None] + Sg @ beta0)
+    r0, q0 = Wg * (Yg - p0), Wg * p0 * (1.0 - p0)
+    # per item: the sums of the first step, to be weighted by each resample's counts
+    item_gt, item_gb = r0.T, np.einsum("gi,gif->if", r0, Sg)
+    item_Hd, item_Hc = q0.T, (q0[:, :, None] * Sg).transpose(1, 0, 2).reshape(I, G * F)
+    item_Ha = np.einsum("gi,gif,gih->ifh", q0, Sg, Sg).reshape(I, F * F)
+    Wg32, Yg32, Sg32, SS32 = (a.astype(np.float32) for a in (Wg, Yg, Sg, SS))
+    out = []
+    for counts in _boot_counts(I, options, key):
+        counts32 = counts.astype(np.float32)
+        B = counts.shape[0]
+        step = _schur_step(counts @ item_gt, counts @ item_gb, counts @ item_Hd,
+                           (counts @ item_Hc).reshape(B, G, F), (counts @ item_Ha).reshape(B, F, F))
+        coef = np.broadcast_to(full, (B, G + F)) + step
+        live = np.abs(step).max(axis=1) >= BOOT_STEP
+        for _ in range(max_iter - 1):
+            idx = np.flatnonzero(live)
+            if idx.size == 0:
+                break
+            n = idx.size
+            # the grid in float32 (half the memory traffic); the sums and the steps in float64
+            eta = np.tensordot(coef[idx, G:].astype(np.float32), Sg32, axes=([1], [2]))
+            eta += coef[idx, :G, None].astype(np.float32)
+            prob = _sigmoid(eta)
+            Wb = counts32[idx][:, None, :] * Wg32[None]
+            r = Yg32[None] - prob
+            r *= Wb
+            q = 1.0 - prob
+            q *= prob
+            q *= Wb
+            step = _schur_step(r.sum(axis=2, dtype=float), (r.reshape(n, G * I) @ Sg32.reshape(G * I, F)).astype(float),
+                               q.sum(axis=2, dtype=float),
+                               np.matmul(q.transpose(1, 0, 2), Sg32).transpose(1, 0, 2).astype(float),
+                               (q.reshape(n, G * I) @ SS32).reshape(n, F, F).astype(float))
+            coef[idx] = np.clip(coef[idx] + step, -LOGIT_CAP * 10, LOGIT_CAP * 10)
+            live[idx[np.abs(step).max(axis=1) < BOOT_STEP]] = False
+        out.append(coef)
+    return np.concatenate(out)
 
 
 # --------------------------------------------------------------------------- LC win rate
@@ -270,7 +372,7 @@ def lc_win_rate(preference: Sequence[float], length_diff: Sequence[float], items
     out["length_coef"] = float(full[1]) if X.shape[1] > 1 else 0.0
     if options is not None and options.bootstrap_samples and items is not None:
         if penalised:
-            boot = np.concatenate([l1_logistic.fit_l1_logistic(X, y, W * w, C, full, max_iter=30, tol=BOOT_TOL)
+            boot = np.concatenate([l1_logistic.fit_l1_logistic(X, y, W * w, C, full, max_iter=30, tol=BOOT_STEP)
                                    for W in _boot_weights(len(codes), item_of_row, options, key)])
         else:
             boot = _refit(X, y, w, item_of_row, len(codes), options, key, full)
@@ -368,7 +470,7 @@ def style_controlled(records: Sequence[Mapping[str, Any]], candidates: Sequence[
     out["coefs"] = {n: float(v) for n, v in zip(names, full[len(present):])}
     out["features"] = names
     if options is not None and options.bootstrap_samples:
-        boot = _refit(X, y, w, item_of_row, n_items, options, key, full, groups=G)
+        boot = _refit_groups(X, y, w, item_of_row, n_items, options, key, full, G)
         every = np.full((boot.shape[0], K), np.nan)
         every[:, present] = boot[:, :len(present)]
         out["boot"] = every

@@ -35,10 +35,11 @@ def _sigmoid(x):
 
 
 def _objective(beta, X, y, W, C):
-    """F of every fit (B,): L1 norm plus C times the weighted soft log loss."""
+    """F of every fit (B,): L1 norm plus C times the weighted soft log loss; and the linear
+    predictor (B x rows)."""
     eta = beta @ X.T
     loss = (W * (np.logaddexp(0.0, eta) - y * eta)).sum(axis=1)
-    return np.abs(beta).sum(axis=1) + C * loss
+    return np.abs(beta).sum(axis=1) + C * loss, eta
 
 
 def _penalised_quadratic(H, b):
@@ -78,14 +79,14 @@ def fit_l1_logistic(X: np.ndarray, y: np.ndarray, W: np.ndarray, C, start: np.nd
     beta = np.zeros((B, p)) if start is None else np.broadcast_to(np.asarray(start, dtype=float), (B, p)).copy()
     pairs = np.stack([X[:, i] * X[:, j] for i in range(p) for j in range(p)], axis=1)  # rows x p*p
     Wy = W * y
-    f = _objective(beta, X, y, W, C)
+    f, eta = _objective(beta, X, y, W, C)
     live = np.ones(B, dtype=bool)
     for _ in range(max_iter):
         idx = np.flatnonzero(live)
         if idx.size == 0:
             break
         b, w, c = beta[idx], W[idx], C[idx]
-        prob = _sigmoid(b @ X.T)
+        prob = _sigmoid(eta[idx])
         grad = (w * prob - Wy[idx]) @ X  # of the loss
         H = c[:, None, None] * ((w * prob * (1.0 - prob)) @ pairs).reshape(-1, p, p)
         # a saturated fit has a vanishing curvature: a floor keeps the model strictly convex
@@ -94,18 +95,19 @@ def fit_l1_logistic(X: np.ndarray, y: np.ndarray, W: np.ndarray, C, start: np.nd
         step = _penalised_quadratic(H, target) - b
         t = np.ones(idx.size)
         new = b + step
-        fn = _objective(new, X, y, w, c)
+        fn, en = _objective(new, X, y, w, c)
         bad = fn > f[idx] + 1e-12 * np.abs(f[idx])
         for _ in range(40):  # halve the step where F did not fall
             if not bad.any():
                 break
             t[bad] *= 0.5
             new[bad] = b[bad] + t[bad, None] * step[bad]
-            fn[bad] = _objective(new[bad], X, y, w[bad], c[bad])
+            fn[bad], en[bad] = _objective(new[bad], X, y, w[bad], c[bad])
             bad = fn > f[idx] + 1e-12 * np.abs(f[idx])
         keep = ~bad
         beta[idx[keep]] = new[keep]
         f[idx[keep]] = fn[keep]
+        eta[idx[keep]] = en[keep]
         moved = np.abs(t[:, None] * step).max(axis=1)
         live[idx[bad | (moved < tol)]] = False
     return beta

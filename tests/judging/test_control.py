@@ -30,6 +30,7 @@ from judgekit.cli.ui import _fit_tables
 from judgekit.judging.control import (ELO_BASE, ELO_SCALE, answer_style, controlled_display, controlled_rows,
                                       controlled_summary, controlled_table, fit_logistic, lc_win_rate,
                                       style_controlled, LC_NOT_IDENTIFIED)
+from judgekit.judging import control
 from judgekit.judging.l1_logistic import fit_l1_logistic
 from judgekit.judging.uncertainty import IntervalOptions
 
@@ -354,3 +355,22 @@ def test_printed_table_fits_80_columns():
         for c in ("LC win %", "SC %", "BT rating"):
             assert r[c].split(" [")[0] in text
     assert controlled_display(summary["results"][0])["model"] == "a"
+
+
+@pytest.mark.parametrize("style", [True, False])
+def test_grid_refit_matches_the_general_newton_refit(style):
+    """The bootstrap's fast path (first step from per-item sums, then float32 grid steps until a
+    step is below BOOT_STEP) lands on the minimiser the general Newton solver finds, resample by
+    resample."""
+    records, styles = _data(n_items=50)
+    options = IntervalOptions(bootstrap_samples=200)
+    fast = style_controlled(records, ["a", "b", "c"], options, "k", style=style, styles=styles)
+    keep = control._refit_groups
+    try:
+        control._refit_groups = lambda X, y, w, it, n, o, k, f, G, max_iter=12: control._refit(
+            X, y, w, it, n, o, k, f, groups=G)
+        slow = style_controlled(records, ["a", "b", "c"], options, "k", style=style, styles=styles)
+    finally:
+        control._refit_groups = keep
+    assert fast["theta"] == slow["theta"]
+    assert np.abs(fast["boot"] - slow["boot"]).max() < 1e-5
