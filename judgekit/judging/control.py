@@ -372,8 +372,8 @@ def lc_win_rate(preference: Sequence[float], length_diff: Sequence[float], items
     out["length_coef"] = float(full[1]) if X.shape[1] > 1 else 0.0
     if options is not None and options.bootstrap_samples and items is not None:
         if penalised:
-            boot = np.concatenate([l1_logistic.fit_l1_logistic(X, y, W * w, C, full, max_iter=30, tol=BOOT_STEP)
-                                   for W in _boot_weights(len(codes), item_of_row, options, key)])
+            boot = l1_logistic.refit_from(X, y, w, item_of_row, C, full, _boot_counts(len(codes), options, key),
+                                          step_tol=BOOT_STEP)
         else:
             boot = _refit(X, y, w, item_of_row, len(codes), options, key, full)
         lo, hi = _quantiles(100.0 * _sigmoid(boot[:, 0]), options.interval_level)
@@ -421,14 +421,15 @@ def _battles(records: Sequence[Mapping[str, Any]], candidates: Sequence[str], st
 
 def style_controlled(records: Sequence[Mapping[str, Any]], candidates: Sequence[str],
                      options: IntervalOptions | None = None, key: str = "", *, style: bool = True,
-                     styles: Styles | None = None) -> dict[str, Any]:
+                     styles: Styles | None = None, battles: tuple[list, int] | None = None) -> dict[str, Any]:
     """One Bradley-Terry fit over every candidate's battles with the reference: with ``style``,
     Arena-Hard-Auto v2's style control (length and markdown; ``styles``: (candidate, index) ->
     :func:`style_record`, a battle without one left out); without, plain BT ratings.
     ``{"theta": {candidate: log-odds against the reference}, "coefs": {feature: coefficient},
     "boot": samples x candidates of resampled theta or None, "n": battles, "features": names}``;
-    ``theta`` is None for a candidate with no battle."""
-    rows, n_items = _battles(records, candidates, styles)
+    ``theta`` is None for a candidate with no battle; ``battles``: :func:`_battles` of the
+    records, when the caller has them."""
+    rows, n_items = battles if battles is not None else _battles(records, candidates, styles)
     if style:
         rows = [r for r in rows if r[4] is not None]
     K = len(candidates)
@@ -491,8 +492,9 @@ def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates
     each with its interval (``<figure>_ci_low`` / ``_ci_high``; none when intervals are off);
     ``styles`` as :func:`style_controlled` reads them (no SC score without)."""
     level = options.interval_level
-    sc = style_controlled(records, candidates, options, f"sc:{judge}", style=True, styles=styles)
-    bt = style_controlled(records, candidates, options, f"bt:{judge}", style=False)
+    battles = _battles(records, candidates, styles)  # one pass over the records for both fits
+    sc = style_controlled(records, candidates, options, f"sc:{judge}", style=True, styles=styles, battles=battles)
+    bt = style_controlled(records, candidates, options, f"bt:{judge}", style=False, battles=battles)
     bt_theta = np.array([np.nan if bt["theta"][c] is None else bt["theta"][c] for c in candidates])
     full_rank = _ranks(bt_theta[None, :])[0]
     boot_rank = _ranks(bt["boot"]) if bt["boot"] is not None else None

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CS", "FOLDS", "fit_l1_logistic", "choose_c"]
+__all__ = ["CS", "FOLDS", "fit_l1_logistic", "choose_c", "refit_from"]
 
 #: scikit-learn's ``LogisticRegressionCV`` default grid (``Cs=10``): ten inverse strengths
 CS = np.logspace(-4.0, 4.0, 10)
@@ -128,3 +128,66 @@ def choose_c(X: np.ndarray, y: np.ndarray, w: np.ndarray, fold_of_row: np.ndarra
         mean = (held * loss).sum(axis=1) / held.sum(axis=1)
     score = -np.nan_to_num(mean, nan=0.0).reshape(folds, n_c).sum(axis=0)
     return float(CS[int(np.argmax(score))])
+
+
+def refit_from(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndarray, C: float, full: np.ndarray,
+               blocks, *, step_tol: float, max_iter: int = 12) -> np.ndarray:
+    """The minimiser of F for each resample of the items (``blocks``: arrays B x items of each
+    resample's item counts, a row's weight its item's count times ``w``), started at the full
+    data's minimiser ``full``; resamples x p.
+
+    Fast path: a resample keeps the full fit's signs (its nonzero coefficients keep their sign,
+    its zeros stay zero), on which F is smooth, so plain Newton steps on the nonzero coefficients
+    converge; the first step needs only the counts times per-item sums (the probabilities are the
+    full fit's), a resample stops once its last step moved no coefficient more than ``step_tol``.
+    Each resample's result is then checked against F's optimality conditions (signs kept, and
+    ``|C * gradient| <= 1`` on each zero coefficient); one that fails is fitted again by
+    :func:`fit_l1_logistic`."""
+    X = np.asarray(X, dtype=float)
+    p = X.shape[1]
+    sign = np.sign(full)
+    act = np.flatnonzero(sign != 0)
+    zero = np.flatnonzero(sign == 0)
+    pairs = np.stack([X[:, i] * X[:, j] for i in range(p) for j in range(p)], axis=1)
+    prob0 = _sigmoid(X @ full)
+    n_items = int(item_of_row.max()) + 1 if item_of_row.size else 0
+    item_r = np.zeros((n_items, p))
+    np.add.at(item_r, item_of_row, (w * (y - prob0))[:, None] * X)
+    item_H = np.zeros((n_items, p * p))
+    np.add.at(item_H, item_of_row, (w * prob0 * (1.0 - prob0))[:, None] * pairs)
+    return np.concatenate([_refit_block(X, y, w, item_of_row, C, full, counts, item_r, item_H, pairs, act, zero,
+                                        step_tol, max_iter) for counts in blocks])
+
+
+def _refit_block(X, y, w, item_of_row, C, full, counts, item_r, item_H, pairs, act, zero, step_tol, max_iter):
+    B, p = counts.shape[0], X.shape[1]
+    sign = np.sign(full)
+    W = counts[:, item_of_row] * w
+    beta = np.broadcast_to(full, (B, p)).copy()
+    r = counts @ item_r  # the log-likelihood's gradient at beta
+    H = (counts @ item_H).reshape(B, p, p)
+    live = np.full(B, act.size > 0)
+    for _ in range(max_iter):
+        idx = np.flatnonzero(live)
+        if idx.size == 0:
+            break
+        HA = C * H[idx][:, act][:, :, act]
+        HA += np.eye(act.size) * (1e-12 * np.maximum(np.abs(np.diagonal(HA, axis1=1, axis2=2)).max(axis=1),
+                                                     1e-6))[:, None, None]
+        step = np.linalg.solve(HA, (C * r[idx][:, act] - sign[act])[..., None])[..., 0]
+        step = np.clip(np.nan_to_num(step, nan=0.0, posinf=10.0, neginf=-10.0), -10.0, 10.0)
+        beta[idx[:, None], act] += step
+        prob = _sigmoid(beta[idx] @ X.T)
+        Wi = W[idx]
+        r[idx] = (Wi * (y - prob)) @ X
+        H[idx] = ((Wi * prob * (1.0 - prob)) @ pairs).reshape(-1, p, p)
+        live[idx[np.abs(step).max(axis=1) < step_tol]] = False
+    ok = ~live
+    if act.size:
+        ok &= np.all(np.sign(beta[:, act]) == sign[act], axis=1)
+    if zero.size:
+        ok &= np.all(np.abs(C * r[:, zero]) <= 1.0 + 1e-9, axis=1)
+    if not ok.all():
+        bad = np.flatnonzero(~ok)
+        beta[bad] = fit_l1_logistic(X, y, W[bad], C, full, max_iter=60, tol=step_tol)
+    return beta
