@@ -43,7 +43,7 @@ from .uncertainty import IntervalOptions
 
 __all__ = ["answer_style", "style_record", "fit_logistic", "lc_win_rate", "style_controlled", "controlled_rows",
            "controlled_summary", "controlled_display", "controlled_table", "controlled_report_table",
-           "METHOD", "LC_NOT_IDENTIFIED",
+           "METHOD", "LC_NOT_IDENTIFIED", "bt_rows",
            "STRONG_WEIGHT", "ELO_SCALE"]
 
 #: how many battles a much-better (or much-worse) verdict counts for, as Arena-Hard-Auto's
@@ -609,3 +609,33 @@ def controlled_report_table(summary: Mapping[str, Any]):
             + (f"; style coefficients (standardised features) {coefs}" if coefs else ""))
     return Table(controlled_table(controlled, panel)[0], [controlled_display(r, judge=panel)
                                                           for r in controlled["results"]], note=note)
+
+
+def bt_rows(records: Sequence[Mapping[str, Any]], candidates: Sequence[str], options: IntervalOptions,
+            key: str) -> list[dict[str, Any]]:
+    """Per candidate, the Bradley-Terry rating (Elo scale, the reference at 1000) and rank of one
+    fit over ``records`` (as :func:`style_controlled` reads them), each with its item-bootstrap
+    interval (``_ci_low`` / ``_ci_high``; None when intervals are off), and ``battles``: the
+    candidate's battles with the reference (a much-better verdict counted once)."""
+    battles = _battles(records, candidates)
+    bt = style_controlled(records, candidates, options, key, style=False, battles=battles)
+    theta = np.array([np.nan if bt["theta"][c] is None else bt["theta"][c] for c in candidates])
+    full_rank = _ranks(theta[None, :])[0]
+    boot_rank = _ranks(bt["boot"]) if bt["boot"] is not None else None
+    count = np.bincount([r[0] for r in battles[0]], minlength=len(candidates))
+    rows = []
+    for k, c in enumerate(candidates):
+        row: dict[str, Any] = {"model": c}
+        for name, value, boot in (
+                ("bt_rating", None if np.isnan(theta[k]) else ELO_BASE + ELO_SCALE * float(theta[k]),
+                 None if bt["boot"] is None else ELO_BASE + ELO_SCALE * bt["boot"][:, k]),
+                ("rank", None if np.isnan(full_rank[k]) else int(full_rank[k]),
+                 None if boot_rank is None else boot_rank[:, k])):
+            row[name] = value
+            lo = hi = None
+            if value is not None and boot is not None and not np.isnan(boot).all():
+                lo, hi = (float(v) for v in _quantiles(boot[~np.isnan(boot)], options.interval_level))
+            row[f"{name}_ci_low"], row[f"{name}_ci_high"] = lo, hi
+        row["battles"] = int(count[k])
+        rows.append(row)
+    return rows
