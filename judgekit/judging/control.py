@@ -325,8 +325,12 @@ def _preference(score: int) -> float:
 
 
 #: the tables' legend of an LC cell that is not identified
-LC_NOT_IDENTIFIED = ("n/i: not identified (every answer of the candidate longer, or every one shorter, than "
-                     "the reference's; summary.json keeps the extrapolated figure)")
+LC_NOT_IDENTIFIED = ("n/i: not identified (LC: every answer of the candidate longer, or every one shorter, "
+                     "than the reference's; SC: all on one side of the average length difference; summary.json "
+                     "keeps the extrapolated figure)")
+#: what a row's ``sc_note`` says when its SC score is not identified by its data
+SC_EXTRAPOLATES = ("not identified: every answer's length, against the reference's, is {side} than the battles' "
+                   "average, at which the SC score is read, so it extrapolates the length effect")
 #: what a row's ``lc_note`` says when its LC win rate is not identified by its data
 LC_EXTRAPOLATES = ("not identified: every answer is {side} than the reference's, so the figure extrapolates "
                    "to a length difference the data never had")
@@ -449,13 +453,14 @@ def style_controlled(records: Sequence[Mapping[str, Any]], candidates: Sequence[
     if style:
         c = np.array([r[4]["candidate"] for r in rows], dtype=float)
         f = np.array([r[4]["reference"] for r in rows], dtype=float)
-        longer = c[:, 0] - f[:, 0]
-        for code in present:  # a candidate whose every answer is longer (shorter): its score extrapolates
-            mine = longer[cand == code]
-            if np.all(mine > 0) or np.all(mine < 0):
-                out["one_sided"][candidates[code]] = "longer" if mine[0] > 0 else "shorter"
         S = _style_features(c, f)
         mean = (w[:, None] * S).sum(axis=0) / w.sum()
+        # the score is read at the battles' average style (the features are centred): a candidate
+        # whose every length feature lies on one side of that average has its score extrapolated
+        for code in present:
+            mine = S[cand == code, 0]
+            if np.all(mine > mean[0] + 1e-12) or np.all(mine < mean[0] - 1e-12):
+                out["one_sided"][candidates[code]] = "longer" if mine[0] > mean[0] else "shorter"
         # the standard deviation over the battles as Arena-Hard-Auto expands them (a strong
         # verdict three rows), unbiased; a feature that never varies cannot be fitted: left out
         var = (w[:, None] * (S - mean) ** 2).sum(axis=0) / max(w.sum() - 1.0, 1.0)
@@ -528,7 +533,7 @@ def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates
         row["sc_n"], row["style_coefs"] = sc["n"], sc["coefs"]
         side = sc["one_sided"].get(c)
         row["sc_identified"] = side is None
-        row["sc_note"] = None if side is None else LC_EXTRAPOLATES.format(side=side)
+        row["sc_note"] = None if side is None else SC_EXTRAPOLATES.format(side=side)
         rows.append(row)
     return rows
 
@@ -542,8 +547,8 @@ METHOD = {
                    "lc_identified false: every length difference has one sign and the figure extrapolates",
     "sc_score": "Arena-Hard-Auto v2 style control: Bradley-Terry fit with length, header, list and bold "
                 "features; the candidate's win probability against the reference without them (percent)",
-    "sc_identified": "false: every answer of the candidate is longer (or every one shorter) than the "
-                     "reference's, and its SC score extrapolates the length effect fitted on the others",
+    "sc_identified": "false: every one of the candidate's length features lies on one side of the battles' "
+                     "average (where the SC score is read), so its score extrapolates the length effect",
     "bt_rating": "Bradley-Terry rating on the Elo scale (reference 1000; much better counts 3, tie 0.5)",
     "rank": "rank among the candidates by BT rating (1 best)",
 }

@@ -168,10 +168,6 @@ def test_lc_not_identified_when_every_answer_is_longer():
     assert controlled_display(row)["LC win %"] == "n/i"
     title, _ = controlled_table({"results": [row]}, False)
     assert LC_NOT_IDENTIFIED in title
-    sc = controlled_rows([{"model": "m", "index": items[k], "kind": "pairwise", "order": k % 2, "score": int(y[k]),
-                           "length_diff": d[k]} for k in range(24)], "j", ["m"], NO_CI,
-                         {("m", i): {"candidate": [200, 0, 1, 0], "reference": [100, 1, 0, 0]} for i in items})[0]
-    assert sc["sc_identified"] is False and controlled_display(sc)["SC %"] == "n/i"
     d[3] = -5.0  # one shorter answer: identified
     assert lc_win_rate(y, d, items)["lc_identified"] is True
 
@@ -393,3 +389,30 @@ def test_l1_bootstrap_fast_path_matches_the_general_solver(C):
     fast = refit_from(X, y, w, item, C, full, [counts[:25], counts[25:]], step_tol=1e-4)
     slow = fit_l1_logistic(X, y, counts * w, C, full, tol=1e-13)
     assert np.abs(fast - slow).max() < 1e-6
+
+
+def test_sc_flag_reads_the_candidates_lengths_against_the_average_it_is_read_at():
+    """SC is read at the battles' average style: a candidate all of whose length features lie on
+    one side of it is flagged (the quickstart: one candidate always longer, the other always
+    shorter); candidates all longer than the reference, by amounts around the average, are not."""
+    rng = np.random.default_rng(4)
+
+    def run(lengths):
+        records, styles = [], {}
+        for c, (lo, hi) in lengths.items():
+            for i in range(15):
+                cand = int(rng.integers(lo, hi))
+                styles[(c, str(i))] = {"candidate": [cand, 0, int(rng.integers(0, 3)), 0], "reference": [300, 0, 1, 0]}
+                for order in (0, 1):
+                    records.append({"model": c, "index": str(i), "kind": "pairwise", "order": order,
+                                    "score": int(rng.integers(-2, 3)), "length_diff": cand - 300})
+        return {r["model"]: r for r in controlled_rows(records, "j", list(lengths), NO_CI, styles)}
+
+    split = run({"long": (400, 900), "short": (50, 250)})
+    assert not split["long"]["sc_identified"] and "longer" in split["long"]["sc_note"]
+    assert not split["short"]["sc_identified"] and "shorter" in split["short"]["sc_note"]
+    assert controlled_display(split["long"])["SC %"] == "n/i"
+    assert LC_NOT_IDENTIFIED in controlled_table({"results": list(split.values())}, False)[0]
+    both_longer = run({"a": (350, 900), "b": (320, 950)})
+    assert all(r["sc_identified"] and r["sc_note"] is None for r in both_longer.values())
+    assert all(not r["lc_identified"] for r in both_longer.values())  # LC is read at no length difference
