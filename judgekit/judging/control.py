@@ -43,7 +43,7 @@ from .uncertainty import IntervalOptions
 
 __all__ = ["answer_style", "style_record", "fit_logistic", "lc_win_rate", "style_controlled", "controlled_rows",
            "controlled_summary", "controlled_display", "controlled_table", "controlled_report_table",
-           "METHOD", "LC_NOT_IDENTIFIED", "bt_rows",
+           "METHOD", "LC_NOT_IDENTIFIED", "bt_rows", "rating_text",
            "STRONG_WEIGHT", "ELO_SCALE"]
 
 #: how many battles a much-better (or much-worse) verdict counts for, as Arena-Hard-Auto's
@@ -549,7 +549,9 @@ METHOD = {
                 "features; the candidate's win probability against the reference without them (percent)",
     "sc_identified": "false: every one of the candidate's length features lies on one side of the battles' "
                      "average (where the SC score is read), so its score extrapolates the length effect",
-    "bt_rating": "Bradley-Terry rating on the Elo scale (reference 1000; much better counts 3, tie 0.5)",
+    "bt_rating": "Bradley-Terry rating on the Elo scale (reference 1000; much better counts 3, tie 0.5); a "
+                 "candidate winning (losing) every battle, in the data or a resample, has no finite rating: its "
+                 "log-odds are held at 30 and the tables print inf (-inf)",
     "rank": "rank among the candidates by BT rating (1 best)",
 }
 
@@ -570,6 +572,19 @@ def _fig(value, low, high, digits: int = 1) -> str:
     return text if low is None or high is None else f"{text} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
+def rating_text(value, low=None, high=None) -> str:
+    """A BT rating with its interval, ``inf`` (``-inf``) where the fit has no finite rating (a
+    candidate that wins, or loses, every battle, in the data or in a resample: the log-odds are
+    held at :data:`LOGIT_CAP` there, whose Elo figure would mean nothing)."""
+    def one(v):
+        t = (v - ELO_BASE) / ELO_SCALE
+        return "inf" if t >= LOGIT_CAP - 1e-6 else "-inf" if t <= -LOGIT_CAP + 1e-6 else f"{v:.0f}"
+
+    if value is None:
+        return "-"
+    return one(value) if low is None or high is None else f"{one(value)} [{one(low)}, {one(high)}]"
+
+
 def controlled_display(r: Mapping[str, Any], *, judge: bool = False) -> dict[str, Any]:
     """A printed row: LC win rate, SC score and BT rating with their intervals, the rank's range."""
     rank = "-" if r["rank"] is None else str(r["rank"])
@@ -582,7 +597,7 @@ def controlled_display(r: Mapping[str, Any], *, judge: bool = False) -> dict[str
     return {**row, "model": r["model"], "LC win %": lc,
             "SC %": "n/i" if r.get("sc_identified") is False else _fig(r["sc_score"], r["sc_score_ci_low"],
                                                                          r["sc_score_ci_high"]),
-            "BT rating": _fig(r["bt_rating"], r["bt_rating_ci_low"], r["bt_rating_ci_high"], 0), "rank": rank}
+            "BT rating": rating_text(r["bt_rating"], r["bt_rating_ci_low"], r["bt_rating_ci_high"]), "rank": rank}
 
 
 def controlled_table(controlled: Mapping[str, Any], panel: bool) -> tuple[str, list[dict[str, Any]]]:

@@ -278,7 +278,7 @@ def cross_run_tables(runs: list[Run]) -> list[Table]:
     """Per (benchmark, judge) two or more runs share: one Bradley-Terry fit over their candidates
     on the items they all judged (:func:`judgekit.judging.cross_run.cross_run_ratings`), as a
     table: run, candidate, BT rating and rank with their intervals, battles."""
-    from ..judging.control import ELO_BASE
+    from ..judging.control import ELO_BASE, rating_text
     from ..judging.cross_run import cross_run_ratings
 
     benches: dict[str, list[Run]] = {}
@@ -293,9 +293,7 @@ def cross_run_tables(runs: list[Run]) -> list[Table]:
             rank = "–" if r["rank"] is None else str(r["rank"])
             if r["rank"] is not None and r["rank_ci_low"] is not None:
                 rank += f" [{int(r['rank_ci_low'])}, {int(r['rank_ci_high'])}]"
-            rating = "–" if r["bt_rating"] is None else f"{r['bt_rating']:.0f}"
-            if r["bt_rating"] is not None and r["bt_rating_ci_low"] is not None:
-                rating += f" [{r['bt_rating_ci_low']:.0f}, {r['bt_rating_ci_high']:.0f}]"
+            rating = rating_text(r["bt_rating"], r["bt_rating_ci_low"], r["bt_rating_ci_high"])
             rows.append({"run": r["run"], "candidate": r["candidate"], "BT rating": rating, "rank": rank,
                          "battles": r["battles"]})
         note = (f"one Bradley-Terry fit over the candidates of {len(fit['runs'])} runs on the {fit['items']} items "

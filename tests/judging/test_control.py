@@ -416,3 +416,16 @@ def test_sc_flag_reads_the_candidates_lengths_against_the_average_it_is_read_at(
     both_longer = run({"a": (350, 900), "b": (320, 950)})
     assert all(r["sc_identified"] and r["sc_note"] is None for r in both_longer.values())
     assert all(not r["lc_identified"] for r in both_longer.values())  # LC is read at no length difference
+
+
+def test_a_rating_without_a_finite_value_prints_inf():
+    from judgekit.judging.control import LOGIT_CAP, rating_text
+    top, bottom = ELO_BASE + ELO_SCALE * LOGIT_CAP, ELO_BASE - ELO_SCALE * LOGIT_CAP
+    assert rating_text(1482.4, 1209.0, top) == "1482 [1209, inf]"
+    assert rating_text(bottom, bottom, 700.0) == "-inf [-inf, 700]"
+    assert rating_text(1000.0) == "1000" and rating_text(None) == "-"
+    records, styles = _data(n_items=6, candidates=("a",))
+    for r in records:
+        r["score"] = 2  # wins every battle: no finite rating
+    (row,) = controlled_rows(records, "j", ["a"], IntervalOptions(bootstrap_samples=20), styles)
+    assert controlled_display(row)["BT rating"] == "inf [inf, inf]"
