@@ -619,7 +619,8 @@ def controlled_report_table(summary: Mapping[str, Any]):
                       for r in controlled["results"] if r["model"] == controlled["results"][0]["model"]
                       and r.get("style_coefs"))
     note = ("LC win %: AlpacaEval 2's length-controlled win rate (a logistic GLM on the candidate term and "
-            "tanh(length difference / sd), predicted with no length difference); SC %: Arena-Hard-Auto v2's "
+            "tanh(length difference / sd), L1-penalised with the strength chosen by 5-fold cross-validation, "
+            "predicted with no length difference); SC %: Arena-Hard-Auto v2's "
             "style-controlled win probability against the reference (a Bradley-Terry fit with length, header, "
             "list and bold features, reported without them); BT rating: Bradley-Terry on the Elo scale, the "
             "reference at 1000; rank among the candidates; [a, b]: the item-bootstrap interval"
