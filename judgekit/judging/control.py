@@ -405,21 +405,31 @@ def _battles(records: Sequence[Mapping[str, Any]], candidates: Sequence[str], st
     pairwise judgments of a (candidate, index) whose every order has a verdict (Arena-Hard-Auto
     drops a pair with a missing game); a much-better verdict weighs :data:`STRONG_WEIGHT`."""
     rank = {c: i for i, c in enumerate(candidates)}
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    groups: dict[tuple[str, str], list] = {}  # (model, index) -> its scores (None: a failed judgment)
     for r in records:
-        if r.get("kind", "pairwise") == "pairwise" and str(r.get("model", "")) in rank:
-            groups.setdefault((str(r["model"]), str(r["index"])), []).append(r)
+        if r.get("kind", "pairwise") == "pairwise":
+            model = str(r.get("model", ""))
+            if model in rank:
+                key = (model, str(r["index"]))
+                scores = groups.get(key)
+                if scores is None:
+                    scores = groups[key] = []
+                scores.append(r.get("score"))
     items: dict[str, int] = {}
     rows = []
-    for (model, index), recs in groups.items():
-        if any(r.get("score") is None for r in recs):
+    styles = styles or {}
+    outcome = {2: (1.0, float(STRONG_WEIGHT)), 1: (1.0, 1.0), 0: (0.5, 1.0), -1: (0.0, 1.0),
+               -2: (0.0, float(STRONG_WEIGHT))}
+    for (model, index), scores in groups.items():
+        if None in scores:
             continue
         item = items.setdefault(index, len(items))
-        style = (styles or {}).get((model, index))
-        for r in recs:
-            s = int(r["score"])
-            rows.append((rank[model], item, _preference(s), float(STRONG_WEIGHT if abs(s) == 2 else 1),
-                         style))
+        style = styles.get((model, index))
+        code = rank[model]
+        for s in scores:
+            s = int(s)
+            y, wt = outcome.get(s) or (_preference(s), float(STRONG_WEIGHT if abs(s) == 2 else 1))
+            rows.append((code, item, y, wt, style))
     return rows, len(items)
 
 

@@ -166,26 +166,32 @@ def _refit_block(X, y, w, item_of_row, C, full, counts, item_r, item_H, pairs, a
     beta = np.broadcast_to(full, (B, p)).copy()
     r = counts @ item_r  # the log-likelihood's gradient at beta
     H = (counts @ item_H).reshape(B, p, p)
+    def at_beta(idx):  # r and H at each of these resamples' beta: one pass over the rows
+        prob = _sigmoid(beta[idx] @ X.T)
+        Wi = W[idx]
+        r[idx] = (Wi * (y - prob)) @ X
+        H[idx] = ((Wi * prob * (1.0 - prob)) @ pairs).reshape(-1, p, p)
+
     live = np.full(B, act.size > 0)
-    for _ in range(max_iter):
+    for n in range(max_iter):
         idx = np.flatnonzero(live)
         if idx.size == 0:
             break
+        if n:
+            at_beta(idx)
         HA = C * H[idx][:, act][:, :, act]
         HA += np.eye(act.size) * (1e-12 * np.maximum(np.abs(np.diagonal(HA, axis1=1, axis2=2)).max(axis=1),
                                                      1e-6))[:, None, None]
         step = np.linalg.solve(HA, (C * r[idx][:, act] - sign[act])[..., None])[..., 0]
         step = np.clip(np.nan_to_num(step, nan=0.0, posinf=10.0, neginf=-10.0), -10.0, 10.0)
         beta[idx[:, None], act] += step
-        prob = _sigmoid(beta[idx] @ X.T)
-        Wi = W[idx]
-        r[idx] = (Wi * (y - prob)) @ X
-        H[idx] = ((Wi * prob * (1.0 - prob)) @ pairs).reshape(-1, p, p)
         live[idx[np.abs(step).max(axis=1) < step_tol]] = False
     ok = ~live
     if act.size:
         ok &= np.all(np.sign(beta[:, act]) == sign[act], axis=1)
-    if zero.size:
+    if zero.size:  # the gradient at the final beta (only a zero coefficient's condition needs it)
+        if act.size:
+            at_beta(np.arange(B))
         ok &= np.all(np.abs(C * r[:, zero]) <= 1.0 + 1e-9, axis=1)
     if not ok.all():
         bad = np.flatnonzero(~ok)
