@@ -372,7 +372,7 @@ class ConsoleUI:
 
 
 _INTERVAL = re.compile(r"^(\S+) (\[[^\]]*\])$")
-_FIGURE = re.compile(r"^[-+]?[\d.,%$/ \[\]+-]*$|^-$|^nan$|^inf$")
+_FIGURE = re.compile(r"^[-+]?[\d.,%$/ \[\]+-]*$|^-$|^nan$|^inf$|^n/i$")  # n/i: a figure not identified
 
 
 def _fit_tables(title: str, cols: list[str], cells: list[list[str]], width: int, left=frozenset()) -> list[Table]:
@@ -381,7 +381,7 @@ def _fit_tables(title: str, cols: list[str], cells: list[list[str]], width: int,
     if that is still too wide, the columns are shared among several tables, each repeating the
     leading name columns (model, category...).  Names wrap; figures never do."""
     n = len(cols)
-    text = [cols[i] in left or not all(_FIGURE.match(row[i]) for row in cells) for i in range(n)]
+    text = [cols[i] in left or not all(_FIGURE.match(row[i].replace("inf", "")) for row in cells) for i in range(n)]
 
     def widths(body: list[list[str]], wrap_headers: bool, wrap_names: bool) -> list[int]:
         out = []

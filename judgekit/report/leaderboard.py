@@ -6,7 +6,10 @@ run id and status.  The leaderboard page has, per benchmark, one table with a ro
 candidate) and a column per headline figure ("value [lo, hi]"), sorted by the first figure (best
 first; a candidate without it last), a bar chart per figure with interval whiskers, and links to
 each run's ``report.html`` relative to the page.  Runs of different benchmarks are never mixed in
-one table; the same candidate in two runs is two rows, told apart by the run.
+one table; the same candidate in two runs is two rows, told apart by the run.  Where two or more
+runs of a benchmark share a judge, a further table rates all their candidates in one
+Bradley-Terry fit on the items they all judged (:func:`cross_run_tables`).  The page's document
+is also written as JSON beside it (``leaderboard.json`` for ``leaderboard.html``).
 
 The page is a :class:`~judgekit.report.doc.ReportDoc` with no items, rendered by
 :func:`judgekit.report.render.render_html` like every run's page.
@@ -27,7 +30,7 @@ from .doc import Chart, Headline, ReportDoc, Series, Table
 from .run_report import interval_text
 
 __all__ = ["Run", "Row", "load_run", "load_runs", "not_a_run_folder", "run_label", "leaderboard_rows", "leaderboard_doc", "write_leaderboard",
-           "wants_leaderboard", "REPORT_JSON"]
+           "wants_leaderboard", "cross_run_tables", "REPORT_JSON"]
 
 REPORT_JSON = "report.json"
 #: (figure, judge): one column of a benchmark's table
@@ -239,6 +242,7 @@ def leaderboard_doc(runs: list[Run], out: Path) -> ReportDoc:
             whiskers = any(v is not None for x in series for v in (x.low or []) + (x.high or []))
             charts.append(Chart(title=f"{bench}: {fig}", groups=groups, series=series,
                                 note="whiskers: the interval" if whiskers else None))
+    tables.extend(cross_run_tables(runs))
     page_dir = Path(out).parent
     links, run_rows = [], []
     for run in runs:
@@ -258,6 +262,49 @@ def leaderboard_doc(runs: list[Run], out: Path) -> ReportDoc:
                      charts=charts, tables=tables, links=links)
 
 
+def _judgments(run: Run) -> list[dict[str, Any]]:
+    """A run's pairwise judgments from its results.parquet (none where the file is missing or
+    cannot be read: that run then takes no part in the ratings across runs)."""
+    from .tidy import results
+
+    try:
+        rows = results(run.path, kind="rows")
+    except Exception:  # noqa: BLE001  (a missing or unreadable file leaves the run out, never the page)
+        return []
+    return [r for r in rows if r.get("kind") == "pairwise"]
+
+
+def cross_run_tables(runs: list[Run]) -> list[Table]:
+    """Per (benchmark, judge) two or more runs share: one Bradley-Terry fit over their candidates
+    on the items they all judged (:func:`judgekit.judging.cross_run.cross_run_ratings`), as a
+    table: run, candidate, BT rating and rank with their intervals, battles."""
+    from ..judging.control import ELO_BASE, rating_text
+    from ..judging.cross_run import cross_run_ratings
+
+    benches: dict[str, list[Run]] = {}
+    for run in runs:
+        benches.setdefault(run.doc.benchmark or "", []).append(run)
+    pooled = [(r.label or r.path.name, bench, _judgments(r)) for bench, rs in benches.items() if len(rs) > 1
+              for r in rs]
+    tables = []
+    for fit in cross_run_ratings(pooled):
+        rows = []
+        for r in fit["rows"]:
+            rank = "–" if r["rank"] is None else str(r["rank"])
+            if r["rank"] is not None and r["rank_ci_low"] is not None:
+                rank += f" [{int(r['rank_ci_low'])}, {int(r['rank_ci_high'])}]"
+            rating = rating_text(r["bt_rating"], r["bt_rating_ci_low"], r["bt_rating_ci_high"])
+            rows.append({"run": r["run"], "candidate": r["candidate"], "BT rating": rating, "rank": rank,
+                         "battles": r["battles"]})
+        note = (f"one Bradley-Terry fit over the candidates of {len(fit['runs'])} runs on the {fit['items']} items "
+                f"they all judged, judge {fit['judge']}; Elo scale, the reference at {ELO_BASE:.0f} (400 points = "
+                "odds of 10:1), a much-better verdict counts 3 battles, a tie half; [a, b]: the item-bootstrap "
+                "interval, an item drawn with every run's judgments of it")
+        tables.append(Table(title=f"{fit['benchmark']}: Bradley-Terry ratings across runs ({fit['judge']})",
+                            rows=rows, note=note))
+    return tables
+
+
 def _num(h: Headline | None, key: str) -> float | None:
     v = getattr(h, key) if h is not None else None
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
@@ -271,12 +318,16 @@ def write_leaderboard(runs: list[Run], out: Path) -> Path:
     from .render import render_html
 
     out = Path(out)
-    page = render_html(leaderboard_doc(runs, out).to_json())
+    data = leaderboard_doc(runs, out).to_json()
+    page = render_html(data)
     tmp = out.with_name(out.name + ".tmp")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(page, encoding="utf-8")
         os.replace(tmp, out)
+        # the page's document as JSON beside it (the ratings across runs among its tables)
+        tmp.write_text(json.dumps(data, indent=1, allow_nan=False), encoding="utf-8")
+        os.replace(tmp, out.with_suffix(".json"))
     except OSError as e:
         raise UsageError(f"--out {out}: cannot write the leaderboard there ({e.strerror or e})") from None
     return out

@@ -260,8 +260,11 @@ def test_ensemble_agreement_and_behaviour_of_a_two_judge_panel():
     assert rows[("a", "m1")]["swap_consistency"] == pytest.approx(1 / 3)  # items 1, 3, 4: +/+ agree, 0/- and -/0 not
     # the printed tables: per judge overall, agreement, behaviour, comparisons
     titles = [t for t, _ in built.more_displays]
-    assert titles == ["Per judge, overall", "Judge agreement (Krippendorff's alpha)", "Judge behaviour",
+    assert titles[1:] == ["Per judge, overall", "Judge agreement (Krippendorff's alpha)", "Judge behaviour",
                       "Paired comparisons (overall, a - b)"]
+    assert titles[0].startswith("Length-controlled win rate")  # judging.control's table first
+    assert [(r["judge"], r["model"]) for r in built.summary["controlled"]["results"]] == [
+        (j, m) for j in ("a", "ensemble") for m in ("m1", "m2")]
     assert built.display[0]["Reward"].count("[") == 1 and built.tables["agreement"][0]["judges"] == "a, b"
 
 

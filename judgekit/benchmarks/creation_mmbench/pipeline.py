@@ -38,6 +38,7 @@ import asyncio
 from typing import Any
 
 from ...engine import NOT_RUN, CallResult, Engine
+from ...judging.control import style_record
 from ...judging.pairwise import NO_VFS
 from ...judging.records import failure
 from ...parsers.creation import NO_OBJECTIVE, parse_verdict, parse_vfs
@@ -267,10 +268,12 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
         await judge_item(alias, item, answer)
 
     first_alone = {judge: _first_judgment_alone(prep, judge) for judge in judges}
+    styles: dict[tuple[str, str], dict[str, list[int]]] = {}  # both answers' style (the style control)
     # (judge, item, kind): that judge's first judgment of the kind on the item has an answer
     warm: dict[tuple[str, str, str], asyncio.Event] = {}
 
     async def judge_item(alias: str, item: CreationItem, answer: str) -> None:
+        styles[(alias, item.index)] = style_record(answer, item.reference_answer)
         diffs = {order: b.length_diff(item, answer, order) for order in b.orders()}
         await asyncio.gather(*(judge_by(judge, calls, alias, item, diffs)
                                for judge, calls in b.panel_requests(item, answer).items()))
@@ -325,7 +328,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     judgments.sort(key=lambda j: (judge_key[j["judge"]], cands.index(j["model"]), order_key[j["index"]],
                                   j["kind"], j["order"], j.get("repeat", 0)))
     answers.sort(key=lambda a: (cands.index(a["model"]), order_key[a["index"]]))
-    built = build(judgments, judges=judges, candidates=cands, options=o, human=prep.human, dual=o.dual,
+    built = build(judgments, styles=styles, judges=judges, candidates=cands, options=o, human=prep.human, dual=o.dual,
                   raters=prep.raters, ensemble=o.ensemble, repeats=k,
                   labels=prep.labels)
     summary: dict[str, Any] = {

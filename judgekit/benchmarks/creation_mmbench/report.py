@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...judging.control import controlled_report_table
 from ...judging.report import charts, headline
 from ...judging.results import behaviour_display, display_row, spread_table
 from ...judging.human_agreement import report_tables
@@ -43,6 +44,9 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
         rows = [display_row(r) for r in shown]
         out.append(Table("Results per category" + (f", judged by {judges[0]}" if judges else ""), rows,
                          note="as the paper's Tables 2 and 5; +2/+1/0/-1/-2: verdict counts, both orders pooled"))
+    controlled = controlled_report_table(summary)
+    if controlled is not None:
+        out.append(controlled)
     if summary.get("judge_behaviour"):
         out.append(Table("Judge behaviour", [behaviour_display(b) for b in summary["judge_behaviour"]]))
     spread = spread_table(summary)

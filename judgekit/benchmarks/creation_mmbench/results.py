@@ -22,6 +22,7 @@ from ...judging.ensemble import ensemble_summary as shared_ensemble_summary
 from ...judging.bootstrap import comparison_rows
 from ...judging.honest import annotate
 from ...judging.human_agreement import HumanLabels, add_human_agreement
+from ...judging.control import controlled_summary, controlled_table
 from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.panel import behaviour_rows
 from ...judging.results import (Built, _num, add_panel, display_row, intervals_summary, judge_rows, more_displays,
@@ -41,7 +42,8 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
           options: IntervalOptions, human: Mapping[tuple[str, str], float] | None = None,
           dual: bool = True, raters: Mapping[tuple[str, str], Mapping[str, float]] | None = None,
           ensemble: str = DEFAULT_ENSEMBLE, repeats: int = 1,
-          labels: HumanLabels | None = None) -> Built:
+          labels: HumanLabels | None = None,
+          styles: Mapping[tuple[str, str], Mapping[str, Any]] | None = None) -> Built:
     """Everything the run reports from its judgment records (each with ``judge``).  ``human``:
     the mean human rating per (model, index), for Table 4's rows; ``raters``: every rater's
     rating per (model, index), for Table 7's human-human rows (``human_human``); ``labels``: the
@@ -57,12 +59,15 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     summary, tables = summary_and_tables(judges, rows, comps, behaviour, intervals_summary(options))
     if repeats > 1:
         summary["judge_repeats"] = repeats
+    controlled = summary["controlled"] = controlled_summary(everyone, compared, candidates, options, styles)
+    tables["controlled"] = [{k: v for k, v in r.items() if k != "style_coefs"} for r in controlled["results"]]
     if panel:
         add_panel(summary, tables, rows, by_judge, judges, candidates, ensemble_summary(rows[ENSEMBLE_JUDGE], ensemble))
     annotate(summary, rows, everyone, by_judge, candidates, options)
     if human is not None:
         summary["human_alignment"] = tables["human_alignment"] = table4_rows(everyone, human, candidates, dual)
     more = more_displays(rows, summary, behaviour, comps, panel=panel)
+    more.insert(0, controlled_table(controlled, panel))
     if raters:
         summary["human_human"] = tables["human_human"] = table7_human_rows(raters, candidates)
         more.append(("Human-human alignment (Table 7): each rater against the mean of the others",

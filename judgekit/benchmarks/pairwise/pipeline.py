@@ -29,6 +29,7 @@ from typing import Any
 
 from ...engine import NOT_RUN, CallResult, Engine
 from ...judging.candidates import judge_plan
+from ...judging.control import style_record
 from ...judging.items import GenericItem
 from ...judging.records import NO_CALL, failure
 from ...types import ChatRequest
@@ -222,11 +223,13 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
                 no_call(alias, item, "baseline_failed", "no baseline answer for this item")
                 return
         diff = len(answer) - len(base)
+        styles[(alias, item.id)] = style_record(answer, base)
         await asyncio.gather(*(judge_by(judge, calls, alias, item, diff)
                                for judge, calls in b.panel_requests(item, answer, base).items()))
 
     # (judge, item): that judge's first judgment of the item has an answer
     warm: dict[tuple[str, str], asyncio.Event] = {}
+    styles: dict[tuple[str, str], dict[str, list[int]]] = {}  # both answers' style (the style control)
 
     async def judge_by(judge: str, calls: list[tuple[int, ChatRequest]], alias: str, item: GenericItem,
                        diff: int) -> None:
@@ -274,7 +277,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     who = {m: i for i, m in enumerate([prep.baseline.name, *cands])}
     judgments.sort(key=lambda j: (jrank[j["judge"]], who[j["model"]], rank[j["index"]], j["order"], j.get("repeat", 0)))
     answers.sort(key=lambda a: (who[a["model"]], rank[a["index"]]))
-    built = build(judgments, judges=judges, candidates=cands, options=o, no_call=NO_CALL, ensemble=o.ensemble, repeats=k,
+    built = build(judgments, styles=styles, judges=judges, candidates=cands, options=o, no_call=NO_CALL, ensemble=o.ensemble, repeats=k,
                   labels=prep.labels)
     summary: dict[str, Any] = {
         "benchmark": "pairwise",

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...judging.items import GenericItem
+from ...judging.control import controlled_report_table
 from ...judging.report import charts, headline
 from ...judging.results import spread_table
 from ...judging.report_items import (ORDER_LABEL, by_candidate_and_item, item_score, judgment_flags,
@@ -40,6 +41,9 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
         out.append(Table("Results per category" + (f", judged by {judges[0]}" if judges else ""), rows,
                          note="+2/+1/0/-1/-2: verdict counts for the candidate against the baseline, both orders "
                               "pooled; fail: judgments with no verdict (left out of Reward and Win Rate)"))
+    controlled = controlled_report_table(summary)
+    if controlled is not None:
+        out.append(controlled)
     if summary.get("judge_behaviour"):
         out.append(Table("Judge behaviour", [behaviour_display(b) for b in summary["judge_behaviour"]]))
     spread = spread_table(summary)

@@ -20,6 +20,7 @@ from ...judging.ensemble import DEFAULT_ENSEMBLE, ensemble_summary
 from ...judging.bootstrap import comparison_rows
 from ...judging.honest import annotate
 from ...judging.human_agreement import HumanLabels, add_human_agreement
+from ...judging.control import controlled_summary, controlled_table
 from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.panel import behaviour_rows
 from ...judging.results import (Built, add_panel, intervals_summary, judge_rows, more_displays, summary_and_tables)
@@ -39,7 +40,8 @@ def _drop_vfs(row: dict[str, Any]) -> dict[str, Any]:
 
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
           options: IntervalOptions, no_call: Sequence[str] = (), ensemble: str = DEFAULT_ENSEMBLE,
-          repeats: int = 1, labels: HumanLabels | None = None) -> Built:
+          repeats: int = 1, labels: HumanLabels | None = None,
+          styles: Mapping[tuple[str, str], Mapping[str, Any]] | None = None) -> Built:
     """Everything the run reports from its judgment records (each with ``judge``); records with
     an ``error_kind`` in ``no_call`` (no judge call was made) count as failures in the figures
     and take no part in the judges' behaviour.  ``labels``: human labels, for each judge's (and
@@ -57,6 +59,8 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     summary, tables = summary_and_tables(judges, rows, comps, behaviour, intervals_summary(options, figures=FIGURES))
     if repeats > 1:
         summary["judge_repeats"] = repeats
+    controlled = summary["controlled"] = controlled_summary(everyone, compared, candidates, options, styles)
+    tables["controlled"] = [{k: v for k, v in r.items() if k != "style_coefs"} for r in controlled["results"]]
     if panel:
         add_panel(summary, tables, rows, by_judge, judges, candidates, ensemble_summary(ensemble, rows[ENSEMBLE_JUDGE]))
     annotate(summary, rows, called, by_judge, candidates, options)
@@ -65,7 +69,7 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
                          show_behaviour=behaviour_display)
     if labels is not None:
         add_human_agreement(summary, tables, more, everyone, labels, candidates, options)
-    return Built(summary, tables, display, more)
+    return Built(summary, tables, display, [controlled_table(controlled, panel), *more])
 
 
 def _ordered(rows: Sequence[Mapping[str, Any]], candidates: Sequence[str]) -> list[Mapping[str, Any]]:

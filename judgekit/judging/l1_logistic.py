@@ -1,0 +1,199 @@
+"""The L1-penalised logistic fit AlpacaEval 2 uses for its length-controlled win rate, and its
+choice of the penalty by cross-validation, for one or two coefficients and many fits at once.
+
+AlpacaEval (``alpaca_eval/metrics/glm_winrate.py``, ``fit_LogisticRegressionCV``) fits
+scikit-learn's ``LogisticRegressionCV(penalty="l1", solver="liblinear", fit_intercept=False)``
+with the outcome as a soft label, 5 folds grouped by annotation and the held-out soft log loss
+as the score, over scikit-learn's default grid of ten inverse strengths ``C = 10**linspace(-4,
+4, 10)``; the chosen ``C`` is then refitted on all the data.  The objective, for coefficients
+``b``, soft labels ``y``, row weights ``w`` and ``p = sigmoid(X b)``, is
+
+    F(b) = |b|_1 + C * sum_r w_r * (-(y_r log p_r + (1 - y_r) log(1 - p_r)))
+
+(every coefficient penalised, the candidate term included).  It is minimised here by proximal
+Newton steps: the loss's quadratic model at ``b`` plus the L1 term, whose minimiser in one or two
+dimensions is found exactly (the best of its few sign patterns), then a halving line search on
+F.  liblinear stops at its tolerance 1e-4; this runs to the exact minimiser.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["CS", "FOLDS", "fit_l1_logistic", "choose_c", "refit_from"]
+
+#: scikit-learn's ``LogisticRegressionCV`` default grid (``Cs=10``): ten inverse strengths
+CS = np.logspace(-4.0, 4.0, 10)
+#: AlpacaEval's ``GLM_INFO["length_controlled_v1"]["kwargs"]["n_splits"]``
+FOLDS = 5
+#: scikit-learn's log-loss clip of a held-out probability
+_CLIP = 1e-15
+
+
+def _sigmoid(x):
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def _objective(beta, X, y, W, C):
+    """F of every fit (B,): L1 norm plus C times the weighted soft log loss; and the linear
+    predictor (B x rows)."""
+    eta = beta @ X.T
+    loss = (W * (np.logaddexp(0.0, eta) - y * eta)).sum(axis=1)
+    return np.abs(beta).sum(axis=1) + C * loss, eta
+
+
+def _penalised_quadratic(H, b):
+    """``argmin_u 0.5 u'Hu - b'u + |u|_1`` for B positive-definite p x p ``H`` (p = 1 or 2), B x p
+    ``b``: the best of the candidates that fix each coordinate's sign or zero it."""
+    B, p = b.shape
+    soft = np.sign(b) * np.maximum(np.abs(b) - 1.0, 0.0)
+    if p == 1:
+        return soft / H[:, 0, :]
+    cands = [np.zeros_like(b)]
+    for j in (0, 1):
+        u = np.zeros_like(b)
+        u[:, j] = soft[:, j] / H[:, j, j]
+        cands.append(u)
+    det = H[:, 0, 0] * H[:, 1, 1] - H[:, 0, 1] * H[:, 1, 0]
+    for s0 in (1.0, -1.0):
+        for s1 in (1.0, -1.0):
+            r0, r1 = b[:, 0] - s0, b[:, 1] - s1
+            cands.append(np.column_stack([(H[:, 1, 1] * r0 - H[:, 0, 1] * r1) / det,
+                                          (H[:, 0, 0] * r1 - H[:, 1, 0] * r0) / det]))
+    U = np.stack(cands, axis=1)  # B x candidates x p
+    value = 0.5 * np.einsum("bki,bij,bkj->bk", U, H, U) - np.einsum("bki,bi->bk", U, b) + np.abs(U).sum(axis=2)
+    return U[np.arange(B), np.argmin(value, axis=1)]
+
+
+def fit_l1_logistic(X: np.ndarray, y: np.ndarray, W: np.ndarray, C, start: np.ndarray | None = None, *,
+                    max_iter: int = 100, tol: float = 1e-10) -> np.ndarray:
+    """The minimiser of F (module docstring) for each of B fits: ``X`` rows x p (p = 1 or 2),
+    ``y`` the rows' soft labels, ``W`` B x rows weights, ``C`` one inverse strength or one per
+    fit; from ``start`` (zeros).  Returns B x p."""
+    X = np.asarray(X, dtype=float)
+    W = np.atleast_2d(np.asarray(W, dtype=float))
+    B, p = W.shape[0], X.shape[1]
+    if p not in (1, 2):
+        raise ValueError("fit_l1_logistic: one or two coefficients")
+    C = np.broadcast_to(np.asarray(C, dtype=float), (B,)).copy()
+    beta = np.zeros((B, p)) if start is None else np.broadcast_to(np.asarray(start, dtype=float), (B, p)).copy()
+    pairs = np.stack([X[:, i] * X[:, j] for i in range(p) for j in range(p)], axis=1)  # rows x p*p
+    Wy = W * y
+    f, eta = _objective(beta, X, y, W, C)
+    live = np.ones(B, dtype=bool)
+    for _ in range(max_iter):
+        idx = np.flatnonzero(live)
+        if idx.size == 0:
+            break
+        b, w, c = beta[idx], W[idx], C[idx]
+        prob = _sigmoid(eta[idx])
+        grad = (w * prob - Wy[idx]) @ X  # of the loss
+        H = c[:, None, None] * ((w * prob * (1.0 - prob)) @ pairs).reshape(-1, p, p)
+        # a saturated fit has a vanishing curvature: a floor keeps the model strictly convex
+        H += np.eye(p) * (1e-9 * np.maximum(np.abs(np.diagonal(H, axis1=1, axis2=2)).max(axis=1), 1e-6))[:, None, None]
+        target = np.einsum("bij,bj->bi", H, b) - c[:, None] * grad
+        step = _penalised_quadratic(H, target) - b
+        t = np.ones(idx.size)
+        new = b + step
+        fn, en = _objective(new, X, y, w, c)
+        bad = fn > f[idx] + 1e-12 * np.abs(f[idx])
+        for _ in range(40):  # halve the step where F did not fall
+            if not bad.any():
+                break
+            t[bad] *= 0.5
+            new[bad] = b[bad] + t[bad, None] * step[bad]
+            fn[bad], en[bad] = _objective(new[bad], X, y, w[bad], c[bad])
+            bad = fn > f[idx] + 1e-12 * np.abs(f[idx])
+        keep = ~bad
+        beta[idx[keep]] = new[keep]
+        f[idx[keep]] = fn[keep]
+        eta[idx[keep]] = en[keep]
+        moved = np.abs(t[:, None] * step).max(axis=1)
+        live[idx[bad | (moved < tol)]] = False
+    return beta
+
+
+def choose_c(X: np.ndarray, y: np.ndarray, w: np.ndarray, fold_of_row: np.ndarray, folds: int) -> float:
+    """AlpacaEval's penalty: the ``C`` of :data:`CS` whose fits on all folds but one have the
+    best held-out soft log loss (each fold's weighted mean, summed over the folds; the smaller
+    ``C`` of a tie), as ``LogisticRegressionCV`` chooses it."""
+    n_c = CS.size
+    train = np.stack([w * (fold_of_row != f) for f in range(folds)])  # folds x rows
+    W = np.repeat(train, n_c, axis=0)  # (fold, C) pairs
+    beta = fit_l1_logistic(X, y, W, np.tile(CS, folds))
+    prob = np.clip(_sigmoid(beta @ X.T), _CLIP, 1.0 - _CLIP)
+    loss = -(y * np.log(prob) + (1.0 - y) * np.log1p(-prob))
+    held = np.repeat(np.stack([w * (fold_of_row == f) for f in range(folds)]), n_c, axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = (held * loss).sum(axis=1) / held.sum(axis=1)
+    score = -np.nan_to_num(mean, nan=0.0).reshape(folds, n_c).sum(axis=0)
+    return float(CS[int(np.argmax(score))])
+
+
+def refit_from(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndarray, C: float, full: np.ndarray,
+               blocks, *, step_tol: float, max_iter: int = 12) -> np.ndarray:
+    """The minimiser of F for each resample of the items (``blocks``: arrays B x items of each
+    resample's item counts, a row's weight its item's count times ``w``), started at the full
+    data's minimiser ``full``; resamples x p.
+
+    Fast path: a resample keeps the full fit's signs (its nonzero coefficients keep their sign,
+    its zeros stay zero), on which F is smooth, so plain Newton steps on the nonzero coefficients
+    converge; the first step needs only the counts times per-item sums (the probabilities are the
+    full fit's), a resample stops once its last step moved no coefficient more than ``step_tol``.
+    Each resample's result is then checked against F's optimality conditions (signs kept, and
+    ``|C * gradient| <= 1`` on each zero coefficient); one that fails is fitted again by
+    :func:`fit_l1_logistic`."""
+    X = np.asarray(X, dtype=float)
+    p = X.shape[1]
+    sign = np.sign(full)
+    act = np.flatnonzero(sign != 0)
+    zero = np.flatnonzero(sign == 0)
+    pairs = np.stack([X[:, i] * X[:, j] for i in range(p) for j in range(p)], axis=1)
+    prob0 = _sigmoid(X @ full)
+    n_items = int(item_of_row.max()) + 1 if item_of_row.size else 0
+    item_r = np.zeros((n_items, p))
+    np.add.at(item_r, item_of_row, (w * (y - prob0))[:, None] * X)
+    item_H = np.zeros((n_items, p * p))
+    np.add.at(item_H, item_of_row, (w * prob0 * (1.0 - prob0))[:, None] * pairs)
+    return np.concatenate([_refit_block(X, y, w, item_of_row, C, full, counts, item_r, item_H, pairs, act, zero,
+                                        step_tol, max_iter) for counts in blocks])
+
+
+def _refit_block(X, y, w, item_of_row, C, full, counts, item_r, item_H, pairs, act, zero, step_tol, max_iter):
+    B, p = counts.shape[0], X.shape[1]
+    sign = np.sign(full)
+    W = counts[:, item_of_row] * w
+    beta = np.broadcast_to(full, (B, p)).copy()
+    r = counts @ item_r  # the log-likelihood's gradient at beta
+    H = (counts @ item_H).reshape(B, p, p)
+    def at_beta(idx):  # r and H at each of these resamples' beta: one pass over the rows
+        prob = _sigmoid(beta[idx] @ X.T)
+        Wi = W[idx]
+        r[idx] = (Wi * (y - prob)) @ X
+        H[idx] = ((Wi * prob * (1.0 - prob)) @ pairs).reshape(-1, p, p)
+
+    live = np.full(B, act.size > 0)
+    for n in range(max_iter):
+        idx = np.flatnonzero(live)
+        if idx.size == 0:
+            break
+        if n:
+            at_beta(idx)
+        HA = C * H[idx][:, act][:, :, act]
+        HA += np.eye(act.size) * (1e-12 * np.maximum(np.abs(np.diagonal(HA, axis1=1, axis2=2)).max(axis=1),
+                                                     1e-6))[:, None, None]
+        step = np.linalg.solve(HA, (C * r[idx][:, act] - sign[act])[..., None])[..., 0]
+        step = np.clip(np.nan_to_num(step, nan=0.0, posinf=10.0, neginf=-10.0), -10.0, 10.0)
+        beta[idx[:, None], act] += step
+        live[idx[np.abs(step).max(axis=1) < step_tol]] = False
+    ok = ~live
+    if act.size:
+        ok &= np.all(np.sign(beta[:, act]) == sign[act], axis=1)
+    if zero.size:  # the gradient at the final beta (only a zero coefficient's condition needs it)
+        if act.size:
+            at_beta(np.arange(B))
+        ok &= np.all(np.abs(C * r[:, zero]) <= 1.0 + 1e-9, axis=1)
+    if not ok.all():
+        bad = np.flatnonzero(~ok)
+        beta[bad] = fit_l1_logistic(X, y, W[bad], C, full, max_iter=60, tol=step_tol)
+    return beta
