@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from array import array
 
-from .backend import PROTOCOL_VERSION, Backend, LocalError, WorkerCrashed, WorkerStartError
+from .backend import PROTOCOL_VERSION, Backend, LocalError, WorkerCrashed, WorkersUnavailable, WorkerStartError
 from .batcher import Batcher, LocalItemError, group_key
 from .presets import PRESETS, Preset
 from .process import SubprocessBackend
@@ -31,6 +31,7 @@ __all__ = [
     "LocalItemError",
     "WorkerCrashed",
     "WorkerStartError",
+    "WorkersUnavailable",
     "PROTOCOL_VERSION",
     "PRESETS",
     "Preset",

@@ -175,6 +175,8 @@ class FakeCore:
     (``hello()``, ``run_batch(batch, emit)``), for the Ray backend's tests."""
 
     def __init__(self, store, device: str = "auto", memory_budget_gb: float | None = None) -> None:
+        if os.environ.get("FAKE_CORE_FAIL"):  # a core that cannot start (as a missing package would)
+            raise RuntimeError(os.environ["FAKE_CORE_FAIL"])
         self.device = "cpu" if device == "auto" else device
         self.fake = Fake(str(store))
         log({"event": "start", "argv": ["--store", str(store), "--device", device]})
@@ -194,6 +196,7 @@ def main() -> None:
     ap.add_argument("--store", required=True)
     ap.add_argument("--device", default="auto")
     ap.add_argument("--memory-budget-gb", type=float)
+    ap.add_argument("--threads", type=int)
     args = ap.parse_args()
     device = "cpu" if args.device == "auto" else args.device
     log({"event": "start", "argv": sys.argv[1:]})
