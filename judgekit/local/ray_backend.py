@@ -370,18 +370,18 @@ class RayBackend(Backend):
     # -- Ray ---------------------------------------------------------------------------------
     def _connect(self) -> None:
         """Join or start Ray (blocking: runs in a thread)."""
-        ray = import_ray()
-        if ray.is_initialized():
-            self._ray = ray
-            return
-        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                                  "logging_level": logging.WARNING, "ignore_reinit_error": True}
         address = self.address or os.environ.get("RAY_ADDRESS")
         if address and address.startswith("ray://"):
             raise WorkerStartError(
                 f"local.ray_address {address!r} is a Ray Client address: the workers stream their results back, "
                 "and Ray's streaming generators do not work over Ray Client. Run judgekit on a node of the "
                 "cluster (or a machine that joins it) and give the head's GCS address (host:6379)")
+        ray = import_ray()
+        if ray.is_initialized():
+            self._ray = ray
+            return
+        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                                  "logging_level": logging.WARNING, "ignore_reinit_error": True}
         if address:
             kwargs["address"] = address
         else:
