@@ -13,7 +13,10 @@ Environment knobs:
 - ``FAKE_DELAY_S=S``: sleep S seconds per item;
 - ``FAKE_LOAD_FAIL=TEXT``: models whose id contains TEXT fail to load (``*``: every model);
 - ``FAKE_LOG=FILE``: append one JSON line per batch received (and one per start);
-- ``FAKE_PROTOCOL=N``: the protocol version the hello announces.
+- ``FAKE_PROTOCOL=N``: the protocol version the hello announces;
+- ``FAKE_STORE=DIR``: images and vectors are written there, not into ``--store`` (a node where
+  another folder is mounted at the store's path);
+- ``FAKE_CORE_FAIL=TEXT``: the in-process core cannot be built (raises TEXT).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ def send(msg: dict) -> None:
 
 
 def put(store: str, data: bytes, ext: str) -> str:
+    store = os.environ.get("FAKE_STORE") or store
     sha = hashlib.sha256(data).hexdigest()
     folder = os.path.join(store, sha[:2])
     os.makedirs(folder, exist_ok=True)
