@@ -29,7 +29,7 @@ Everything started here is stopped at the end, also on failure.  Prints the figu
 none.  Needs ray (``pip install 'judgekit[ray]'``), judgekit-local with diffusers, and
 ``unshare`` (Linux, root or user namespaces) for step 5 (skipped without it).
 
-    .venv/bin/python perf/ray_cluster.py [--items 24] [--size 64] [--steps 8]
+    .venv/bin/python perf/ray_cluster.py [--items 48] [--size 64] [--steps 16]
 """
 
 from __future__ import annotations
@@ -98,11 +98,31 @@ class Cluster:
         self.node2 = self._start(["sh", "-c", script], "node2-blind.log", wrap=["unshare", "-m"])
 
     def kill_node2(self) -> None:
-        if self.node2 is not None and self.node2.poll() is None:
-            os.killpg(self.node2.pid, signal.SIGKILL)
-            self.node2.wait()
+        """SIGKILL the second node: its ``ray start``, raylet and every process they started
+        (the actors' workers start sessions of their own, so the process group is not enough)."""
+        if self.node2 is None or self.node2.poll() is not None:
+            return
+        tree = descendants(self.node2.pid)
+        for pid in [self.node2.pid, *tree]:
+            try:
+                os.kill(pid, signal.SIGSTOP)  # nothing restarts what is killed next
+            except ProcessLookupError:
+                pass
+        for pid in [self.node2.pid, *tree]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.node2.wait()
+        self.node2_tree = tree
 
     def stop(self) -> None:
+        for proc in self.procs:  # what they started in sessions of its own (actors' workers)
+            for pid in descendants(proc.pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
         for proc in reversed(self.procs):
             if proc.poll() is None:
                 try:
@@ -142,6 +162,27 @@ def join_without_token(address: str, store: Path, timeout: float) -> str:
         return f"no answer within {timeout:g} s"
     lines = [line for line in out.stdout.splitlines() if line.strip()]
     return lines[-1] if lines else f"(nothing printed; exit {out.returncode}; stderr {out.stderr[-500:]!r})"
+
+
+def descendants(root: int) -> list[int]:
+    """Every process below ``root``, from /proc's parent links."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
 
 
 def alive_nodes(ray) -> list[dict]:
@@ -299,8 +340,8 @@ async def main(args: argparse.Namespace) -> None:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--items", type=int, default=24)
+    ap.add_argument("--items", type=int, default=48)
     ap.add_argument("--size", type=int, default=64)
-    ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=16)
     ap.add_argument("--join-timeout", type=float, default=120, help="step 0's limit (seconds)")
     asyncio.run(main(ap.parse_args()))

@@ -909,6 +909,10 @@ class RayBackend(Backend):
                 lines += slot.view.lines()
             else:
                 lines.append(self._waiting_line(slot, now))
+        live = self.live
+        if self._started and not self._closed and live < len(self._slots):
+            lost = f", {len(self.lost_nodes)} node{'s' if len(self.lost_nodes) != 1 else ''} lost" if self.lost_nodes else ""
+            lines.append(f"{self.label}s: {live} of {len(self._slots)} live, {self.crashes} died{lost}")
         if self._none_live_since is not None and self._started and not self._closed:
             lines.append(f"{self.label}s: no live actor for {now - self._none_live_since:.0f} s of "
                          f"{self.no_worker_timeout_s:g}; then their items fail (a rerun asks them again)")

@@ -59,6 +59,7 @@ async def test_a_lost_node_on_a_full_cluster_leaves_the_run_to_the_survivor(tmp_
         assert time.monotonic() - t0 < 5  # 34 items x 10 ms on one actor, not a stall
         assert backend.crashes == 1 and backend.live == 1 and batcher.items_resent >= 1
         assert list(backend.lost_nodes.values()) == [f"fakehost node {doomed[:8]}"]
+        assert "ray workers: 1 of 2 live, 1 died, 1 node lost" in backend.status()
         waiting = [line for line in backend.status() if "waiting for placement" in line]
         assert len(waiting) == 1 and "a replacement: used when placed" in waiting[0]
         faults = batcher.faults()
