@@ -21,7 +21,8 @@ actor per GPU, up to ``workers`` batches at once, and a run that goes on when ac
   and a replacement is asked of Ray in the background and joins when placed.  Only when the
   backend has had **no live actor for** ``no_worker_timeout_s`` do batches fail, with
   :class:`WorkersUnavailable` (the items fail, retryable: the rest of the run goes on, and a rerun
-  asks them again); a replacement placed later serves again;
+  asks them again); a replacement placed later serves again (once placed, batches wait up to that
+  limit again for it to start);
 - every actor holds one core (its own model cache) and reserves ``gpus_per_worker`` GPUs
   (``num_gpus``; Ray sets ``CUDA_VISIBLE_DEVICES``, so device ``auto`` is the actor's own GPU).
   With no GPU reserved, device ``auto`` means ``cpu``.  Torch runs ``cpus_per_worker`` threads,
@@ -568,6 +569,8 @@ class RayBackend(Backend):
                 self.stderr_tail.append(f"(core) {note}")
             raise _Refused(problem)
         self._phase(slot, "starting")
+        if self._none_live_since is not None:  # one is coming: batches wait for it (a limit more)
+            self._none_live_since = time.monotonic()
         try:
             hello = await slot.actor.hello.remote()
         except ray.exceptions.RayError as e:
