@@ -293,6 +293,11 @@ async def main(args: argparse.Namespace) -> None:
         print(f"4. node 2 killed after {killed_at:.2f} s ({args.items // 3} items done): {ok} of {args.items} items "
               f"finished in {disturbed:.2f} s = {disturbed / undisturbed:.2f} x the undisturbed {undisturbed:.2f} s")
         print("   status 3 s after the kill:\n     " + "\n     ".join(lines))
+        t = time.perf_counter()
+        while not gen.lost_nodes and time.perf_counter() - t < 90:  # Ray marks it dead once heartbeats are missed
+            await asyncio.sleep(0.5)
+        print(f"   node counted lost {killed_at + disturbed + time.perf_counter() - t:.0f} s after the kill "
+              f"(when Ray marked it dead): {sorted(gen.lost_nodes.values())}")
         print(f"   faults: {batcher.faults()}")
         await batcher.close()
         await gen.close()

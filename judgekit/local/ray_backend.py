@@ -364,6 +364,9 @@ class RayBackend(Backend):
         self._probe_name = f"{os.getpid()}-{secrets.token_hex(6)}"
         self._probe_token = secrets.token_hex(16)
         self._node_names: dict[str, str] = {}
+        self._watchers: set[asyncio.Task] = set()
+        #: how often a dead actor's node is looked up, until Ray says whether it is lost
+        self.node_check_s = 2.0
 
     def _new_slot(self, index: int) -> _Slot:
         return _Slot(index, WorkerState(f"{self.label} {index}", self._actor_device()))
@@ -751,6 +754,8 @@ class RayBackend(Backend):
             return
         self._closed = True
         _asked.pop(id(self), None)
+        for task in list(self._watchers):
+            task.cancel()
         await self._stop_slots("closed")
         self._state = "closed"
         await asyncio.to_thread(self._remove_probes)
@@ -852,6 +857,23 @@ class RayBackend(Backend):
         except Exception:
             return False
 
+    def _watch(self, task: asyncio.Task) -> None:
+        self._watchers.add(task)
+        task.add_done_callback(self._watchers.discard)
+
+    async def _watch_node(self, node_id: str, name: str, for_s: float = 120.0) -> None:
+        """Count the node lost if Ray marks it dead within ``for_s`` of its actor's death."""
+        t0 = time.monotonic()
+        while not self._closed and time.monotonic() - t0 < for_s and node_id not in self.lost_nodes:
+            await asyncio.sleep(self.node_check_s)
+            try:
+                nodes = await asyncio.to_thread(self._ray.nodes)
+            except Exception:
+                continue
+            if any(n.get("NodeID") == node_id and not n.get("Alive") for n in nodes):
+                self.lost_nodes[node_id] = name
+                self.stderr_tail.append(f"(core) node {name} lost")
+
     async def _crashed(self, slot: _Slot, actor: Any, batch_id: str, total: int, finished: set[str],
                        error: BaseException) -> None:
         """The actor died under a batch: empty its slot, ask for a replacement, raise WorkerCrashed."""
@@ -868,6 +890,8 @@ class RayBackend(Backend):
                 lost = await asyncio.to_thread(self._node_lost, node_id, error)
                 if lost:
                     self.lost_nodes[node_id] = node
+                elif node_id:  # Ray marks a node dead only once its heartbeats are missed
+                    self._watch(asyncio.ensure_future(self._watch_node(node_id, node)))
                 self._replace(slot)
         what = "was stopped by judgekit" if deliberate else ("died with its node" if lost else "died")
         reason = "" if deliberate else f" ({type(error).__name__}): {_trim(str(error), 1500)}"

@@ -78,6 +78,33 @@ async def test_a_lost_node_on_a_full_cluster_leaves_the_run_to_the_survivor(tmp_
         await backend.close()
 
 
+async def test_a_node_ray_marks_dead_after_its_actor_died_is_counted_lost(tmp_path):
+    cluster = FakeRay()
+    cluster.add_node(cpus=1)
+    second = cluster.add_node(cpus=1)
+    backend = make(tmp_path, cluster, 2)
+    backend.node_check_s = 0.02
+    batcher = Batcher(backend, batch_size=1, max_wait_ms=1)
+    try:
+        await backend.start()
+        calls = [asyncio.ensure_future(batcher.submit("embed_image", MODEL, {}, inp)) for inp in images(tmp_path, 12)]
+        while batcher.items_done < 2:
+            await asyncio.sleep(0.005)
+        [victim] = [s.actor for s in backend._slots if s.node_id == second]
+        cluster.kill(victim)  # the worker dies; Ray does not know yet that its node is gone
+        await asyncio.wait_for(asyncio.gather(*calls), 20)
+        assert backend.crashes == 1 and backend.lost_nodes == {}
+        cluster.node(second).alive = False  # the heartbeats missed: the node is marked dead
+        for _ in range(100):
+            if backend.lost_nodes:
+                break
+            await asyncio.sleep(0.01)
+        assert list(backend.lost_nodes.values()) == [f"fakehost node {second[:8]}"]
+    finally:
+        await batcher.close()
+        await backend.close()
+
+
 async def test_no_live_actor_for_the_limit_fails_the_items_retryably_and_a_placed_one_serves_again(tmp_path):
     cluster = FakeRay()
     only = cluster.add_node(cpus=1)
