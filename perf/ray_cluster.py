@@ -296,7 +296,7 @@ async def main(args: argparse.Namespace) -> None:
         t = time.perf_counter()
         while not gen.lost_nodes and time.perf_counter() - t < 90:  # Ray marks it dead once heartbeats are missed
             await asyncio.sleep(0.5)
-        print(f"   node counted lost {killed_at + disturbed + time.perf_counter() - t:.0f} s after the kill "
+        print(f"   node counted lost {disturbed - killed_at + time.perf_counter() - t:.0f} s after the kill "
               f"(when Ray marked it dead): {sorted(gen.lost_nodes.values())}")
         print(f"   faults: {batcher.faults()}")
         await batcher.close()

@@ -123,7 +123,11 @@ async def test_no_live_actor_for_the_limit_fails_the_items_retryably_and_a_place
         assert "no live ray worker for" in outs[0].message and "lost nodes: fakehost node" in outs[0].message
         assert any("no live actor for" in line for line in backend.status())
         assert batcher.items_unavailable == 7
-        cluster.add_node(cpus=1)
+        cluster.add_node(cpus=1)  # a node comes back: its replacement is placed, starts and serves
+        for _ in range(500):
+            if backend.live:
+                break
+            await asyncio.sleep(0.01)
         out = await asyncio.wait_for(batcher.submit("embed_image", MODEL, {}, inputs[1]), 10)
         assert out["vector"]["dim"] == 8 and backend.restarts == 1
     finally:
