@@ -8,7 +8,9 @@ blob store (:mod:`judgekit.blobs`).  Layers, each knowing only the one below:
 - :class:`Backend` runs one batch on a worker: :class:`SubprocessBackend` (a child process on
   this machine) or ``judgekit.local.ray_backend.RayBackend`` (Ray actors, ``pip install
   'judgekit[ray]'``);
-- :mod:`judgekit.local.presets`: the reference text-to-image presets, as data.
+- :mod:`judgekit.local.presets`: the reference text-to-image presets, as data;
+- :mod:`judgekit.local.faults`: the workers' faults (crashes, restarts, lost and refused nodes)
+  for ``summary.json`` and the closing lines.
 
 The engine reaches all of this through ``judgekit.providers.local.LocalProvider``.
 """
