@@ -75,6 +75,16 @@ class LocalSettings(_Strict):
                                                       "the run)")
     workers: int = Field(1, ge=1, description="ray: how many actors (each one worker) run batches in parallel")
     gpus_per_worker: float = Field(0, ge=0, description="ray: GPUs each actor reserves (num_gpus)")
+    cpus_per_worker: int = Field(1, ge=1, description="torch's CPU threads in a worker, on either backend (the "
+                                                      "same count gives the same bits); ray: the CPUs each "
+                                                      "actor reserves (num_cpus)")
+    place_timeout_s: float = Field(60, gt=0, description="ray: how long the run's start waits for an actor to be "
+                                                        "placed (a replacement waits in the background)")
+    start_timeout_s: float = Field(60, gt=0, description="ray: how long a placed actor may take to start (import "
+                                                        "torch, build its core) at the run's start")
+    no_worker_timeout_s: float = Field(60, gt=0, description="ray: how long batches wait while no actor is alive "
+                                                            "(nodes lost, a full cluster); then their items fail, "
+                                                            "retryable, and the rest of the run goes on")
     max_restarts: int = Field(3, ge=0, description="worker crashes an item may go through before it fails")
 
     @field_validator("preset")

@@ -32,6 +32,7 @@ from .cost.tokens import count_request
 from .engine import Engine, RunStats, RunStopped
 from .engine.batch_status import batches_pending, live_batch_keys
 from .engine.batching import batch_all, check_batch_models
+from .local.faults import local_workers
 from .errors import AuthError, SpecError, StorageFull, UsageError, storage_problem
 from .providers.anthropic_wire import written_prefix
 from .providers.params import check_models
@@ -620,6 +621,9 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
                            cache_hits=engine.stats.cache_hits)
             summary.update(engine.savings.as_dict())  # what batching and prompt caching saved
             summary.update(totals)  # spend, paid calls and batch block over the run's processes, this one's beside
+            workers = local_workers(getattr(engine, "providers", {}))  # crashes, lost nodes (local models only)
+            if workers:
+                summary["local_workers"] = workers
             # every choice in force that departs from the authors' code: the options' (injection
             # guards always, others when set) and the model parameters left out
             summary["deviations"] = deviations(options) + [{"kind": "dropped parameter", "note": n}

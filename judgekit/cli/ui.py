@@ -350,6 +350,10 @@ class ConsoleUI:
                                highlight=False)
             for line in savings_lines(outcome.summary or {}):
                 self.console.print(line, markup=False, highlight=False, emoji=False)
+            from ..local.faults import fault_lines
+
+            for line in fault_lines((outcome.summary or {}).get("local_workers") or {}):
+                self.console.print(line, style="yellow", markup=False, highlight=False, emoji=False)
             if st.usage_anomalies or st.over_reservation:
                 self.console.print(f"[yellow]{st.usage_anomalies:,} replies reported impossible usage (negative, or "
                                    f"more output than the request allowed); {st.over_reservation:,} cost more than "

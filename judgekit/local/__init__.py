@@ -8,7 +8,9 @@ blob store (:mod:`judgekit.blobs`).  Layers, each knowing only the one below:
 - :class:`Backend` runs one batch on a worker: :class:`SubprocessBackend` (a child process on
   this machine) or ``judgekit.local.ray_backend.RayBackend`` (Ray actors, ``pip install
   'judgekit[ray]'``);
-- :mod:`judgekit.local.presets`: the reference text-to-image presets, as data.
+- :mod:`judgekit.local.presets`: the reference text-to-image presets, as data;
+- :mod:`judgekit.local.faults`: the workers' faults (crashes, restarts, lost and refused nodes)
+  for ``summary.json`` and the closing lines.
 
 The engine reaches all of this through ``judgekit.providers.local.LocalProvider``.
 """
@@ -18,7 +20,7 @@ from __future__ import annotations
 import sys
 from array import array
 
-from .backend import PROTOCOL_VERSION, Backend, LocalError, WorkerCrashed, WorkerStartError
+from .backend import PROTOCOL_VERSION, Backend, LocalError, WorkerCrashed, WorkersUnavailable, WorkerStartError
 from .batcher import Batcher, LocalItemError, group_key
 from .presets import PRESETS, Preset
 from .process import SubprocessBackend
@@ -31,6 +33,7 @@ __all__ = [
     "LocalItemError",
     "WorkerCrashed",
     "WorkerStartError",
+    "WorkersUnavailable",
     "PROTOCOL_VERSION",
     "PRESETS",
     "Preset",

@@ -10,7 +10,9 @@ Exceptions::
 
     LocalError
     ├── WorkerStartError   the worker cannot start or speaks another protocol: nothing will run
-    └── WorkerCrashed      the worker died during a batch; ``finished_item_ids`` had results
+    ├── WorkerCrashed      the worker died during a batch; ``finished_item_ids`` had results
+    └── WorkersUnavailable no live worker for the backend's limit (Ray: lost nodes, a full
+                           cluster): this batch's items fail, retryable; the run goes on
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["Backend", "LocalError", "WorkerStartError", "WorkerCrashed", "WorkerState", "PROTOCOL_VERSION",
+__all__ = ["Backend", "LocalError", "WorkerStartError", "WorkerCrashed", "WorkersUnavailable", "WorkerState", "PROTOCOL_VERSION",
            "OnMessage", "short_model_name"]
 
 #: the protocol version of ``local/PROTOCOL.md`` this core speaks
@@ -51,6 +53,11 @@ class WorkerCrashed(LocalError):
         self.finished_item_ids = frozenset(finished_item_ids)
 
 
+class WorkersUnavailable(LocalError):
+    """The backend has had no live worker for its limit (``local.no_worker_timeout_s``): the
+    batch's items fail, retryable by a rerun; the rest of the run goes on."""
+
+
 class Backend(ABC):
     """Runs protocol batches on one or more workers."""
 
@@ -72,6 +79,10 @@ class Backend(ABC):
     @abstractmethod
     async def close(self) -> None:
         """Stop the workers: ask them to shut down, wait briefly, then kill them."""
+
+    def faults(self) -> dict[str, Any]:
+        """What went wrong with the workers (started, crashed...), for ``summary.json``."""
+        return {}
 
     @abstractmethod
     def status(self) -> list[str]:
@@ -105,6 +116,8 @@ class WorkerState:
         self.label = label
         self.device = device
         self.hello: dict[str, Any] | None = None
+        #: the machine it runs on, when that is not this one (a Ray node)
+        self.node = ""
         self.state = "not started"
         self.crashes = 0
         self.batch: _Batch | None = None
@@ -140,7 +153,8 @@ class WorkerState:
         hello = self.hello or {}
         device = hello.get("device") or self.device
         pid = hello.get("pid") or pid
-        who = f"{self.label} pid {pid} ({device})" if pid else f"{self.label} ({device})"
+        who = f"{self.label} pid {pid}" if pid else self.label
+        who += f" on {self.node} ({device})" if self.node else f" ({device})"
         crashes = f", {self.crashes} crash{'es' if self.crashes != 1 else ''}" if self.crashes else ""
         b = self.batch
         if b is None:

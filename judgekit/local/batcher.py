@@ -9,8 +9,10 @@ to ``batch_size``, so a busy worker gets full batches and an idle one waits at m
 
 Results reach their callers as they arrive, not at the end of the batch.  When the worker dies
 mid-batch, items with a result keep it and the others go back to the front of their group for a
-restarted worker; an item that went through more than ``max_restarts`` crashes fails with the
-crash message.  A model that failed to load fails the items of later batches at once, with the
+restarted worker (any free one: with several, the first idle); an item that went through more
+than ``max_restarts`` crashes fails with the crash message.  A backend with no live worker for its
+limit (:class:`~judgekit.local.backend.WorkersUnavailable`) fails the batch's items, kind
+``unavailable``: retryable, and the batcher goes on serving.  A model that failed to load fails the items of later batches at once, with the
 same reason, for the life of the batcher.
 """
 
@@ -23,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .backend import Backend, WorkerCrashed, WorkerStartError
+from .backend import Backend, WorkerCrashed, WorkersUnavailable, WorkerStartError
 
 __all__ = ["Batcher", "LocalItemError", "group_key"]
 
@@ -31,7 +33,8 @@ __all__ = ["Batcher", "LocalItemError", "group_key"]
 class LocalItemError(Exception):
     """One item failed.  ``kind`` is the protocol's ``error_kind`` (``bad_input``,
     ``load_failed``, ``oom``, ``error``) or the core's: ``crash`` (the worker died under it more
-    than ``max_restarts`` times) and ``start_failed`` (no worker could be started)."""
+    than ``max_restarts`` times), ``unavailable`` (the backend had no live worker for its limit)
+    and ``start_failed`` (no worker could be started)."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
@@ -96,6 +99,7 @@ class Batcher:
         self.items_done = 0
         self.items_failed = 0
         self.items_resent = 0
+        self.items_unavailable = 0
 
     # -- the caller's side -------------------------------------------------------------------
     async def submit(self, task: str, model_ref: dict[str, Any], params: dict[str, Any],
@@ -128,6 +132,12 @@ class Batcher:
             if item in group.items:  # not sent yet: drop it
                 group.items.remove(item)
             raise
+
+    def faults(self) -> dict[str, Any]:
+        """The backend's faults (:meth:`Backend.faults`) with the items sent again after a crash
+        and those failed for want of a live worker."""
+        return {**self.backend.faults(), "items_resent": self.items_resent,
+                "items_unavailable": self.items_unavailable}
 
     def pending(self) -> int:
         """Items waiting for a batch."""
@@ -242,6 +252,11 @@ class Batcher:
             await self.backend.run_batch(batch, on_message)
         except WorkerCrashed as e:
             self._after_crash(group, list(by_id.values()), str(e))
+            return
+        except WorkersUnavailable as e:
+            for it in by_id.values():
+                self.items_unavailable += 1
+                self._fail(it, "unavailable", str(e))
             return
         except WorkerStartError as e:
             for it in by_id.values():

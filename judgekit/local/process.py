@@ -1,7 +1,7 @@
 """The worker as a child process on this machine, spoken to over its pipes (``local/PROTOCOL.md``).
 
 The process starts on the first batch (or on :meth:`SubprocessBackend.start`): ``<command>
---store STORE --device D [--memory-budget-gb N]`` where ``command`` is normally ``[python, "-m",
+--store STORE --device D [--memory-budget-gb N] [--threads T]`` where ``command`` is normally ``[python, "-m",
 "judgekit_local"]``.  A reader task parses its stdout lines as they come; its stderr is drained
 into a ring of the last lines, which explain a crash.  It runs in its own session, so Ctrl-C
 reaches the core only and the core decides when the worker ends: :meth:`close` asks it to shut
@@ -67,13 +67,16 @@ class SubprocessBackend(Backend):
     parallelism = 1
 
     def __init__(self, command: Sequence[str], *, store: str | os.PathLike[str], device: str = "auto",
-                 memory_budget_gb: float | None = None, env: dict[str, str] | None = None,
+                 memory_budget_gb: float | None = None, threads: int | None = None,
+                 env: dict[str, str] | None = None,
                  hello_timeout_s: float = 600.0, shutdown_grace_s: float = 5.0, stderr_lines: int = 50,
                  label: str = "worker") -> None:
         self.command = list(command)
         self.store = str(Path(store).resolve())
         self.device = device
         self.memory_budget_gb = memory_budget_gb
+        #: torch's threads in the worker (``local.cpus_per_worker``, as a Ray actor's); None: torch's default
+        self.threads = threads
         self.env = env
         self.hello_timeout_s = hello_timeout_s
         self.shutdown_grace_s = shutdown_grace_s
@@ -98,6 +101,8 @@ class SubprocessBackend(Backend):
         argv = [*self.command, "--store", self.store, "--device", self.device]
         if self.memory_budget_gb is not None:
             argv += ["--memory-budget-gb", f"{self.memory_budget_gb:g}"]
+        if self.threads:
+            argv += ["--threads", str(int(self.threads))]
         return argv
 
     def _module(self) -> str | None:
@@ -145,6 +150,9 @@ class SubprocessBackend(Backend):
         self.stderr_tail.clear()  # what a crash message shows is this process's output
         env = dict(os.environ if self.env is None else self.env)
         env.setdefault("PYTHONUNBUFFERED", "1")
+        if self.threads:  # torch's thread pools read these at import
+            for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+                env[var] = str(int(self.threads))
         try:
             proc = await asyncio.create_subprocess_exec(
                 *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -360,5 +368,10 @@ class SubprocessBackend(Backend):
                 + (f"; its last output:\n{tail}" if tail and not deliberate else ""), run.finished))
 
     # -- display -----------------------------------------------------------------------------
+    def faults(self) -> dict[str, Any]:
+        """Processes started, died on their own, and started again after one did."""
+        return {"backend": "subprocess", "starts": self.starts, "crashes": self.crashes,
+                "restarts": max(0, self.starts - 1)}
+
     def status(self) -> list[str]:
         return self.worker.lines(self._proc.pid if self._proc is not None else None)

@@ -21,7 +21,10 @@ Per task (``local.task``):
 
 Item failures are ProviderErrors: ``bad_input``, ``load_failed``, ``oom`` and worker errors are
 :class:`~judgekit.errors.BadRequest` (the item fails, no retry); a worker that died under the item
-more than ``max_restarts`` times is :class:`~judgekit.errors.TransientError`; a worker that cannot
+more than ``max_restarts`` times, a Ray backend with no live actor for ``no_worker_timeout_s``
+(``unavailable``) and an image or vector the worker reported but this machine's store lacks (a
+node that does not share the store) are :class:`~judgekit.errors.TransientError`: the item fails
+uncached and a rerun asks it again; a worker that cannot
 start at all (no such Python, ``judgekit_local`` not installed, another protocol) is
 :class:`~judgekit.errors.NotFound`, which stops the run with the reason.
 
@@ -93,7 +96,9 @@ def _runtime_key(settings, store: str) -> str:
         "command": worker_command(settings), "store": store, "device": settings.device,
         "memory_budget_gb": settings.memory_budget_gb, "backend": settings.backend,
         "ray_address": settings.ray_address, "workers": settings.workers,
-        "gpus_per_worker": settings.gpus_per_worker,
+        "gpus_per_worker": settings.gpus_per_worker, "cpus_per_worker": settings.cpus_per_worker,
+        "place_timeout_s": settings.place_timeout_s, "start_timeout_s": settings.start_timeout_s,
+        "no_worker_timeout_s": settings.no_worker_timeout_s,
     }, sort_keys=True)
 
 
@@ -121,7 +126,7 @@ async def _preflight(command: list[str]) -> None:
                        f"{err.decode('utf-8', 'replace').strip()[-2000:]}")
 
 
-def _make_backend(settings, command: list[str], store: str) -> Backend:
+def _make_backend(settings, command: list[str], store: str, alias: str = "") -> Backend:
     if settings.backend == "ray":
         try:
             from ..local.ray_backend import RayBackend
@@ -129,8 +134,12 @@ def _make_backend(settings, command: list[str], store: str) -> Backend:
             raise NotFound(f"local.backend = 'ray' needs the package ray: pip install 'judgekit[ray]' ({e})") from None
         return RayBackend(command, store=store, device=settings.device, memory_budget_gb=settings.memory_budget_gb,
                           address=settings.ray_address, workers=settings.workers,
-                          gpus_per_worker=settings.gpus_per_worker)
-    return SubprocessBackend(command, store=store, device=settings.device, memory_budget_gb=settings.memory_budget_gb)
+                          gpus_per_worker=settings.gpus_per_worker, cpus_per_worker=settings.cpus_per_worker,
+                          place_timeout_s=settings.place_timeout_s, start_timeout_s=settings.start_timeout_s,
+                          no_worker_timeout_s=settings.no_worker_timeout_s,
+                          label=f"{alias} actor" if alias else "ray worker")
+    return SubprocessBackend(command, store=store, device=settings.device, memory_budget_gb=settings.memory_budget_gb,
+                             threads=settings.cpus_per_worker)
 
 
 async def acquire_runtime(alias: str, settings, store: str) -> tuple[str, _Runtime]:
@@ -142,7 +151,7 @@ async def acquire_runtime(alias: str, settings, store: str) -> tuple[str, _Runti
         command = worker_command(settings)
         if not os.environ.get(WORKER_ENV) and settings.backend == "subprocess":
             await _preflight(command)
-        backend = _make_backend(settings, command, store)
+        backend = _make_backend(settings, command, store, alias)
         if settings.backend == "ray":  # connect to the cluster and place the actors now
             try:
                 await backend.start()
@@ -247,6 +256,14 @@ class LocalProvider(Provider):
         """The worker's and batcher's state for the live display ([] before start)."""
         return self._rt.batcher.status() if self._rt is not None else []
 
+    def faults(self) -> dict[str, Any]:
+        """Its workers' faults for the summary (:meth:`judgekit.local.Batcher.faults`), with the
+        aliases sharing them ({} before start)."""
+        rt = self._rt
+        if rt is None:
+            return {}
+        return {**rt.batcher.faults(), "shared_by": sorted(set(rt.aliases))}
+
     # -- calls -------------------------------------------------------------------------------
     async def generate(self, request: ChatRequest) -> ChatResponse:
         if self._rt is None:
@@ -266,6 +283,7 @@ class LocalProvider(Provider):
         except LocalItemError as e:
             raise self._error(e) from None
         latency = time.perf_counter() - t0
+        await self._check_stored(task, out)
         if task == "chat":
             # the same rule as every chat provider (replies.py): no text is EmptyReply, not an answer
             finish = short_string(out.get("finish_reason"), "finish_reason", strict=False) or "stop"
@@ -283,10 +301,24 @@ class LocalProvider(Provider):
         return ChatResponse(json.dumps(record, ensure_ascii=False, sort_keys=True), finish_reason="stop",
                             latency_s=latency)
 
+    async def _check_stored(self, task: str, out: dict[str, Any]) -> None:
+        """The image or vector the worker wrote must be in this machine's store: else (a node
+        that does not share it) the item fails uncached, and a rerun makes it again."""
+        ref = out.get("image") if task == "text_to_image" else out.get("vector") if task == "embed_image" else None
+        sha = ref.get("sha256") if isinstance(ref, dict) else None
+        if not isinstance(sha, str):
+            return  # a malformed reply: the benchmark reading it says so
+        if not await asyncio.to_thread(self.blobs.has, sha):
+            raise TransientError(f"the worker wrote {sha[:12]}... but it is not in the store {self.blobs.root}: the "
+                                 "worker's node does not share the store (mount it at the same path on every "
+                                 "node); re-run the same command to make it again")
+
     def _error(self, e: LocalItemError) -> ProviderError:
         model = self.spec.model
         if e.kind == "crash":
             return TransientError(e.message)
+        if e.kind == "unavailable":
+            return TransientError(f"{e.message}; re-run the same command to retry")
         if e.kind == "start_failed":
             return NotFound(e.message)
         if e.kind == "load_failed":

@@ -1,4 +1,4 @@
-"""``python -m judgekit_local --store DIR [--device D] [--memory-budget-gb N]``: the subprocess.
+"""``python -m judgekit_local --store DIR [--device D] [--memory-budget-gb N] [--threads T]``: the subprocess.
 
 Speaks PROTOCOL.md over the pipes: one JSON object per line. Protocol lines go to the original
 stdout (file descriptor 1 is duplicated first); afterwards descriptor 1 and ``sys.stdout``
@@ -36,12 +36,19 @@ def _parser() -> argparse.ArgumentParser:
         "--memory-budget-gb", type=float, default=None,
         help="unload least recently used models to keep loaded weights under this size",
     )
+    p.add_argument(
+        "--threads", type=int, default=None,
+        help="torch's CPU threads (the core's local.cpus_per_worker; a Ray actor runs as many)",
+    )
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if args.threads:  # before torch is imported: its thread pools read these
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            os.environ[var] = str(args.threads)
     out = _protocol_stream()
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s %(levelname)s %(message)s")
     logging.getLogger("judgekit_local").setLevel(logging.INFO)
@@ -51,6 +58,11 @@ def main(argv: list[str] | None = None) -> int:
         out.flush()
 
     from .worker import WorkerCore
+
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
 
     try:
         core = WorkerCore(args.store, device=args.device, memory_budget_gb=args.memory_budget_gb)

@@ -79,3 +79,24 @@ def test_summary_line_tells_free_calls_from_paid(by_provider, served, want):
     ui.show_results(outcome)
     text = " ".join(ui.console.export_text().split())
     assert want + ", failures 0, spent $0.0000" in text, text
+
+
+def test_the_closing_lines_name_the_local_workers_faults():
+    from types import SimpleNamespace
+
+    from judgekit.cli.ui import ConsoleUI
+    from judgekit.engine.stats import RunStats
+
+    workers = {"gen": {"backend": "ray", "actors_asked": 2, "actors": 2, "live": 1, "starts": 3, "crashes": 1,
+                       "restarts": 1, "lost_nodes": ["h2 node 1a2b3c4d"], "refused_nodes": [], "notes": [],
+                       "items_resent": 4, "items_unavailable": 0, "shared_by": ["gen"]},
+               "clip": {"backend": "subprocess", "starts": 1, "crashes": 0, "restarts": 0, "items_resent": 0,
+                        "items_unavailable": 0, "shared_by": ["clip"]}}
+    outcome = SimpleNamespace(result=None, stats=RunStats(), served_by_simulator=None, max_cost_usd=None,
+                              summary={"local_workers": workers}, failed_items=[], out_dir=None)
+    ui = ConsoleUI(Console(width=200, force_terminal=False, record=True))
+    ui.show_results(outcome)
+    text = ui.console.export_text()
+    assert ("local workers of gen (ray): 2 actors, 1 crash, 1 restart, 4 items sent again, lost node h2 node "
+            "1a2b3c4d") in text, text
+    assert "local workers of clip" not in text  # nothing went wrong there

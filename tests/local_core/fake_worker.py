@@ -13,7 +13,10 @@ Environment knobs:
 - ``FAKE_DELAY_S=S``: sleep S seconds per item;
 - ``FAKE_LOAD_FAIL=TEXT``: models whose id contains TEXT fail to load (``*``: every model);
 - ``FAKE_LOG=FILE``: append one JSON line per batch received (and one per start);
-- ``FAKE_PROTOCOL=N``: the protocol version the hello announces.
+- ``FAKE_PROTOCOL=N``: the protocol version the hello announces;
+- ``FAKE_STORE=DIR``: images and vectors are written there, not into ``--store`` (a node where
+  another folder is mounted at the store's path);
+- ``FAKE_CORE_FAIL=TEXT``: the in-process core cannot be built (raises TEXT).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ def send(msg: dict) -> None:
 
 
 def put(store: str, data: bytes, ext: str) -> str:
+    store = os.environ.get("FAKE_STORE") or store
     sha = hashlib.sha256(data).hexdigest()
     folder = os.path.join(store, sha[:2])
     os.makedirs(folder, exist_ok=True)
@@ -175,6 +179,8 @@ class FakeCore:
     (``hello()``, ``run_batch(batch, emit)``), for the Ray backend's tests."""
 
     def __init__(self, store, device: str = "auto", memory_budget_gb: float | None = None) -> None:
+        if os.environ.get("FAKE_CORE_FAIL"):  # a core that cannot start (as a missing package would)
+            raise RuntimeError(os.environ["FAKE_CORE_FAIL"])
         self.device = "cpu" if device == "auto" else device
         self.fake = Fake(str(store))
         log({"event": "start", "argv": ["--store", str(store), "--device", device]})
@@ -194,6 +200,7 @@ def main() -> None:
     ap.add_argument("--store", required=True)
     ap.add_argument("--device", default="auto")
     ap.add_argument("--memory-budget-gb", type=float)
+    ap.add_argument("--threads", type=int)
     args = ap.parse_args()
     device = "cpu" if args.device == "auto" else args.device
     log({"event": "start", "argv": sys.argv[1:]})

@@ -260,12 +260,13 @@ async def test_a_python_that_does_not_exist_is_a_start_error(tmp_path):
 
 async def test_the_worker_gets_its_arguments(tmp_path):
     backend = SubprocessBackend([sys.executable, str(FAKE)], store=tmp_path / "blobs", device="cpu",
-                                memory_budget_gb=12.5, env=dict(os.environ, FAKE_LOG=str(tmp_path / "log.jsonl")))
+                                memory_budget_gb=12.5, threads=3,
+                                env=dict(os.environ, FAKE_LOG=str(tmp_path / "log.jsonl")))
     try:
         await backend.start()
         [start] = log_entries(tmp_path, "start")
         assert start["argv"] == ["--store", str((tmp_path / "blobs").resolve()), "--device", "cpu",
-                                 "--memory-budget-gb", "12.5"]
+                                 "--memory-budget-gb", "12.5", "--threads", "3"]
         assert backend.hello["device"] == "cpu"
     finally:
         await backend.close()

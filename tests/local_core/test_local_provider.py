@@ -120,6 +120,24 @@ async def test_text_to_image_is_seeded_recorded_and_stored(make_engine, fake_wor
     assert r2.ok and not r2.response.cached and json.loads(r2.text)["image"]["sha256"] != record["image"]["sha256"]
 
 
+async def test_an_image_missing_from_the_store_fails_uncached_and_a_rerun_makes_it(make_engine, fake_worker,
+                                                                                   monkeypatch, tmp_path):
+    monkeypatch.setenv("FAKE_STORE", str(tmp_path / "another-disk"))  # a node without the shared store
+    spec = {"local": {"task": "text_to_image", "preset": "flux-dev", "steps": 4}, "limits": {"max_attempts": 1}}
+    engine = await make_engine(flux=spec)
+    r = await engine.call(req("flux", "a red cube", seed=7))
+    assert not r.ok and r.error_kind == "transient"
+    assert "is not in the store" in r.error and "re-run the same command" in r.error
+    assert engine.providers["flux"].faults() == {"backend": "subprocess", "starts": 1, "crashes": 0, "restarts": 0,
+                                                 "items_resent": 0, "items_unavailable": 0, "shared_by": ["flux"]}
+    await engine.close()
+    monkeypatch.delenv("FAKE_STORE")
+    again = await make_engine(flux=spec)
+    r2 = await again.call(req("flux", "a red cube", seed=7))
+    assert r2.ok and not r2.response.cached, r2.error
+    assert again.blobs.has(json.loads(r2.text)["image"]["sha256"])
+
+
 async def test_identity_holds_what_changes_the_output(tmp_path):
     def provider(**local):
         return create_provider("a", ModelSpec(provider="local", model="m", local=local))

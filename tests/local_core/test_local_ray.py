@@ -44,8 +44,17 @@ async def test_batches_run_in_parallel_on_actors_and_survive_an_actor_crash(tmp_
 def test_spec_settings_reach_the_ray_backend(tmp_path):
     spec = ModelSpec(provider="local", model="m", local={"task": "chat", "backend": "ray", "workers": 3,
                                                          "gpus_per_worker": 0.5, "ray_address": "auto",
-                                                         "memory_budget_gb": 20})
-    backend = _make_backend(spec.local, worker_command(spec.local), str(tmp_path))
+                                                         "memory_budget_gb": 20, "cpus_per_worker": 2,
+                                                         "place_timeout_s": 5, "start_timeout_s": 6,
+                                                         "no_worker_timeout_s": 7})
+    backend = _make_backend(spec.local, worker_command(spec.local), str(tmp_path), "vlm")
     assert isinstance(backend, RayBackend)
     assert (backend.parallelism, backend.gpus_per_worker, backend.address, backend.memory_budget_gb,
             backend.core) == (3, 0.5, "auto", 20, DEFAULT_CORE)
+    assert (backend.cpus_per_worker, backend.place_timeout_s, backend.start_timeout_s,
+            backend.no_worker_timeout_s, backend.label) == (2, 5, 6, 7, "vlm actor")
+    # the subprocess backend runs torch with as many threads (the default: 1 on both)
+    sub = _make_backend(spec.local.model_copy(update={"backend": "subprocess"}), ["python", "-m", "w"], str(tmp_path))
+    assert sub.threads == 2 and sub.argv[-2:] == ["--threads", "2"]
+    plain = ModelSpec(provider="local", model="m", local={"task": "chat"}).local
+    assert plain.cpus_per_worker == 1 and _make_backend(plain, ["python", "-m", "w"], str(tmp_path)).threads == 1
