@@ -22,7 +22,9 @@ def test_every_stage_is_timed():
     figures = json.loads(_run("--json"))
     stages = figures["stages"]
     assert list(stages) == ["records by judge", "ensemble records", "rows (summarize)", "item sums",
-                            "intervals (add_intervals)", "comparisons", "behaviour", "agreement", "total: build()"]
+                            "intervals (add_intervals)", "repeat spread", "comparisons", "behaviour",
+                            "controlled (LC, SC, BT)", "agreement", "honesty (annotate)", "human agreement",
+                            "total: build()"]
     assert all(v >= 0 for v in stages.values())
     assert figures["records"] == 24 * 3 * 2 * 2 * 2
     assert "repeats_stages" in figures or figures["repeats"].startswith("skipped")
@@ -30,4 +32,6 @@ def test_every_stage_is_timed():
 
 def test_the_table_is_printed():
     out = _run()
-    assert "total: build()" in out and "comparisons" in out and "target: the whole pass in 3 s" in out
+    assert "total: build()" in out and "comparisons" in out and "human agreement" in out
+    assert "controlled figures and human agreement included), without repeats:" in out
+    assert "against the 3 s target" in out
