@@ -19,6 +19,7 @@ from typing import Any
 
 from .agreement import POOLED, agreement_rows, ratings
 from .behaviour import pairwise_behaviour
+from .behaviour_table import judge_behaviour
 from .pairwise import NO_VFS
 
 __all__ = ["ALL", "QUANTITIES", "agreement_records", "behaviour_row", "behaviour_rows"]
@@ -71,13 +72,11 @@ def behaviour_row(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def behaviour_rows(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
                    candidates: Sequence[str]) -> list[dict[str, Any]]:
     """``{judge, model, ...figures}`` for every judge (in order) x candidate, then the judge
-    pooled over candidates (``model`` = ``"all"``)."""
+    pooled over candidates (``model`` = ``"all"``): :func:`behaviour_row`'s figures, from one pass
+    over each judge's records (:func:`.behaviour_table.judge_behaviour`)."""
     rows = []
-    for judge, records in records_by_judge.items():
-        by_model: dict[Any, list[Mapping[str, Any]]] = {}
-        for r in records:  # one pass, each candidate's records in their order
-            by_model.setdefault(r.get("model"), []).append(r)
-        for model in [*candidates, ALL]:
-            sel = records if model == ALL else by_model.get(model, [])
-            rows.append({"judge": judge, "model": model, **behaviour_row(sel)})
+    models = [*candidates, ALL]
+    for judge, records in records_by_judge.items():  # one pass over each judge's records
+        figures = judge_behaviour(records, [None if m == ALL else m for m in models])
+        rows += [{"judge": judge, "model": model, **f} for model, f in zip(models, figures)]
     return rows

@@ -1,0 +1,131 @@
+"""Every candidate's and the pooled behaviour figures of one judge, from one pass over its records.
+
+:func:`judgekit.judging.panel.behaviour_rows` asks for the figures of
+:func:`judgekit.judging.behaviour.pairwise_behaviour` per candidate and pooled over candidates;
+computed that way, every record is turned into a dict twice (its candidate's row and the pooled
+one) and walked in Python three times.  Here each record is read once into columns (candidate,
+item, order, verdict, length difference), and each row's counts come from NumPy masks over them.
+The figures are the same numbers, not approximations: counts are counted, shares are the same
+integer ratios, the last verdict of an (item, order) wins as in ``pairwise_behaviour``'s
+dictionary, and Spearman's rho gets the same values in the same (record) order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .behaviour import _spearman
+from .pairwise import NO_VFS
+
+__all__ = ["judge_behaviour"]
+
+_NO_CALL = "candidate_failed"
+
+
+def _figures(pos: np.ndarray, score: np.ndarray, failed: np.ndarray, order: np.ndarray, item: np.ndarray,
+             has_diff: np.ndarray, diff: np.ndarray, scores: list) -> dict[str, Any]:
+    """``pairwise_behaviour``'s figures of the pairwise judgments at positions ``pos`` (record order)."""
+    total = int(pos.size)
+    f = failed[pos]
+    failures = int(np.count_nonzero(f))
+    ok = pos[~f]
+    s, o = score[ok], order[ok]
+    ties = int(np.count_nonzero(s == 0))
+    decided = s != 0
+    first_won = np.where(o == 0, s < 0, s > 0) & decided
+    first = int(np.count_nonzero(first_won))
+    second = int(np.count_nonzero(decided)) - first
+    # both orders of an item: the last judgment of each (item, order) counts, as a dict would keep it
+    two = pos[(order[pos] == 0) | (order[pos] == 1)]
+    slot = item[two] * 2 + order[two]
+    last = two[::-1][np.unique(slot[::-1], return_index=True)[1]]
+    val = {0: {}, 1: {}}
+    for p in last.tolist():
+        val[int(order[p])][int(item[p])] = p
+    both = [(a, val[1][i]) for i, a in val[0].items() if i in val[1] and not failed[a] and not failed[val[1][i]]]
+    n_both = len(both)
+    if n_both:
+        a = score[[x for x, _ in both]]
+        b = score[[y for _, y in both]]
+        consistent = int(np.count_nonzero(np.sign(a) == np.sign(b)))
+        exact = int(np.count_nonzero(a == b))
+    paired = ok[has_diff[ok]]
+    valid = total - failures
+    return {
+        "judgments": total,
+        "parse_failures": failures,
+        "parse_failure_rate": failures / total if total else None,
+        "items_both_orders": n_both,
+        "swap_consistency": consistent / n_both if n_both else None,
+        "swap_exact": exact / n_both if n_both else None,
+        "first_slot_preference": first / (first + second) if first + second else None,
+        "first_slot_wins": first,
+        "second_slot_wins": second,
+        "tie_rate": ties / valid if valid else None,
+        "length_correlation": _spearman(diff[paired].tolist(), [scores[p] for p in paired.tolist()]),
+        "length_pairs": int(paired.size),
+    }
+
+
+def judge_behaviour(records: Sequence[Mapping[str, Any]], models: Sequence[Hashable]) -> list[dict[str, Any]]:
+    """The behaviour figures of one judge's records for each of ``models`` (a record's ``model``;
+    None: every record, pooled), as :func:`judgekit.judging.panel.behaviour_row` gives them on
+    that model's records (or all of them).  Judgments with no judge call take no part."""
+    model_code: dict[Hashable, int] = {}
+    items: dict[tuple, int] = {}
+    p_model, p_item, p_order, p_score, p_failed, p_has, p_diff = [], [], [], [], [], [], []
+    scores: list[float] = []  # float(verdict), as pairwise_behaviour hands it to Spearman's rho
+    v_model, v_failed = [], []
+    for r in records:
+        if r.get("error_kind") == _NO_CALL:
+            continue
+        kind = r.get("kind")
+        m = r.get("model")
+        code = model_code.get(m)
+        if code is None:
+            code = model_code[m] = len(model_code)
+        if kind == "pairwise":
+            key = (r["model"], r["index"], r.get("repeat", 0))
+            it = items.get(key)
+            if it is None:
+                it = items[key] = len(items)
+            s = r.get("score")
+            d = r.get("length_diff")
+            p_model.append(code)
+            p_item.append(it)
+            p_order.append(int(r.get("order", 0)))
+            p_failed.append(s is None)
+            if s is None:
+                p_score.append(0.0)
+                scores.append(0.0)
+            else:
+                s = s if isinstance(s, float) else int(s)
+                p_score.append(s)
+                scores.append(float(s))
+            p_has.append(d is not None)
+            p_diff.append(0.0 if d is None else float(d))
+        elif kind == "vfs":
+            v = r.get("vfs")
+            if isinstance(v, str) and v == NO_VFS:
+                continue
+            v_model.append(code)
+            v_failed.append(v is None)
+    pm, vm = np.asarray(p_model, dtype=np.intp), np.asarray(v_model, dtype=np.intp)
+    arrays = (np.asarray(p_score, dtype=float), np.asarray(p_failed, dtype=bool), np.asarray(p_order, dtype=np.intp),
+              np.asarray(p_item, dtype=np.intp), np.asarray(p_has, dtype=bool), np.asarray(p_diff, dtype=float))
+    vf = np.asarray(v_failed, dtype=bool)
+    out = []
+    for model in models:
+        if model is None:
+            pos, vpos = np.arange(pm.size), np.arange(vm.size)
+        else:
+            code = model_code.get(model, -1)
+            pos, vpos = np.flatnonzero(pm == code), np.flatnonzero(vm == code)
+        failures = int(np.count_nonzero(vf[vpos]))
+        n_vfs = int(vpos.size)
+        out.append({**_figures(pos, *arrays, scores), "vfs_judgments": n_vfs, "vfs_parse_failures": failures,
+                    "vfs_parse_failure_rate": failures / n_vfs if n_vfs else None})
+    return out
