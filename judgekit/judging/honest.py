@@ -48,14 +48,15 @@ _NO_CALL = "candidate_failed"
 # -- results rows ----------------------------------------------------------------------------------
 def _row_items(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, str], int]:
     """(model, level, group) -> distinct items judged (pairwise or VFS)."""
+    # an item's records (orders, kinds, repeats) share (model, index, task, category): each
+    # distinct one is placed in its groups once
+    judged = {(r.get("model", ""), r["index"], r.get("task", ""), r.get("category", "")) for r in records
+              if r.get("kind", "pairwise") in ("pairwise", "vfs")}
     seen: dict[tuple[str, str, str], set] = {}
-    for r in records:
-        if r.get("kind", "pairwise") not in ("pairwise", "vfs"):
-            continue
-        m, i = str(r.get("model", "")), str(r["index"])
-        for level in ("task", "category", "overall"):
-            g = "overall" if level == "overall" else str(r.get(level, ""))
-            seen.setdefault((m, level, g), set()).add(i)
+    for model, index, task, category in judged:
+        m, i = str(model), str(index)
+        for key in ((m, "task", str(task)), (m, "category", str(category)), (m, "overall", "overall")):
+            seen.setdefault(key, set()).add(i)
     return {k: len(v) for k, v in seen.items()}
 
 

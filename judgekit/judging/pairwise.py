@@ -65,6 +65,8 @@ def _check_score(s: Any, averaged: bool = False) -> float | None:
     panel's mean verdict, :mod:`.ensemble`); None stays None (a failure)."""
     if s is None:
         return None
+    if type(s) is int and -2 <= s <= 2:  # the hot path: a verdict as the parsers give it
+        return s
     if averaged and not isinstance(s, (bool, str)) and isinstance(s, (int, float)) and -2 <= s <= 2:
         return s
     if isinstance(s, bool) or s not in (2, 1, 0, -1, -2):
@@ -149,12 +151,11 @@ def _is_vfs(r: Mapping[str, Any]) -> bool:
     return "vfs" in r and not _no_vfs(r)
 
 
-def _stats(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    # each record's score checked by its own rule (a verdict; a mean ensemble's averaged verdict)
-    scores = [_score(r) for r in records if _is_pairwise(r)]
+def _stats(scores: list[Any], vfs: list[Any], refs: list[Any]) -> dict[str, Any]:
+    """A group's figures from its records' checked pairwise scores (each checked by its own rule:
+    a verdict; a mean ensemble's averaged verdict), its VFS judgments' values and, for each valid
+    VFS value, the baseline's VFS from the same judgment (all in record order)."""
     counts = pairwise_counts(scores, averaged=True)
-    vfs_recs = [r for r in records if _is_vfs(r)]
-    vfs = [r.get("vfs") for r in vfs_recs]
     row: dict[str, Any] = {
         "n_pairwise": len(scores),
         **counts,
@@ -167,7 +168,7 @@ def _stats(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "vfs_parse_ok": parse_ok_rate(vfs),
         # the baseline's VFS (the reference's visual_factuality_ref_score): the mean over the
         # same valid judgments of the score each gave the baseline
-        "vfs_ref": vfs_mean(r.get("vfs_ref") for r in vfs_recs if r.get("vfs") is not None),
+        "vfs_ref": vfs_mean(refs),
     }
     return row
 
@@ -200,16 +201,29 @@ def summarize(
     for level in levels:
         if level not in ("task", "category", "overall"):
             raise ValueError(f"unknown level {level!r}")
-    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    # each record read once (its checked score, its VFS values), then added to its groups' lists
+    groups: dict[tuple[str, str, str], tuple[list, list, list]] = {}
     for r in records:
         model = str(r.get("model", ""))
+        pairwise = _is_pairwise(r)
+        score = _score(r) if pairwise else None
+        vfs = _is_vfs(r)
+        value = r.get("vfs") if vfs else None
         for level in levels:
-            name = "overall" if level == "overall" else str(r.get(level, ""))
-            groups.setdefault((model, level, name), []).append(r)
+            key = (model, level, "overall" if level == "overall" else str(r.get(level, "")))
+            lists = groups.get(key)
+            if lists is None:
+                lists = groups[key] = ([], [], [])
+            if pairwise:
+                lists[0].append(score)
+            if vfs:
+                lists[1].append(value)
+                if value is not None:
+                    lists[2].append(r.get("vfs_ref"))
     order = {lvl: i for i, lvl in enumerate(levels)}
     rows = []
     for model, level, name in sorted(groups, key=lambda k: (k[0], order[k[1]], k[2])):
-        rows.append({"model": model, "level": level, "group": name, **_stats(groups[(model, level, name)])})
+        rows.append({"model": model, "level": level, "group": name, **_stats(*groups[(model, level, name)])})
     return rows
 
 

@@ -77,13 +77,15 @@ def repeat_spread(records: Iterable[Mapping[str, Any]], sums_of, figures: Mappin
     cell_of: list[int] = []
     reps: list[int] = []
     vecs: list[Sequence[float]] = []
+    fields = ("model", *named)
+    defaults = ("",) * len(fields)
     for r in records:  # one pass: each record's sums once, one lookup for its groups
         v = sums_of(r)
         if v is None:
             continue
         vecs.append(v)
         reps.append(r.get("repeat", 0))
-        cell = (r.get("model", ""), *(r.get(level, "") for level in named))
+        cell = tuple(map(r.get, fields, defaults))
         c = cells.get(cell)
         if c is None:
             c = cells[cell] = len(cells)
