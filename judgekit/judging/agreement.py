@@ -81,13 +81,10 @@ def mean_score(values: Sequence[float | None]) -> float | None:
 
 
 def _matrix(ratings: Mapping[Hashable, Mapping[str, float | None]], judges: Sequence[str]) -> np.ndarray:
-    items = list(ratings)
-    m = np.full((len(judges), len(items)), np.nan)
+    nan = float("nan")
+    m = np.full((len(judges), len(ratings)), np.nan)
     for j, judge in enumerate(judges):
-        for i, item in enumerate(items):
-            v = ratings[item].get(judge)
-            if v is not None:
-                m[j, i] = float(v)
+        m[j] = [nan if v is None else float(v) for v in (per.get(judge) for per in ratings.values())]
     return m
 
 
@@ -98,9 +95,13 @@ def krippendorff_alpha(ratings: Mapping[Hashable, Mapping[str, float | None]], j
     by two, or every rating the same value (no variation to agree on)."""
     if len(judges) < 2:
         return None
+    return matrix_alpha(_matrix(ratings, judges), level)
+
+
+def matrix_alpha(m: np.ndarray, level: Level = "interval") -> float | None:
+    """:func:`krippendorff_alpha` of a judges x items matrix (NaN: no rating), two or more judges."""
     import krippendorff
 
-    m = _matrix(ratings, judges)
     pairable = np.sum(~np.isnan(m), axis=0) >= 2
     m = m[:, pairable]
     if m.shape[1] == 0:
@@ -152,9 +153,15 @@ def agreement_rows(rated: Ratings, judges: Sequence[str], level: Level, *, quant
                    groups: Sequence[str], name: str = "model", keep_empty: bool = False) -> list[dict[str, Any]]:
     """``{"quantity", name, **agreement}`` for each of ``groups`` (the items whose key starts with
     it), then :data:`POOLED` (every item); a group with no item is left out unless ``keep_empty``."""
+    split: dict[Any, dict] = {}  # one pass: each group's items, in the order of ``rated``
+    for k, v in rated.items():
+        part = split.get(k[0])
+        if part is None:
+            part = split[k[0]] = {}
+        part[k] = v
     out = []
     for group in [*groups, POOLED]:
-        sel = rated if group == POOLED else {k: v for k, v in rated.items() if k[0] == group}
+        sel = rated if group == POOLED else split.get(group, {})
         if sel or keep_empty:
             out.append({"quantity": quantity, name: group, **agreement(sel, judges, level)})
     return out

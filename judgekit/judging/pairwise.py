@@ -273,8 +273,14 @@ def item_sums(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], lis
 
 def record_sums(r: Mapping[str, Any]) -> list[float]:
     """One judgment record's part of :func:`item_sums` (in :data:`SUM_COLUMNS` order)."""
+    kind = r.get("kind", "pairwise")
+    if kind == "pairwise" and "kind" in r:  # the hot path: a pairwise judgment (no VFS on it)
+        s = _score(r)
+        if s is None:
+            return [0.0] * len(SUM_COLUMNS)
+        return [50.0 * s, 100.0 * (s > 0), 1.0, 0.0, 0.0, 0.0]
     sums = [0.0] * len(SUM_COLUMNS)
-    if _is_pairwise(r):
+    if kind == "pairwise":
         s = _score(r)
         if s is not None:
             sums[0] = 50.0 * s

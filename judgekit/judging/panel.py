@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .agreement import POOLED, agreement_rows, ratings
+from .agreement import POOLED
+from .agreement_table import matrix_agreement_rows, rating_matrix
 from .behaviour import pairwise_behaviour
 from .behaviour_table import judge_behaviour
 from .pairwise import NO_VFS
@@ -46,13 +47,11 @@ def agreement_records(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]
     """Agreement records ({quantity, model, judges, krippendorff_alpha, level, full_agreement,
     items}) per quantity, for each candidate (in ``candidates`` order) then ``"all"``."""
     judges = list(records_by_judge)
-    judged = [(j, r) for j, records in records_by_judge.items() for r in records]
     out = []
-    for quantity, kind, field, level in QUANTITIES:
-        rated = ratings(judged, _rated_item, value=lambda r, field=field: _value(r.get(field)),
-                        keep=lambda r, kind=kind: r.get("kind") == kind)
-        if rated:
-            out += agreement_rows(rated, judges, level, quantity=quantity, groups=candidates)
+    for quantity, kind, field, level in QUANTITIES:  # one matrix per quantity (.agreement_table)
+        m, units = rating_matrix(records_by_judge, kind, _rated_item, _value, field)
+        if units:
+            out += matrix_agreement_rows(m, units, judges, level, quantity=quantity, groups=candidates)
     return out
 
 

@@ -1,0 +1,83 @@
+"""A panel's agreement rows (:func:`judgekit.judging.panel.agreement_records`) from one judges x units
+matrix per quantity.
+
+Read as :func:`judgekit.judging.agreement.ratings` reads them (units in the order first seen over
+the judges' records in the panel's order, a judge's later record of a unit replacing an earlier
+one), the ratings go straight into a NumPy matrix (NaN: no rating); each candidate's columns are
+a mask of it, in the same order, so Krippendorff's alpha is computed on the very matrix
+:func:`~judgekit.judging.agreement.krippendorff_alpha` would build, and the full-agreement share
+and the count of units two judges rated are counted on its columns.  The rows are those of
+:func:`~judgekit.judging.agreement.agreement_rows`, without a dict per unit and a filter of every
+unit for every candidate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .agreement import POOLED, Level, matrix_alpha
+
+__all__ = ["rating_matrix", "matrix_agreement_rows"]
+
+
+def rating_matrix(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]], kind: str,
+                  unit: Callable[[Mapping[str, Any]], Hashable], value: Callable[[Any], Any], field: str
+                  ) -> tuple[np.ndarray, list[Hashable]]:
+    """(judges x units matrix of ``value(record[field])`` over the records of ``kind``, NaN where a
+    judge has none or it is None; the units in the order first seen)."""
+    units: dict[Hashable, int] = {}
+    per_judge = []
+    for records in records_by_judge.values():
+        cols: list[int] = []
+        vals: list[float] = []
+        for r in records:
+            if r.get("kind") != kind:
+                continue
+            key = unit(r)
+            c = units.get(key)
+            if c is None:
+                c = units[key] = len(units)
+            v = value(r.get(field))
+            cols.append(c)
+            vals.append(float("nan") if v is None else float(v))
+        per_judge.append((cols, vals))
+    m = np.full((len(per_judge), len(units)), np.nan)
+    for j, (cols, vals) in enumerate(per_judge):
+        if cols:
+            c = np.asarray(cols, dtype=np.intp)[::-1]
+            v = np.asarray(vals, dtype=float)[::-1]
+            _, last = np.unique(c, return_index=True)  # each unit's last record of the judge
+            m[j, c[last]] = v[last]
+    return m, list(units)
+
+
+def _agreement(m: np.ndarray, judges: list[str], level: Level) -> dict[str, Any]:
+    rated = np.count_nonzero(~np.isnan(m), axis=0)
+    pairable = rated >= 2
+    total = int(np.count_nonzero(pairable))
+    full = None
+    if total:
+        p = m[:, pairable]
+        with np.errstate(invalid="ignore"):
+            same = int(np.count_nonzero(np.nanmax(p, axis=0) == np.nanmin(p, axis=0)))
+        full = same / total
+    alpha = matrix_alpha(m, level) if len(judges) >= 2 else None
+    return {"judges": list(judges), "krippendorff_alpha": alpha, "level": level, "full_agreement": full,
+            "items": total}
+
+
+def matrix_agreement_rows(m: np.ndarray, units: Sequence[Hashable], judges: Sequence[str], level: Level, *,
+                          quantity: str, groups: Sequence[str], name: str = "model") -> list[dict[str, Any]]:
+    """:func:`judgekit.judging.agreement.agreement_rows` of the ratings ``m`` (judges x ``units``;
+    a unit's first element names its group): each of ``groups`` with items, then :data:`POOLED`."""
+    judges = list(judges)
+    owner = np.array([u[0] for u in units], dtype=object)
+    out = []
+    for group in [*groups, POOLED]:
+        sel = m if group == POOLED else m[:, owner == group]
+        if sel.shape[1]:
+            out.append({"quantity": quantity, name: group, **_agreement(sel, judges, level)})
+    return out
