@@ -3,9 +3,9 @@
 A benchmark's ``Options`` inherits :class:`IntervalOptions`; its pipeline keeps, per figure, a
 numerator and a denominator for each item (see :mod:`judgekit.judging.intervals`) and calls
 :func:`interval` for the figure's interval and :func:`comparisons` for the paired differences
-between candidates (a share of yes/no judgments, one per item, is :func:`rate`); :func:`bootstrap_summary` says in summary.json how the intervals were made.
-Intervals are an addition, not a departure from the authors' code: the point estimates are
-unchanged.
+between candidates (a share of yes/no judgments, one per item, is :func:`rate`);
+:func:`bootstrap_summary` says in summary.json how the intervals were made.  Intervals are an
+addition, not a departure from the authors' code: the point estimates are unchanged.
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ def test_require_judge_names_the_role(tmp_path):
     assert require_judge(spec_with(tmp_path, 'judge = "j"')) == "j"
     with pytest.raises(SpecError, match=r"spec\.toml: roles\.judge: name the model that judges"):
         require_judge(spec_with(tmp_path, 'candidates = ["j"]'))
-    with pytest.raises(SpecError, match=r"roles\.judge: 'enc' cannot judge \(provider 'local', local\.task 'embed_image'\)"):
+    with pytest.raises(SpecError, match=r"roles\.judge: 'enc' cannot judge \(provider 'local', "
+                                        r"local\.task 'embed_image'\)"):
         require_judge(spec_with(tmp_path, 'judge = "enc"'))
 
 
