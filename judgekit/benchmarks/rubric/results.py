@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...judging.agreement import ENSEMBLE_RULES, agreement_rows, by_item, ensemble_summary, panel_mean, ratings
+from ...judging.honest import annotate_scores
 from ...judging.human_agreement import HumanLabels, add_human_agreement
 from ...judging.intervals import shown
 from ...judging.multiplicity import adjust_comparisons
@@ -114,7 +115,8 @@ def _rows(records: Sequence[Mapping[str, Any]], candidates: Sequence[str], optio
                         "score_ci_low": _r(low), "score_ci_high": _r(high),
                         "pct": _r(_pct(mean, scale), 2), "pct_ci_low": _r(_pct(low, scale), 2),
                         "pct_ci_high": _r(_pct(high, scale), 2), "n": len(valid), "fail": len(rs) - len(valid),
-                        "items": len(items), "reasked": sum(1 for r in rs if r.get("reasked"))})
+                        "items": len(items), "small_n": len(items) < options.min_items_for_interval,
+                        "reasked": sum(1 for r in rs if r.get("reasked"))})
     return out
 
 
@@ -141,14 +143,19 @@ def distribution(records: Sequence[Mapping[str, Any]], scale: tuple[float, float
     return bins, counts
 
 
+def _rated(by_judge: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict:
+    """(candidate, item, repeat) -> judge -> score; a judgment with no judge call (:data:`NO_CALL`:
+    no answer to grade) says nothing about the judges and is left out."""
+    return ratings(((j, r) for j, rs in by_judge.items() for r in rs), _item_repeat,
+                   keep=lambda r: r.get("error_kind") not in NO_CALL)
+
+
 def agreement_records(by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
                       candidates: Sequence[str]) -> list[dict[str, Any]]:
     """Krippendorff's alpha (interval) of the judges' scores per (candidate, item), for each
-    candidate then pooled (``model`` = ``"all"``); a judgment with no judge call (:data:`NO_CALL`:
-    no answer to grade) says nothing about the judges and is left out."""
-    rated = ratings(((j, r) for j, rs in by_judge.items() for r in rs), _item_repeat,
-                    keep=lambda r: r.get("error_kind") not in NO_CALL)
-    return agreement_rows(rated, list(by_judge), "interval", quantity="score", groups=candidates)
+    candidate then pooled (``model`` = ``"all"``; :mod:`judgekit.judging.honest` then pools it
+    within candidates and adds the intervals)."""
+    return agreement_rows(_rated(by_judge), list(by_judge), "interval", quantity="score", groups=candidates)
 
 
 def tidy_rows(judgments: Sequence[Mapping[str, Any]], scale: tuple[float, float]) -> list[dict[str, Any]]:
@@ -219,15 +226,14 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
                   agreement=agreement_records)
         more.append(("Per judge, overall", [{"judge": j, **{k: v for k, v in display_row(r).items() if k != "category"}}
                                             for j in everyone for r in rows[j] if r["level"] == "overall"]))
-        more.append(("Judge agreement (Krippendorff's alpha)", [
-            {"model": a["model"], "alpha": "-" if a["krippendorff_alpha"] is None else f"{a['krippendorff_alpha']:.3f}",
-             "full agreement %": "-" if a["full_agreement"] is None else f"{100 * a['full_agreement']:.1f}",
-             "items": a["items"]} for a in summary["agreement"]]))
+    annotate_scores(summary, rows, by_judge, _rated(by_judge) if panel else {}, candidates, options)
+    if panel:
+        more.append(("Judge agreement (Krippendorff's alpha)", [agreement_display(a) for a in summary["agreement"]]))
     if comps:
         more.append(("Paired comparisons (overall, a - b)", [
             {"judge": c["judge"], "a - b": f"{c['a']} - {c['b']}",
-             "difference": shown(c["difference"], c["ci_low"], c["ci_high"], 2), "items": c["items"],
-             **_excludes(c)} for c in comps]))
+             "difference": shown(c["difference"], c["ci_low"], c["ci_high"], 2),
+             "items": f"{c['items']}!" if c.get("small_n") else c["items"], **_excludes(c)} for c in comps]))
     if repeats > 1:
         more.append(spread_display(rows, repeats))
     if labels is not None:
@@ -246,10 +252,23 @@ def _excludes(c: Mapping[str, Any]) -> dict[str, str]:
 
 
 def display_row(r: Mapping[str, Any]) -> dict[str, Any]:
-    """A row of the printed table: model, category, Score [interval], % of scale, n, fail."""
+    """A row of the printed table: model, category, Score [interval], % of scale, n (valid
+    judgments; ``!`` when the row's items are too few for the interval), fail."""
     return {"model": r["model"], "category": "Overall" if r["level"] == "overall" else r["group"],
             "Score": shown(r["score"], r["score_ci_low"], r["score_ci_high"], 2),
-            "% of scale": shown(r["pct"], r["pct_ci_low"], r["pct_ci_high"], 1), "n": r["n"], "fail": r["fail"]}
+            "% of scale": shown(r["pct"], r["pct_ci_low"], r["pct_ci_high"], 1),
+            "n": f"{r['n']}!" if r.get("small_n") else r["n"], "fail": r["fail"]}
+
+
+def agreement_display(a: Mapping[str, Any]) -> dict[str, Any]:
+    """An agreement record as printed: alpha with its interval (the pooled row pooled within
+    candidates, ``all (within)``), full agreement, items."""
+    alpha = ("-" if a["krippendorff_alpha"] is None else
+             shown(a["krippendorff_alpha"], a.get("alpha_ci_low"), a.get("alpha_ci_high"), 2)
+             if a.get("alpha_ci_low") is not None else f"{a['krippendorff_alpha']:.3f}")
+    return {"model": "all (within)" if a.get("pooling") else a["model"], "alpha": alpha,
+            "full agreement %": "-" if a["full_agreement"] is None else f"{100 * a['full_agreement']:.1f}",
+            "items": a["items"]}
 
 
 def spread_display(rows: Mapping[str, Sequence[Mapping[str, Any]]], k: int) -> tuple[str, list[dict[str, Any]]]:
