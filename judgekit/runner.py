@@ -669,11 +669,14 @@ def _add_self_preference(summary: dict[str, Any], spec) -> None:
     which have no family, are left out)."""
     from .judging.honest import self_preference_flags
 
-    def named(aliases):
-        return {a: spec.models[a].model for a in aliases if a in spec.models and spec.models[a].provider != "sim"}
+    def named(aliases):  # the model that answers: an Azure deployment's or a gateway alias's `serves`
+        return {a: getattr(spec.models[a], "base_model", None) or spec.models[a].model
+                for a in aliases if a in spec.models and spec.models[a].provider != "sim"}
     roles = spec.roles
     judges = named(list(roles.judges) or ([roles.judge] if roles.judge else []))
     candidates = named(roles.candidates)
+    if getattr(roles, "baseline", None):  # the generic pairwise benchmark's baseline model
+        candidates.update(named([roles.baseline]))
     if isinstance(summary.get("baseline_model"), str):  # a pairwise benchmark's fixed baseline answers
         candidates["baseline"] = summary["baseline_model"]
     found = self_preference_flags(judges, candidates)

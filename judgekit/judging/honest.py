@@ -170,7 +170,8 @@ def model_family(name: str) -> str | None:
     """The model family of a model id (``openai/gpt-4o-mini`` -> ``openai``, ``claude-3-5-sonnet``
     -> ``anthropic``, ``Qwen2-VL-7B`` -> ``qwen``); an unknown name's leading letters; None for
     an empty name."""
-    base = str(name).strip().lower().rsplit("/", 1)[-1].split(":", 1)[0]  # no provider, no tag
+    # no provider or folder (a local model's path may end in /), no tag
+    base = str(name).strip().lower().rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1].split(":", 1)[0]
     if not base:
         return None
     for prefix, family in _FAMILIES:

@@ -370,3 +370,53 @@ def test_the_runner_flags_a_judge_of_the_baselines_family():
     quiet = {}
     _add_self_preference(quiet, spec)
     assert "flags" not in quiet
+
+
+@pytest.mark.parametrize("judge, candidate, family", [
+    ("gpt-4o", "gpt-4o-mini", "openai"), ("openai/gpt-4o-2024-08-06", "gpt-4.1-nano", "openai"),
+    ("o3-mini", "chatgpt-4o-latest", "openai"),
+    ("claude-3-5-sonnet-20241022", "claude-3-haiku-20240307", "anthropic"),
+    ("claude-opus-4-1", "anthropic/claude-sonnet-4", "anthropic"),
+    ("gemini-1.5-pro", "gemini-2.0-flash", "google"), ("models/gemini-2.5-pro", "google/gemma-3-27b-it", "google"),
+    ("Qwen/Qwen2.5-VL-72B-Instruct", "/models/Qwen2-VL-7B-Instruct/", "qwen"),  # a local folder, trailing /
+])
+def test_self_preference_for_real_model_names(judge, candidate, family):
+    (flag,) = self_preference_flags({"j": judge}, {"c": candidate})
+    assert flag["family"] == family and flag["judge"] == "j" and flag["model"] == "c"
+
+
+@pytest.mark.parametrize("judge", ["gpt-4o", "claude-3-5-sonnet-20241022", "gemini-1.5-pro"])
+@pytest.mark.parametrize("candidate", ["/models/my-vlm", "/data/ckpt/finetune-step-500/", "gemini-1.5-pro-local"])
+def test_no_self_preference_across_families_or_for_a_local_model_of_no_family(judge, candidate):
+    same = model_family(judge) == "google" and candidate.startswith("gemini")
+    assert bool(self_preference_flags({"j": judge}, {"c": candidate})) == same
+
+
+def _spec(runner: str, sets: list[str]):
+    from judgekit.config import load_spec
+    return load_spec(runner, sets)
+
+
+def test_self_preference_through_the_generic_pairwise_and_rubric_benchmarks():
+    from judgekit.runner import _add_self_preference
+    local = 'models.sim-strong={provider="local", model="/models/my-vlm/", local={task="chat"}}'
+    # pairwise: a Claude judge, a Claude baseline (its answers are what the candidates are judged
+    # against), a local candidate of no family
+    spec = _spec("runners/pairwise_quickstart.toml", [
+        'models.judge={provider="anthropic", model="claude-3-5-sonnet-20241022"}',
+        'models.baseline={provider="anthropic", model="claude-3-haiku-20240307"}', local])
+    summary: dict = {}
+    _add_self_preference(summary, spec)
+    assert [(f["judge"], f["model"], f["family"]) for f in summary["flags"]] == [("judge", "baseline", "anthropic")]
+    # rubric: a panel of gpt-4o (an Azure deployment serving it) and Gemini; candidates gpt-4o-mini and local
+    spec = _spec("runners/rubric_quickstart.toml", [
+        'models.judge={provider="azure", model="eval-deployment", serves="gpt-4o", base_url="https://x.example"}',
+        'models.judge-2={provider="gemini", model="gemini-2.0-flash"}',
+        'models.sim-weak={provider="openai", model="gpt-4o-mini"}', local])
+    summary = {}
+    _add_self_preference(summary, spec)
+    assert [(f["judge"], f["model"], f["family"]) for f in summary["flags"]] == [("judge", "sim-weak", "openai")]
+    # no real judge model (the simulator): nothing to say
+    summary = {}
+    _add_self_preference(summary, _spec("runners/rubric_quickstart.toml", [local]))
+    assert "flags" not in summary
