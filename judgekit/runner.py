@@ -686,17 +686,9 @@ def _add_self_preference(summary: dict[str, Any], spec) -> None:
 
 def _add_holm(summary: dict[str, Any], options: Any) -> None:
     """Holm's adjustment over the run's comparisons for a benchmark whose results did not make it
-    (GuessBench, MMIE, MMGenBench: their comparisons carry ``p_value``): the rows are shared with
-    the comparisons table, so the CSV and the report get it too."""
-    from .judging.multiplicity import adjust_comparisons
+    (their comparisons carry ``p_value``; GuessBench, MMIE and MMGenBench now make it themselves,
+    for their printed tables): the rows are shared with the comparisons table, so the CSV and the
+    report get it too."""
+    from .judging.multiplicity import adjust_summary
 
-    comps = summary.get("comparisons")
-    iv = summary.get("intervals")
-    if not isinstance(comps, list) or not isinstance(iv, dict) or not iv.get("method"):
-        return
-    if any("p_holm" in c for c in comps if isinstance(c, dict)) or not any(
-            isinstance(c, dict) and "p_value" in c for c in comps):
-        return
-    rows = [c for c in comps if isinstance(c, dict)]
-    iv["multiple_comparisons"] = adjust_comparisons(rows, float(iv.get("level", 0.95)),
-                                                    bool(getattr(options, "holm_adjust", True)))
+    adjust_summary(summary, bool(getattr(options, "holm_adjust", True)))

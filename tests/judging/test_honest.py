@@ -420,3 +420,25 @@ def test_self_preference_through_the_generic_pairwise_and_rubric_benchmarks():
     summary = {}
     _add_self_preference(summary, _spec("runners/rubric_quickstart.toml", [local]))
     assert "flags" not in summary
+
+
+def test_adjust_summary_once_and_the_printed_holm_column():
+    from judgekit.judging.multiplicity import adjust_summary, excludes_cell, holm
+    rows = [{"p_value": p, "excludes_zero": p < 0.05} for p in (0.001, 0.02, 0.04, 0.3)]
+    summary = {"comparisons": rows, "intervals": {"method": "percentile bootstrap over items", "level": 0.95}}
+    adjust_summary(summary)
+    # Holm by hand: sorted p times (m - rank + 1), running max, capped at 1
+    assert [r["p_holm"] for r in rows] == pytest.approx([0.004, 0.06, 0.08, 0.3])
+    assert [r["p_holm"] for r in rows] == pytest.approx(holm([r["p_value"] for r in rows]))
+    assert [excludes_cell(r) for r in rows] == [{"excludes 0 raw/Holm": v} for v in ("yes/yes", "yes/no", "yes/no",
+                                                                                    "no/no")]
+    assert summary["intervals"]["multiple_comparisons"]["family"] == 4
+    rows[0]["p_holm"] = 0.5  # adjusted already: left alone
+    adjust_summary(summary)
+    assert rows[0]["p_holm"] == 0.5
+    plain = [{"p_value": 0.01, "excludes_zero": True}]
+    adjust_summary({"comparisons": plain, "intervals": {"method": None}})  # no intervals: nothing
+    assert "p_holm" not in plain[0] and excludes_cell(plain[0], "interval excludes 0") == {"interval excludes 0": "yes"}
+    off = [{"p_value": 0.01, "excludes_zero": True}]
+    adjust_summary({"comparisons": off, "intervals": {"method": "m", "level": 0.95}}, enabled=False)
+    assert excludes_cell(off[0]) == {"excludes 0": "yes"}

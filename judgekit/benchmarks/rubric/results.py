@@ -22,7 +22,7 @@ from ...judging.agreement import ENSEMBLE_RULES, agreement_rows, by_item, ensemb
 from ...judging.honest import annotate_scores
 from ...judging.human_agreement import HumanLabels, add_human_agreement
 from ...judging.intervals import shown
-from ...judging.multiplicity import adjust_comparisons
+from ...judging.multiplicity import adjust_comparisons, excludes_cell
 from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.repeats import SPREAD, add_spread
 from ...judging.records import NO_CALL, failure
@@ -193,13 +193,15 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     ``repeats``: how many times each judgment was asked;
     ``labels``: human labels, for each judge's and the ensemble's agreement with them)."""
     scale = (float(options.scale[0]), float(options.scale[1]))
+    # the interval options alone (those a caller's options leave out at their defaults)
+    iv_options = IntervalOptions(**{k: getattr(options, k) for k in IntervalOptions.model_fields if hasattr(options, k)})
     judges = list(judges)
     panel = len(judges) > 1
     by_judge = {j: [r for r in judgments if r["judge"] == j] for j in judges}
     everyone: dict[str, Sequence[Mapping[str, Any]]] = dict(by_judge)
     if panel:
         everyone[ENSEMBLE_JUDGE] = ensemble_records(judgments)
-    rows = {j: _rows(records, candidates, options, scale) for j, records in everyone.items()}
+    rows = {j: _rows(records, candidates, iv_options, scale) for j, records in everyone.items()}
     _add_spread(rows, everyone, scale, repeats)
     compared = judges[:1] + ([ENSEMBLE_JUDGE] if panel else [])
     comps = [{"judge": j, **c} for j in compared
@@ -226,14 +228,14 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
                   agreement=agreement_records)
         more.append(("Per judge, overall", [{"judge": j, **{k: v for k, v in display_row(r).items() if k != "category"}}
                                             for j in everyone for r in rows[j] if r["level"] == "overall"]))
-    annotate_scores(summary, rows, by_judge, _rated(by_judge) if panel else {}, candidates, options)
+    annotate_scores(summary, rows, by_judge, _rated(by_judge) if panel else {}, candidates, iv_options)
     if panel:
         more.append(("Judge agreement (Krippendorff's alpha)", [agreement_display(a) for a in summary["agreement"]]))
     if comps:
         more.append(("Paired comparisons (overall, a - b)", [
             {"judge": c["judge"], "a - b": f"{c['a']} - {c['b']}",
              "difference": shown(c["difference"], c["ci_low"], c["ci_high"], 2),
-             "items": f"{c['items']}!" if c.get("small_n") else c["items"], **_excludes(c)} for c in comps]))
+             "items": f"{c['items']}!" if c.get("small_n") else c["items"], **excludes_cell(c)} for c in comps]))
     if repeats > 1:
         more.append(spread_display(rows, repeats))
     if labels is not None:
@@ -241,14 +243,6 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
                             scale=f"{scale[0]:g}..{scale[1]:g}")
     display = [display_row(r) for r in first]
     return Built(summary, tables, display, more, tidy=tidy_rows(judgments, scale))
-
-
-def _excludes(c: Mapping[str, Any]) -> dict[str, str]:
-    """``excludes 0``, or raw and after Holm's adjustment when it was made (``yes/no``)."""
-    raw = "yes" if c["excludes_zero"] else "no"
-    if "excludes_zero_holm" not in c:
-        return {"excludes 0": raw}
-    return {"excludes 0 raw/Holm": f"{raw}/{ {True: 'yes', False: 'no'}.get(c['excludes_zero_holm'], '-') }"}
 
 
 def display_row(r: Mapping[str, Any]) -> dict[str, Any]:
