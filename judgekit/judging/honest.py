@@ -37,7 +37,8 @@ from .rates import wilson
 from .uncertainty import IntervalOptions
 
 __all__ = ["DEGENERATE_MIN", "annotate", "interval_line", "flag_lines", "model_family", "self_preference_flags",
-           "degenerate_flags", "pooled_within_spearman", "constant_score_flags", "annotate_scores"]
+           "degenerate_flags", "pooled_within_spearman", "constant_score_flags", "annotate_scores",
+           "alpha_repeat_spread"]
 
 #: a judge is called degenerate only with at least this many judgments behind the extreme share
 DEGENERATE_MIN = 10
@@ -138,15 +139,19 @@ def _agreement(records: list[MutableMapping[str, Any]], by_judge: Mapping[str, S
         mine = [a for a in records if a.get("quantity") == quantity]
         if not mine:
             continue
-        ratings: dict[tuple[str, str, int], dict[str, Any]] = {}
+        # a unit is one judgment asked of every judge: (candidate, item, order, repeat)
+        ratings: dict[tuple[str, str, int, int], dict[str, Any]] = {}
         for judge, recs in by_judge.items():
             for r in recs:
                 if r.get("kind") == kind:
-                    key = (str(r["model"]), str(r["index"]), int(r.get("order", 0)))
+                    key = (str(r["model"]), str(r["index"]), int(r.get("order", 0)), int(r.get("repeat", 0)))
                     ratings.setdefault(key, {})[judge] = _value(r.get(field))
         got = grouped_alpha(ratings, judges, level, group=lambda u: u[0], cluster=lambda u: u[1],
                             samples=options.bootstrap_samples, interval_level=options.interval_level,
                             seed=options.bootstrap_seed, key=f"alpha:{quantity}", groups=list(candidates))
+        spread = alpha_repeat_spread(ratings, judges, level, candidates)
+        for a in mine:
+            a.update(spread.get(a["model"], {}))
         for a in mine:
             if a["model"] == ALL:
                 a["krippendorff_alpha_across"] = a["krippendorff_alpha"]
@@ -155,6 +160,30 @@ def _agreement(records: list[MutableMapping[str, Any]], by_judge: Mapping[str, S
                 a["pooling"] = "within candidates"
             else:
                 _, a["alpha_ci_low"], a["alpha_ci_high"] = got["groups"].get(a["model"], (None, None, None))
+
+
+def alpha_repeat_spread(ratings: Mapping[tuple, Mapping[str, Any]], judges: Sequence[str], level: str,
+                        candidates: Sequence[str]) -> dict[str, dict[str, float | None]]:
+    """With judge repeats (the units' last element, the repeat, takes two values or more): per
+    candidate and pooled within candidates (:data:`ALL`), ``alpha_repeat_sd`` and
+    ``alpha_repeat_range``: alpha computed on each repeat's units alone (the judges' agreement
+    within one asking), then the SD (``k - 1``) and range across repeats; None below two repeats
+    where alpha is defined.  Empty without repeats."""
+    repeats = sorted({u[-1] for u in ratings})
+    if len(repeats) < 2:
+        return {}
+    per: dict[str, list[float]] = {g: [] for g in [*candidates, ALL]}
+    for rep in repeats:
+        sel = {u: v for u, v in ratings.items() if u[-1] == rep}
+        got = grouped_alpha(sel, judges, level, group=lambda u: u[0], cluster=lambda u: u[1], samples=0,
+                            interval_level=0.95, seed=0, key="", groups=list(candidates))
+        for g in candidates:
+            if got["groups"].get(g, (None,))[0] is not None:
+                per[g].append(float(got["groups"][g][0]))
+        if got["within"][0] is not None:
+            per[ALL].append(float(got["within"][0]))
+    return {g: {"alpha_repeat_sd": float(np.std(v, ddof=1)) if len(v) >= 2 else None,
+                "alpha_repeat_range": float(max(v) - min(v)) if len(v) >= 2 else None} for g, v in per.items()}
 
 
 # -- self-preference -------------------------------------------------------------------------------
@@ -289,6 +318,9 @@ def annotate_scores(summary: MutableMapping[str, Any], rows: Mapping[str, Sequen
                 a["pooling"] = "within candidates"
             else:
                 _, a["alpha_ci_low"], a["alpha_ci_high"] = got["groups"].get(a["model"], (None, None, None))
+        spread = alpha_repeat_spread(ratings, list(by_judge), level, candidates)
+        for a in mine:
+            a.update(spread.get(a["model"], {}))
     flags = list(summary.get("flags") or []) + constant_score_flags(by_judge)
     if small or few_comps:
         what = " and ".join(x for x in (f"{small} results row(s)" if small else "",

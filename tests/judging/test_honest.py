@@ -442,3 +442,21 @@ def test_adjust_summary_once_and_the_printed_holm_column():
     off = [{"p_value": 0.01, "excludes_zero": True}]
     adjust_summary({"comparisons": off, "intervals": {"method": "m", "level": 0.95}}, enabled=False)
     assert excludes_cell(off[0]) == {"excludes 0": "yes"}
+
+
+def test_alpha_spread_between_repeats_is_each_repeats_own_alpha():
+    from judgekit.judging.honest import alpha_repeat_spread
+    rng = np.random.default_rng(8)
+    judges = ["j1", "j2", "j3"]
+    ratings = {}
+    for rep in range(3):  # each repeat its own panel: units (candidate, item, order, repeat)
+        for (g, i, o), r in _panel(rng).items():
+            ratings[(g, i, o, rep)] = r
+    got = alpha_repeat_spread(ratings, judges, "interval", ["a", "b", "c"])
+    for g in "abc":
+        per = [_pkg(ratings, judges, "interval", [k for k in ratings if k[0] == g and k[3] == rep]) for rep in range(3)]
+        assert got[g]["alpha_repeat_sd"] == pytest.approx(float(np.std(per, ddof=1)), abs=1e-12)
+        assert got[g]["alpha_repeat_range"] == pytest.approx(max(per) - min(per), abs=1e-12)
+    assert got["all"]["alpha_repeat_sd"] > 0
+    one = {k: v for k, v in ratings.items() if k[3] == 0}
+    assert alpha_repeat_spread(one, judges, "interval", ["a", "b", "c"]) == {}

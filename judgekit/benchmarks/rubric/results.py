@@ -26,7 +26,7 @@ from ...judging.multiplicity import adjust_comparisons, excludes_cell
 from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.repeats import SPREAD, add_spread
 from ...judging.records import NO_CALL, failure
-from ...judging.results import Built, add_panel, intervals_summary
+from ...judging.results import Built, add_panel, intervals_summary, repeat_cell
 from ...judging.uncertainty import IntervalOptions, comparisons, interval
 from ...report.tidy import tidy_row
 
@@ -260,9 +260,12 @@ def agreement_display(a: Mapping[str, Any]) -> dict[str, Any]:
     alpha = ("-" if a["krippendorff_alpha"] is None else
              shown(a["krippendorff_alpha"], a.get("alpha_ci_low"), a.get("alpha_ci_high"), 2)
              if a.get("alpha_ci_low") is not None else f"{a['krippendorff_alpha']:.3f}")
-    return {"model": "all (within)" if a.get("pooling") else a["model"], "alpha": alpha,
-            "full agreement %": "-" if a["full_agreement"] is None else f"{100 * a['full_agreement']:.1f}",
-            "items": a["items"]}
+    row = {"model": "all (within)" if a.get("pooling") else a["model"], "alpha": alpha,
+           "full agreement %": "-" if a["full_agreement"] is None else f"{100 * a['full_agreement']:.1f}",
+           "items": a["items"]}
+    if "alpha_repeat_sd" in a:  # judge repeats: alpha's spread between them
+        row["alpha SD (range) over repeats"] = repeat_cell(a, "alpha", 2)
+    return row
 
 
 def spread_display(rows: Mapping[str, Sequence[Mapping[str, Any]]], k: int) -> tuple[str, list[dict[str, Any]]]:
