@@ -669,11 +669,14 @@ def _add_self_preference(summary: dict[str, Any], spec) -> None:
     which have no family, are left out)."""
     from .judging.honest import self_preference_flags
 
-    def named(aliases):
-        return {a: spec.models[a].model for a in aliases if a in spec.models and spec.models[a].provider != "sim"}
+    def named(aliases):  # the model that answers: an Azure deployment's or a gateway alias's `serves`
+        return {a: getattr(spec.models[a], "base_model", None) or spec.models[a].model
+                for a in aliases if a in spec.models and spec.models[a].provider != "sim"}
     roles = spec.roles
     judges = named(list(roles.judges) or ([roles.judge] if roles.judge else []))
     candidates = named(roles.candidates)
+    if getattr(roles, "baseline", None):  # the generic pairwise benchmark's baseline model
+        candidates.update(named([roles.baseline]))
     if isinstance(summary.get("baseline_model"), str):  # a pairwise benchmark's fixed baseline answers
         candidates["baseline"] = summary["baseline_model"]
     found = self_preference_flags(judges, candidates)
@@ -683,17 +686,9 @@ def _add_self_preference(summary: dict[str, Any], spec) -> None:
 
 def _add_holm(summary: dict[str, Any], options: Any) -> None:
     """Holm's adjustment over the run's comparisons for a benchmark whose results did not make it
-    (GuessBench, MMIE, MMGenBench: their comparisons carry ``p_value``): the rows are shared with
-    the comparisons table, so the CSV and the report get it too."""
-    from .judging.multiplicity import adjust_comparisons
+    (their comparisons carry ``p_value``; GuessBench, MMIE and MMGenBench now make it themselves,
+    for their printed tables): the rows are shared with the comparisons table, so the CSV and the
+    report get it too."""
+    from .judging.multiplicity import adjust_summary
 
-    comps = summary.get("comparisons")
-    iv = summary.get("intervals")
-    if not isinstance(comps, list) or not isinstance(iv, dict) or not iv.get("method"):
-        return
-    if any("p_holm" in c for c in comps if isinstance(c, dict)) or not any(
-            isinstance(c, dict) and "p_value" in c for c in comps):
-        return
-    rows = [c for c in comps if isinstance(c, dict)]
-    iv["multiple_comparisons"] = adjust_comparisons(rows, float(iv.get("level", 0.95)),
-                                                    bool(getattr(options, "holm_adjust", True)))
+    adjust_summary(summary, bool(getattr(options, "holm_adjust", True)))

@@ -400,8 +400,10 @@ def _fit_tables(title: str, cols: list[str], cells: list[list[str]], width: int,
     compact = False  # no column rules: 2 columns a cell instead of 3
 
     def table(idx: list[int], body: list[list[str]], ws: list[int], part: str) -> Table:
+        # compact: neighbours share their padding, so a column costs its width + 2 as fits() counts
+        # (without it the blank column rule adds one more and the last column is cut)
         t = Table(title=title + part, title_justify="left", box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD,
-                  show_edge=not compact)
+                  show_edge=not compact, collapse_padding=compact)
         for i in idx:
             head = "\n".join(textwrap.wrap(cols[i], max(ws[i], 1))) if ws[i] < len(cols[i]) else cols[i]
             t.add_column(Text(head), justify="left" if text[i] else "right", no_wrap=not text[i],

@@ -9,7 +9,8 @@ statistic below reads those records, whichever benchmark made them.
   intervals resample, the ensemble's records.
 * Intervals and paired comparisons: :mod:`.intervals` (the seeded bootstrap of a ratio of
   per-item sums), :mod:`.uncertainty` (the options every benchmark's ``Options`` inherits, one
-  figure's interval, the paired differences between candidates, ``summary["intervals"]``),
+  figure's interval, a share of yes/no judgments with its interval (``rate``), the paired
+  differences between candidates, ``summary["intervals"]``),
   :mod:`.bootstrap` (every pairwise figure of every judge from one draw per row).
 * A panel: :mod:`.agreement` (the ensemble rules, Krippendorff's alpha, and the one way from
   records to ratings, per-candidate agreement rows, a score ensemble's records and
@@ -26,9 +27,10 @@ statistic below reads those records, whichever benchmark made them.
 * Results and report: :mod:`.results` (summary.json's keys, the CSV and printed tables of a
   pairwise benchmark), :mod:`.report` (headline and charts), :mod:`.report_items` (the pieces of a
   judgment's report blocks).
-* Spec checks and the generic benchmarks' inputs: :mod:`.roles` (which models may judge),
-  :mod:`.items`, :mod:`.item_images`, :mod:`.template`, :mod:`.candidates` (a user's items, prompt
-  files and candidates, for ``pairwise`` and ``rubric``).
+* Spec checks and the generic benchmarks' inputs: :mod:`.roles` (which models may judge, and
+  ``require_judge``), :mod:`.items`, :mod:`.item_images`, :mod:`.template`, :mod:`.candidates` (a
+  user's items, prompt files and candidates, for ``pairwise`` and ``rubric``; a plugin benchmark
+  reads its items with ``load_items`` and its own prompt with ``read_template`` too).
 
 Parsing a judge's reply and defusing the answers it is shown are parsers' work
 (:mod:`judgekit.parsers.generic`, :mod:`judgekit.parsers.generic_defuse`, and each benchmark's

@@ -43,7 +43,8 @@ from .uncertainty import IntervalOptions
 
 __all__ = ["answer_style", "style_record", "fit_logistic", "lc_win_rate", "style_controlled", "controlled_rows",
            "controlled_summary", "controlled_display", "controlled_table", "controlled_report_table",
-           "METHOD", "LC_NOT_IDENTIFIED", "bt_rows", "rating_text",
+           "METHOD", "LC_NOT_IDENTIFIED", "bt_rows", "rating_text", "SPREAD_FIGURES", "controlled_spread",
+           "controlled_spread_table",
            "STRONG_WEIGHT", "ELO_SCALE"]
 
 #: how many battles a much-better (or much-worse) verdict counts for, as Arena-Hard-Auto's
@@ -521,6 +522,9 @@ def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates
     for k, c in enumerate(candidates):
         mine = judged.get(c, [])
         row: dict[str, Any] = {"judge": judge, "model": c}
+        # n: the candidate's distinct items judged; small_n: too few for the interval (judging.honest)
+        row["items"] = len({str(r["index"]) for r in mine})
+        row["small_n"] = row["items"] < options.min_items_for_interval
         lc = lc_win_rate([_preference(int(r["score"])) for r in mine], [float(r["length_diff"]) for r in mine],
                          [str(r["index"]) for r in mine], options, key=f"lc:{judge}:{c}")
         row.update(lc)
@@ -566,13 +570,63 @@ METHOD = {
 }
 
 
+#: the controlled figures whose judge-induced spread a run with judge repeats shows: (key, column, digits)
+SPREAD_FIGURES = (("lc_win_rate", "LC win %", 1), ("sc_score", "SC %", 1), ("bt_rating", "BT rating", 0))
+
+
+def controlled_spread(records: Sequence[Mapping[str, Any]], judge: str, candidates: Sequence[str],
+                      options: IntervalOptions, styles: Styles | None, repeats: int
+                      ) -> dict[str, dict[str, float | None]]:
+    """candidate -> ``F_repeat_sd`` and ``F_repeat_range`` for each figure ``F`` of
+    :data:`SPREAD_FIGURES`: each figure fitted on each repeat's judgments alone (the point fit,
+    no bootstrap), then the SD (``k - 1`` in the denominator) and range of the repeats' figures,
+    as :mod:`.repeats` does for the other figures.  A repeat where the figure is undefined, or a
+    BT rating has no finite value (held at the cap), is left out; below two repeats left, None.
+    Empty below two repeats."""
+    if repeats < 2:
+        return {}
+    point = options.model_copy(update={"bootstrap_samples": 0})
+    by_repeat: dict[int, list[Mapping[str, Any]]] = {}
+    for r in records:
+        by_repeat.setdefault(int(r.get("repeat", 0)), []).append(r)
+    values: dict[str, dict[str, list[float]]] = {c: {f: [] for f, _, _ in SPREAD_FIGURES} for c in candidates}
+    for rep in range(repeats):
+        for row in controlled_rows(by_repeat.get(rep, []), judge, candidates, point, styles):
+            for f, _, _ in SPREAD_FIGURES:
+                v = row[f]
+                if v is None or not np.isfinite(v):
+                    continue
+                if f == "bt_rating" and abs((v - ELO_BASE) / ELO_SCALE) >= LOGIT_CAP - 1e-6:
+                    continue
+                values[row["model"]][f].append(float(v))
+    out: dict[str, dict[str, float | None]] = {}
+    for c, per in values.items():
+        got: dict[str, float | None] = {}
+        for f, vs in per.items():
+            two = len(vs) >= 2
+            got[f"{f}_repeat_sd"] = float(np.std(vs, ddof=1)) if two else None
+            got[f"{f}_repeat_range"] = float(max(vs) - min(vs)) if two else None
+        out[c] = got
+    return out
+
+
 def controlled_summary(everyone: Mapping[str, Sequence[Mapping[str, Any]]], judges: Sequence[str],
-                       candidates: Sequence[str], options: IntervalOptions, styles: Styles | None = None
-                       ) -> dict[str, Any]:
+                       candidates: Sequence[str], options: IntervalOptions, styles: Styles | None = None,
+                       repeats: int = 1) -> dict[str, Any]:
     """``summary["controlled"]``: :func:`controlled_rows` of each of ``judges`` (the first judge
-    and, for a panel, the ensemble) and what each figure is."""
-    rows = [r for j in judges for r in controlled_rows(everyone[j], j, candidates, options, styles)]
-    return {"method": METHOD, "results": rows}
+    and, for a panel, the ensemble) and what each figure is; with ``repeats`` k > 1, each row
+    also has its figures' judge-induced spread (:func:`controlled_spread`)."""
+    rows = []
+    for j in judges:
+        mine = controlled_rows(everyone[j], j, candidates, options, styles)
+        spread = controlled_spread(everyone[j], j, candidates, options, styles, repeats)
+        for r in mine:
+            r.update(spread.get(r["model"], {}))
+        rows += mine
+    out: dict[str, Any] = {"method": METHOD, "results": rows}
+    if repeats > 1:
+        out["judge_repeats"] = repeats
+    return out
 
 
 def _fig(value, low, high, digits: int = 1) -> str:
@@ -596,18 +650,47 @@ def rating_text(value, low=None, high=None) -> str:
 
 
 def controlled_display(r: Mapping[str, Any], *, judge: bool = False) -> dict[str, Any]:
-    """A printed row: LC win rate, SC score and BT rating with their intervals, the rank's range."""
+    """A printed row: the candidate's n (its items; ``!`` when too few for the interval), LC win
+    rate, SC score and BT rating with their intervals, the rank's range."""
     rank = "-" if r["rank"] is None else str(r["rank"])
     if r["rank"] is not None and r.get("rank_ci_low") is not None:
         lo, hi = int(r["rank_ci_low"]), int(r["rank_ci_high"])
         rank += f" [{lo}, {hi}]"
-    row = {"judge": r["judge"]} if judge else {}
-    lc = ("n/i" if r.get("lc_identified") is False
-          else _fig(r["lc_win_rate"], r["lc_win_rate_ci_low"], r["lc_win_rate_ci_high"]))
-    return {**row, "model": r["model"], "LC win %": lc,
-            "SC %": "n/i" if r.get("sc_identified") is False else _fig(r["sc_score"], r["sc_score_ci_low"],
-                                                                         r["sc_score_ci_high"]),
-            "BT rating": rating_text(r["bt_rating"], r["bt_rating_ci_low"], r["bt_rating_ci_high"]), "rank": rank}
+    row: dict[str, Any] = {"judge": r["judge"]} if judge else {}
+    row["model"] = r["model"]
+    if "items" in r:
+        row["n"] = f"{r['items']}{'!' if r.get('small_n') else ''}"
+    row["LC win %"] = ("n/i" if r.get("lc_identified") is False
+                       else _fig(r["lc_win_rate"], r["lc_win_rate_ci_low"], r["lc_win_rate_ci_high"]))
+    row["SC %"] = ("n/i" if r.get("sc_identified") is False
+                   else _fig(r["sc_score"], r["sc_score_ci_low"], r["sc_score_ci_high"]))
+    row["BT rating"] = rating_text(r["bt_rating"], r["bt_rating_ci_low"], r["bt_rating_ci_high"])
+    row["rank"] = rank
+    return row
+
+
+def controlled_spread_table(controlled: Mapping[str, Any]) -> tuple[str, list[dict[str, Any]], str] | None:
+    """(title, rows, note) of the controlled figures' judge-induced spread (:func:`controlled_spread`):
+    per judge and candidate, each figure's SD between repeats with its range (``n/i`` where the
+    figure itself is not identified); None without repeats."""
+    rows = []
+    for r in controlled.get("results") or []:
+        if "bt_rating_repeat_sd" not in r:
+            continue
+        row: dict[str, Any] = {"judge": r["judge"], "model": r["model"]}
+        for f, col, digits in SPREAD_FIGURES:
+            sd, rng = r.get(f"{f}_repeat_sd"), r.get(f"{f}_repeat_range")
+            hidden = {"lc_win_rate": "lc_identified", "sc_score": "sc_identified"}.get(f)
+            row[col] = ("n/i" if hidden and r.get(hidden) is False
+                        else "-" if sd is None else f"{sd:.{digits}f} ({rng:.{digits}f})")
+        rows.append(row)
+    if not rows:
+        return None
+    k = controlled.get("judge_repeats")
+    title = f"LC/SC/BT spread over {k} repeats: SD (range)" if k else "LC/SC/BT spread over repeats: SD (range)"
+    note = ("each figure fitted on each repeat's judgments alone; SD and range across repeats (the judge's own "
+            "sampling); a BT rating without a finite value in a repeat is left out of it")
+    return title, rows, note
 
 
 def controlled_table(controlled: Mapping[str, Any], panel: bool) -> tuple[str, list[dict[str, Any]]]:
@@ -633,7 +716,8 @@ def controlled_report_table(summary: Mapping[str, Any]):
             "predicted with no length difference); SC %: Arena-Hard-Auto v2's "
             "style-controlled win probability against the reference (a Bradley-Terry fit with length, header, "
             "list and bold features, reported without them); BT rating: Bradley-Terry on the Elo scale, the "
-            "reference at 1000; rank among the candidates; [a, b]: the item-bootstrap interval"
+            "reference at 1000; rank among the candidates; [a, b]: the item-bootstrap interval; n: the "
+            "candidate's items, marked ! when too few for the interval"
             + (f"; {LC_NOT_IDENTIFIED}" if any(r.get("lc_identified") is False or r.get("sc_identified") is False
                                                for r in controlled["results"])
                else "")

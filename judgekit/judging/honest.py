@@ -37,7 +37,8 @@ from .rates import wilson
 from .uncertainty import IntervalOptions
 
 __all__ = ["DEGENERATE_MIN", "annotate", "interval_line", "flag_lines", "model_family", "self_preference_flags",
-           "degenerate_flags", "pooled_within_spearman"]
+           "degenerate_flags", "pooled_within_spearman", "constant_score_flags", "annotate_scores",
+           "alpha_repeat_spread"]
 
 #: a judge is called degenerate only with at least this many judgments behind the extreme share
 DEGENERATE_MIN = 10
@@ -139,15 +140,19 @@ def _agreement(records: list[MutableMapping[str, Any]], by_judge: Mapping[str, S
         mine = [a for a in records if a.get("quantity") == quantity]
         if not mine:
             continue
-        ratings: dict[tuple[str, str, int], dict[str, Any]] = {}
+        # a unit is one judgment asked of every judge: (candidate, item, order, repeat)
+        ratings: dict[tuple[str, str, int, int], dict[str, Any]] = {}
         for judge, recs in by_judge.items():
             for r in recs:
                 if r.get("kind") == kind:
-                    key = (str(r["model"]), str(r["index"]), int(r.get("order", 0)))
+                    key = (str(r["model"]), str(r["index"]), int(r.get("order", 0)), int(r.get("repeat", 0)))
                     ratings.setdefault(key, {})[judge] = _value(r.get(field))
         got = grouped_alpha(ratings, judges, level, group=lambda u: u[0], cluster=lambda u: u[1],
                             samples=options.bootstrap_samples, interval_level=options.interval_level,
                             seed=options.bootstrap_seed, key=f"alpha:{quantity}", groups=list(candidates))
+        spread = alpha_repeat_spread(ratings, judges, level, candidates)
+        for a in mine:
+            a.update(spread.get(a["model"], {}))
         for a in mine:
             if a["model"] == ALL:
                 a["krippendorff_alpha_across"] = a["krippendorff_alpha"]
@@ -156,6 +161,30 @@ def _agreement(records: list[MutableMapping[str, Any]], by_judge: Mapping[str, S
                 a["pooling"] = "within candidates"
             else:
                 _, a["alpha_ci_low"], a["alpha_ci_high"] = got["groups"].get(a["model"], (None, None, None))
+
+
+def alpha_repeat_spread(ratings: Mapping[tuple, Mapping[str, Any]], judges: Sequence[str], level: str,
+                        candidates: Sequence[str]) -> dict[str, dict[str, float | None]]:
+    """With judge repeats (the units' last element, the repeat, takes two values or more): per
+    candidate and pooled within candidates (:data:`ALL`), ``alpha_repeat_sd`` and
+    ``alpha_repeat_range``: alpha computed on each repeat's units alone (the judges' agreement
+    within one asking), then the SD (``k - 1``) and range across repeats; None below two repeats
+    where alpha is defined.  Empty without repeats."""
+    repeats = sorted({u[-1] for u in ratings})
+    if len(repeats) < 2:
+        return {}
+    per: dict[str, list[float]] = {g: [] for g in [*candidates, ALL]}
+    for rep in repeats:
+        sel = {u: v for u, v in ratings.items() if u[-1] == rep}
+        got = grouped_alpha(sel, judges, level, group=lambda u: u[0], cluster=lambda u: u[1], samples=0,
+                            interval_level=0.95, seed=0, key="", groups=list(candidates))
+        for g in candidates:
+            if got["groups"].get(g, (None,))[0] is not None:
+                per[g].append(float(got["groups"][g][0]))
+        if got["within"][0] is not None:
+            per[ALL].append(float(got["within"][0]))
+    return {g: {"alpha_repeat_sd": float(np.std(v, ddof=1)) if len(v) >= 2 else None,
+                "alpha_repeat_range": float(max(v) - min(v)) if len(v) >= 2 else None} for g, v in per.items()}
 
 
 # -- self-preference -------------------------------------------------------------------------------
@@ -171,7 +200,8 @@ def model_family(name: str) -> str | None:
     """The model family of a model id (``openai/gpt-4o-mini`` -> ``openai``, ``claude-3-5-sonnet``
     -> ``anthropic``, ``Qwen2-VL-7B`` -> ``qwen``); an unknown name's leading letters; None for
     an empty name."""
-    base = str(name).strip().lower().rsplit("/", 1)[-1].split(":", 1)[0]  # no provider, no tag
+    # no provider or folder (a local model's path may end in /), no tag
+    base = str(name).strip().lower().rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1].split(":", 1)[0]
     if not base:
         return None
     for prefix, family in _FAMILIES:
@@ -237,13 +267,83 @@ def annotate(summary: MutableMapping[str, Any], rows: Mapping[str, Sequence[Muta
         iv["agreement"] = "percentile bootstrap over items (all of an item's units together)"
 
 
+# -- a benchmark of scores (the rubric benchmark) ------------------------------------------------------
+def constant_score_flags(by_judge: Mapping[str, Sequence[Mapping[str, Any]]], minimum: int = DEGENERATE_MIN
+                         ) -> list[dict[str, Any]]:
+    """A flag for each judge whose valid scores, at least ``minimum`` of them, are all the same
+    value: it tells no candidate or item from another."""
+    out = []
+    for judge, records in by_judge.items():
+        scores = {float(r["score"]) for r in records if r.get("score") is not None}
+        valid = sum(1 for r in records if r.get("score") is not None)
+        if valid >= minimum and len(scores) == 1:
+            out.append({"kind": "degenerate judge", "judge": judge,
+                        "message": f"judge {judge} looks degenerate: it gives all {valid} valid judgments the "
+                                   f"same score ({next(iter(scores)):g}): its figures measure the judge, not the "
+                                   f"candidates"})
+    return out
+
+
+def annotate_scores(summary: MutableMapping[str, Any], rows: Mapping[str, Sequence[MutableMapping[str, Any]]],
+                    by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
+                    ratings: Mapping[tuple, Mapping[str, float | None]], candidates: Sequence[str],
+                    options: IntervalOptions, *, level: str = "interval", quantity: str = "score") -> None:
+    """The honest-numbers pass of a benchmark whose judges give scores, in place: ``small_n`` on
+    every results row (from its ``items``) and paired comparison; on each ``summary["agreement"]``
+    record of ``quantity``, alpha's bootstrap interval over items, the record pooled over
+    candidates pooled within them (the pooled-across figure kept as ``krippendorff_alpha_across``);
+    flags for a judge giving one score to everything and for rows too small for their interval;
+    ``summary["intervals"]`` says what each interval is.  ``ratings``: unit ``(candidate, item,
+    ...)`` -> judge -> score (the judges' own, not the ensemble's).  Holm's adjustment is the
+    benchmark's (:func:`.multiplicity.adjust_comparisons`)."""
+    small = 0
+    first = next(iter(rows), None)
+    for judge, rs in rows.items():
+        for r in rs:
+            r["small_n"] = r.get("items", 0) < options.min_items_for_interval
+            small += r["small_n"] and judge == first
+    few_comps = 0
+    for c in summary.get("comparisons") or []:
+        c["small_n"] = c.get("items", 0) < options.min_items_for_interval
+        few_comps += c["small_n"]
+    mine = [a for a in summary.get("agreement") or [] if a.get("quantity") == quantity]
+    if mine:
+        got = grouped_alpha(ratings, list(by_judge), level, group=lambda u: u[0], cluster=lambda u: u[1],
+                            samples=options.bootstrap_samples, interval_level=options.interval_level,
+                            seed=options.bootstrap_seed, key=f"alpha:{quantity}", groups=list(candidates))
+        for a in mine:
+            if a["model"] == ALL:
+                a["krippendorff_alpha_across"] = a["krippendorff_alpha"]
+                a["alpha_across_ci_low"], a["alpha_across_ci_high"] = got["across"][1:]
+                a["krippendorff_alpha"], a["alpha_ci_low"], a["alpha_ci_high"] = got["within"]
+                a["pooling"] = "within candidates"
+            else:
+                _, a["alpha_ci_low"], a["alpha_ci_high"] = got["groups"].get(a["model"], (None, None, None))
+        spread = alpha_repeat_spread(ratings, list(by_judge), level, candidates)
+        for a in mine:
+            a.update(spread.get(a["model"], {}))
+    flags = list(summary.get("flags") or []) + constant_score_flags(by_judge)
+    if small or few_comps:
+        what = " and ".join(x for x in (f"{small} results row(s)" if small else "",
+                                        f"{few_comps} comparison(s)" if few_comps else "") if x)
+        flags.append({"kind": "too few items", "rows": small, "comparisons": few_comps,
+                      "message": f"{what} have fewer than {options.min_items_for_interval} items (n marked !): "
+                                 f"too few for their interval, which then covers less often than it says"})
+    summary["flags"] = flags
+    iv = summary.get("intervals")
+    if isinstance(iv, dict):
+        iv["min_items_for_interval"] = options.min_items_for_interval
+        if mine:
+            iv["agreement"] = "percentile bootstrap over items (all of an item's units together)"
+
+
 def interval_line(summary: Mapping[str, Any]) -> str | None:
     """The terminal's lines on what ``[a, b]`` and ``n`` are (None without intervals)."""
     iv = summary.get("intervals") or {}
     if not iv.get("method"):
         return None
-    lines = [f"[a, b]: {100 * iv['level']:g}% {iv['method']} (the row's n items, {iv['samples']} resamples); "
-             f"behaviour %: Wilson interval over its n"]
+    lines = [f"[a, b]: {100 * iv['level']:g}% {iv['method']} (the row's n items, {iv['samples']} resamples)"
+             + ("; behaviour %: Wilson interval over its n" if iv.get("behaviour_rates") else "")]
     extra = []
     if iv.get("min_items_for_interval"):
         extra.append(f"n!: under {iv['min_items_for_interval']} items, too few for the interval")

@@ -59,7 +59,8 @@ FIGURES = ("kappa", "kappa_linear", "kappa_quadratic", "spearman", "kendall", "m
 #: what the printed table and the report say the figures are
 NOTE = ("each judge's value per labelled unit against the mean human label: Cohen's kappa (quadratic weights), "
         "Spearman's rho, Kendall's tau-b, MAE and consistency % (|judge - human| <= 1, Creation-MMBench's "
-        "Table 4); [low, high]: percentile bootstrap interval over items; n: labelled units with a judge value")
+        "Table 4); [low, high]: percentile bootstrap interval over items; n: labelled units with a judge value, "
+        "marked ! when they come from too few items for the interval")
 #: at most this many table cells in one call of :func:`table_figures` (resamples go in blocks)
 _TABLE_CELLS = 2_000_000
 #: |J - P| is compared with the tolerance after this slack (a mean of thirds is still exactly 1 away)
@@ -302,7 +303,8 @@ def agreement_rows(values_by_judge: Mapping[str, Mapping[tuple[str, str, int | N
     """Rows {judge, model, n, items, <figure>, <figure>_ci_low, <figure>_ci_high...} per judge (in
     order; ``values_by_judge``: J per unit, :func:`unit_values`) for each candidate with a labelled
     unit (``candidates`` order) and pooled (``model`` = ``"all"``).  ``n``: units with both J and
-    P; ``items``: their (candidate, item) clusters."""
+    P; ``items``: their (candidate, item) clusters; ``small_n``: fewer items than
+    ``options.min_items_for_interval`` (too few for the interval, :mod:`.honest`)."""
     reference = labels.reference()
     judges = list(values_by_judge)
     # P of each unit a judge valued: the candidate's own label, else the item's label for every candidate
@@ -367,6 +369,8 @@ def agreement_rows(values_by_judge: Mapping[str, Mapping[tuple[str, str, int | N
             valid = per_judge[j][1][chosen] >= 0
             n = int(valid.sum())
             row: dict[str, Any] = {"judge": j, "model": model, "n": n, "items": int(valid.any(axis=1).sum())}
+            # the interval resamples items: fewer than the threshold and it covers less than it says
+            row["small_n"] = row["items"] < options.min_items_for_interval
             if n == 0:
                 for f in FIGURES:
                     row[f] = row[f"{f}_ci_low"] = row[f"{f}_ci_high"] = None
@@ -388,7 +392,8 @@ def agreement_display(r: Mapping[str, Any]) -> dict[str, Any]:
     """A row as printed: quadratic kappa, Spearman, Kendall, MAE and consistency with intervals."""
     def fig(name: str, digits: int = 2) -> str:
         return shown(r.get(name), r.get(f"{name}_ci_low"), r.get(f"{name}_ci_high"), digits)
-    return {"judge": r["judge"], "model": r["model"], "n": r["n"], "kappa (quad.)": fig("kappa_quadratic"),
+    n = f"{r['n']}!" if r.get("small_n") else r["n"]
+    return {"judge": r["judge"], "model": r["model"], "n": n, "kappa (quad.)": fig("kappa_quadratic"),
             "kappa": fig("kappa"), "Spearman": fig("spearman"), "Kendall": fig("kendall"), "MAE": fig("mae"),
             "consistency %": fig("consistency", 1)}
 

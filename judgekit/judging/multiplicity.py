@@ -14,16 +14,19 @@ comparisons independent, and never rejects less than Bonferroni.
   ``max_{j <= i} min(1, (m - j + 1) p_(j))``.
 * :func:`adjust_comparisons` -- the comparison rows of a run with ``p_holm`` and
   ``excludes_zero_holm`` added beside the raw ``excludes_zero``.
+* :func:`adjust_summary` -- the same over a summary's ``comparisons``, once (a benchmark whose
+  results carry raw p-values: GuessBench, MMIE, MMGenBench; the runner calls it too).
+* :func:`excludes_cell` -- the printed ``excludes 0`` column, ``raw/Holm`` when adjusted.
 """
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["bootstrap_p", "holm", "adjust_comparisons"]
+__all__ = ["bootstrap_p", "holm", "adjust_comparisons", "adjust_summary", "excludes_cell"]
 
 
 def bootstrap_p(stats: np.ndarray) -> float | None:
@@ -72,3 +75,28 @@ def adjust_comparisons(rows: Sequence[MutableMapping[str, Any]], level: float, e
     return {"method": "holm", "family": len(family), "alpha": round(alpha, 12),
             "description": "Holm's step-down adjustment of the bootstrap p-values over every paired comparison "
                            "of the run (all figures, pairs and judges)"}
+
+
+def adjust_summary(summary: MutableMapping[str, Any], enabled: bool = True) -> None:
+    """Holm's adjustment over ``summary["comparisons"]`` (the rows with a ``p_value``) with
+    ``summary["intervals"]["multiple_comparisons"]`` saying so; nothing without intervals, without
+    p-values, or when a row already has ``p_holm`` (adjusted before).  The rows are adjusted in
+    place, so a table holding the same rows (the CSV) gets the columns too."""
+    comps = summary.get("comparisons")
+    iv = summary.get("intervals")
+    if not isinstance(comps, list) or not isinstance(iv, dict) or not iv.get("method"):
+        return
+    rows = [c for c in comps if isinstance(c, dict)]
+    if any("p_holm" in c for c in rows) or not any("p_value" in c for c in rows):
+        return
+    iv["multiple_comparisons"] = adjust_comparisons(rows, float(iv.get("level", 0.95)), enabled)
+
+
+def excludes_cell(c: Mapping[str, Any], title: str = "excludes 0") -> dict[str, str]:
+    """A comparison's printed ``excludes 0`` column: ``yes``/``no``, or raw and after Holm's
+    adjustment (``excludes 0 raw/Holm``: ``yes/no``; ``-`` where the row had no p-value) when
+    the run made it."""
+    raw = "yes" if c.get("excludes_zero") else "no"
+    if "excludes_zero_holm" not in c:
+        return {title: raw}
+    return {f"{title} raw/Holm": f"{raw}/{ {True: 'yes', False: 'no'}.get(c['excludes_zero_holm'], '-') }"}

@@ -27,7 +27,7 @@ from .panel import agreement_records
 from .uncertainty import IntervalOptions, bootstrap_summary
 
 __all__ = ["Built", "intervals_summary", "judge_rows", "summary_and_tables", "add_panel", "more_displays",
-           "display_row", "behaviour_display", "agreement_display", "comparison_display", "spread_table"]
+           "display_row", "behaviour_display", "agreement_display", "comparison_display", "spread_table", "repeat_cell"]
 
 
 @dataclass
@@ -210,8 +210,17 @@ def behaviour_display(b: Mapping[str, Any], vfs: bool = True) -> dict[str, Any]:
 def agreement_display(a: Mapping[str, Any]) -> dict[str, Any]:
     alpha = (_num(a["krippendorff_alpha"], 3) if a["krippendorff_alpha"] is None or "alpha_ci_low" not in a
              else shown(a["krippendorff_alpha"], a["alpha_ci_low"], a["alpha_ci_high"], 2))
-    return {"quantity": a["quantity"], "model": "all (within)" if a.get("pooling") else a["model"], "alpha": alpha,
-            "level": a["level"], "full agreement %": _num(_pct(a["full_agreement"]), 1), "items": a["items"]}
+    row = {"quantity": a["quantity"], "model": "all (within)" if a.get("pooling") else a["model"], "alpha": alpha,
+           "level": a["level"], "full agreement %": _num(_pct(a["full_agreement"]), 1), "items": a["items"]}
+    if "alpha_repeat_sd" in a:  # judge repeats: alpha's spread between them (judging.honest)
+        row["alpha SD (range) over repeats"] = repeat_cell(a, "alpha", 2)
+    return row
+
+
+def repeat_cell(r: Mapping[str, Any], name: str, digits: int) -> str:
+    """A figure's judge-induced spread as printed: ``SD (range)``, ``-`` when undefined."""
+    sd, rng = r.get(f"{name}_repeat_sd"), r.get(f"{name}_repeat_range")
+    return "-" if sd is None else f"{sd:.{digits}f} ({rng:.{digits}f})"
 
 
 def comparison_display(c: Mapping[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..errors import SpecError
 
-__all__ = ["CHAT_PROVIDERS", "is_chat_model", "check_chat_models"]
+__all__ = ["CHAT_PROVIDERS", "is_chat_model", "check_chat_models", "require_judge"]
 
 #: providers whose models can judge (chat models); a local model must have local.task = "chat"
 CHAT_PROVIDERS = ("openai", "azure", "gemini", "anthropic", "sim")
@@ -25,3 +25,13 @@ def check_chat_models(spec, where: str, aliases, *, verb: str = "cannot judge") 
         if not is_chat_model(m):
             raise SpecError(f"{spec.source_path}: {where}: '{alias}' {verb} (provider {m.provider!r}"
                             + (f", local.task {m.local.task!r}" if m.provider == "local" else "") + ")")
+
+
+def require_judge(spec) -> str:
+    """``roles.judge``, checked to be a chat model; a SpecError naming the role when it is unset
+    (a benchmark with one judge; a panel's benchmarks read ``roles.panel``)."""
+    judge = spec.roles.judge
+    if not judge:
+        raise SpecError(f"{spec.source_path}: roles.judge: name the model that judges the answers")
+    check_chat_models(spec, "roles.judge", [judge])
+    return judge

@@ -20,7 +20,7 @@ from judgekit.errors import DataError, SpecError
 from judgekit.tables import read_text
 from judgekit.types import ImagePart, Message, Part, TextPart
 
-__all__ = ["IMAGES", "Template", "load_template", "checked_template", "text_or_file"]
+__all__ = ["IMAGES", "Template", "read_template", "load_template", "checked_template", "text_or_file"]
 
 #: the placeholder that places the images
 IMAGES = "images"
@@ -95,6 +95,22 @@ class Template:
             if not parts:
                 parts = [TextPart("")]
         return Message("user", tuple(parts))
+
+
+def read_template(path: str | Path, allowed: set[str] | None = None) -> Template:
+    """The template in file ``path`` (a prompt a benchmark ships beside its code, read when it is
+    imported), its placeholders checked against ``allowed`` when given (:meth:`Template.check`).
+    A file that is missing or not UTF-8 is a SpecError naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise SpecError(f"prompt file not found: {path}")
+    try:
+        t = Template(str(path), read_text(path))
+    except DataError as e:
+        raise SpecError(str(e)) from None
+    if allowed is not None:
+        t.check(allowed)
+    return t
 
 
 def load_template(spec: Any, ref: str, *, option: str = "options.judge_prompt") -> Template:

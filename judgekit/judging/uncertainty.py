@@ -3,14 +3,15 @@
 A benchmark's ``Options`` inherits :class:`IntervalOptions`; its pipeline keeps, per figure, a
 numerator and a denominator for each item (see :mod:`judgekit.judging.intervals`) and calls
 :func:`interval` for the figure's interval and :func:`comparisons` for the paired differences
-between candidates; :func:`bootstrap_summary` says in summary.json how the intervals were made.
-Intervals are an addition, not a departure from the authors' code: the point estimates are
-unchanged.
+between candidates (a share of yes/no judgments, one per item, is :func:`rate`);
+:func:`bootstrap_summary` says in summary.json how the intervals were made.  Intervals are an
+addition, not a departure from the authors' code: the point estimates are unchanged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -20,7 +21,7 @@ from pydantic import BaseModel, Field
 from ..config import STRICT_CONFIG
 from .intervals import DEFAULT_LEVEL, DEFAULT_SAMPLES, Interval, paired_difference_p, ratio_interval
 
-__all__ = ["IntervalOptions", "ItemSums", "interval", "comparisons", "bootstrap_summary"]
+__all__ = ["IntervalOptions", "ItemSums", "Rate", "interval", "rate", "comparisons", "bootstrap_summary"]
 
 #: item -> (numerator, denominator) of one figure for one candidate
 ItemSums = Mapping[Hashable, tuple[float, float]]
@@ -68,6 +69,28 @@ def interval(sums: ItemSums, options: IntervalOptions, key: str, scale: float = 
     items = [sums[i] for i in _in_order(sums)]
     return ratio_interval([n for n, _ in items], [d for _, d in items], samples=options.bootstrap_samples,
                           level=options.interval_level, seed=options.bootstrap_seed, key=key, scale=scale)
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A share of yes/no judgments with its interval (:func:`rate`)."""
+
+    value: float | None  # the share of yes x scale; None with no item
+    low: float | None  # the interval's ends; None with no item or with intervals off
+    high: float | None
+    n: int  # the items judged
+
+
+def rate(outcomes: Mapping[Hashable, bool], options: IntervalOptions, *, key: str, scale: float = 100.0) -> Rate:
+    """The share of ``True`` among ``outcomes`` (item -> one yes/no judgment: a pass, a win, a
+    correct answer) x ``scale``, with its bootstrap interval over the items (:func:`interval`, each
+    item numerator 1 or 0 over denominator 1; ``key`` seeds the draw as there).  Items with no
+    judgment are left out of ``outcomes`` by the caller, and counted by it."""
+    if not outcomes:
+        return Rate(None, None, None, 0)
+    value = scale * sum(1 for v in outcomes.values() if v) / len(outcomes)
+    ci = interval({i: (float(bool(v)), 1.0) for i, v in outcomes.items()}, options, key=key, scale=scale)
+    return Rate(value, ci.low if ci else None, ci.high if ci else None, len(outcomes))
 
 
 def comparisons(per_candidate: Mapping[str, ItemSums], options: IntervalOptions, metric: str,

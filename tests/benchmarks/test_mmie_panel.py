@@ -154,8 +154,13 @@ def test_interval_columns_resample_the_items_the_figure_reads():
     want = iv({"SA_1": (4.5, 1), "SA_2": (2, 1), "PBL_1": (0, 0), "PBL_2": (4, 1), "MSR_1": (2.5, 1)},
               f"{ENSEMBLE}:s1:avg")
     assert (ens["avg_ci_low"], ens["avg_ci_high"]) == (round(want.low, 2), round(want.high, 2))
-    assert out.summary["intervals"] == {"method": "percentile bootstrap over items", "samples": 300,
-                                        "level": 0.95, "seed": 0}
+    iv = dict(out.summary["intervals"])
+    holm = iv.pop("multiple_comparisons")  # Holm's adjustment, made by the results for the printed table
+    assert iv == {"method": "percentile bootstrap over items", "samples": 300, "level": 0.95, "seed": 0}
+    assert holm["method"] == "holm" and holm["family"] == len(out.summary["comparisons"])
+    assert all("excludes_zero_holm" in c for c in out.summary["comparisons"])
+    (title, shown_rows), = [m for m in out.more_displays if m[0].startswith("Avg. differences")]
+    assert all("interval excludes 0 raw/Holm" in r for r in shown_rows)
     # off: no interval columns, no comparisons, the same point estimates
     off = _result(TABLE, ["A", "B"], samples=0)
     assert not any(k.endswith(("_ci_low", "_ci_high")) for r in off.summary["results"] for k in r)

@@ -86,8 +86,11 @@ def test_repeats_in_the_cache_key_and_the_figures(tmp_path):
     assert ens["n_pairwise"] == 3 * 2 * N and ens["reward_repeat_sd"] is not None
     csv_row = next(r for r in read_csv(tmp_path / "k3" / "summary.csv") if r["level"] == "overall")
     assert float(csv_row["reward_repeat_sd"]) == pytest.approx(row["reward_repeat_sd"])
-    title, rows = o.result.more_displays[-1]
-    assert title.startswith("Judge-induced spread over 3 repeats") and {r["judge"] for r in rows} == \
-        {"judge", "judge-2", "ensemble"}
+    shown = dict(o.result.more_displays)  # the spread tables found by their titles
+    rows = shown["Judge-induced spread over 3 repeats: SD (range)"]
+    assert {r["judge"] for r in rows} == {"judge", "judge-2", "ensemble"}
+    controlled = shown["LC/SC/BT spread over 3 repeats: SD (range)"]  # the controlled figures' spread
+    assert {r["judge"] for r in controlled} == {"judge", "ensemble"}
+    assert all("bt_rating_repeat_sd" in r for r in s["controlled"]["results"])
     report = json.loads((tmp_path / "k3" / "report.json").read_text())
     assert any(t["title"].startswith("Judge-induced spread") for t in report["tables"])

@@ -7,6 +7,7 @@ would; the README's worked example is the same files (checked at the end)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -180,6 +181,35 @@ def test_file_path_resolves_relative_to_the_spec(tmp_path):
     with pytest.raises(SpecError, match="no such file"):
         load_benchmark("crit.py", tmp_path / "spec.toml")
     assert load_benchmark("mmie").__name__ == "judgekit.benchmarks.mmie.pipeline"
+
+
+def test_prepare_stands_on_the_judging_core(tmp_path):
+    """The example reads its questions, checks its roles and fills its prompt with the core's pieces:
+    any data file the generic benchmarks read, errors naming the file, row and column."""
+    from judgekit.config import load_spec
+    from judgekit.errors import DataError
+
+    bench = load_benchmark(str(EXAMPLE / "judgekit_criterion" / "__init__.py"), tmp_path / "spec.toml")
+    spec_path = _spec_copy(tmp_path, "criterion")
+    (tmp_path / "questions.csv").write_text('id,question\nx1,"Why, though?"\nx2,What is 2+2?\n', encoding="utf-8")
+    spec_path.write_text(spec_path.read_text().replace('data = "questions.jsonl"', 'data = "questions.csv"'))
+    spec = load_spec(str(spec_path))
+    prep = bench.prepare(spec, bench.Options(), limit=None)
+    assert [(it.id, it.question) for it in prep.items] == [("x1", "Why, though?"), ("x2", "What is 2+2?")]
+    req = bench._judge_request(prep, prep.items[0], "Because {question}.")  # a value is never expanded
+    prompt = req.messages[0].text()
+    assert prompt.endswith("[Answer]\nBecause {question}.\n") and "[Question]\nWhy, though?\n" in prompt
+    shipped = (EXAMPLE / "judgekit_criterion" / "judge.txt").read_bytes()
+    assert req.prompt_hash == hashlib.sha256(shipped).hexdigest()[:16]  # the cache key's part, as before
+    (tmp_path / "questions.csv").write_text("id,question\nx1,ok\nx1,again\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"questions\.csv, row 2, column 'id': duplicate id 'x1'"):
+        bench.prepare(spec, bench.Options(), limit=None)
+    (tmp_path / "questions.csv").write_text("id,question\nx1,ok\nx2,\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"questions\.csv, row 2, column 'question': the question is missing"):
+        bench.prepare(spec, bench.Options(), limit=None)
+    spec_path.write_text(re.sub(r'(?m)^judge = "judge"$', "", spec_path.read_text()))
+    with pytest.raises(SpecError, match=r"roles\.judge: name the model that judges"):
+        bench.prepare(load_spec(str(spec_path)), bench.Options(), limit=None)
 
 
 @given(st.text(min_size=1, max_size=80))

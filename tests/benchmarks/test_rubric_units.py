@@ -123,3 +123,74 @@ def test_judge_system_and_candidate_prompt(prep, tmp_path):
     (tmp_path / "cand.txt").write_text("{question} {answer}")  # a candidate prompt cannot see an answer
     with pytest.raises(SpecError, match=r"cand.txt line 1: unknown placeholder \{answer\}"):
         prepare(prep.spec, o)
+
+
+def _panel_records(items: int = 12, seed: int = 1):
+    """j1 and j2 score each item near its truth (m2 three points above m1); j3 answers 3 to all."""
+    import random
+    rng = random.Random(seed)
+    recs = []
+    for model, shift in (("m1", 0), ("m2", 3)):
+        for i in range(items):
+            truth = 2 + shift + rng.choice([0, 1, 2])
+            recs.append(_j(model, "j1", str(i), truth + rng.choice([-1, 0, 0, 1])))
+            recs.append(_j(model, "j2", str(i), truth + rng.choice([-1, 0, 1])))
+            recs.append(_j(model, "j3", str(i), 3))
+    return recs
+
+
+def _within_interval_alpha(units):
+    """Krippendorff's interval alpha pooled within groups, by its definition: per group, the
+    observed disagreement of each unit's pairs, sum (v_i - v_j)^2 / (m_u - 1), and the expected
+    one of every pair of the group's pairable values, sum (v - w)^2 / (n_g - 1)."""
+    do = de = 0.0
+    for values in units.values():  # group -> list of units' values
+        pairable = [v for v in values if len(v) >= 2]
+        flat = [x for v in pairable for x in v]
+        n = len(flat)
+        do += sum(sum((a - b) ** 2 for i, a in enumerate(v) for j, b in enumerate(v) if i != j) / (len(v) - 1)
+                  for v in pairable)
+        de += sum((a - b) ** 2 for i, a in enumerate(flat) for j, b in enumerate(flat) if i != j) / (n - 1)
+    return 1.0 - do / de
+
+
+def test_rubric_honest_numbers_small_n_alpha_within_and_a_constant_judge():
+    recs = _panel_records()
+    o = SimpleNamespace(scale=(1.0, 10.0), bootstrap_samples=200, bootstrap_seed=0, interval_level=0.95)
+    built = build(recs, judges=["j1", "j2", "j3"], candidates=["m1", "m2"], options=o)
+    s = built.summary
+    assert all(r["items"] == 12 and r["small_n"] for r in s["results"])  # the default threshold is 20
+    assert all(c["small_n"] for c in s["comparisons"])
+    assert built.display and all(d["n"] == "12!" for d in built.display)
+    kinds = [(f["kind"], f.get("judge")) for f in s["flags"]]
+    assert ("degenerate judge", "j3") in kinds and ("too few items", None) in kinds
+    assert not any(k == ("degenerate judge", "j1") or k == ("degenerate judge", "j2") for k in kinds)
+    pooled = next(a for a in s["agreement"] if a["model"] == "all")
+    units = {}
+    for r in recs:
+        units.setdefault(r["model"], {}).setdefault(r["index"], []).append(float(r["score"]))
+    want = _within_interval_alpha({g: list(per.values()) for g, per in units.items()})
+    assert pooled["krippendorff_alpha"] == pytest.approx(want, abs=1e-9)
+    assert pooled["pooling"] == "within candidates"
+    assert pooled["krippendorff_alpha_across"] > pooled["krippendorff_alpha"]  # m2's lead counted as agreement
+    assert pooled["alpha_ci_low"] <= pooled["krippendorff_alpha"] <= pooled["alpha_ci_high"]
+    for a in s["agreement"]:
+        assert a["alpha_ci_low"] is not None and a["alpha_ci_low"] <= a["alpha_ci_high"]
+    printed = dict(built.more_displays)["Judge agreement (Krippendorff's alpha)"]
+    assert printed[-1]["model"] == "all (within)" and "[" in printed[-1]["alpha"]
+    assert s["intervals"]["min_items_for_interval"] == 20
+    # enough items for the threshold: no flag on rows, comparisons or the run
+    o2 = SimpleNamespace(**{**vars(o), "min_items_for_interval": 10})
+    again = build(recs, judges=["j1", "j2", "j3"], candidates=["m1", "m2"], options=o2).summary
+    assert not any(r["small_n"] for r in again["results"]) and not any(c["small_n"] for c in again["comparisons"])
+    assert [f["kind"] for f in again["flags"]] == ["degenerate judge"]
+
+
+def test_rubric_constant_judge_needs_enough_judgments():
+    from judgekit.judging.honest import DEGENERATE_MIN, constant_score_flags
+    few = [_j("m", "j", str(i), 7) for i in range(DEGENERATE_MIN - 1)]
+    assert constant_score_flags({"j": few}) == []
+    enough = few + [_j("m", "j", "x", 7), _j("m", "j", "y", None)]
+    (flag,) = constant_score_flags({"j": enough})
+    assert "all 10 valid judgments the same score (7)" in flag["message"]
+    assert constant_score_flags({"j": enough + [_j("m", "j", "z", 6)]}) == []

@@ -429,3 +429,84 @@ def test_a_rating_without_a_finite_value_prints_inf():
         r["score"] = 2  # wins every battle: no finite rating
     (row,) = controlled_rows(records, "j", ["a"], IntervalOptions(bootstrap_samples=20), styles)
     assert controlled_display(row)["BT rating"] == "inf [inf, inf]"
+
+
+# --------------------------------------------------------------------------- n, small-n, repeats' spread
+def test_rows_carry_their_items_and_the_small_n_flag():
+    records, styles = _data(n_items=15)
+    records = [r for r in records if not (r["model"] == "b" and int(r["index"]) >= 9)]  # b: 9 items
+    opts = IntervalOptions(bootstrap_samples=0, min_items_for_interval=10)
+    rows = {r["model"]: r for r in controlled_rows(records, "j", ["a", "b", "c"], opts, styles)}
+    assert {c: r["items"] for c, r in rows.items()} == {"a": 15, "b": 9, "c": 15}
+    assert [rows[c]["small_n"] for c in "abc"] == [False, True, False]
+    assert controlled_display(rows["b"])["n"] == "9!" and controlled_display(rows["a"])["n"] == "15"
+    (empty,) = controlled_rows([], "j", ["a"], opts, {})
+    assert empty["items"] == 0 and empty["small_n"]
+
+
+def _repeated(records, k, flip_every=0):
+    """Each record asked k times (``repeat`` r); with ``flip_every``, repeat r > 0 negates every
+    flip_every-th verdict, so the repeats disagree."""
+    out = []
+    for rep in range(k):
+        for n, r in enumerate(records):
+            s = r["score"]
+            if rep and flip_every and n % flip_every == rep % flip_every and s is not None:
+                s = -s
+            out.append({**r, "score": s, "repeat": rep})
+    return out
+
+
+def test_controlled_spread_is_the_sd_and_range_of_each_repeats_own_fit():
+    records, styles = _data(seed=5, n_items=30)
+    reps = _repeated(records, 3, flip_every=4)
+    opts = IntervalOptions(bootstrap_samples=50)
+    got = control.controlled_spread(reps, "j", ["a", "b", "c"], opts, styles, 3)
+    # independently: each repeat's records alone through the point fit, then numpy's SD and range
+    per = [controlled_rows([r for r in reps if r["repeat"] == k], "j", ["a", "b", "c"], NO_CI, styles)
+           for k in range(3)]
+    for i, c in enumerate("abc"):
+        for f in ("lc_win_rate", "sc_score", "bt_rating"):
+            vs = np.array([per[k][i][f] for k in range(3)])
+            assert got[c][f"{f}_repeat_sd"] == pytest.approx(float(np.sqrt(((vs - vs.mean()) ** 2).sum() / 2)))
+            assert got[c][f"{f}_repeat_range"] == pytest.approx(float(np.ptp(vs)))
+            assert got[c][f"{f}_repeat_sd"] > 0
+    # identical repeats: no spread; one repeat: nothing to measure
+    same = control.controlled_spread(_repeated(records, 2), "j", ["a", "b", "c"], opts, styles, 2)
+    assert all(v == pytest.approx(0.0, abs=1e-9) for per_c in same.values() for v in per_c.values())
+    assert control.controlled_spread(records, "j", ["a"], opts, styles, 1) == {}
+
+
+def test_controlled_spread_leaves_out_a_rating_with_no_finite_value():
+    records, styles = _data(seed=2, n_items=12, candidates=("a", "b"))
+    reps = _repeated(records, 2)
+    for r in reps:  # a wins every battle in repeat 1: its BT rating there is held at the cap
+        if r["model"] == "a" and r["repeat"] == 1:
+            r["score"] = 2
+    got = control.controlled_spread(reps, "j", ["a", "b"], NO_CI, styles, 2)
+    assert got["a"]["bt_rating_repeat_sd"] is None and got["a"]["bt_rating_repeat_range"] is None
+    assert got["b"]["bt_rating_repeat_sd"] is not None
+
+
+def test_summary_with_repeats_has_the_spread_and_its_table_fits_80_columns():
+    records, styles = _data(seed=5, n_items=25)
+    reps = _repeated(records, 2, flip_every=3)
+    opts = IntervalOptions(bootstrap_samples=40)
+    summary = controlled_summary({"judge": reps, "ensemble": reps}, ["judge", "ensemble"], ["a", "b", "c"], opts,
+                                 styles, repeats=2)
+    assert summary["judge_repeats"] == 2
+    assert all("lc_win_rate_repeat_sd" in r and "bt_rating_repeat_range" in r for r in summary["results"])
+    title, rows, note = control.controlled_spread_table(summary)
+    assert "2 repeats" in title and len(rows) == 6
+    first = summary["results"][0]
+    assert rows[0]["BT rating"] == f"{first['bt_rating_repeat_sd']:.0f} ({first['bt_rating_repeat_range']:.0f})"
+    cols = list(rows[0])
+    console = Console(width=80, force_terminal=True, color_system=None, record=True)
+    for t in _fit_tables(title, cols, [[str(r[c]) for c in cols] for r in rows], 80, left={"judge", "model"}):
+        console.print(t)
+    text = console.export_text()
+    assert all(len(line) <= 80 for line in text.splitlines()) and "…" not in text
+    # without repeats: no spread keys, no table
+    plain = controlled_summary({"judge": records}, ["judge"], ["a", "b", "c"], NO_CI, styles)
+    assert "judge_repeats" not in plain and control.controlled_spread_table(plain) is None
+    assert not any(k.endswith("_repeat_sd") for r in plain["results"] for k in r)

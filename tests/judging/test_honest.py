@@ -370,3 +370,93 @@ def test_the_runner_flags_a_judge_of_the_baselines_family():
     quiet = {}
     _add_self_preference(quiet, spec)
     assert "flags" not in quiet
+
+
+@pytest.mark.parametrize("judge, candidate, family", [
+    ("gpt-4o", "gpt-4o-mini", "openai"), ("openai/gpt-4o-2024-08-06", "gpt-4.1-nano", "openai"),
+    ("o3-mini", "chatgpt-4o-latest", "openai"),
+    ("claude-3-5-sonnet-20241022", "claude-3-haiku-20240307", "anthropic"),
+    ("claude-opus-4-1", "anthropic/claude-sonnet-4", "anthropic"),
+    ("gemini-1.5-pro", "gemini-2.0-flash", "google"), ("models/gemini-2.5-pro", "google/gemma-3-27b-it", "google"),
+    ("Qwen/Qwen2.5-VL-72B-Instruct", "/models/Qwen2-VL-7B-Instruct/", "qwen"),  # a local folder, trailing /
+])
+def test_self_preference_for_real_model_names(judge, candidate, family):
+    (flag,) = self_preference_flags({"j": judge}, {"c": candidate})
+    assert flag["family"] == family and flag["judge"] == "j" and flag["model"] == "c"
+
+
+@pytest.mark.parametrize("judge", ["gpt-4o", "claude-3-5-sonnet-20241022", "gemini-1.5-pro"])
+@pytest.mark.parametrize("candidate", ["/models/my-vlm", "/data/ckpt/finetune-step-500/", "gemini-1.5-pro-local"])
+def test_no_self_preference_across_families_or_for_a_local_model_of_no_family(judge, candidate):
+    same = model_family(judge) == "google" and candidate.startswith("gemini")
+    assert bool(self_preference_flags({"j": judge}, {"c": candidate})) == same
+
+
+def _spec(runner: str, sets: list[str]):
+    from judgekit.config import load_spec
+    return load_spec(runner, sets)
+
+
+def test_self_preference_through_the_generic_pairwise_and_rubric_benchmarks():
+    from judgekit.runner import _add_self_preference
+    local = 'models.sim-strong={provider="local", model="/models/my-vlm/", local={task="chat"}}'
+    # pairwise: a Claude judge, a Claude baseline (its answers are what the candidates are judged
+    # against), a local candidate of no family
+    spec = _spec("runners/pairwise_quickstart.toml", [
+        'models.judge={provider="anthropic", model="claude-3-5-sonnet-20241022"}',
+        'models.baseline={provider="anthropic", model="claude-3-haiku-20240307"}', local])
+    summary: dict = {}
+    _add_self_preference(summary, spec)
+    assert [(f["judge"], f["model"], f["family"]) for f in summary["flags"]] == [("judge", "baseline", "anthropic")]
+    # rubric: a panel of gpt-4o (an Azure deployment serving it) and Gemini; candidates gpt-4o-mini and local
+    spec = _spec("runners/rubric_quickstart.toml", [
+        'models.judge={provider="azure", model="eval-deployment", serves="gpt-4o", base_url="https://x.example"}',
+        'models.judge-2={provider="gemini", model="gemini-2.0-flash"}',
+        'models.sim-weak={provider="openai", model="gpt-4o-mini"}', local])
+    summary = {}
+    _add_self_preference(summary, spec)
+    assert [(f["judge"], f["model"], f["family"]) for f in summary["flags"]] == [("judge", "sim-weak", "openai")]
+    # no real judge model (the simulator): nothing to say
+    summary = {}
+    _add_self_preference(summary, _spec("runners/rubric_quickstart.toml", [local]))
+    assert "flags" not in summary
+
+
+def test_adjust_summary_once_and_the_printed_holm_column():
+    from judgekit.judging.multiplicity import adjust_summary, excludes_cell, holm
+    rows = [{"p_value": p, "excludes_zero": p < 0.05} for p in (0.001, 0.02, 0.04, 0.3)]
+    summary = {"comparisons": rows, "intervals": {"method": "percentile bootstrap over items", "level": 0.95}}
+    adjust_summary(summary)
+    # Holm by hand: sorted p times (m - rank + 1), running max, capped at 1
+    assert [r["p_holm"] for r in rows] == pytest.approx([0.004, 0.06, 0.08, 0.3])
+    assert [r["p_holm"] for r in rows] == pytest.approx(holm([r["p_value"] for r in rows]))
+    assert [excludes_cell(r) for r in rows] == [{"excludes 0 raw/Holm": v} for v in ("yes/yes", "yes/no", "yes/no",
+                                                                                    "no/no")]
+    assert summary["intervals"]["multiple_comparisons"]["family"] == 4
+    rows[0]["p_holm"] = 0.5  # adjusted already: left alone
+    adjust_summary(summary)
+    assert rows[0]["p_holm"] == 0.5
+    plain = [{"p_value": 0.01, "excludes_zero": True}]
+    adjust_summary({"comparisons": plain, "intervals": {"method": None}})  # no intervals: nothing
+    assert "p_holm" not in plain[0] and excludes_cell(plain[0], "interval excludes 0") == {"interval excludes 0": "yes"}
+    off = [{"p_value": 0.01, "excludes_zero": True}]
+    adjust_summary({"comparisons": off, "intervals": {"method": "m", "level": 0.95}}, enabled=False)
+    assert excludes_cell(off[0]) == {"excludes 0": "yes"}
+
+
+def test_alpha_spread_between_repeats_is_each_repeats_own_alpha():
+    from judgekit.judging.honest import alpha_repeat_spread
+    rng = np.random.default_rng(8)
+    judges = ["j1", "j2", "j3"]
+    ratings = {}
+    for rep in range(3):  # each repeat its own panel: units (candidate, item, order, repeat)
+        for (g, i, o), r in _panel(rng).items():
+            ratings[(g, i, o, rep)] = r
+    got = alpha_repeat_spread(ratings, judges, "interval", ["a", "b", "c"])
+    for g in "abc":
+        per = [_pkg(ratings, judges, "interval", [k for k in ratings if k[0] == g and k[3] == rep]) for rep in range(3)]
+        assert got[g]["alpha_repeat_sd"] == pytest.approx(float(np.std(per, ddof=1)), abs=1e-12)
+        assert got[g]["alpha_repeat_range"] == pytest.approx(max(per) - min(per), abs=1e-12)
+    assert got["all"]["alpha_repeat_sd"] > 0
+    one = {k: v for k, v in ratings.items() if k[3] == 0}
+    assert alpha_repeat_spread(one, judges, "interval", ["a", "b", "c"]) == {}

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as s
 
 from judgekit.errors import DataError
-from judgekit.judging.human_agreement import (ALL, FIGURES, HumanLabels, agreement_rows, load_human_labels,
+from judgekit.judging.human_agreement import (ALL, FIGURES, agreement_display, HumanLabels, agreement_rows, load_human_labels,
                                               table_figures, unit_values)
 from judgekit.judging.intervals import _draws, _rng
 from judgekit.judging.uncertainty import IntervalOptions
@@ -295,3 +295,16 @@ def test_shipped_sample_reads():
     root = Path(__file__).resolve().parents[2]
     got = load_human_labels(root / "data" / "pairwise" / "human_labels.csv", kind="pairwise")
     assert {k[0] for k in got.values} == {"sim-strong", "my-notes-model"} and len(got.values) == 14
+
+
+def test_rows_from_too_few_items_are_flagged_and_printed_with_a_mark():
+    labels, recs = _random_case(6, items=12)
+    values = {j: unit_values(r, False) for j, r in recs.items()}
+    rows = agreement_rows(values, labels, ["m1", "m2"], IntervalOptions(bootstrap_samples=0, min_items_for_interval=20))
+    by = {(r["judge"], r["model"]): r for r in rows}
+    # m1: its 12 items and the shared one (13); m2: 12; pooled: 25 (candidate, item) clusters
+    assert by[("a", "m1")]["items"] == 13 and by[("a", "m2")]["items"] == 12 and by[("a", ALL)]["items"] == 25
+    assert all(r["small_n"] == (r["items"] < 20) for r in rows)
+    assert by[("a", "m2")]["small_n"] and not by[("a", ALL)]["small_n"]
+    assert agreement_display(by[("a", "m2")])["n"] == f"{by[('a', 'm2')]['n']}!"
+    assert agreement_display(by[("a", ALL)])["n"] == by[("a", ALL)]["n"]

@@ -149,3 +149,21 @@ def test_load_errors_name_the_option(tmp_path):
         load_template(spec, "latin.txt")
     with pytest.raises(SpecError, match="must name a prompt file"):
         load_template(spec, " ")
+
+
+def test_read_template_beside_code_checks_placeholders(tmp_path):
+    from judgekit.judging.template import read_template
+
+    (tmp_path / "judge.txt").write_text("\ufeffCriterion: {criterion}\n\nQ: {question}\nA: {answer}", encoding="utf-8")
+    t = read_template(tmp_path / "judge.txt", {"criterion", "question", "answer"})
+    assert t.path == str(tmp_path / "judge.txt") and t.placeholders == ["criterion", "question", "answer"]
+    assert t.text.startswith("Criterion:")  # the byte-order mark dropped, so the hash is the text's
+    assert t.hash == hashlib.sha256(t.text.encode()).hexdigest()[:16]
+    assert read_template(tmp_path / "judge.txt").placeholders == t.placeholders  # no check asked
+    with pytest.raises(SpecError, match=r"judge\.txt line 3: unknown placeholder \{question\}"):
+        read_template(tmp_path / "judge.txt", {"criterion", "answer"})
+    with pytest.raises(SpecError, match="prompt file not found: .*nope.txt"):
+        read_template(tmp_path / "nope.txt")
+    (tmp_path / "latin.txt").write_bytes("caf\xe9 {answer}".encode("latin-1"))
+    with pytest.raises(SpecError, match="latin.txt"):
+        read_template(tmp_path / "latin.txt")

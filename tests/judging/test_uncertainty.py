@@ -125,3 +125,22 @@ def test_pairs_on_the_same_items_and_on_different_items_are_each_paired_differen
         assert (row["items"], row["difference"], row["ci_low"], row["ci_high"]) == (iv.items, iv.estimate, iv.low,
                                                                                      iv.high)
     assert [r["items"] for r in rows] == [30, 20, 20]
+
+
+def test_rate_is_the_share_with_its_interval():
+    from judgekit.judging.uncertainty import Rate, rate
+
+    outcomes = {f"q{i}": i % 3 != 0 for i in range(25)}  # 16 of 25 pass
+    opts = IntervalOptions(bootstrap_samples=400, bootstrap_seed=2)
+    r = rate(outcomes, opts, key="strong")
+    assert r.value == pytest.approx(100 * 16 / 25) and r.n == 25
+    iv = interval({i: (float(v), 1.0) for i, v in outcomes.items()}, opts, key="strong", scale=100)
+    assert (r.low, r.high) == (iv.low, iv.high) and r.low < r.value < r.high
+    # the order the items come in does not move the interval; the key does
+    assert rate(dict(reversed(list(outcomes.items()))), opts, key="strong") == r
+    assert (rate(outcomes, opts, key="weak").low, rate(outcomes, opts, key="weak").high) != (r.low, r.high)
+    assert rate(outcomes, opts, key="strong", scale=1.0).value == pytest.approx(0.64)
+    # intervals off: the share alone; no item: nothing
+    assert rate(outcomes, IntervalOptions(bootstrap_samples=0), key="strong") == Rate(r.value, None, None, 25)
+    assert rate({}, opts, key="strong") == Rate(None, None, None, 0)
+    assert rate({"a": True}, opts, key="k") == Rate(100.0, 100.0, 100.0, 1)

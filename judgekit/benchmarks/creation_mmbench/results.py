@@ -22,7 +22,7 @@ from ...judging.ensemble import ensemble_summary as shared_ensemble_summary
 from ...judging.bootstrap import comparison_rows
 from ...judging.honest import annotate
 from ...judging.human_agreement import HumanLabels, add_human_agreement
-from ...judging.control import controlled_summary, controlled_table
+from ...judging.control import controlled_spread_table, controlled_summary, controlled_table
 from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.panel import behaviour_rows
 from ...judging.results import (Built, _num, add_panel, display_row, intervals_summary, judge_rows, more_displays,
@@ -59,7 +59,8 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     summary, tables = summary_and_tables(judges, rows, comps, behaviour, intervals_summary(options))
     if repeats > 1:
         summary["judge_repeats"] = repeats
-    controlled = summary["controlled"] = controlled_summary(everyone, compared, candidates, options, styles)
+    controlled = summary["controlled"] = controlled_summary(everyone, compared, candidates, options, styles,
+                                                                repeats=repeats)
     tables["controlled"] = [{k: v for k, v in r.items() if k != "style_coefs"} for r in controlled["results"]]
     if panel:
         add_panel(summary, tables, rows, by_judge, judges, candidates, ensemble_summary(rows[ENSEMBLE_JUDGE], ensemble))
@@ -68,6 +69,9 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
         summary["human_alignment"] = tables["human_alignment"] = table4_rows(everyone, human, candidates, dual)
     more = more_displays(rows, summary, behaviour, comps, panel=panel)
     more.insert(0, controlled_table(controlled, panel))
+    cspread = controlled_spread_table(controlled)
+    if cspread is not None:
+        more.append(cspread[:2])
     if raters:
         summary["human_human"] = tables["human_human"] = table7_human_rows(raters, candidates)
         more.append(("Human-human alignment (Table 7): each rater against the mean of the others",

@@ -21,6 +21,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ...judging.intervals import shown
+from ...judging.multiplicity import adjust_summary, excludes_cell
 from ...metrics.guessbench import autobencher
 from ..base import BenchmarkResult
 from .panel import ENSEMBLE, SetVerdicts, ensemble_verdicts, filled, panel_summary
@@ -154,6 +155,8 @@ def build_result(prep: "Prepared", outcomes: dict[tuple[str, str, str, str], "Se
         "extraction": extraction_rates(calls, judges),
         "retrieval_outcomes": _count(r["status"] for r in retrievals),
     }
+    # Holm over the run's comparisons, here so the printed table shows it (the runner would add it later)
+    adjust_summary(summary, getattr(prep.options, "holm_adjust", True))
     notes = _notes(prep, figures, summary["extraction"], judges)
     if notes:
         summary["notes"] = notes
@@ -271,4 +274,4 @@ def _comparison_row(c: dict[str, Any]) -> dict[str, Any]:
     return {"judge": c["judge"], "approach": _APPROACH_NAMES.get(c["approach"], c["approach"]),
             "accuracy": c["metric"], "a": c["a"], "b": c["b"], "sets": c["items"],
             "a - b": shown(c["difference"], c["ci_low"], c["ci_high"]),
-            "excludes 0": "yes" if c["excludes_zero"] else "no"}
+            **excludes_cell(c)}

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...judging.intervals import shown
+from ...judging.multiplicity import adjust_summary, excludes_cell
 from ...judging.uncertainty import IntervalOptions, bootstrap_summary, comparisons, interval
 from ...local import read_vector
 from ...metrics.mmgenbench import cosine, fid, sim_summary
@@ -187,6 +188,8 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
         "intervals": bootstrap_summary(o, items="images", fid=FID_NOTE),
         "reference_format": reference,
     }
+    # Holm over the run's comparisons, here so the printed table shows it (the runner would add it later)
+    adjust_summary(summary, getattr(o, "holm_adjust", True))
     display = [{"model": r["model"], "generator": r["generator"],
                 "SIM": shown(r["sim_mean"], r.get("sim_mean_ci_low"), r.get("sim_mean_ci_high"), 4),
                 "SIM std": _f(r["sim_std"]), "FID": _f(r["fid"]), "n": r["n"],
@@ -205,7 +208,7 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
         more.append(("Paired SIM differences between candidates (same images)",
                      [{"generator": c["generator"], "a": c["a"], "b": c["b"], "images": c["items"],
                        "a - b": shown(c["difference"], c["ci_low"], c["ci_high"], 4),
-                       "excludes 0": "yes" if c["excludes_zero"] else "no"} for c in comps]))
+                       **excludes_cell(c)} for c in comps]))
     notes = [f"encoder: {encoder_name}; seeds: {prep.options.seed} + image index"]
     if o.bootstrap_samples:
         notes.append(f"SIM [lo, hi]: {o.interval_level:.0%} percentile bootstrap intervals over the images "

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...judging.agreement import ENSEMBLE_RULES, ensemble_summary
 from ...judging.intervals import shown
+from ...judging.multiplicity import adjust_summary, excludes_cell
 from ...metrics.mmie import field_table, score_distribution
 from ...parsers.mmie import percent
 from ..base import BenchmarkResult
@@ -191,6 +192,8 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["Outcome"]) 
         summary["per_judge"] = per_judge
         summary["ensemble"] = ensemble_summary(RULE, ens_rows)
         summary["agreement"] = agree
+    # Holm over the run's comparisons, here so the printed table shows it (the runner would add it later)
+    adjust_summary(summary, getattr(opts, "holm_adjust", True))
     by_scorer = [(j, per_judge[j]) for j in judges] + ([(ENSEMBLE, ens_rows)] if panel else [])
     categories = [{"judge": j, **r} for j, rows in by_scorer for r in rows]
     tables = {"scores": scores, "answers": answers, "images": images, "categories": categories, "fields": fields,
@@ -245,7 +248,7 @@ def displays(prep: "Prepared", by_scorer: list[tuple[str, list[dict[str, Any]]]]
         more.append(("Avg. differences between systems (paired bootstrap)",
                      [{**tag(c["judge"]), "A": c["a"], "B": c["b"], "items": c["items"],
                        "A - B": shown(c["difference"], c["ci_low"], c["ci_high"], 2),
-                       "interval excludes 0": "yes" if c["excludes_zero"] else "no"} for c in comps]))
+                       **excludes_cell(c, "interval excludes 0")} for c in comps]))
     if agree:
         more.append(("Scorer agreement (Krippendorff's alpha, interval level)",
                      [{"system": a["system"], "alpha": _n(a["krippendorff_alpha"]),

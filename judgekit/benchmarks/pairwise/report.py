@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...judging.items import GenericItem
-from ...judging.control import controlled_report_table
+from ...judging.control import controlled_report_table, controlled_spread_table
 from ...judging.report import charts, headline
 from ...judging.results import spread_table
 from ...judging.report_items import (ORDER_LABEL, by_candidate_and_item, item_score, judgment_flags,
@@ -49,6 +49,9 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
     spread = spread_table(summary)
     if spread is not None:
         out.append(Table(*spread))
+    cspread = controlled_spread_table(summary.get("controlled") or {})
+    if cspread is not None:
+        out.append(Table(*cspread))
     out += report_tables(summary)
     return out
 

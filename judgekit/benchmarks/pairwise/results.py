@@ -20,7 +20,7 @@ from ...judging.ensemble import DEFAULT_ENSEMBLE, ensemble_summary
 from ...judging.bootstrap import comparison_rows
 from ...judging.honest import annotate
 from ...judging.human_agreement import HumanLabels, add_human_agreement
-from ...judging.control import controlled_summary, controlled_table
+from ...judging.control import controlled_spread_table, controlled_summary, controlled_table
 from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.panel import behaviour_rows
 from ...judging.results import (Built, add_panel, intervals_summary, judge_rows, more_displays, summary_and_tables)
@@ -59,7 +59,8 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     summary, tables = summary_and_tables(judges, rows, comps, behaviour, intervals_summary(options, figures=FIGURES))
     if repeats > 1:
         summary["judge_repeats"] = repeats
-    controlled = summary["controlled"] = controlled_summary(everyone, compared, candidates, options, styles)
+    controlled = summary["controlled"] = controlled_summary(everyone, compared, candidates, options, styles,
+                                                                repeats=repeats)
     tables["controlled"] = [{k: v for k, v in r.items() if k != "style_coefs"} for r in controlled["results"]]
     if panel:
         add_panel(summary, tables, rows, by_judge, judges, candidates, ensemble_summary(ensemble, rows[ENSEMBLE_JUDGE]))
@@ -67,6 +68,9 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     display = [display_row(r) for r in _ordered(first, candidates)]
     more = more_displays(rows, summary, behaviour, comps, panel=panel, show=display_row,
                          show_behaviour=behaviour_display)
+    cspread = controlled_spread_table(controlled)
+    if cspread is not None:
+        more.append(cspread[:2])
     if labels is not None:
         add_human_agreement(summary, tables, more, everyone, labels, candidates, options)
     return Built(summary, tables, display, [controlled_table(controlled, panel), *more])

@@ -103,8 +103,8 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
             out.append(Table(f"Results per category, {'the ensemble' if judge == ENSEMBLE_JUDGE else judge}",
                              [display_row(r) for r in rows],
                              note=f"mean score on {_scale_text(summary)} [interval]; % of scale: (mean - low) / "
-                                  "(high - low); n: valid scores; fail: no score (call failed, reply unreadable, "
-                                  "no answer)"))
+                                  "(high - low); n: valid scores, marked ! when the row's items are too few for "
+                                  "the interval; fail: no score (call failed, reply unreadable, no answer)"))
     if summary.get("judge_repeats"):
         title, spread = spread_display(rows_by_judge(summary), summary["judge_repeats"])
         out.append(Table(title, spread, note="each judge's mean score on each repeat's judgments alone; SD and range "

@@ -19,13 +19,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...judging.agreement import ENSEMBLE_RULES, agreement_rows, by_item, ensemble_summary, panel_mean, ratings
+from ...judging.honest import annotate_scores
 from ...judging.human_agreement import HumanLabels, add_human_agreement
 from ...judging.intervals import shown
-from ...judging.multiplicity import adjust_comparisons
+from ...judging.multiplicity import adjust_comparisons, excludes_cell
 from ...judging.pairwise import ENSEMBLE_JUDGE
 from ...judging.repeats import SPREAD, add_spread
 from ...judging.records import NO_CALL, failure
-from ...judging.results import Built, add_panel, intervals_summary
+from ...judging.results import Built, add_panel, intervals_summary, repeat_cell
 from ...judging.uncertainty import IntervalOptions, comparisons, interval
 from ...report.tidy import tidy_row
 
@@ -114,7 +115,8 @@ def _rows(records: Sequence[Mapping[str, Any]], candidates: Sequence[str], optio
                         "score_ci_low": _r(low), "score_ci_high": _r(high),
                         "pct": _r(_pct(mean, scale), 2), "pct_ci_low": _r(_pct(low, scale), 2),
                         "pct_ci_high": _r(_pct(high, scale), 2), "n": len(valid), "fail": len(rs) - len(valid),
-                        "items": len(items), "reasked": sum(1 for r in rs if r.get("reasked"))})
+                        "items": len(items), "small_n": len(items) < options.min_items_for_interval,
+                        "reasked": sum(1 for r in rs if r.get("reasked"))})
     return out
 
 
@@ -141,14 +143,19 @@ def distribution(records: Sequence[Mapping[str, Any]], scale: tuple[float, float
     return bins, counts
 
 
+def _rated(by_judge: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict:
+    """(candidate, item, repeat) -> judge -> score; a judgment with no judge call (:data:`NO_CALL`:
+    no answer to grade) says nothing about the judges and is left out."""
+    return ratings(((j, r) for j, rs in by_judge.items() for r in rs), _item_repeat,
+                   keep=lambda r: r.get("error_kind") not in NO_CALL)
+
+
 def agreement_records(by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
                       candidates: Sequence[str]) -> list[dict[str, Any]]:
     """Krippendorff's alpha (interval) of the judges' scores per (candidate, item), for each
-    candidate then pooled (``model`` = ``"all"``); a judgment with no judge call (:data:`NO_CALL`:
-    no answer to grade) says nothing about the judges and is left out."""
-    rated = ratings(((j, r) for j, rs in by_judge.items() for r in rs), _item_repeat,
-                    keep=lambda r: r.get("error_kind") not in NO_CALL)
-    return agreement_rows(rated, list(by_judge), "interval", quantity="score", groups=candidates)
+    candidate then pooled (``model`` = ``"all"``; :mod:`judgekit.judging.honest` then pools it
+    within candidates and adds the intervals)."""
+    return agreement_rows(_rated(by_judge), list(by_judge), "interval", quantity="score", groups=candidates)
 
 
 def tidy_rows(judgments: Sequence[Mapping[str, Any]], scale: tuple[float, float]) -> list[dict[str, Any]]:
@@ -186,13 +193,15 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     ``repeats``: how many times each judgment was asked;
     ``labels``: human labels, for each judge's and the ensemble's agreement with them)."""
     scale = (float(options.scale[0]), float(options.scale[1]))
+    # the interval options alone (those a caller's options leave out at their defaults)
+    iv_options = IntervalOptions(**{k: getattr(options, k) for k in IntervalOptions.model_fields if hasattr(options, k)})
     judges = list(judges)
     panel = len(judges) > 1
     by_judge = {j: [r for r in judgments if r["judge"] == j] for j in judges}
     everyone: dict[str, Sequence[Mapping[str, Any]]] = dict(by_judge)
     if panel:
         everyone[ENSEMBLE_JUDGE] = ensemble_records(judgments)
-    rows = {j: _rows(records, candidates, options, scale) for j, records in everyone.items()}
+    rows = {j: _rows(records, candidates, iv_options, scale) for j, records in everyone.items()}
     _add_spread(rows, everyone, scale, repeats)
     compared = judges[:1] + ([ENSEMBLE_JUDGE] if panel else [])
     comps = [{"judge": j, **c} for j in compared
@@ -219,15 +228,14 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
                   agreement=agreement_records)
         more.append(("Per judge, overall", [{"judge": j, **{k: v for k, v in display_row(r).items() if k != "category"}}
                                             for j in everyone for r in rows[j] if r["level"] == "overall"]))
-        more.append(("Judge agreement (Krippendorff's alpha)", [
-            {"model": a["model"], "alpha": "-" if a["krippendorff_alpha"] is None else f"{a['krippendorff_alpha']:.3f}",
-             "full agreement %": "-" if a["full_agreement"] is None else f"{100 * a['full_agreement']:.1f}",
-             "items": a["items"]} for a in summary["agreement"]]))
+    annotate_scores(summary, rows, by_judge, _rated(by_judge) if panel else {}, candidates, iv_options)
+    if panel:
+        more.append(("Judge agreement (Krippendorff's alpha)", [agreement_display(a) for a in summary["agreement"]]))
     if comps:
         more.append(("Paired comparisons (overall, a - b)", [
             {"judge": c["judge"], "a - b": f"{c['a']} - {c['b']}",
-             "difference": shown(c["difference"], c["ci_low"], c["ci_high"], 2), "items": c["items"],
-             **_excludes(c)} for c in comps]))
+             "difference": shown(c["difference"], c["ci_low"], c["ci_high"], 2),
+             "items": f"{c['items']}!" if c.get("small_n") else c["items"], **excludes_cell(c)} for c in comps]))
     if repeats > 1:
         more.append(spread_display(rows, repeats))
     if labels is not None:
@@ -237,19 +245,27 @@ def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], cand
     return Built(summary, tables, display, more, tidy=tidy_rows(judgments, scale))
 
 
-def _excludes(c: Mapping[str, Any]) -> dict[str, str]:
-    """``excludes 0``, or raw and after Holm's adjustment when it was made (``yes/no``)."""
-    raw = "yes" if c["excludes_zero"] else "no"
-    if "excludes_zero_holm" not in c:
-        return {"excludes 0": raw}
-    return {"excludes 0 raw/Holm": f"{raw}/{ {True: 'yes', False: 'no'}.get(c['excludes_zero_holm'], '-') }"}
-
-
 def display_row(r: Mapping[str, Any]) -> dict[str, Any]:
-    """A row of the printed table: model, category, Score [interval], % of scale, n, fail."""
+    """A row of the printed table: model, category, Score [interval], % of scale, n (valid
+    judgments; ``!`` when the row's items are too few for the interval), fail."""
     return {"model": r["model"], "category": "Overall" if r["level"] == "overall" else r["group"],
             "Score": shown(r["score"], r["score_ci_low"], r["score_ci_high"], 2),
-            "% of scale": shown(r["pct"], r["pct_ci_low"], r["pct_ci_high"], 1), "n": r["n"], "fail": r["fail"]}
+            "% of scale": shown(r["pct"], r["pct_ci_low"], r["pct_ci_high"], 1),
+            "n": f"{r['n']}!" if r.get("small_n") else r["n"], "fail": r["fail"]}
+
+
+def agreement_display(a: Mapping[str, Any]) -> dict[str, Any]:
+    """An agreement record as printed: alpha with its interval (the pooled row pooled within
+    candidates, ``all (within)``), full agreement, items."""
+    alpha = ("-" if a["krippendorff_alpha"] is None else
+             shown(a["krippendorff_alpha"], a.get("alpha_ci_low"), a.get("alpha_ci_high"), 2)
+             if a.get("alpha_ci_low") is not None else f"{a['krippendorff_alpha']:.3f}")
+    row = {"model": "all (within)" if a.get("pooling") else a["model"], "alpha": alpha,
+           "full agreement %": "-" if a["full_agreement"] is None else f"{100 * a['full_agreement']:.1f}",
+           "items": a["items"]}
+    if "alpha_repeat_sd" in a:  # judge repeats: alpha's spread between them
+        row["alpha SD (range) over repeats"] = repeat_cell(a, "alpha", 2)
+    return row
 
 
 def spread_display(rows: Mapping[str, Sequence[Mapping[str, Any]]], k: int) -> tuple[str, list[dict[str, Any]]]:
