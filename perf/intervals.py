@@ -27,6 +27,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import subprocess
@@ -276,7 +277,9 @@ def _stages(recs: list[dict], judges: list[str], candidates: list[str], options,
                                           for c in comparison_rows(everyone[j], j, candidates, options, sums.get(j))])
     behaviour = stage("behaviour", lambda: behaviour_rows(everyone, candidates))
     summary, tables = summary_and_tables(judges, rows, comps, behaviour, {})
-    stage("controlled (LC, SC, BT)", lambda: controlled_summary(everyone, compared, candidates, options, styles))
+    spread = {"repeats": repeats} if "repeats" in inspect.signature(controlled_summary).parameters else {}
+    stage("controlled (LC, SC, BT)", lambda: controlled_summary(everyone, compared, candidates, options, styles,
+                                                                **spread))
     if len(judges) > 1:
         summary["agreement"] = stage("agreement", lambda: agreement_records(by_judge, candidates))
     stage("honesty (annotate)", lambda: annotate(summary, rows, everyone, by_judge, candidates, options))
