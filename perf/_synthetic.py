@@ -158,7 +158,8 @@ def records(model: Model, n: int, rng: np.random.Generator, *, vfs: bool = True,
                                 r["repeat"] = rep
                             out.append(r)
     if human is not None:
-        h = np.searchsorted(np.asarray(CUTS), quality + item + fit + rng.normal(0.0, model.human_noise, size=(n, k))) - 2
+        latent = quality + item + fit + rng.normal(0.0, model.human_noise, size=(n, k))
+        h = np.searchsorted(np.asarray(CUTS), latent) - 2
         for c, cand in enumerate(cands):
             for i in range(n):
                 human[(cand, index[i])] = float(h[i, c])

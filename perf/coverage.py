@@ -30,7 +30,8 @@ coverage is below 93 % is flagged; :func:`familywise` measures the run's familyw
 rate with every candidate equal, raw and after Holm's adjustment.  Figures judgekit prints
 without an interval (:data:`WITHOUT_INTERVAL`) have no coverage to measure.
 
-    .venv/bin/python perf/coverage.py [--quick] [--reps 400] [--sizes 3,6,12,25,50,100,200]
+    .venv/bin/python perf/coverage.py [--quick] [--reps 400] [--sizes 3,6,12,25,50,100,200] [--workers 2]
+                                      [--holm-reps N]
 """
 
 from __future__ import annotations
@@ -311,7 +312,7 @@ def truths(model: Model, names: Sequence[str], items: int, seed: int) -> dict[st
 
 
 def _one_size(args: tuple) -> tuple[int, dict, dict, dict]:
-    model, n, reps, samples, seed, names, true = args
+    model, n, reps, samples, seed, names, true, check = args
     cover = {name: [0, 0, 0] for name in names}  # [covered, with an interval, flagged small_n]
     alarms = {name: [0, 0, 0] for name in FAMILIES}  # [any excludes 0, comparisons, excluding 0]
     marked: dict[str, bool] = {}  # the figure's row carries small_n
@@ -320,7 +321,7 @@ def _one_size(args: tuple) -> tuple[int, dict, dict, dict]:
         opts = IntervalOptions(bootstrap_samples=samples, bootstrap_seed=rep)
         for name in names:
             est, lo, hi = REGISTRY[name](recs, opts)
-            flag = small_n(name, recs, opts)
+            flag = small_n(name, recs, opts) if check else None
             marked[name] = flag is not None
             cover[name][2] += bool(flag)
             if est is None or lo is None or hi is None:
@@ -344,12 +345,15 @@ def _map(fn, jobs: list, workers: int) -> list:
 
 
 def simulate(*, reps: int, sizes: Sequence[int], samples: int = 1000, seed: int = 0, truth_items: int = 20000,
-             names: Sequence[str] | None = None, model: Model = MODEL, workers: int = 1) -> dict[str, Any]:
+             names: Sequence[str] | None = None, model: Model = MODEL, workers: int = 1,
+             flags: bool = True) -> dict[str, Any]:
     """Coverage (covered, with an interval, flagged small_n) per figure and n, the false-alarm
-    count per family and n, whether each figure's row carries a small_n flag, and the truths."""
+    count per family and n, whether each figure's row carries a small_n flag, and the truths.
+    ``flags`` False: the flags are not read (no whole statistics pass per replication for the
+    figures that need none)."""
     names = list(REGISTRY) if names is None else list(names)
     true = truths(model, names, truth_items, seed)
-    done = _map(_one_size, [(model, n, reps, samples, seed, names, true) for n in sizes], workers)
+    done = _map(_one_size, [(model, n, reps, samples, seed, names, true, flags) for n in sizes], workers)
     cover = {name: {n: c[name] for n, c, _, _ in done} for name in names}
     alarms = {name: {n: a[name] for n, _, a, _ in done} for name in FAMILIES}
     marked = {name: all(m.get(name, False) for _, _, _, m in done) for name in names}

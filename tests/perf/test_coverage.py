@@ -58,7 +58,7 @@ def test_the_records_have_every_judgment_in_both_orders():
 
 def test_small_rows_undercover_and_large_ones_do_not():
     names = ["reward cand-a (judge-1)", "reward a-b (judge-1)"]
-    result = coverage.simulate(reps=60, sizes=(3, 100), samples=200, names=names)
+    result = coverage.simulate(reps=60, sizes=(3, 100), samples=200, names=names, flags=False)
     for name in names:
         hit3, n3 = result["coverage"][name][3][:2]
         hit100, n100 = result["coverage"][name][100][:2]
@@ -82,12 +82,13 @@ def test_a_new_figure_plugs_in_and_a_too_narrow_one_is_flagged(monkeypatch):
         return est, est, est
 
     monkeypatch.setitem(coverage.REGISTRY, "reward, no width", no_width)
-    result = coverage.simulate(reps=20, sizes=(12, 50), samples=100, names=["reward, no width"], truth_items=3000)
+    result = coverage.simulate(reps=20, sizes=(12, 50), samples=100, names=["reward, no width"], truth_items=3000,
+                                flags=False)
     # no closed form registered: its truth is the estimate on a large sample, near the exact one
     exact = synthetic.truth(coverage.MODEL, "judge-1", "cand-a")["reward"]
     assert result["truths"]["reward, no width"] == pytest.approx(exact, abs=2.0)
     assert coverage.outside(result)["reward, no width"] == [12, 50]
-    assert all(hit == 0 for hit, _ in result["coverage"]["reward, no width"].values())
+    assert all(hit == 0 for hit, *_ in result["coverage"]["reward, no width"].values())
 
 
 def test_human_labels_styles_and_repeats_leave_the_judgments_of_a_seed_as_they_were():
