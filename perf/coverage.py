@@ -281,6 +281,10 @@ TRUTHS: dict[str, Callable[[Model], float]] = {
     "reward b-c (judge-1)": lambda m: 0.0,
     # repeats pooled: each repeat has the same expectation as one judgment
     "reward cand-a (judge-1 x3 repeats)": lambda m: truth(m, "judge-1", "cand-a")["reward"],
+    # cand-b's quality is the baseline's (0) and every bias is symmetric between the orders and about
+    # a length difference of 0: it wins as often as it loses, whatever the length control
+    "lc win rate cand-b (ensemble)": lambda m: 50.0,
+    "bt rating cand-b (ensemble)": lambda m: 1000.0,
 }
 
 #: family name -> (records, options) -> "excludes 0" of each comparison; cand-b and cand-c are equal
