@@ -155,3 +155,19 @@ def test_holm_never_alarms_more_than_the_raw_comparisons():
     got = coverage.familywise(reps=3, sizes=(12,), samples=100)
     raw, holm, size = got[12]
     assert size == 18 and 0 <= holm <= raw <= 3
+
+
+def test_the_symmetric_truths_of_a_candidate_level_with_the_baseline():
+    # cand-b's quality is the baseline's: its LC win rate is 50 and its BT rating 1000 exactly
+    from judgekit.judging.control import _preference, controlled_rows, lc_win_rate
+
+    model = coverage.MODEL
+    assert coverage.TRUTHS["lc win rate cand-b (ensemble)"](model) == 50.0
+    recs = synthetic.records(model, 20_000, np.random.default_rng([4, 5]), vfs=False, judges=("judge-1",))
+    mine = [r for r in recs if r["model"] == "cand-b" and r["score"] is not None]
+    lc = lc_win_rate([_preference(int(r["score"])) for r in mine], [float(r["length_diff"]) for r in mine],
+                     [r["index"] for r in mine], None, penalised=False)["lc_win_rate"]
+    assert lc == pytest.approx(50.0, abs=1.2)  # about 4 standard errors of 20,000 items
+    rows = controlled_rows(recs, "judge-1", list(model.quality), coverage.IntervalOptions(bootstrap_samples=0))
+    bt = next(r for r in rows if r["model"] == "cand-b")["bt_rating"]
+    assert bt == pytest.approx(coverage.TRUTHS["bt rating cand-b (ensemble)"](model), abs=8.0)
