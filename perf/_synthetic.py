@@ -54,6 +54,7 @@ class Model:
     fit_sd: float = 0.5
     vfs_mean: float = 6.0
     categories: int = 1  # items are dealt to categories in turn (task = category)
+    human_noise: float = 0.5  # a human label's own noise (``records(human=...)``)
 
     def judge(self, name: str) -> Judge:
         return next(j for j in self.judges if j.name == name)
@@ -95,10 +96,21 @@ def truth(model: Model, judge: str, candidate: str) -> dict[str, float]:
 
 
 def records(model: Model, n: int, rng: np.random.Generator, *, vfs: bool = True,
-            judges: tuple[str, ...] | None = None) -> list[dict]:
+            judges: tuple[str, ...] | None = None, repeats: int = 1,
+            human: dict[tuple[str, str], float] | None = None,
+            styles: dict[tuple[str, str], dict[str, list[int]]] | None = None) -> list[dict]:
     """Creation-MMBench-shaped judgment records of ``n`` fresh items: every candidate x judge x
     order, a ``pairwise`` record and (``vfs``) a ``vfs`` record each, sorted as the pipeline sorts
-    them (judge, candidate, item, kind, order)."""
+    them (judge, candidate, item, kind, order).
+
+    ``repeats`` k > 1: every judgment asked k times (``repeat`` 0..k-1 on each record), each repeat
+    with fresh judge noise and failures over the same items and answers (the item, fit and length
+    terms are the answers', shared).  ``human``: filled with a human label per (candidate, index):
+    ``quality[c] + item[i] + fit[i, c] + h`` with ``h ~ N(0, human_noise)`` cut like a verdict
+    (no slot pull, no length bias).  ``styles``: filled with each (candidate, index)'s answer
+    styles for style control (``[length, headers, lists, bold]`` of both answers: the reference's
+    length 1000 characters, the candidate's ``1000 + length_diff``, counts Poisson(2)).  These are
+    drawn after the judgments, so the judgments are those of the same seed without them."""
     cands = list(model.quality)
     use = [j for j in model.judges if judges is None or j.name in judges]
     k = len(cands)
@@ -113,33 +125,49 @@ def records(model: Model, n: int, rng: np.random.Generator, *, vfs: bool = True,
     length_diff = np.rint(200.0 * z).astype(int)
     out: list[dict] = []
     for j in use:
-        base = quality + item + fit + j.length_bias * z  # (n, k)
-        shape = (n, k, 2)
-        x = base[:, :, None] + j.bias * np.array([-1.0, 1.0]) + rng.normal(0.0, j.noise, size=shape)
-        verdict = np.searchsorted(np.asarray(CUTS), x) - 2
-        failed = rng.random(shape) < j.fail
-        v = np.clip(np.rint(model.vfs_mean + 2.0 * quality[None, :, None] + vitem[:, :, None]
-                            + rng.normal(0.0, j.vfs_noise, size=shape)), 0, 10).astype(int)
-        vref = np.clip(np.rint(model.vfs_mean + vref_item[:, :, None]
-                               + rng.normal(0.0, j.vfs_noise, size=shape)), 0, 10).astype(int)
-        vfailed = rng.random(shape) < j.fail
+        for rep in range(repeats):
+            base = quality + item + fit + j.length_bias * z  # (n, k)
+            shape = (n, k, 2)
+            x = base[:, :, None] + j.bias * np.array([-1.0, 1.0]) + rng.normal(0.0, j.noise, size=shape)
+            verdict = np.searchsorted(np.asarray(CUTS), x) - 2
+            failed = rng.random(shape) < j.fail
+            v = np.clip(np.rint(model.vfs_mean + 2.0 * quality[None, :, None] + vitem[:, :, None]
+                                + rng.normal(0.0, j.vfs_noise, size=shape)), 0, 10).astype(int)
+            vref = np.clip(np.rint(model.vfs_mean + vref_item[:, :, None]
+                                   + rng.normal(0.0, j.vfs_noise, size=shape)), 0, 10).astype(int)
+            vfailed = rng.random(shape) < j.fail
+            for c, cand in enumerate(cands):
+                for i in range(n):
+                    common = {"model": cand, "judge": j.name, "index": index[i], "task": category[i],
+                              "category": category[i]}
+                    for kind in ("pairwise", "vfs") if vfs else ("pairwise",):
+                        for o in (0, 1):
+                            r = {**common, "kind": kind, "order": o, "score": None, "vfs": None, "vfs_ref": None,
+                                 "length_diff": int(length_diff[i, c])}
+                            if kind == "pairwise":
+                                ok = not failed[i, c, o]
+                                if ok:
+                                    r["score"] = int(verdict[i, c, o])
+                            else:
+                                ok = not vfailed[i, c, o]
+                                if ok:
+                                    r["vfs"], r["vfs_ref"] = int(v[i, c, o]), int(vref[i, c, o])
+                            r["ok"] = ok
+                            r["error_kind"] = None if ok else "parse_failure"
+                            if repeats > 1:
+                                r["repeat"] = rep
+                            out.append(r)
+    if human is not None:
+        latent = quality + item + fit + rng.normal(0.0, model.human_noise, size=(n, k))
+        h = np.searchsorted(np.asarray(CUTS), latent) - 2
         for c, cand in enumerate(cands):
             for i in range(n):
-                common = {"model": cand, "judge": j.name, "index": index[i], "task": category[i],
-                          "category": category[i]}
-                for kind in ("pairwise", "vfs") if vfs else ("pairwise",):
-                    for o in (0, 1):
-                        r = {**common, "kind": kind, "order": o, "score": None, "vfs": None, "vfs_ref": None,
-                             "length_diff": int(length_diff[i, c])}
-                        if kind == "pairwise":
-                            ok = not failed[i, c, o]
-                            if ok:
-                                r["score"] = int(verdict[i, c, o])
-                        else:
-                            ok = not vfailed[i, c, o]
-                            if ok:
-                                r["vfs"], r["vfs_ref"] = int(v[i, c, o]), int(vref[i, c, o])
-                        r["ok"] = ok
-                        r["error_kind"] = None if ok else "parse_failure"
-                        out.append(r)
+                human[(cand, index[i])] = float(h[i, c])
+    if styles is not None:
+        counts = rng.poisson(2.0, size=(n, k, 2, 3))
+        for c, cand in enumerate(cands):
+            for i in range(n):
+                styles[(cand, index[i])] = {
+                    "candidate": [max(50, 1000 + int(length_diff[i, c])), *map(int, counts[i, c, 0])],
+                    "reference": [1000, *map(int, counts[i, c, 1])]}
     return out
