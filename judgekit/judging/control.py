@@ -321,8 +321,17 @@ def _refit_groups(X, y, w, item_of_row, n_items, options, key, full, G, max_iter
 
 
 # --------------------------------------------------------------------------- LC win rate
-def _preference(score: int) -> float:
+def _preference(score: float) -> float:
     return 1.0 if score > 0 else 0.5 if score == 0 else 0.0
+
+
+def _verdict(score: float) -> int:
+    """A verdict of the -2..+2 scale; a mean ensemble's averaged verdict (0.5, -1.5...) goes to the
+    nearest verdict of its sign, as the ensemble's counts do (judging/ensemble.py): a win stays a
+    win, |v| >= 1.5 is a strong one."""
+    if score == int(score):
+        return int(score)
+    return (2 if abs(score) >= 1.5 else 1) * (1 if score > 0 else -1)
 
 
 #: the tables' legend of an LC cell that is not identified
@@ -428,7 +437,7 @@ def _battles(records: Sequence[Mapping[str, Any]], candidates: Sequence[str], st
         style = styles.get((model, index))
         code = rank[model]
         for s in scores:
-            s = int(s)
+            s = _verdict(s)
             y, wt = outcome.get(s) or (_preference(s), float(STRONG_WEIGHT if abs(s) == 2 else 1))
             rows.append((code, item, y, wt, style))
     return rows, len(items)
@@ -525,7 +534,7 @@ def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates
         # n: the candidate's distinct items judged; small_n: too few for the interval (judging.honest)
         row["items"] = len({str(r["index"]) for r in mine})
         row["small_n"] = row["items"] < options.min_items_for_interval
-        lc = lc_win_rate([_preference(int(r["score"])) for r in mine], [float(r["length_diff"]) for r in mine],
+        lc = lc_win_rate([_preference(r["score"]) for r in mine], [float(r["length_diff"]) for r in mine],
                          [str(r["index"]) for r in mine], options, key=f"lc:{judge}:{c}")
         row.update(lc)
 

@@ -510,3 +510,12 @@ def test_summary_with_repeats_has_the_spread_and_its_table_fits_80_columns():
     plain = controlled_summary({"judge": records}, ["judge"], ["a", "b", "c"], NO_CI, styles)
     assert "judge_repeats" not in plain and control.controlled_spread_table(plain) is None
     assert not any(k.endswith("_repeat_sd") for r in plain["results"] for k in r)
+
+
+def test_averaged_verdicts_of_a_mean_ensemble_keep_their_sign():
+    """A mean ensemble's averaged verdict (+0.5: one judge +1, the other 0) is a win for the LC fit
+    and the BT battles, not a tie; +-1.5 is a strong one, as the ensemble's own counts say."""
+    from judgekit.judging.control import _preference, _verdict
+
+    assert [_preference(v) for v in (0.5, -0.5, 0.0, 1.5)] == [1.0, 0.0, 0.5, 1.0]
+    assert [_verdict(v) for v in (0.5, 1.0, 1.5, 2.0, -0.5, -1.5, 0.0, -2)] == [1, 1, 2, 2, -1, -2, 0, -2]
