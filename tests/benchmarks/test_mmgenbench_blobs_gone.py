@@ -19,7 +19,7 @@ from golden import FAKE_WORKER, _unthrottled, offline_spec  # noqa: E402
 
 from judgekit.engine import Engine  # noqa: E402
 from judgekit.providers import local as local_provider  # noqa: E402
-from judgekit.runner import RunOptions, blob_dir_for, run_spec  # noqa: E402
+from judgekit.runner import RunOptions, blob_dir_for, estimate_spec, run_spec  # noqa: E402
 
 #: summary keys that count this run's calls (a rerun's differ by design); every other key must not
 _CALL_COUNTS = ("paid_calls", "cache_hits", "calls_by_provider", "this_process", "earlier_processes", "run_id",
@@ -34,6 +34,16 @@ def fake_worker(monkeypatch):
 def run(root: Path, name: str):
     spec = _unthrottled(offline_spec("mmgenbench")[0])
     return asyncio.run(run_spec(spec, RunOptions(out_dir=root / name, cache_path=root / "cache.duckdb", yes=True)))
+
+
+def to_make(root: Path) -> dict[str, int]:
+    """The estimate's calls to make per stage."""
+    spec = _unthrottled(offline_spec("mmgenbench")[0])
+    est = asyncio.run(estimate_spec(spec, RunOptions(out_dir=root / "est", cache_path=root / "cache.duckdb")))
+    found: dict[str, int] = {}
+    for line in est.estimate.lines:
+        found[line.stage] = found.get(line.stage, 0) + line.calls_to_make
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +120,13 @@ def test_deleted_images_and_vectors_are_made_again_and_nothing_else(first, tmp_p
     gone = list(dict.fromkeys(images + vectors))
     expected = replies_naming(root, gone)
     assert expected.get("generate", 0) >= 3 and sum(expected.values()) >= 6
+    before = to_make(root)
     delete(root, gone)
+    # the estimate counts them as calls to make (the encodings of images not drawn yet follow
+    # stand-ins, as for any image not drawn yet: compared for the stages it counts exactly)
+    after = to_make(root)
+    for stage in ("generate", "encode/original"):
+        assert after.get(stage, 0) - before.get(stage, 0) == expected.get(stage, 0), stage
 
     again = run(root, "out2")
     assert again.failed_items == first[1].failed_items  # nothing new failed
