@@ -7,6 +7,10 @@ temporary file in the same folder and are renamed into place, which is atomic on
 Windows, so a reader never sees half a file.
 
 Messages and cache rows refer to blobs by sha256; bytes never travel as base64 inside them.
+A cached reply that names a file its provider made (a drawn image, an encoding, a retrieved
+image) is served only while that file is here: the engine makes the call again when it is gone
+(:meth:`judgekit.providers.base.Provider.output_blobs`), and a consumer that still meets a missing
+file says so with :func:`missing_output` (naming the file, and that a rerun makes it again).
 
 Lookups are O(1): a blob's file is found by trying its exact name with each known extension
 (``_EXTENSIONS``, most likely first; a stat or an open each), never by listing its folder.
@@ -24,7 +28,7 @@ from typing import Callable
 
 from .errors import ReplyNotStored, storage_problem
 
-__all__ = ["BlobStore", "BlobMissing", "EXT_BY_MIME", "MIME_BY_EXT", "sniff_mime"]
+__all__ = ["BlobStore", "BlobMissing", "EXT_BY_MIME", "MIME_BY_EXT", "sniff_mime", "missing_output"]
 
 EXT_BY_MIME = {
     "image/png": ".png",
@@ -52,10 +56,25 @@ _TMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
 
 class BlobMissing(KeyError):
-    """No blob with that hash in the store."""
+    """No blob with that hash in the store.  ``sha256``: the blob; ``file``: the file it would be
+    (``<root>/<first 2 hex>/<sha256><ext>``, ``.*`` for the extension when its type is not known)."""
+
+    def __init__(self, message: str, sha256: str = "", file: str = "") -> None:
+        super().__init__(message)
+        self.sha256, self.file = sha256, file
 
     def __str__(self) -> str:  # KeyError quotes its argument; this is a message
         return str(self.args[0]) if self.args else "blob missing"
+
+
+def missing_output(missing: BlobMissing | str, what: str) -> str:
+    """The failure of an item whose ``what`` ("the generated image", "the retrieved image", ...) a
+    reply names but the store lacks (``missing``: the BlobMissing raised, or the file or sha256):
+    the file, why it may be gone, and that a rerun makes it again (the engine does not serve a
+    cached reply whose file is missing)."""
+    name = missing if isinstance(missing, str) else (missing.file or missing.sha256 or str(missing))
+    return (f"{what} {name} is missing from the image store (deleted since it was made, or written on a "
+            "node that does not share the store); re-run the same command to make it again")
 
 
 def sniff_mime(data: bytes) -> str | None:
@@ -102,11 +121,19 @@ class BlobStore:
             pass
         return None
 
-    def path(self, sha256: str) -> Path:
-        """The file of a stored blob; raises BlobMissing when there is none."""
+    def file_of(self, sha256: str, mime: str | None = None) -> str:
+        """The file a blob of type ``mime`` is (or would be) stored in; its extension ``.*`` when
+        ``mime`` is None or unknown."""
+        ext = EXT_BY_MIME.get(mime, ".*") if mime else ".*"
+        return self._stem(sha256) + ext
+
+    def path(self, sha256: str, mime: str | None = None) -> Path:
+        """The file of a stored blob; raises BlobMissing when there is none (naming the file it
+        would be: ``mime``, when known, gives its extension)."""
         found = self._find(sha256)
         if found is None:
-            raise BlobMissing(f"no blob {sha256[:12]}... in {self.root}")
+            raise BlobMissing(f"no blob {sha256[:12]}... in {self.root} (no file {self.file_of(sha256, mime)})",
+                              sha256, self.file_of(sha256, mime))
         return Path(found)
 
     def has(self, sha256: str) -> bool:
@@ -160,7 +187,8 @@ class BlobStore:
             raise
         return sha
 
-    def get(self, sha256: str) -> bytes:
+    def get(self, sha256: str, mime: str | None = None) -> bytes:
+        """The bytes of a stored blob; raises BlobMissing (see :meth:`path`) when there is none."""
         stem = self._stem(sha256)
         # Open the candidates directly (a miss is one failed open, no stat), unbuffered (the whole
         # file in one read, no buffer object).
@@ -170,7 +198,7 @@ class BlobStore:
                     return f.read()
             except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
                 continue
-        return self.path(sha256).read_bytes()
+        return self.path(sha256, mime).read_bytes()
 
     def mime(self, sha256: str) -> str:
         return MIME_BY_EXT.get(self.path(sha256).suffix, "application/octet-stream")

@@ -173,6 +173,8 @@ async def _estimate(bench, prepared, engine: Engine) -> Estimate:
     planned = await bench.plan(prepared, engine)
     keys = [engine.key_for(pc.request) for pc in planned]
     cached = await engine.cache.cached_keys(keys)
+    # a cached reply whose image or vector is gone from the store is made again: not cached
+    cached -= await engine.stale_keys((pc.request, k) for pc, k in zip(planned, keys) if k in cached)
     cached |= await live_batch_keys(engine.cache, keys)  # in a batch at the provider: submitted already
     means: dict[tuple[str, str], float | None] = {}
     builder = EstimateBuilder()
@@ -654,7 +656,8 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
                       batch=totals["this_process"]["batch"],
                       cache_hits=engine.stats.cache_hits,
                       failures=engine.stats.failures, cost_usd=engine.stats.spent_usd, max_cost_usd=budget,
-                      usage_anomalies=engine.stats.usage_anomalies, over_reservation=engine.stats.over_reservation)
+                      usage_anomalies=engine.stats.usage_anomalies, over_reservation=engine.stats.over_reservation,
+                      remade=engine.stats.remade)
         full = cache.write_error or (engine.blobs.write_error if engine.blobs is not None else None)
         outcome.storage_full = full is not None
         if full is not None and full.path not in outcome.message:  # (failed calls remain: say why)

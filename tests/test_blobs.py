@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from judgekit.blobs import BlobMissing, BlobStore, sniff_mime
+from judgekit.blobs import BlobMissing, BlobStore, missing_output, sniff_mime
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 
@@ -26,6 +26,23 @@ def test_missing_blob_is_a_clear_error(tmp_path):
     with pytest.raises(BlobMissing, match="no blob 000000000000"):
         store.get("0" * 64)
     assert not store.has("0" * 64)
+
+
+def test_a_missing_blob_names_its_file_and_the_rerun_that_makes_it(tmp_path):
+    store = BlobStore(tmp_path)
+    sha = store.put(PNG)
+    store.path(sha).unlink()
+    with pytest.raises(BlobMissing) as err:
+        store.get(sha, "image/png")
+    file = str(tmp_path / sha[:2] / f"{sha}.png")
+    assert err.value.sha256 == sha and err.value.file == file and file in str(err.value)
+    with pytest.raises(BlobMissing) as unknown:  # its type unknown: any extension
+        store.path(sha)
+    assert unknown.value.file == str(tmp_path / sha[:2] / f"{sha}.*")
+    message = missing_output(err.value, "the generated image")
+    assert message.startswith(f"the generated image {file} is missing from the image store")
+    assert message.endswith("re-run the same command to make it again")
+    assert missing_output("ab" * 32, "the retrieved image").startswith(f"the retrieved image {'ab' * 32} is missing")
 
 
 def test_concurrent_writers_of_the_same_bytes(tmp_path):

@@ -354,6 +354,9 @@ class ConsoleUI:
 
             for line in fault_lines((outcome.summary or {}).get("local_workers") or {}):
                 self.console.print(line, style="yellow", markup=False, highlight=False, emoji=False)
+            if st.remade:
+                self.console.print(f"[yellow]{st.remade:,} cached replies named an image or vector missing from the "
+                                   "image store: their calls were made again[/yellow]")
             if st.usage_anomalies or st.over_reservation:
                 self.console.print(f"[yellow]{st.usage_anomalies:,} replies reported impossible usage (negative, or "
                                    f"more output than the request allowed); {st.over_reservation:,} cost more than "

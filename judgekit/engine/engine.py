@@ -2,7 +2,11 @@
 
 Per call:
 1. compute the cache key and look it up (micro-batched, off the event loop) BEFORE any limiter
-   slot is taken, so cached calls never wait behind paid ones;
+   slot is taken, so cached calls never wait behind paid ones.  A cached reply that names a file
+   its provider made (a drawn image, an encoding, a retrieved image:
+   :meth:`~judgekit.providers.base.Provider.output_blobs`) that is no longer in the image store
+   (deleted, or written on a node that does not share it) is a miss: the call is made again and
+   its new reply replaces the row (counted in ``remade``);
 2. when stopping (Ctrl-C, budget reached, a fatal error), calls not yet launched are not made;
    those already out land and are kept as usual (``in_flight`` and ``landed_after_stop`` count
    them: the runner gives them a grace period, then abandons what is left);
@@ -29,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from typing import Iterable
 
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
@@ -200,12 +205,45 @@ class Engine:
         )
 
     async def lookup(self, req: ChatRequest) -> tuple[str, ChatResponse | None]:
+        """The key of ``req`` and its cached reply (None: a miss, or a reply whose file is gone)."""
+        key, hit, _gone = await self._lookup(req)
+        return key, hit
+
+    async def _lookup(self, req: ChatRequest) -> tuple[str, ChatResponse | None, bool]:
+        """The key, the cached reply, and whether a cached reply was set aside because a file it
+        names is missing from the image store."""
         key = self.key_for(req)
-        return key, await self.cache.get(key)
+        hit = await self.cache.get(key)
+        if hit is not None and self.blobs is not None:
+            prov = self.providers.get(req.model)
+            if prov is not None and prov.stores_outputs:
+                # a stat or two per file, off the loop: the store may be a network mount
+                if await asyncio.to_thread(self._outputs_gone, prov, hit):
+                    return key, None, True
+        return key, hit, False
+
+    async def stale_keys(self, calls: Iterable[tuple[ChatRequest, str]]) -> set[str]:
+        """Of cached calls (``(request, key)`` pairs), the keys whose cached reply names a file
+        missing from the image store: the run makes those calls again (the estimate counts them)."""
+        if self.blobs is None:
+            return set()
+        todo: dict[str, Provider] = {}
+        for req, key in calls:
+            prov = self.providers.get(req.model)
+            if prov is not None and prov.stores_outputs:
+                todo[key] = prov
+        if not todo:
+            return set()
+        got = await self.cache.get_many(todo)
+        return await asyncio.to_thread(lambda: {k for k, r in got.items() if self._outputs_gone(todo[k], r)})
+
+    def _outputs_gone(self, prov: Provider, hit: ChatResponse) -> bool:
+        has = self.blobs.has
+        return not all(has(sha) for sha in prov.output_blobs(hit))
 
     async def call(self, req: ChatRequest) -> CallResult:
         stage = self.stats.stage(req.stage)
-        key, hit = await self.lookup(req)
+        key, hit, gone = await self._lookup(req)
         if hit is not None:
             stage.cache_hits += 1
             stage.done += 1
@@ -214,7 +252,7 @@ class Engine:
             return CallResult(req, None, NOT_RUN, self.stop_reason, key)
         # the same call already in flight (two approaches sharing a first guess, say): wait for
         # it instead of paying twice; it counts here as a cache hit
-        done = self._paid.get(key)  # paid in this run after our lookup began
+        done = None if gone else self._paid.get(key)  # paid in this run after our lookup began
         if done is not None:
             stage.cache_hits += 1
             stage.done += 1
@@ -229,6 +267,8 @@ class Engine:
             return CallResult(req, None, first.error_kind, first.error, key)
         fut: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = fut
+        if gone:
+            stage.remade += 1
         result = CallResult(req, None, NOT_RUN, "cancelled", key)
         try:
             batch = self.batches is not None and self.batches.takes(req.model, key)

@@ -28,6 +28,9 @@ class StageStats:
     usage_anomalies: int = 0
     #: replies that cost more than the worst case reserved for them under the cost cap
     over_reservation: int = 0
+    #: cached replies not served because a file they name (a drawn image, an encoding, a retrieved
+    #: image) was missing from the image store: their calls were made again
+    remade: int = 0
     estimate_usd: float | None = None
     started: float = field(default_factory=time.monotonic)
     first_call: float | None = None
@@ -165,3 +168,7 @@ class RunStats:
     @property
     def over_reservation(self) -> int:
         return sum(s.over_reservation for s in self.stages.values())
+
+    @property
+    def remade(self) -> int:
+        return sum(s.remade for s in self.stages.values())

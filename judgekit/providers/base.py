@@ -69,6 +69,9 @@ class Provider(ABC):
     kind: str = ""
     #: the run's content-addressed image store (judgekit.blobs.BlobStore), set by the engine
     blobs = None
+    #: whether this provider's replies name files it put in :attr:`blobs` (:meth:`output_blobs`);
+    #: the engine checks a cached reply's files only where this is true
+    stores_outputs: bool = False
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -149,6 +152,13 @@ class Provider(ABC):
             )
         self.remember_secret(key)
         return key
+
+    def output_blobs(self, response: ChatResponse) -> tuple[str, ...]:
+        """The sha256 of each file in :attr:`blobs` that ``response`` names and this provider made
+        (an image it drew or fetched, a vector it encoded): part of the reply, so a cached reply
+        one of whose files is gone is no answer, and the engine makes the call again.  Read only
+        where :attr:`stores_outputs` is true; a reply it cannot read names none."""
+        return ()
 
     async def start(self) -> None:
         """Create clients (and, for the simulator, start the server)."""

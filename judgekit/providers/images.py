@@ -33,7 +33,7 @@ from ..blobs import sniff_mime
 from ..errors import BadRequest, TransientError
 from ..types import ChatRequest, ChatResponse, ImagePart, Usage
 from .openai import _RATE_HEADERS, OpenAIProvider, classify_openai_error
-from .replies import short_string, token_count, usage_of
+from .replies import sha256_at, short_string, token_count, usage_of
 from .sim import SimulatorLink, UsesSimulator
 
 __all__ = ["OpenAIImageProvider", "SimImageProvider", "prompt_of"]
@@ -64,6 +64,7 @@ class OpenAIImageProvider(OpenAIProvider):
     kind = "openai_image"
     #: whether ``params.seed`` goes in the request (the OpenAI Images API has no seed)
     sends_seed = False
+    stores_outputs = True  # the image it drew
 
     def __init__(self, alias: str, spec, **kw: Any) -> None:
         super().__init__(alias, spec, **kw)
@@ -86,6 +87,9 @@ class OpenAIImageProvider(OpenAIProvider):
     def identity(self) -> str:
         """The endpoint, and the size, quality and extra fields (they change the image)."""
         return f"{super().identity};{self._settings_identity()}"
+
+    def output_blobs(self, response: ChatResponse) -> tuple[str, ...]:
+        return sha256_at(response.text, "image")
 
     def expected_output_tokens(self) -> float | None:
         """Output tokens of one generated image (None when the model is not priced by token)."""

@@ -49,7 +49,7 @@ from ..local import Backend, Batcher, LocalItemError, SubprocessBackend
 from ..local.presets import PRESETS, Preset
 from ..local.process import DEFAULT_MODULE, WORKER_PACKAGE
 from ..types import ChatRequest, ChatResponse, ImagePart, TextPart, Usage
-from .replies import reply_text, short_string, token_count
+from .replies import reply_text, sha256_at, short_string, token_count
 from .base import Provider
 
 __all__ = ["LocalProvider", "acquire_runtime", "release_runtime", "running_runtimes", "worker_command",
@@ -194,6 +194,9 @@ class LocalProvider(Provider):
         self.model_ref = self._model_ref()
         self.defaults = self._t2i_defaults() if self.settings.task == "text_to_image" else {}
         self._identity = self._make_identity()
+        #: the field of a reply that names the file the worker wrote (a chat reply names none)
+        self._output_field = {"text_to_image": "image", "embed_image": "vector"}.get(self.settings.task)
+        self.stores_outputs = self._output_field is not None
 
     # -- what the worker is told, and what goes into the key -----------------------------------
     def _model_ref(self) -> dict[str, Any]:
@@ -235,6 +238,10 @@ class LocalProvider(Provider):
         """Task, revision, dtype, pipeline/encoder/pooling and the text-to-image defaults: what
         changes the output besides the model id, the params and the inputs."""
         return self._identity
+
+    def output_blobs(self, response: ChatResponse) -> tuple[str, ...]:
+        """The image drawn or the vector encoded (a cached one that is gone is made again)."""
+        return sha256_at(response.text, self._output_field) if self._output_field else ()
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> None:

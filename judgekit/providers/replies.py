@@ -36,7 +36,7 @@ from ..errors import (RAW_EXCERPT_CHARS, ContentFiltered, EmptyReply, MalformedR
 from ..types import ChatResponse, Usage
 
 __all__ = ["MAX_CALL_TOKENS", "clean_text", "reply_text", "token_count", "short_string",
-           "chat_completion_response", "usage_of", "no_answer", "excerpt"]
+           "chat_completion_response", "usage_of", "no_answer", "excerpt", "sha256_at"]
 
 #: the most tokens one call can report for its input or its output.  The longest context
 #: windows offered are ~10M tokens; a count past 100M is a broken server, not a request (and a
@@ -228,3 +228,17 @@ def chat_completion_response(data: Any, headers: Mapping[str, str], latency_s: f
     rate = {h: str(headers[h])[:_LABEL_MAX] for h in rate_headers if h in headers} or None
     return ChatResponse(text=text, usage=usage, finish_reason=finish, latency_s=latency_s,
                         request_id=request_id, rate_headers=rate)
+
+
+def sha256_at(text: str, field: str | None) -> tuple[str, ...]:
+    """The blob a judgekit record names (a generator's ``{"image": {"sha256": ...}}``, an encoder's
+    ``{"vector": {"sha256": ...}}``, a retrieval's top-level ``"sha256"``: ``field`` None), as a
+    tuple of 0 or 1 sha256; () for text that is not such a record."""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return ()
+    if field is not None:
+        obj = obj.get(field) if isinstance(obj, dict) else None
+    sha = obj.get("sha256") if isinstance(obj, dict) else None
+    return (sha,) if isinstance(sha, str) and sha else ()

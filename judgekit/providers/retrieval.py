@@ -24,6 +24,7 @@ from ..errors import BadRequest, SpecError
 from ..retrieval.base import Retriever
 from ..types import ChatRequest, ChatResponse, Usage
 from .base import Provider
+from .replies import sha256_at
 from .sim import SimulatorLink, UsesSimulator
 
 __all__ = ["RetrievalProvider", "BraveProvider", "SimImageSearchProvider", "ImageFolderProvider",
@@ -43,6 +44,7 @@ class RetrievalProvider(Provider):
 
     #: where retrieved images are stored; set by the engine before the first call
     blobs: BlobStore | None
+    stores_outputs = True  # the image it found
 
     def __init__(self, alias: str, spec) -> None:
         super().__init__(alias, spec)
@@ -57,6 +59,9 @@ class RetrievalProvider(Provider):
         if self.retriever is None:
             return f"{self.kind}:not-started"
         return self.retriever.identity
+
+    def output_blobs(self, response: ChatResponse) -> tuple[str, ...]:
+        return sha256_at(response.text, None)
 
     async def start(self) -> None:
         if self.retriever is None:

@@ -100,3 +100,21 @@ def test_the_closing_lines_name_the_local_workers_faults():
     assert ("local workers of gen (ray): 2 actors, 1 crash, 1 restart, 4 items sent again, lost node h2 node "
             "1a2b3c4d") in text, text
     assert "local workers of clip" not in text  # nothing went wrong there
+
+
+@pytest.mark.parametrize("remade", [0, 3])
+def test_the_closing_lines_count_replies_made_again_for_a_missing_file(remade):
+    from types import SimpleNamespace
+
+    from judgekit.cli.ui import ConsoleUI
+    from judgekit.engine.stats import RunStats
+
+    stats = RunStats()
+    stats.stage("generate").remade, stats.stage("encode/generated").remade = remade, 0
+    outcome = SimpleNamespace(result=None, stats=stats, served_by_simulator=None, max_cost_usd=None,
+                              summary={}, failed_items=[], out_dir=None)
+    ui = ConsoleUI(Console(width=200, force_terminal=False, record=True))
+    ui.show_results(outcome)
+    text = ui.console.export_text()
+    line = "cached replies named an image or vector missing from the image store: their calls were made again"
+    assert (f"{remade} {line}" in text) == bool(remade) and (line in text) == bool(remade), text

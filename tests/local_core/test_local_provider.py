@@ -138,6 +138,35 @@ async def test_an_image_missing_from_the_store_fails_uncached_and_a_rerun_makes_
     assert again.blobs.has(json.loads(r2.text)["image"]["sha256"])
 
 
+async def test_a_cached_image_or_vector_deleted_later_is_made_again(make_engine, fake_worker):
+    engine = await make_engine(flux={"local": {"task": "text_to_image", "preset": "flux-dev", "steps": 4}},
+                               clip={"model": "org/tiny-clip", "local": {"task": "embed_image"}},
+                               echo={"model": "org/echo", "local": {"task": "chat"}})
+    assert [engine.providers[a].stores_outputs for a in ("flux", "clip", "echo")] == [True, True, False]
+    requests = {"flux": req("flux", "a red cube", seed=7), "clip": req("clip", ImagePart(png())),
+                "echo": req("echo", "hello")}
+    first = {a: await engine.call(r) for a, r in requests.items()}
+    assert all(r.ok for r in first.values())
+    made = {"flux": json.loads(first["flux"].text)["image"]["sha256"],
+            "clip": json.loads(first["clip"].text)["vector"]["sha256"]}
+    assert {a: engine.providers[a].output_blobs(first[a].response) for a in made} == {a: (s,) for a, s in made.items()}
+    n = len(batches(fake_worker))
+    for sha in made.values():
+        engine.blobs.path(sha).unlink()  # a user cleaning up, or a node that lost its disk
+    calls = [(r, engine.key_for(r)) for r in requests.values()]
+    assert await engine.stale_keys(calls) == {engine.key_for(requests["flux"]), engine.key_for(requests["clip"])}
+    again = {a: await engine.call(r) for a, r in requests.items()}
+    assert all(r.ok and r.text == first[a].text for a, r in again.items())
+    assert [a for a, r in again.items() if not r.response.cached] == ["flux", "clip"]
+    assert len(batches(fake_worker)) == n + 2 and all(engine.blobs.has(sha) for sha in made.values())
+    st = engine.stats.stage("s")
+    assert (st.calls, st.cache_hits, st.remade) == (5, 1, 2)
+    assert await engine.stale_keys(calls) == set()
+    # the new replies replaced the rows: the next lookups are hits again
+    for r in requests.values():
+        assert (await engine.lookup(r))[1] is not None
+
+
 async def test_identity_holds_what_changes_the_output(tmp_path):
     def provider(**local):
         return create_provider("a", ModelSpec(provider="local", model="m", local=local))

@@ -30,15 +30,24 @@ async def test_batches_run_in_parallel_on_actors_and_survive_an_actor_crash(tmp_
         assert len(backend.status()) == 2 and all(line.endswith("(cpu): idle") for line in backend.status())
         outs = await asyncio.gather(*[batcher.submit("embed_image", {"id": "org/m"}, {}, inp) for inp in inputs])
         assert all(o["vector"]["dim"] == 8 for o in outs)
+        # a crashed actor's replacement is asked for in the background: the items may all be done
+        # before the second one has started (under load, say); wait for it, not for a time
+        await asyncio.wait_for(_until(lambda: backend.live == 2), 120)
         log = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
         batches = [e for e in log if e["event"] == "batch"]
         assert len({b["pid"] for b in batches}) >= 2  # more than one actor did work
         # both actors may crash (each decides at its start, before the other wrote the state file)
         assert backend.crashes in (1, 2) and batcher.items_resent >= 1
         assert len([e for e in log if e["event"] == "start"]) == 2 + backend.crashes  # crashed ones replaced
+        assert backend.restarts == backend.crashes
     finally:
         await batcher.close()
         await backend.close()
+
+
+async def _until(condition) -> None:
+    while not condition():
+        await asyncio.sleep(0.01)
 
 
 def test_spec_settings_reach_the_ray_backend(tmp_path):

@@ -185,7 +185,10 @@ async def test_an_actor_not_placed_within_the_limit_says_what_it_needs_and_the_w
 
         ray_backend._asked.pop(id(blocker))  # as if another program held the CPU: the check passes
         task = asyncio.ensure_future(late.start())
-        await asyncio.sleep(0.15)
+        for _ in range(1000):  # until the wait for placement began (not a fixed time: it lasts 0.4 s)
+            if task.done() or (late.status() and "waiting for placement" in late.status()[0]):
+                break
+            await asyncio.sleep(0.005)
         [line] = late.status()
         assert line.startswith("ray worker 1: waiting for placement (1 CPU) 0 s of 0.4")
         with pytest.raises(WorkerStartError, match=r"not placed within 0.4 s \(each actor needs 1 CPU; the cluster "

@@ -63,6 +63,30 @@ async def test_retrieval_is_cached_and_a_permanent_500_is_a_failed_result(cache,
     assert len(running_simulators()) == before
 
 
+async def test_a_cached_retrieval_whose_image_is_gone_is_retrieved_again(cache, tmp_path):
+    blobs = BlobStore(tmp_path / "blobs")
+    models = {"img": ModelSpec(provider="sim_image_search", model="images", sim={"seed": 3}),
+              "chat": ModelSpec(provider="sim", model="sim-model", sim={"seed": 3})}
+    engine = Engine(models, cache, blobs=blobs)
+    await engine.start()
+    try:
+        img = engine.providers["img"]
+        assert img.stores_outputs and not engine.providers["chat"].stores_outputs
+        first = await engine.call(search("img", "a rocking chair"))
+        got = Retrieved.from_json(first.text)
+        assert first.ok and img.output_blobs(first.response) == (got.sha256,)
+        blobs.path(got.sha256).unlink()  # a user cleaning up the image store
+        again = await engine.call(search("img", "a rocking chair"))
+        assert again.ok and not again.response.cached and again.text == first.text
+        assert img.stats()["searches_served"] == 2 and blobs.has(got.sha256)
+        third = await engine.call(search("img", "a rocking chair"))
+        assert third.ok and third.response.cached
+        st = engine.stats.stage("retrieve")
+        assert (st.calls, st.cache_hits, st.remade) == (2, 1, 1)
+    finally:
+        await engine.close()
+
+
 @pytest.mark.parametrize("provider", ["brave", "sim_image_search", "image_folder"])
 def test_token_count_of_a_retrieval_request(provider):
     toks = count_request(provider, "images", (Message.user("a rocking chair"),), GenParams())

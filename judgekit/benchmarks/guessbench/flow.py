@@ -41,6 +41,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...blobs import missing_output
 from ...engine import CallResult
 from ...parsers.guess import Extraction, is_correct, normalize_guess, parse_extraction, vote
 from ...parsers.guess_reference import (RETRIEVAL_SENTENCE, SELF_REFINE_SENTENCE, reply_matches, retrieval_guess,
@@ -225,7 +226,7 @@ class _Turns:
                    title=got.title, source=got.source, error=got.error)
         image = self.caller.image(got) if got.status == "ok" else None
         if got.status == "ok" and image is None:
-            row.update(status="image_missing", error="the retrieved image is not in the image store")
+            row.update(status="image_missing", error=missing_output(got.sha256 or "", "the retrieved image"))
         rec.retrievals.append(row)
         return image
 

@@ -26,7 +26,9 @@ Per image (one flow each, many at once):
    statistic).
 
 A failed call fails only what depends on it (a failed caption: that candidate's generations of
-the image), is listed, and is retried by the next run.  The estimate (:func:`plan`) follows the
+the image), is listed, and is retried by the next run.  So is an image or an encoding deleted from
+the store after it was made: the engine does not serve a cached reply whose file is gone, and
+makes the call again.  The estimate (:func:`plan`) follows the
 cache the same way the run does and, where a caption or an image does not exist yet, plans the
 rest with a 55-word stand-in caption and the original image as a stand-in drawing (marked "~").
 
@@ -42,7 +44,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from ...blobs import BlobMissing
+from ...blobs import BlobMissing, missing_output
 from ...engine import Engine
 from ...parsers.mmgenbench import clean_caption, reference_caption
 from ...types import ChatRequest, GenParams, ImagePart, Message
@@ -153,11 +155,9 @@ class _Flow:
                 rec.record = json.loads(r.text)
                 rec.image = dict(rec.record["image"])
                 sha = rec.image["sha256"]
-                data = await asyncio.to_thread(self.engine.blobs.get, sha)
-            except BlobMissing as e:
-                rec.error, rec.stage = (f"{e}: the generated image is not in the store beside the cache; prune "
-                                        f"this stage's cache rows (judgekit cache prune --stage generate) to "
-                                        f"draw it again"), GENERATE
+                data = await asyncio.to_thread(self.engine.blobs.get, sha, rec.image.get("mime"))
+            except BlobMissing as e:  # gone since the engine looked (a cached reply's is made again)
+                rec.error, rec.stage = missing_output(e, "the generated image"), GENERATE
                 return
             except (ValueError, KeyError, TypeError) as e:
                 rec.error, rec.stage = f"unexpected generator reply ({type(e).__name__}: {e})", GENERATE

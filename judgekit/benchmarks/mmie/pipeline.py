@@ -49,7 +49,7 @@ import json
 import zlib
 from pathlib import Path
 
-from ...blobs import BlobMissing
+from ...blobs import BlobMissing, missing_output
 from ...engine import Engine
 from ...errors import DataError, SpecError
 from ...hub import is_hub
@@ -300,10 +300,9 @@ class _Flow:
         try:
             g.image = dict(json.loads(r.text)["image"])
             sha = g.image["sha256"]
-            path = await asyncio.to_thread(self.engine.blobs.path, sha)
-        except BlobMissing as e:
-            g.error = (f"{e}: the generated image is not in the store beside the cache; prune this stage's "
-                       f"cache rows (judgekit cache prune --stage generate) to draw it again")
+            path = await asyncio.to_thread(self.engine.blobs.path, sha, g.image.get("mime"))
+        except BlobMissing as e:  # gone since the engine looked (a cached reply's is drawn again)
+            g.error = missing_output(e, "the generated image")
             return None
         except (ValueError, KeyError, TypeError) as e:
             g.error = f"unexpected generator reply ({type(e).__name__}: {e})"
