@@ -133,6 +133,20 @@ def degenerate_flags(rows: Sequence[Mapping[str, Any]], minimum: int = DEGENERAT
 
 
 # -- agreement -------------------------------------------------------------------------------------
+
+def _put_alpha(rows: list[dict[str, Any]], got: Mapping[str, Any]) -> None:
+    """Agreement ``rows`` of one quantity take :func:`grouped_alpha`'s figures: each candidate's
+    interval; the pooled row (``ALL``) alpha pooled within candidates with its interval, the
+    pooled-across figure kept beside it."""
+    for a in rows:
+        if a["model"] == ALL:
+            a["krippendorff_alpha_across"] = a["krippendorff_alpha"]
+            a["alpha_across_ci_low"], a["alpha_across_ci_high"] = got["across"][1:]
+            a["krippendorff_alpha"], a["alpha_ci_low"], a["alpha_ci_high"] = got["within"]
+            a["pooling"] = "within candidates"
+        else:
+            _, a["alpha_ci_low"], a["alpha_ci_high"] = got["groups"].get(a["model"], (None, None, None))
+
 def _agreement(records: list[MutableMapping[str, Any]], by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
                candidates: Sequence[str], options: IntervalOptions) -> None:
     judges = list(by_judge)
@@ -153,14 +167,7 @@ def _agreement(records: list[MutableMapping[str, Any]], by_judge: Mapping[str, S
         spread = alpha_repeat_spread(ratings, judges, level, candidates)
         for a in mine:
             a.update(spread.get(a["model"], {}))
-        for a in mine:
-            if a["model"] == ALL:
-                a["krippendorff_alpha_across"] = a["krippendorff_alpha"]
-                a["alpha_across_ci_low"], a["alpha_across_ci_high"] = got["across"][1:]
-                a["krippendorff_alpha"], a["alpha_ci_low"], a["alpha_ci_high"] = got["within"]
-                a["pooling"] = "within candidates"
-            else:
-                _, a["alpha_ci_low"], a["alpha_ci_high"] = got["groups"].get(a["model"], (None, None, None))
+        _put_alpha(mine, got)
 
 
 def alpha_repeat_spread(ratings: Mapping[tuple, Mapping[str, Any]], judges: Sequence[str], level: str,
@@ -311,14 +318,7 @@ def annotate_scores(summary: MutableMapping[str, Any], rows: Mapping[str, Sequen
         got = grouped_alpha(ratings, list(by_judge), level, group=lambda u: u[0], cluster=lambda u: u[1],
                             samples=options.bootstrap_samples, interval_level=options.interval_level,
                             seed=options.bootstrap_seed, key=f"alpha:{quantity}", groups=list(candidates))
-        for a in mine:
-            if a["model"] == ALL:
-                a["krippendorff_alpha_across"] = a["krippendorff_alpha"]
-                a["alpha_across_ci_low"], a["alpha_across_ci_high"] = got["across"][1:]
-                a["krippendorff_alpha"], a["alpha_ci_low"], a["alpha_ci_high"] = got["within"]
-                a["pooling"] = "within candidates"
-            else:
-                _, a["alpha_ci_low"], a["alpha_ci_high"] = got["groups"].get(a["model"], (None, None, None))
+        _put_alpha(mine, got)
         spread = alpha_repeat_spread(ratings, list(by_judge), level, candidates)
         for a in mine:
             a.update(spread.get(a["model"], {}))

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..report.doc import Chart, Headline, Series
+from ..report.doc import Chart, Headline, Series, Table
 from .pairwise import ENSEMBLE_JUDGE
 
 __all__ = ["FIGURES", "VERDICTS", "headline", "charts", "interval_note", "rows_by_judge", "headline_rows",
-           "figure_series"]
+           "figure_series", "spread_tables"]
 
 
 #: (summary key, headline figure, chart unit, axis range)
@@ -154,3 +154,14 @@ def _behaviour_charts(rows: Sequence[Mapping[str, Any]]) -> list[Chart]:
                      note="Spearman's rho of the verdict with the answers' length difference (candidate - "
                           "baseline): above 0, longer answers win more"))
     return out
+
+
+def spread_tables(summary: Mapping[str, Any]) -> list[Table]:
+    """The report tables of the judge-induced spread (``judge_repeats`` > 1): each figure's SD and
+    range between repeats (:func:`judgekit.judging.results.spread_table`) and the controlled
+    figures' (:func:`judgekit.judging.control.controlled_spread_table`); none with one repeat."""
+    from .control import controlled_spread_table
+    from .results import spread_table
+
+    found = [spread_table(summary), controlled_spread_table(summary.get("controlled") or {})]
+    return [Table(*t) for t in found if t is not None]

@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...judging.control import controlled_report_table, controlled_spread_table
-from ...judging.report import charts, headline
-from ...judging.results import behaviour_display, display_row, spread_table
+from ...judging.control import controlled_report_table
+from ...judging.report import charts, headline, spread_tables
+from ...judging.results import behaviour_display, display_row
 from ...judging.human_agreement import report_tables
 from ...report.doc import ReportDoc, Table
 from .report_items import build_items
@@ -49,12 +49,7 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
         out.append(controlled)
     if summary.get("judge_behaviour"):
         out.append(Table("Judge behaviour", [behaviour_display(b) for b in summary["judge_behaviour"]]))
-    spread = spread_table(summary)
-    if spread is not None:
-        out.append(Table(*spread))
-    cspread = controlled_spread_table(summary.get("controlled") or {})
-    if cspread is not None:
-        out.append(Table(*cspread))
+    out += spread_tables(summary)
     if summary.get("human_alignment"):
         out.append(Table("Human alignment (Table 4)", [_alignment_row(r) for r in summary["human_alignment"]],
                          note="the judges' pairwise scores against the mean human rating: MAE (lower is better) "

@@ -15,9 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...judging.items import GenericItem
-from ...judging.control import controlled_report_table, controlled_spread_table
-from ...judging.report import charts, headline
-from ...judging.results import spread_table
+from ...judging.control import controlled_report_table
+from ...judging.report import charts, headline, spread_tables
 from ...judging.report_items import (ORDER_LABEL, by_candidate_and_item, item_score, judgment_flags,
                                       judgment_head)
 from ...judging.human_agreement import report_tables
@@ -46,12 +45,7 @@ def tables(summary: Mapping[str, Any]) -> list[Table]:
         out.append(controlled)
     if summary.get("judge_behaviour"):
         out.append(Table("Judge behaviour", [behaviour_display(b) for b in summary["judge_behaviour"]]))
-    spread = spread_table(summary)
-    if spread is not None:
-        out.append(Table(*spread))
-    cspread = controlled_spread_table(summary.get("controlled") or {})
-    if cspread is not None:
-        out.append(Table(*cspread))
+    out += spread_tables(summary)
     out += report_tables(summary)
     return out
 
