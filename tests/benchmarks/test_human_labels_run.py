@@ -62,7 +62,8 @@ def test_pairwise_panel_by_order(tmp_path):
     assert table and len(table[0]["rows"]) == len(rows) and "kappa (quad.)" in table[0]["rows"][0]
     title, shown = outcome.result.more_displays[-1]
     assert title.startswith("Agreement with human labels") and "95% bootstrap interval" in title
-    assert len(shown) == len(rows) and shown[-1]["n"] == rows[-1]["n"]
+    # n as printed: "8!" when the row is under min_items_for_interval (20 by default), as here
+    assert len(shown) == len(rows) and shown[-1]["n"] == f"{rows[-1]['n']}!" and rows[-1]["small_n"]
 
 
 def test_labels_for_every_candidate_and_no_labels_no_key(tmp_path):
