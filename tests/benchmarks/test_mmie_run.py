@@ -450,7 +450,11 @@ async def test_killed_at_a_stage_resumes_paying_only_what_was_missing(sample, tm
         for s in STAGES:
             assert kept.get(s, 0) + paid[s] == total[s], s
         assert kept.get(stage, 0) < total[stage]
-        assert _pngs(cache) == total["generate"]
+        # every drawn image is in the store; a kill -9 can land after the worker wrote a batch's files
+        # and before their replies reached the cache: those calls were in flight (lost, like an API
+        # call's answer at a kill) and are drawn again, in another batch, so their first files can
+        # stay beside the new ones: at most one batch of them (batch_size = 2; seen once in a loaded run)
+        assert total["generate"] <= _pngs(cache) <= total["generate"] + 2
 
         # and the results are the clean run's.  The LVLM's answers, the image descriptions and seeds
         # are identical; the drawn images are identical only where they shared a batch with the same
