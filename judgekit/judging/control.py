@@ -39,6 +39,7 @@ import numpy as np
 from ..report.doc import Table
 from . import l1_logistic
 from .intervals import _draws, _rng
+from .repeats import repeat_cell
 from .uncertainty import IntervalOptions
 
 __all__ = ["answer_style", "style_record", "fit_logistic", "lc_win_rate", "style_controlled", "controlled_rows",
@@ -688,10 +689,8 @@ def controlled_spread_table(controlled: Mapping[str, Any]) -> tuple[str, list[di
             continue
         row: dict[str, Any] = {"judge": r["judge"], "model": r["model"]}
         for f, col, digits in SPREAD_FIGURES:
-            sd, rng = r.get(f"{f}_repeat_sd"), r.get(f"{f}_repeat_range")
             hidden = {"lc_win_rate": "lc_identified", "sc_score": "sc_identified"}.get(f)
-            row[col] = ("n/i" if hidden and r.get(hidden) is False
-                        else "-" if sd is None else f"{sd:.{digits}f} ({rng:.{digits}f})")
+            row[col] = "n/i" if hidden and r.get(hidden) is False else repeat_cell(r, f, digits)
         rows.append(row)
     if not rows:
         return None

@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 from ..config import STRICT_CONFIG
 from ..types import ChatRequest
 
-__all__ = ["RepeatOptions", "repeated", "repeat_of", "SPREAD", "repeat_spread", "add_spread"]
+__all__ = ["RepeatOptions", "repeated", "repeat_of", "SPREAD", "repeat_spread", "add_spread", "repeat_cell"]
 
 
 class RepeatOptions(BaseModel):
@@ -154,3 +154,9 @@ def _beside(row: dict[str, Any], spread: dict[str, Any], figures: Mapping[str, A
     for key, value in spread.items():  # a figure the row lacks: at the end
         out.setdefault(key, value)
     return out
+
+
+def repeat_cell(r: Mapping[str, Any], name: str, digits: int) -> str:
+    """A figure's judge-induced spread as printed: ``SD (range)``, ``-`` when undefined."""
+    sd, rng = r.get(f"{name}_repeat_sd"), r.get(f"{name}_repeat_range")
+    return "-" if sd is None else f"{sd:.{digits}f} ({rng:.{digits}f})"

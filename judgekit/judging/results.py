@@ -22,7 +22,7 @@ from .ensemble import DEFAULT_ENSEMBLE, pairwise_rule
 from .bootstrap import FIGURES, add_intervals
 from .intervals import shown
 from .pairwise import ENSEMBLE_JUDGE, FIGURE_SUMS, SUM_COLUMNS, ensemble_records, item_sums, record_sums, summarize
-from .repeats import add_spread
+from .repeats import add_spread, repeat_cell
 from .panel import agreement_records
 from .uncertainty import IntervalOptions, bootstrap_summary
 
@@ -135,8 +135,7 @@ def spread_table(summary: Mapping[str, Any]) -> tuple[str, list[dict[str, Any]],
             row: dict[str, Any] = {"judge": judge, "model": r["model"]}
             for key, col, digits in _SPREAD_SHOWN:
                 if f"{key}_repeat_sd" in r and (key != "vfs" or r.get("n_vfs")):
-                    sd, rng = r.get(f"{key}_repeat_sd"), r.get(f"{key}_repeat_range")
-                    row[col] = "-" if sd is None else f"{sd:.{digits}f} ({rng:.{digits}f})"
+                    row[col] = repeat_cell(r, key, digits)
             rows.append(row)
     if not rows:
         return None
@@ -216,11 +215,6 @@ def agreement_display(a: Mapping[str, Any]) -> dict[str, Any]:
         row["alpha SD (range) over repeats"] = repeat_cell(a, "alpha", 2)
     return row
 
-
-def repeat_cell(r: Mapping[str, Any], name: str, digits: int) -> str:
-    """A figure's judge-induced spread as printed: ``SD (range)``, ``-`` when undefined."""
-    sd, rng = r.get(f"{name}_repeat_sd"), r.get(f"{name}_repeat_range")
-    return "-" if sd is None else f"{sd:.{digits}f} ({rng:.{digits}f})"
 
 
 def comparison_display(c: Mapping[str, Any]) -> dict[str, Any]:

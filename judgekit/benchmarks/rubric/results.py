@@ -24,9 +24,9 @@ from ...judging.human_agreement import HumanLabels, add_human_agreement
 from ...judging.intervals import shown
 from ...judging.multiplicity import adjust_comparisons, excludes_cell
 from ...judging.pairwise import ENSEMBLE_JUDGE
-from ...judging.repeats import SPREAD, add_spread
+from ...judging.repeats import SPREAD, add_spread, repeat_cell
 from ...judging.records import NO_CALL, failure
-from ...judging.results import Built, add_panel, intervals_summary, repeat_cell
+from ...judging.results import Built, add_panel, intervals_summary
 from ...judging.uncertainty import IntervalOptions, comparisons, interval
 from ...report.tidy import tidy_row
 
@@ -271,9 +271,7 @@ def agreement_display(a: Mapping[str, Any]) -> dict[str, Any]:
 def spread_display(rows: Mapping[str, Sequence[Mapping[str, Any]]], k: int) -> tuple[str, list[dict[str, Any]]]:
     """The printed (and reported) table of the judge-induced spread: per judge and candidate,
     overall, the score's and the % of scale's SD between repeats (with their range)."""
-    def cell(r, key, digits):
-        sd, rng = r.get(f"{key}_repeat_sd"), r.get(f"{key}_repeat_range")
-        return "-" if sd is None else f"{sd:.{digits}f} ({rng:.{digits}f})"
     return (f"Judge-induced spread over {k} repeats: SD (range)",
-            [{"judge": j, "model": r["model"], "Score": cell(r, "score", 2), "% of scale": cell(r, "pct", 1)}
+            [{"judge": j, "model": r["model"], "Score": repeat_cell(r, "score", 2),
+              "% of scale": repeat_cell(r, "pct", 1)}
              for j, judge_rows in rows.items() for r in judge_rows if r["level"] == "overall"])
