@@ -23,6 +23,8 @@ import pytest
 # the scripts that draw the shipped samples (data/build/: not part of the package) are imported by
 # the tests of the samples as top-level modules (``import mmie_sample``)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data" / "build"))
+# the golden runner (tests/golden/golden.py) is importable as ``golden``: golden_runs below uses it
+sys.path.insert(0, str(Path(__file__).resolve().parent / "golden"))
 
 _FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
           "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -65,3 +67,20 @@ def chromium(tmp_path_factory) -> Chromium:
     if exe is None:
         pytest.skip("chromium is not installed (apt-get install chromium); .ci/run installs it")
     return Chromium(exe, tmp_path_factory.mktemp("chromium"))
+
+
+@pytest.fixture(scope="session")
+def golden_runs(tmp_path_factory):
+    """Runs each shipped runner once per session, on first use, offline (tests/golden/golden.py);
+    ``golden_runs(NAME)`` is its output folder.  Shared by the golden test and the tests that check
+    every shipped runner's report and terminal."""
+    from golden import run_runner
+    root = tmp_path_factory.mktemp("golden")
+    done: dict[str, Path] = {}
+
+    def out_of(name: str) -> Path:
+        if name not in done:
+            done[name] = run_runner(name, root)
+        return done[name]
+
+    return out_of

@@ -16,21 +16,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from golden import SHIPPED, canonical, golden_path, run_runner, snapshot, snapshot_differences  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def golden_runs(tmp_path_factory):
-    """Runs each runner once per session, on first use (``-k NAME`` runs only that one)."""
-    root = tmp_path_factory.mktemp("golden")
-    done: dict[str, Path] = {}
-
-    def out_of(name: str) -> Path:
-        if name not in done:
-            done[name] = run_runner(name, root)
-        return done[name]
-
-    return out_of
+from golden import SHIPPED, canonical, golden_path, snapshot, snapshot_differences  # noqa: E402
 
 
 def test_every_shipped_runner_has_a_golden():
