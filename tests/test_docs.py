@@ -129,6 +129,16 @@ def test_mkdocs_build_strict(tmp_path):
     cli = (tmp_path / "site" / "cli" / "index.html").read_text(encoding="utf-8")
     for option in ("--max-cost", "--grace", "--batch-turnaround-s", "--older-than-days"):  # the generated reference
         assert option in cli, option
+    # the run-spec reference, generated from the models that validate a spec (docs/_hooks/spec_reference.py)
+    from judgekit.config import Limits, ModelSpec, RunSpec
+    from judgekit.model_settings import LocalSettings
+
+    spec = (tmp_path / "site" / "spec" / "index.html").read_text(encoding="utf-8")
+    assert "<!-- spec-reference -->" not in spec
+    for model in (RunSpec, ModelSpec, Limits, LocalSettings):
+        for name in model.model_fields:
+            if name != "source_path":
+                assert f"<code>{name}</code>" in spec, (model.__name__, name)
 
 
 # -- every command and spec shown ------------------------------------------------------------------

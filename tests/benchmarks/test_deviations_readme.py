@@ -1,4 +1,4 @@
-"""The README's table of differences from the authors' code names every option declared as a
+"""The docs' table of differences from the authors' code (docs/authors-code.md) names every option declared as a
 departure (``deviations.ours``) of the four benchmarks, under its benchmark."""
 
 from __future__ import annotations
@@ -11,14 +11,15 @@ import pytest
 
 from judgekit.benchmarks.deviations import _KEY
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "authors-code.md"
 BENCHMARKS = {"Creation-MMBench": "creation_mmbench.pipeline", "MMIE": "mmie.options",
               "GuessBench": "guessbench.pipeline", "MMGenBench": "mmgenbench.pipeline"}
 
 
 def _table() -> dict[str, str]:
-    text = README.read_text(encoding="utf-8")
-    section = text.split("## The authors' code, and where judgekit differs", 1)[1].split("\n## ", 1)[0]
+    text = PAGE.read_text(encoding="utf-8")
+    assert text.startswith("# The authors' code, and where judgekit differs")
+    section = text.split("\n## ", 1)[0]  # the table, before any later section
     rows: dict[str, str] = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]

@@ -1,4 +1,5 @@
-"""Every command has --help, and the README documents every command."""
+"""Every command has --help, and the CLI reference (docs/cli.md) names every command in its table
+(the options below it are generated from the click commands when the site is built)."""
 
 from pathlib import Path
 
@@ -37,9 +38,9 @@ def _resolve(path):
 
 
 @pytest.mark.parametrize("path", [p for p in ALL if p], ids=lambda p: " ".join(p))
-def test_readme_documents_command(path):
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert "judgekit " + " ".join(path) in readme
+def test_docs_document_command(path):
+    reference = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    assert "`judgekit " + " ".join(path) in reference
 
 
 def test_list_shows_runners():

@@ -80,7 +80,7 @@ def test_help_says_it_in_a_few_lines():
 
 
 def test_a_glob_of_the_output_folder_skips_what_is_no_run_folder(here):
-    """`judgekit report judgekit-out/*` as the README shows it: the default cache file, its image
+    """`judgekit report judgekit-out/*` as docs/report.md shows it: the default cache file, its image
     store and WAL segments live beside the run folders; each is skipped with one line, the runs'
     pages and the leaderboard are written, exit 0."""
     out = here / "judgekit-out"
