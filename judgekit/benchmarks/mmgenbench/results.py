@@ -14,6 +14,7 @@ encodings (a covariance square root per resample, and a resample repeats images,
 it), not a mean over images.
 """
 
+from ...report.numbers import DECIMALS, number
 from __future__ import annotations
 
 from collections import Counter
@@ -192,7 +193,7 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
     adjust_summary(summary, getattr(o, "holm_adjust", True))
     display = [{"model": r["model"], "generator": r["generator"],
                 "SIM": shown(r["sim_mean"], r.get("sim_mean_ci_low"), r.get("sim_mean_ci_high"), 4),
-                "SIM std": _f(r["sim_std"]), "FID": _f(r["fid"]), "n": r["n"],
+                "SIM std": _f(r["sim_std"]), "FID": number(r["fid"], DECIMALS["distance"]), "n": r["n"],
                 "failed": r["caption_failures"] + r["generation_failures"] + r["encode_failures"],
                 "empty captions": r["empty_captions"]} for r in results]
     by_pattern = []
