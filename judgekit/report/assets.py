@@ -83,7 +83,7 @@ width:100%;text-align:left;border:0;background:none;border-radius:6px}
 .head .tw{color:var(--mut);width:1em}.head .id{font-family:ui-monospace,Menlo,Consolas,monospace;color:var(--mut)}
 .head .title{font-weight:600;overflow-wrap:anywhere}
 .head .score{margin-left:auto;font-variant-numeric:tabular-nums;font-weight:600}
-.chip{font-size:12px;background:#e8f1f8;color:#0b4a75;border-radius:10px;padding:0 8px;white-space:nowrap}
+.chip{font-size:12px;background:#e8f1f8;color:#0b4a75;border-radius:10px;padding:0 8px;overflow-wrap:anywhere}
 .badge{font-size:12px;border-radius:4px;padding:0 6px;font-weight:600;background:var(--grybg);color:var(--gry)}
 .badge.failed,.badge.st-failed{background:var(--redbg);color:var(--red)}
 .badge.reasked,.badge.st-reasked{background:var(--ambbg);color:var(--amb)}
@@ -488,14 +488,15 @@ function layoutReport() {
     var hint = s.nextElementSibling, r = s.getBoundingClientRect();
     var cap = s.closest("figure") ? s.closest("figure").querySelector("figcaption")
       : s.closest("section") ? s.closest("section").querySelector("h2,h3") : null;
-    return {name: cap ? cap.textContent : "", overflow: s.scrollWidth > s.clientWidth + 1,
+    var kind = s.closest("figure.chart") ? "chart" : s.querySelector("table.lb") ? "leaderboard" : "table";
+    return {name: cap ? cap.textContent : "", kind: kind, overflow: s.scrollWidth > s.clientWidth + 1,
             hint: !!(hint && hint.className === "scroll-hint" && hint.offsetWidth > 0 && hint.offsetHeight > 0),
             content: s.scrollWidth, box: s.clientWidth, right: Math.round(r.right)};
   });
-  var de = document.documentElement;
-  document.body.setAttribute("data-layout", JSON.stringify({
+  var de = document.documentElement, out = JSON.stringify({
     window: window.innerWidth, page: Math.max(de.scrollWidth, document.body.scrollWidth), view: de.clientWidth,
-    boxes: boxes}));
+    boxes: boxes});
+  document.body.setAttribute("data-layout", out);
 }
 
 window.addEventListener("resize", markOverflow);
