@@ -14,7 +14,6 @@ encodings (a covariance square root per resample, and a resample repeats images,
 it), not a mean over images.
 """
 
-from ...report.numbers import DECIMALS, number
 from __future__ import annotations
 
 from collections import Counter
@@ -27,6 +26,7 @@ from ...judging.multiplicity import adjust_summary, excludes_cell
 from ...judging.uncertainty import IntervalOptions, bootstrap_summary, comparisons, interval
 from ...local import read_vector
 from ...metrics.mmgenbench import cosine, fid, sim_summary
+from ...report.numbers import DECIMALS, number
 from ..base import BenchmarkResult
 from .data import PATTERNS
 from .tidy import tidy_rows
