@@ -44,6 +44,7 @@ th,td{border-bottom:1px solid var(--bd);padding:4px 10px;text-align:left;vertica
 thead th{background:var(--bg2);font-weight:600}
 td.num,td.num b{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 table.lb th small{display:block;font-weight:normal;color:var(--mut)}
+table.lb th{white-space:nowrap}
 table.lb td.num b{color:#000}
 .ci{color:var(--mut);font-size:12px}
 .scrollbox{max-width:100%;min-width:0}
