@@ -95,10 +95,15 @@ def decimals(kind: str | None, values: Iterable[Any] = ()) -> int:
 
 def column_decimals(values: Iterable[Any]) -> int:
     """One number of decimals for a column of figures of no known kind: 0 when every value is a
-    whole number, else enough for three significant digits of the largest (1 to 4)."""
+    whole number; the most decimals any value has when all were rounded to 4 or fewer (a
+    benchmark's own rounding, as its terminal table shows it: ``5.332`` beside ``2.320``); else
+    enough for three significant digits of the largest (1 to 4)."""
     nums = [float(v) for v in values if is_number(v)]
     if not nums or all(float(v).is_integer() and abs(v) < 1e15 for v in nums):
         return 0
+    places = [len(repr(v).partition(".")[2]) if "e" not in repr(v) else 99 for v in nums]
+    if max(places) <= 4:
+        return max(places)
     big = max((abs(v) for v in nums if v != 0), default=0.0)
     if big == 0:
         return 1

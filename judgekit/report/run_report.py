@@ -257,11 +257,11 @@ def _comparison_charts(rows: list[dict[str, Any]], level: float | None) -> list[
     charts = []
     for metric, rs in by_metric.items():
         groups = list(dict.fromkeys(_pair(r) for r in rs))
-        names = list(dict.fromkeys(" · ".join(str(r.get(k)) for k in ctx if r.get(k) is not None) or metric
+        names = list(dict.fromkeys(" · ".join(str(r.get(k)) for k in ctx if r.get(k) is not None) or numbers.label(metric)
                                    for r in rs))
         cells: dict[tuple[str, str], dict[str, Any]] = {}
         for r in rs:
-            name = " · ".join(str(r.get(k)) for k in ctx if r.get(k) is not None) or metric
+            name = " · ".join(str(r.get(k)) for k in ctx if r.get(k) is not None) or numbers.label(metric)
             cells[(name, _pair(r))] = r
         series = []
         for name in names:

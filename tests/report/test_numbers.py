@@ -34,11 +34,14 @@ def test_intervals_keep_their_estimates_decimals_and_trailing_zeros():
 
 
 def test_a_column_of_no_known_kind_has_one_number_of_decimals():
-    assert numbers.column_decimals([5.332, 2.32]) == 2  # "5.33" beside "2.32", not "5.332" beside "2.32"
-    assert numbers.column_decimals([1200.5, 3.25]) == 1
+    # values a benchmark rounded keep their decimals, padded: "5.332" beside "2.320", not "2.32"
+    assert [numbers.number(v, numbers.column_decimals([5.332, 2.32])) for v in (5.332, 2.32)] == ["5.332", "2.320"]
+    assert numbers.column_decimals([1200.5, 3.25]) == 2
     assert numbers.column_decimals([3, 4, 5]) == 0
-    assert numbers.column_decimals([0.00046, 0.0013]) == 4
-    assert [numbers.number(v, numbers.column_decimals([5.332, 2.32])) for v in (5.332, 2.32)] == ["5.33", "2.32"]
+    # values not rounded: three significant digits of the largest
+    assert numbers.column_decimals([2 / 3, 0.1 + 0.2]) == 3
+    assert numbers.column_decimals([0.000461234, 0.00131234]) == 4
+    assert numbers.column_decimals([1234.56789, 1 / 3]) == 1
 
 
 def test_labels_put_keys_in_words():

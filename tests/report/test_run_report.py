@@ -144,7 +144,7 @@ def test_no_judge_summary_and_missing_or_odd_keys():
     row = out.tables[0].rows[0]
     assert "judge" not in row and row["generator"] == "tiny-sd"  # a context that is None everywhere is no column
     assert row["a − b [95% interval]"] == "0.0005 [-0.0014, 0.0017]"  # SIM: 4 decimals, as the terminal
-    assert [s.name for s in out.charts[0].series] == ["sim"]
+    assert [s.name for s in out.charts[0].series] == ["SIM"]  # the key in words
     # an empty summary, or keys of a shape no runner writes, add nothing and raise nothing
     for s in ({}, {"comparisons": "x", "agreement": {"a": 1}, "deviations": None, "intervals": [], "judges": "j",
                    "cost_usd": float("nan"), "calls_by_provider": {"sim": "many"}, "ensemble": ["mean"]}):
