@@ -214,10 +214,8 @@ def with_interval(row: dict, name: str, iv: Interval, digits: int = 2) -> dict:
 
 
 def shown(value: float | None, low: float | None, high: float | None, digits: int = 1) -> str:
-    """A figure and its interval for the printed tables: ``12.3 [8.1, 16.0]`` (``-`` when None)."""
-    if value is None:
-        return "-"
-    text = f"{value:.{digits}f}"
-    if low is not None and high is not None:
-        text += f" [{low:.{digits}f}, {high:.{digits}f}]"
-    return text
+    """A figure and its interval for the printed tables: ``12.3 [8.1, 16.0]`` (``-`` when None),
+    written as the report page writes it (:func:`judgekit.report.numbers.interval`)."""
+    from ..report.numbers import interval
+
+    return interval(value, low, high, digits)

@@ -217,12 +217,19 @@ def agreement_display(a: Mapping[str, Any]) -> dict[str, Any]:
 
 
 
+def _places(metric: str) -> int:
+    """The decimals of a figure's difference: its kind's (the report page's too), else 2."""
+    from ..report.numbers import DECIMALS, figure_kind
+
+    return DECIMALS.get(figure_kind(metric) or "", 2)
+
+
 def comparison_display(c: Mapping[str, Any]) -> dict[str, Any]:
     """A paired comparison as printed; with Holm's adjustment (:mod:`.honest`), ``excludes 0``
     says both, raw and adjusted (``yes/no``)."""
     excl = "yes" if c["excludes_zero"] else "no"
     row = {"judge": c["judge"], "figure": c["metric"], "a - b": f"{c['a']} - {c['b']}",
-           "difference": shown(c["difference"], c["ci_low"], c["ci_high"], 2),
+           "difference": shown(c["difference"], c["ci_low"], c["ci_high"], _places(c["metric"])),
            "items": f"{c['items']}!" if c.get("small_n") else c["items"]}
     if "excludes_zero_holm" not in c:
         return {**row, "excludes 0": excl}

@@ -15,7 +15,11 @@ any checked flag), "N of M items", pages of 25; an item's header opens its block
 drives it too: ``#item=ID`` opens that item and scrolls it to the top (inside ``<body>``, so that a
 headless ``--screenshot`` shows it), ``#q=TEXT`` fills the search, and ``#check`` (for tests) shows
 every matching item open on one page, waits for every image, then sets ``data-items``,
-``data-images-ok``, ``data-images-broken`` and ``data-ready="1"`` on ``<body>``.
+``data-images-ok``, ``data-images-broken`` and ``data-ready="1"`` on ``<body>``.  Every
+``.scroll`` box (a chart, a table, the leaderboard) whose content is wider than it gets
+``data-overflow`` (at load and on resize), which shows its "scroll sideways" hint; ``#layoutcheck``
+(for tests) writes ``data-layout`` on ``<body>``: the window's width, the page's, and per box its
+caption, whether it overflows and whether its hint shows.
 """
 
 CSS = r"""
@@ -40,13 +44,23 @@ th,td{border-bottom:1px solid var(--bd);padding:4px 10px;text-align:left;vertica
 thead th{background:var(--bg2);font-weight:600}
 td.num,td.num b{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 table.lb th small{display:block;font-weight:normal;color:var(--mut)}
+table.lb th{white-space:nowrap}
 table.lb td.num b{color:#000}
 .ci{color:var(--mut);font-size:12px}
-.scroll{overflow-x:auto;max-width:100%}
+.scrollbox{max-width:100%;min-width:0}
+.scroll{overflow-x:auto;max-width:100%;
+background:linear-gradient(to left,#fff 30%,rgba(255,255,255,0)) right/24px 100% no-repeat local,
+radial-gradient(farthest-side at 100% 50%,rgba(0,0,0,.2),rgba(0,0,0,0)) right/10px 100% no-repeat scroll}
+.scroll-hint{display:none;margin:2px 0 0;font-size:12px;color:var(--acc);text-align:right}
+.scroll[data-overflow]+.scroll-hint{display:block}
 .charts{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}
-figure.chart{margin:0;padding:10px 12px;border:1px solid var(--bd);border-radius:6px;width:min-content;max-width:100%}
-figure.chart figcaption{font-weight:600;margin-bottom:6px}
+figure.chart{margin:0;padding:10px 12px;border:1px solid var(--bd);border-radius:6px;max-width:100%;min-width:0}
+figure.chart figcaption{font-weight:600;margin-bottom:6px;overflow-wrap:anywhere}
+h1,h2,h3,.note{overflow-wrap:anywhere}
+@media (max-width:640px){header{padding:12px 10px 8px}main{padding:0 10px 30px}figure.chart{padding:8px 6px}
+#browser .controls{position:static}}
 svg.chart{font:11px system-ui,sans-serif;display:block}
+svg.chart .vl{fill:#222;font-size:10px;text-anchor:middle}svg.chart rect.flat{stroke:#222;stroke-width:.6}
 svg.chart .grid{stroke:#e3e6ec;stroke-width:1}svg.chart .zero{stroke:#333;stroke-width:1.2}
 svg.chart .tick{text-anchor:end;fill:#555}svg.chart .gl,svg.chart .lg,svg.chart .tot{fill:#333}
 svg.chart .na{fill:#888;font-style:italic;text-anchor:middle}svg.stacked .na{text-anchor:start}
@@ -70,7 +84,7 @@ width:100%;text-align:left;border:0;background:none;border-radius:6px}
 .head .tw{color:var(--mut);width:1em}.head .id{font-family:ui-monospace,Menlo,Consolas,monospace;color:var(--mut)}
 .head .title{font-weight:600;overflow-wrap:anywhere}
 .head .score{margin-left:auto;font-variant-numeric:tabular-nums;font-weight:600}
-.chip{font-size:12px;background:#e8f1f8;color:#0b4a75;border-radius:10px;padding:0 8px;white-space:nowrap}
+.chip{font-size:12px;background:#e8f1f8;color:#0b4a75;border-radius:10px;padding:0 8px;overflow-wrap:anywhere}
 .badge{font-size:12px;border-radius:4px;padding:0 6px;font-weight:600;background:var(--grybg);color:var(--gry)}
 .badge.failed,.badge.st-failed{background:var(--redbg);color:var(--red)}
 .badge.reasked,.badge.st-reasked{background:var(--ambbg);color:var(--amb)}
@@ -459,13 +473,45 @@ function done(m) {
   });
 }
 
+function markOverflow() {
+  // a box whose content is wider than it scrolls sideways: say so under it ("scroll sideways for more")
+  Array.prototype.forEach.call(document.querySelectorAll(".scroll"), function (s) {
+    if (s.scrollWidth > s.clientWidth + 1) { s.setAttribute("data-overflow", "1"); }
+    else { s.removeAttribute("data-overflow"); }
+  });
+}
+
+function layoutReport() {
+  // for tests (#layoutcheck): every scroll box, whether its content overflows and whether its hint
+  // shows, and whether the page itself is wider than the window (cut with no hint)
+  markOverflow();
+  var boxes = Array.prototype.map.call(document.querySelectorAll(".scroll"), function (s) {
+    var hint = s.nextElementSibling, r = s.getBoundingClientRect();
+    var cap = s.closest("figure") ? s.closest("figure").querySelector("figcaption")
+      : s.closest("section") ? s.closest("section").querySelector("h2,h3") : null;
+    var kind = s.closest("figure.chart") ? "chart" : s.querySelector("table.lb") ? "leaderboard" : "table";
+    return {name: cap ? cap.textContent : "", kind: kind, overflow: s.scrollWidth > s.clientWidth + 1,
+            hint: !!(hint && hint.className === "scroll-hint" && hint.offsetWidth > 0 && hint.offsetHeight > 0),
+            content: s.scrollWidth, box: s.clientWidth, right: Math.round(r.right)};
+  });
+  var de = document.documentElement, out = JSON.stringify({
+    window: window.innerWidth, page: Math.max(de.scrollWidth, document.body.scrollWidth), view: de.clientWidth,
+    boxes: boxes});
+  document.body.setAttribute("data-layout", out);
+}
+
+window.addEventListener("resize", markOverflow);
 state.check = "check" in parseHash();
 if (!root) {
+  markOverflow();
+  if ("layoutcheck" in parseHash()) { layoutReport(); }
   if (state.check) { done([]); }
   return;
 }
 build();
 var first = applyHash();
+markOverflow();
+if ("layoutcheck" in parseHash()) { layoutReport(); }
 window.addEventListener("hashchange", function () { state.check = "check" in parseHash(); applyHash(); });
 if (state.check) { done(first); }
 })();

@@ -220,7 +220,7 @@ def leaderboard_doc(runs: list[Run], out: Path) -> ReportDoc:
             row: dict[str, Any] = {"run": r.run, "candidate": r.candidate}
             for c in cols:
                 h = r.cells.get(c)
-                row[names[c]] = interval_text(h.value, h.low, h.high) if h is not None else "–"
+                row[names[c]] = interval_text(h.value, h.low, h.high, name=c[0]) if h is not None else "–"
             out_rows.append(row)
         if cols:
             hb = next((r.cells[cols[0]].higher_is_better for r in rows if cols[0] in r.cells), True)

@@ -19,11 +19,13 @@ import base64
 import hashlib
 import json
 import math
+import re
 from html import escape
 from typing import Any
 from urllib.parse import urlsplit
 
 from .assets import CSS, SCRIPT
+from . import numbers
 from .svg import chart_svg, fmt
 
 __all__ = ["render_html", "SCRIPT", "CSP", "data_json", "dumps", "clean_text", "intern_texts", "INTERN_MIN"]
@@ -136,6 +138,16 @@ def _href(h: str) -> str | None:
     return h if scheme in ("", "http", "https", "file") else None
 
 
+#: a wide chart or table scrolls sideways in its own box; the hint under it ("scroll →") shows while
+#: its content is wider than the box (the page's script sets ``data-overflow``; without the script
+#: the box's right edge is shaded by CSS alone, and the hint stays hidden)
+_SCROLL_CLOSE = '</div><p class="scroll-hint" aria-hidden="true">scroll sideways for more →</p></div>'
+
+
+def _scroll_open() -> str:
+    return '<div class="scrollbox"><div class="scroll" tabindex="0">'
+
+
 def _headline(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return ""
@@ -161,6 +173,10 @@ def _headline(rows: list[dict[str, Any]]) -> str:
                    f'{f"<br><small>judge: {_e(j)}</small>" if j else ""}'
                    f'<small class="dir">{"higher is better" if hb else "lower is better"}</small></th>'
                    for (fig, j), hb in cols.items())
+    # one number of decimals a column: its figure's kind (the terminal's), else its values'
+    places = {key: numbers.decimals(numbers.figure_kind(key[0], units.get(key[0], "")),
+                                    [c.get(x) for (_, k), c in cells.items() if k == key for x in ("value", "low", "high")])
+              for key in cols}
     body = []
     for cand in cands:
         tds = []
@@ -170,14 +186,15 @@ def _headline(rows: list[dict[str, Any]]) -> str:
                 tds.append('<td class="num">-</td>')
                 continue
             v = h["value"]
-            text = _e(cell(v))
-            if h.get("low") is not None and h.get("high") is not None:
-                text += f' <span class="ci">[{_e(cell(h["low"]))}, {_e(cell(h["high"]))}]</span>'
+            text = _e(numbers.number(v, places[key]))
+            if numbers.is_number(h.get("low")) and numbers.is_number(h.get("high")):
+                text += (f' <span class="ci">[{_e(numbers.number(h["low"], places[key]))}, '
+                         f'{_e(numbers.number(h["high"], places[key]))}]</span>')
             strong = key in best and v == best[key]
             tds.append(f'<td class="num">{"<b>" + text + "</b>" if strong else text}</td>')
         body.append(f"<tr><th scope=row>{_e(cand)}</th>{''.join(tds)}</tr>")
-    return (f'<section id="headline"><h2>Leaderboard</h2><table class="lb"><thead><tr><th>candidate</th>{head}'
-            f'</tr></thead><tbody>{"".join(body)}</tbody></table></section>')
+    return (f'<section id="headline"><h2>Leaderboard</h2>{_scroll_open()}<table class="lb"><thead><tr>'
+            f'<th>candidate</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>{_SCROLL_CLOSE}</section>')
 
 
 def _table(t: dict[str, Any]) -> str:
@@ -187,6 +204,11 @@ def _table(t: dict[str, Any]) -> str:
         for k in r:
             cols.setdefault(str(k), None)
     head = "".join(f"<th>{_e(c)}</th>" for c in cols)
+    by_col = {c: [r.get(c) for r in ({str(k): v for k, v in r.items()} for r in rows)] for c in cols}
+    # a column of numbers has one number of decimals: its figure's kind by its head, else its values'
+    kinds = {c: numbers.figure_kind(c) for c in cols}
+    places = {c: numbers.decimals(kinds[c] if kinds[c] != "count" else None, vs) for c, vs in by_col.items()
+              if any(isinstance(v, float) for v in vs)}
     body = []
     for r in rows:
         rr = {str(k): v for k, v in r.items()}
@@ -194,18 +216,22 @@ def _table(t: dict[str, Any]) -> str:
         for c in cols:
             v = rr.get(c)
             num = isinstance(v, (int, float)) and not isinstance(v, bool)
-            tds.append(f'<td{" class=num" if num else ""}>{_e(cell(v))}</td>')
+            text = numbers.number(v, places[c]) if num and c in places and numbers.is_number(v) else cell(v)
+            tds.append(f'<td{" class=num" if num else ""}>{_e(text)}</td>')
         body.append(f"<tr>{''.join(tds)}</tr>")
     note = f'<p class="note">{_e(t["note"])}</p>' if t.get("note") else ""
-    return (f'<section class="table"><h3>{_e(t.get("title", ""))}</h3>{note}<div class="scroll"><table>'
-            f'<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div></section>')
+    return (f'<section class="table"><h3>{_e(t.get("title", ""))}</h3>{note}{_scroll_open()}<table>'
+            f'<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>{_SCROLL_CLOSE}</section>')
 
 
 def _chart(c: dict[str, Any]) -> str:
     note = f'<p class="note">{_e(c["note"])}</p>' if c.get("note") else ""
     unit = f' <small>({_e(c["unit"])})</small>' if c.get("unit") else ""
-    return (f'<figure class="chart"><figcaption>{_e(c.get("title", ""))}{unit}</figcaption>'
-            f'<div class="scroll">{chart_svg(c)}</div>{note}</figure>')
+    svg = chart_svg(c)
+    natural = re.search(r' width="(\d+)"', svg)
+    size = f' style="width:{int(natural.group(1)) + 26}px"' if natural else ""  # its box: the chart and padding
+    return (f'<figure class="chart"{size}><figcaption>{_e(c.get("title", ""))}{unit}</figcaption>'
+            f'{_scroll_open()}{svg}{_SCROLL_CLOSE}{note}</figure>')
 
 
 def render_html(doc_json: dict[str, Any]) -> str:

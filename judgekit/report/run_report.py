@@ -25,6 +25,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from . import numbers
 from .doc import Chart, ReportDoc, Series, Table
 
 __all__ = ["write_run_report", "with_shared_sections", "num", "interval_text"]
@@ -91,13 +92,15 @@ def num(v: Any, decimals: int | None = None) -> str:
     return s.lstrip("-") if float(s) == 0 else s  # no "-0.0"
 
 
-def interval_text(value: Any, low: Any = None, high: Any = None) -> str:
+def interval_text(value: Any, low: Any = None, high: Any = None, *, name: Any = None) -> str:
     """``value [low, high]`` with one number of decimals for the three (``value`` alone when the
-    interval is not known)."""
-    d = _decimals(value, low, high)
-    if _finite(low) is None and _finite(high) is None:
-        return num(value, d if _finite(value) is not None else None)
-    return f"{num(value, d)} [{num(low, d)}, {num(high, d)}]"
+    interval is not known): the decimals of the figure ``name``'s kind, as the terminal writes it
+    (:mod:`judgekit.report.numbers`); of no known kind, three significant digits of the largest."""
+    kind = numbers.figure_kind(name) if name is not None else None
+    d = numbers.DECIMALS[kind] if kind in numbers.DECIMALS else _decimals(value, low, high)
+    if _finite(value) is None:
+        return "–"
+    return numbers.interval(value, low, high, d)
 
 
 def _share(v: Any) -> str:
@@ -217,10 +220,10 @@ def _comparisons_table(rows: list[dict[str, Any]], s: dict[str, Any], level: flo
     head = f"a − b [{_pct(level)} interval]" if level is not None else "a − b [interval]"
     out = []
     for r in rows:
-        row: dict[str, Any] = {"metric": str(r.get("metric", ""))}
+        row: dict[str, Any] = {"metric": numbers.label(r.get("metric", ""))}
         row.update({k: "" if r.get(k) is None else str(r.get(k)) for k in ctx})
         row["a − b"] = _pair(r)
-        row[head] = interval_text(r.get("difference"), r.get("ci_low"), r.get("ci_high"))
+        row[head] = interval_text(r.get("difference"), r.get("ci_low"), r.get("ci_high"), name=r.get("metric"))
         row["items"] = f"{r.get('items', '')}!" if r.get("small_n") else r.get("items", "")
         ex = r.get("excludes_zero")
         row["excludes 0"] = "yes" if ex is True else "no" if ex is False else "–"
@@ -254,11 +257,11 @@ def _comparison_charts(rows: list[dict[str, Any]], level: float | None) -> list[
     charts = []
     for metric, rs in by_metric.items():
         groups = list(dict.fromkeys(_pair(r) for r in rs))
-        names = list(dict.fromkeys(" · ".join(str(r.get(k)) for k in ctx if r.get(k) is not None) or metric
+        names = list(dict.fromkeys(" · ".join(str(r.get(k)) for k in ctx if r.get(k) is not None) or numbers.label(metric)
                                    for r in rs))
         cells: dict[tuple[str, str], dict[str, Any]] = {}
         for r in rs:
-            name = " · ".join(str(r.get(k)) for k in ctx if r.get(k) is not None) or metric
+            name = " · ".join(str(r.get(k)) for k in ctx if r.get(k) is not None) or numbers.label(metric)
             cells[(name, _pair(r))] = r
         series = []
         for name in names:
@@ -267,7 +270,7 @@ def _comparison_charts(rows: list[dict[str, Any]], level: float | None) -> list[
                                  low=[_finite(c.get("ci_low")) for c in got],
                                  high=[_finite(c.get("ci_high")) for c in got]))
         whisker = f"whiskers: the {_pct(level)} interval" if level is not None else "whiskers: the interval"
-        charts.append(Chart(title=f"Paired differences: {metric}" if metric else "Paired differences",
+        charts.append(Chart(title=f"Paired differences in {numbers.label(metric)}" if metric else "Paired differences",
                             groups=groups, series=series,
                             note=f"{whisker}; one that crosses 0 is no clear difference"))
     return charts
@@ -288,11 +291,13 @@ def _agreement_table(rows: list[dict[str, Any]]) -> Table | None:
         row["judges"] = ", ".join(map(str, judges)) if isinstance(judges, list) else str(judges or "")
         if r.get("pooling"):
             row["candidate"] = "pooled within candidates"
-        row["Krippendorff's α"] = (interval_text(r.get("krippendorff_alpha"), r.get("alpha_ci_low"), r.get("alpha_ci_high"))
+        row["Krippendorff's α"] = (interval_text(r.get("krippendorff_alpha"), r.get("alpha_ci_low"), r.get("alpha_ci_high"),
+                                                 name="alpha")
                                    if "alpha_ci_low" in r else num(r.get("krippendorff_alpha"), 3))
         if any("krippendorff_alpha_across" in x for x in rows):
             row["α pooled across candidates"] = (interval_text(r.get("krippendorff_alpha_across"),
-                                                               r.get("alpha_across_ci_low"), r.get("alpha_across_ci_high"))
+                                                               r.get("alpha_across_ci_low"), r.get("alpha_across_ci_high"),
+                                                               name="alpha")
                                                  if "krippendorff_alpha_across" in r else "")
         row["level"] = str(r.get("level", ""))
         row["all agree"] = _share(r.get("full_agreement"))

@@ -7,7 +7,12 @@ Two kinds, both from a chart's JSON (:meth:`judgekit.report.doc.Chart.to_json`):
   line (negative values go below it: Reward runs from -100 to 100).
 - :func:`stacked`: one horizontal bar per group, split into the series' shares.
 
-Every label is escaped; a ``None`` value draws no bar and says "n/a".  Colours are the Okabe-Ito
+Every label is escaped; a ``None`` value draws no bar and says "n/a"; a bar too short to see (0, or
+next to it) is drawn as a dark hairline on the zero line with its value written above it, so 0 never
+looks missing.  Values in tooltips and labels have the decimals of the chart's kind of figure
+(:mod:`judgekit.report.numbers`, from its title and unit), the same as the tables'.  An SVG carries
+its natural size (``width``/``height``) and a ``viewBox``; the page lets it shrink to
+:data:`MIN_SCALE` of that size and scrolls it beyond (:mod:`judgekit.report.render`).  Colours are the Okabe-Ito
 palette (safe for the common colour blindnesses); a chart with ``palette: "diverging"`` (its series an
 ordered scale, best first) goes from blue through grey to orange (:func:`diverging`).
 """
@@ -18,7 +23,9 @@ import math
 from html import escape
 from typing import Any
 
-__all__ = ["PALETTE", "diverging", "chart_svg", "bars", "stacked", "nice_ticks", "fmt"]
+from . import numbers
+
+__all__ = ["PALETTE", "MIN_SCALE", "diverging", "chart_svg", "bars", "stacked", "nice_ticks", "fmt", "chart_places"]
 
 #: Okabe & Ito (2008), black last
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -26,6 +33,10 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F
 #: a diverging scale's ends and middle: blue (best), grey, orange (worst); PuOr-like, safe for
 #: the common colour blindnesses (blue against orange, told apart by lightness too)
 _BEST, _MID, _WORST = (0x21, 0x66, 0xAC), (0xB8, 0xB8, 0xB8), (0xC4, 0x5A, 0x00)
+
+#: the smallest a chart is drawn, as a share of its natural width (11 px labels at 9 px); below
+#: that it scrolls sideways instead, with a hint
+MIN_SCALE = 0.8
 
 _CHAR_W = 6.6  # px per character of 11 px sans-serif, roughly
 _MAX_LABEL = 28  # characters of a group label drawn; the whole label is in its <title>
@@ -42,6 +53,20 @@ def fmt(v: float | None) -> str:
     if isinstance(v, int) and not isinstance(v, bool):
         return str(v)
     return f"{float(v):.4g}"
+
+
+def chart_places(chart: dict[str, Any]) -> int:
+    """The decimals of a chart's values: its figure's kind (from its title and unit), else its
+    values'; 0 where every value is a whole number."""
+    vals = [v for s in chart.get("series", []) for k in ("values", "low", "high") for v in (s.get(k) or [])]
+    nums = [v for v in vals if numbers.is_number(v)]
+    if nums and all(isinstance(v, int) for v in nums):
+        return 0
+    return numbers.decimals(numbers.figure_kind(chart.get("title", ""), chart.get("unit", "")), nums)
+
+
+def _size_style(width: float) -> str:
+    return f'style="width:100%;max-width:{width:.0f}px;min-width:{MIN_SCALE * width:.0f}px;height:auto"'
 
 
 def _num(v: Any) -> float | None:
@@ -133,6 +158,11 @@ def bars(chart: dict[str, Any]) -> str:
         vals = s.get(key) or []
         return [_num(vals[i]) if i < len(vals) else None for i in range(len(groups))]
 
+    places = chart_places(chart)
+
+    def show(v: float | None) -> str:
+        return numbers.number(v, places) if v is not None else "n/a"
+
     vals = [col(s, "values") for s in series]
     lows = [col(s, "low") for s in series]
     highs = [col(s, "high") for s in series]
@@ -172,7 +202,8 @@ def bars(chart: dict[str, Any]) -> str:
         return top + plot_h * (hi - v) / (hi - lo)
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart bars" viewBox="0 0 {width:.0f} {height:.0f}" '
-           f'width="{width:.0f}" height="{height:.0f}" role="img" aria-label="{_e(chart.get("title", ""))}">',
+           f'width="{width:.0f}" height="{height:.0f}" {_size_style(width)} role="img" '
+           f'aria-label="{_e(chart.get("title", ""))}">',
            f'<g class="legend" transform="translate(4,0)">{legend_svg}</g>']
     for t, label in zip(ticks, tick_labels):
         yy = y(t)
@@ -185,17 +216,23 @@ def bars(chart: dict[str, Any]) -> str:
             x = gx + si * bar_w
             v, a, b = vals[si][gi], lows[si][gi], highs[si][gi]
             name = str(s.get("name", ""))
-            tip = f"{name} / {g}: {fmt(v)}{unit if v is not None else ''}"
+            tip = f"{name} / {g}: {show(v)}{unit if v is not None else ''}"
             if a is not None and b is not None:
-                tip += f" [{fmt(a)}, {fmt(b)}]"
+                tip += f" [{show(a)}, {show(b)}]"
             if v is None:
                 out.append(f'<text class="na" x="{x + bar_w / 2:.1f}" y="{zero - 3:.1f}">n/a<title>{_e(tip)}</title>'
                            f'</text>')
                 continue
             y0, y1 = sorted((y(v), zero))
-            out.append(f'<rect class="bar" x="{x + 0.5:.1f}" y="{y0:.2f}" width="{bar_w - 1:.1f}" '
-                       f'height="{max(y1 - y0, 0.5):.2f}" fill="{colours[si]}">'
-                       f'<title>{_e(tip)}</title></rect>')
+            if y1 - y0 < 2:  # 0 (or next to it): a dark hairline on the zero line and the value above
+                out.append(f'<rect class="bar flat" x="{x + 0.5:.1f}" y="{zero - 1.5:.2f}" width="{bar_w - 1:.1f}" '
+                           f'height="3" fill="{colours[si]}"><title>{_e(tip)}</title></rect>'
+                           f'<text class="vl" x="{x + bar_w / 2:.1f}" y="{zero - 4:.1f}">{_e(show(v))}'
+                           f'<title>{_e(tip)}</title></text>')
+            else:
+                out.append(f'<rect class="bar" x="{x + 0.5:.1f}" y="{y0:.2f}" width="{bar_w - 1:.1f}" '
+                           f'height="{y1 - y0:.2f}" fill="{colours[si]}">'
+                           f'<title>{_e(tip)}</title></rect>')
             if a is not None and b is not None:
                 cx, cap = x + bar_w / 2, max(2.0, bar_w / 4)
                 ya, yb = y(a), y(b)
@@ -230,8 +267,10 @@ def stacked(chart: dict[str, Any]) -> str:
     top = legend_h + 12
     height = top + len(groups) * (bar_h + gap) + 6
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart stacked" viewBox="0 0 {width:.0f} {height:.0f}" '
-           f'width="{width:.0f}" height="{height:.0f}" role="img" aria-label="{_e(chart.get("title", ""))}">',
+           f'width="{width:.0f}" height="{height:.0f}" {_size_style(width)} role="img" '
+           f'aria-label="{_e(chart.get("title", ""))}">',
            f'<g class="legend" transform="translate(4,0)">{legend_svg}</g>']
+    places = chart_places(chart)
     for gi, g in enumerate(groups):
         yy = top + gi * (bar_h + gap)
         label = g if len(g) <= _MAX_LABEL else g[:_MAX_LABEL - 1] + "…"
@@ -252,7 +291,7 @@ def stacked(chart: dict[str, Any]) -> str:
                 continue
             w = plot_w * v / total
             share = 100 * v / total
-            tip = f"{s.get('name', '')} / {g}: {fmt(v)}{unit} ({share:.1f}%)"
+            tip = f"{s.get('name', '')} / {g}: {numbers.number(v, places)}{unit} ({share:.1f}%)"
             out.append(f'<rect class="seg" x="{x:.2f}" y="{yy:.1f}" width="{w:.2f}" height="{bar_h:.1f}" '
                        f'fill="{colours[si]}"><title>{_e(tip)}</title></rect>')
             if w > 34:
@@ -260,7 +299,7 @@ def stacked(chart: dict[str, Any]) -> str:
                 out.append(f'<text class="pct{" dk" if dark else ""}" x="{x + w / 2:.1f}" y="{yy + bar_h * 0.7:.1f}" '
                            f'text-anchor="middle">{share:.0f}%</text>')
             x += w
-        out.append(f'<text class="tot" x="{left + plot_w + 6:.1f}" y="{yy + bar_h * 0.7:.1f}">{_e(fmt(total))}'
+        out.append(f'<text class="tot" x="{left + plot_w + 6:.1f}" y="{yy + bar_h * 0.7:.1f}">{_e(numbers.number(total, places))}'
                    f'{_e(unit)}</text>')
     out.append("</svg>")
     return "".join(out)

@@ -177,8 +177,9 @@ def test_leaderboard_marks_the_best_of_each_column():
     ])
     rows = _cells(render_html(doc.to_json()), "lb")
     assert rows[0] == ["candidate", "Rewardjudge: gpt-4ohigher is better", "FIDlower is better"]
-    assert rows[1:] == [["gpt-4o", "**12.35 [5, 20]**", "30"],
-                        ["claude", "-3 [-10, 4]", "**25.5**"],
+    # one format a column, the terminal's for that kind of figure: Reward 1 decimal, FID 2
+    assert rows[1:] == [["gpt-4o", "**12.3 [5.0, 20.0]**", "30.00"],
+                        ["claude", "-3.0 [-10.0, 4.0]", "**25.50**"],
                         ["gemini", "-", "-"]]
 
 
@@ -189,7 +190,7 @@ def test_tables_round_floats_and_show_none_as_a_dash():
     start = page.index('<section class="table">')
     rows = re.findall(r"<tr>(.*?)</tr>", page[start:], re.S)[:3]
     cells = [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r) for r in rows]
-    assert cells == [["judge", "kappa", "n", "extra"], ["a&lt;b", "0.7123", "50", "-"], ["c", "-", "-", "nan"]]
+    assert cells == [["judge", "kappa", "n", "extra"], ["a&lt;b", "0.712", "50", "-"], ["c", "-", "-", "nan"]]
     assert json.loads(DATA_RE.search(page).group(1))["tables"][0]["rows"][1]["extra"] is None  # NaN: null
 
 

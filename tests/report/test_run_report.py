@@ -85,7 +85,7 @@ def test_panel_summary_meta_tables_and_chart_after_the_docs_own():
     assert [t.title for t in out.tables] == ["Results", "Paired comparisons", "Judge agreement",
                                              "Departures from the authors' code"]
     comp = out.tables[1]
-    assert comp.rows[0] == {"metric": "reward", "judge": "judge", "a − b": "sim-strong − sim-weak",
+    assert comp.rows[0] == {"metric": "Reward", "judge": "judge", "a − b": "sim-strong − sim-weak",
                             "a − b [95% interval]": "81.2 [58.3, 104.2]", "items": 12, "excludes 0": "yes"}
     assert comp.rows[1]["excludes 0"] == "no" and comp.rows[1]["a − b [95% interval]"] == "62.5 [-4.0, 77.1]"
     assert comp.rows[2]["a − b [95% interval]"] == "3.18 [2.71, 3.69]"
@@ -100,7 +100,8 @@ def test_panel_summary_meta_tables_and_chart_after_the_docs_own():
     assert dev[0]["what"] == "defuse_answers = True" and dev[0]["the authors' code"].startswith("puts both")
     assert dev[1]["kind"] == "dropped parameter" and dev[1]["what"] == "o3: temperature left out"
 
-    assert [c.title for c in out.charts] == ["Reward", "Paired differences: reward", "Paired differences: vfs"]
+    assert [c.title for c in out.charts] == ["Reward", "Paired differences in Reward",
+                                              "Paired differences in Visual factuality score (VFS)"]
     reward = out.charts[1]
     assert reward.groups == ["sim-strong − sim-weak"]  # one group per pair
     assert [(s.name, s.values, s.low, s.high) for s in reward.series] == [
@@ -127,9 +128,9 @@ def test_comparisons_without_a_difference_draw_no_chart_and_no_row():
              "ci_low": None, "ci_high": None, "level": 0.95, "excludes_zero": False}
     rows = [dict(empty, judge="judge"), dict(empty, judge="ensemble"), PANEL["comparisons"][2]]
     out = with_shared_sections(ReportDoc(title="t", benchmark="creation_mmbench"), dict(PANEL, comparisons=rows))
-    assert [c.title for c in out.charts] == ["Paired differences: vfs"]
+    assert [c.title for c in out.charts] == ["Paired differences in Visual factuality score (VFS)"]
     table = next(t for t in out.tables if t.title == "Paired comparisons")
-    assert [r["metric"] for r in table.rows] == ["vfs"]
+    assert [r["metric"] for r in table.rows] == ["Visual factuality score (VFS)"]
     assert "2 comparisons without a difference (a figure the run did not make) left out" in table.note
     # none with a difference (NaN too): no chart and no table at all
     out = with_shared_sections(ReportDoc(title="t", benchmark="b"),
@@ -142,8 +143,8 @@ def test_no_judge_summary_and_missing_or_odd_keys():
     assert "judges" not in out.meta
     row = out.tables[0].rows[0]
     assert "judge" not in row and row["generator"] == "tiny-sd"  # a context that is None everywhere is no column
-    assert row["a − b [95% interval]"] == "0.00046 [-0.00135, 0.00167]"
-    assert [s.name for s in out.charts[0].series] == ["sim"]
+    assert row["a − b [95% interval]"] == "0.0005 [-0.0014, 0.0017]"  # SIM: 4 decimals, as the terminal
+    assert [s.name for s in out.charts[0].series] == ["SIM"]  # the key in words
     # an empty summary, or keys of a shape no runner writes, add nothing and raise nothing
     for s in ({}, {"comparisons": "x", "agreement": {"a": 1}, "deviations": None, "intervals": [], "judges": "j",
                    "cost_usd": float("nan"), "calls_by_provider": {"sim": "many"}, "ensemble": ["mean"]}):
@@ -157,7 +158,7 @@ def test_numbers():
     assert num(-0.00001, 1) == "0.0"  # never "-0.0"
     assert num(1234.5) == "1234.5" and num(0.012345) == "0.0123"
     assert interval_text(0.5, None, None) == "0.500"
-    assert interval_text(None, 1.0, 2.0) == "– [1.00, 2.00]"
+    assert interval_text(None, 1.0, 2.0) == "–"  # no estimate, no figure
     assert interval_text(0.0, 0.0, 0.0) == "0.0 [0.0, 0.0]"
 
 
@@ -169,7 +170,7 @@ def test_written_report_holds_the_shared_sections(tmp_path):
                                                        "Departures from the authors' code"]
     assert data["meta"]["run id"] == "20261124-090441-9615d7"
     html = page.read_text(encoding="utf-8")
-    assert "Paired differences: reward" in html and "Krippendorff" in html and "defuse_answers = True" in html
+    assert "Paired differences in Reward" in html and "Krippendorff" in html and "defuse_answers = True" in html
 
 
 def test_nan_anywhere_in_the_document_is_written_as_null(tmp_path):

@@ -23,7 +23,7 @@ def _scale(root: ET.Element):
 
 
 def _bars(root):
-    return [r for r in root.iter(f"{NS}rect") if r.get("class") == "bar"]
+    return [r for r in root.iter(f"{NS}rect") if r.get("class") in ("bar", "bar flat")]
 
 
 def _whiskers(root):
@@ -54,7 +54,7 @@ def test_bars_and_whiskers_sit_at_their_values_on_a_signed_axis():
     assert w1 == pytest.approx((y(30), y(52.5), y(30), y(52.5)), abs=0.01)
     assert w2 == pytest.approx((y(-45), y(-5), y(-45), y(-5)), abs=0.01)
     titles = [t.text for r in _bars(root) for t in r]
-    assert titles == ["gpt-4o / a: 40 [30, 52.5]", "gpt-4o / b: -25 [-45, -5]"]
+    assert titles == ["gpt-4o / a: 40.0 [30.0, 52.5]", "gpt-4o / b: -25.0 [-45.0, -5.0]"]  # Reward: 1 decimal
 
 
 def test_none_values_draw_no_bar_and_say_na():

@@ -26,6 +26,7 @@ from ...judging.multiplicity import adjust_summary, excludes_cell
 from ...judging.uncertainty import IntervalOptions, bootstrap_summary, comparisons, interval
 from ...local import read_vector
 from ...metrics.mmgenbench import cosine, fid, sim_summary
+from ...report.numbers import DECIMALS, number
 from ..base import BenchmarkResult
 from .data import PATTERNS
 from .tidy import tidy_rows
@@ -192,7 +193,7 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
     adjust_summary(summary, getattr(o, "holm_adjust", True))
     display = [{"model": r["model"], "generator": r["generator"],
                 "SIM": shown(r["sim_mean"], r.get("sim_mean_ci_low"), r.get("sim_mean_ci_high"), 4),
-                "SIM std": _f(r["sim_std"]), "FID": _f(r["fid"]), "n": r["n"],
+                "SIM std": _f(r["sim_std"]), "FID": number(r["fid"], DECIMALS["distance"]), "n": r["n"],
                 "failed": r["caption_failures"] + r["generation_failures"] + r["encode_failures"],
                 "empty captions": r["empty_captions"]} for r in results]
     by_pattern = []
