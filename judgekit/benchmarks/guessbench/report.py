@@ -187,7 +187,7 @@ def _stops(prep: "Prepared", outcomes) -> dict[str, dict[str, int]]:
             continue
         for rec in so.turns:
             rounds = len(rec.replies) - 1
-            k = {"well_done": f"$Well done!$ at round {rounds}", "rounds": "every round asked",
+            k = {"well_done": f"'Well done!' at round {rounds}", "rounds": "every round asked",
                  "no_guess": "no query"}.get(rec.stop, rec.stop.replace("retrieval_", "search: "))
             c = out.setdefault(f"{alias} · {APPROACH_NAMES[approach]}", {})
             c[k] = c.get(k, 0) + 1
