@@ -64,7 +64,7 @@ from typing import Any, Sequence
 
 from .backend import (PROTOCOL_VERSION, Backend, LocalError, OnMessage, WorkerCrashed, WorkersUnavailable,
                       WorkerStartError, WorkerState)
-from .process import WORKER_PACKAGE
+from .process import WORKER_PACKAGE, install_command
 
 __all__ = ["RayBackend", "WorkersUnavailable", "DEFAULT_CORE", "PROBE_DIR", "import_ray", "placement",
            "join_error"]
@@ -594,7 +594,7 @@ class RayBackend(Backend):
         if f"No module named '{module}'" in text:
             return WorkerStartError(
                 f"{self.label} could not start ({type(e).__name__}): {text}\nthe Ray workers' Python cannot "
-                f"import {module}: install {WORKER_PACKAGE} (`pip install -e local` in the judgekit repository) "
+                f"import {module}: install {WORKER_PACKAGE} (`{install_command()}` from the judgekit repository) "
                 "wherever the actors run")
         if isinstance(e, self._ray.exceptions.RuntimeEnvSetupError) or "creation task" in text:
             return WorkerStartError(f"{self.label} could not start ({type(e).__name__}): {text}")
