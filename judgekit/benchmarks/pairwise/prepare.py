@@ -103,7 +103,8 @@ def _baseline(spec, options: Options, items: list[GenericItem]) -> Baseline:
     key, value = given[0]
     if key == "roles.baseline":
         if value in options.answers:
-            return Baseline(value, "answers", answers_file(spec, options, options.answers[value], items))
+            answers = answers_file(spec, options, options.answers[value], items, name=value)
+            return Baseline(value, "answers", answers)
         return Baseline(value, "model")
     if key == "options.baseline_answers":
         return Baseline(Path(value).stem, "answers", answers_file(spec, options, value, items))

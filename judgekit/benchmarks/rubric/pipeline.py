@@ -4,7 +4,7 @@ Per candidate and item:
 
 1. the candidate's answer: a live candidate (``roles.candidates``) is asked the item's question
    (its images before the text, or ``options.candidate_prompt``); an imported candidate
-   (``options.answers``, name -> file) has its answer read from its file;
+   (``options.answers``, name -> file, or file and answer column) has its answer read from its file;
 2. every judge of the panel (``roles.judge`` or ``roles.judges``) grades the answer once with the
    user's prompt file (``options.judge_prompt``): the item's fields, the answer and the rubric
    filled in (the item's ``criteria`` column when set, else ``options.rubric``), the item's
