@@ -621,6 +621,8 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
                            paid_calls=engine.stats.paid_calls,
                            calls_by_provider=dict(cache.counters.made_by_provider),  # sim, local: free
                            cache_hits=engine.stats.cache_hits)
+            if engine.made_at_price_zero:  # calls of a paid kind to a model priced at 0: free too
+                summary["calls_at_price_0"] = dict(engine.made_at_price_zero)
             summary.update(engine.savings.as_dict())  # what batching and prompt caching saved
             summary.update(totals)  # spend, paid calls and batch block over the run's processes, this one's beside
             workers = local_workers(getattr(engine, "providers", {}))  # crashes, lost nodes (local models only)

@@ -342,7 +342,8 @@ class ConsoleUI:
         if outcome.stats is not None:
             st = outcome.stats
             self.console.print(_calls_made(st.paid_calls, (outcome.summary or {}).get("calls_by_provider"),
-                                           outcome.served_by_simulator)
+                                           outcome.served_by_simulator,
+                                           (outcome.summary or {}).get("calls_at_price_0"))
                                + f", cache hits {st.cache_hits:,}, failures {st.failures:,}, "
                                + _spent_text(st.spent_usd, getattr(outcome, "totals", None))
                                + (f" of max {cap_text(outcome.max_cost_usd)}"
@@ -444,9 +445,10 @@ _FREE_NAMES = {"sim": "simulator", "sim_image": "simulator", "sim_image_search":
                "image_folder": "image folder"}
 
 
-def _calls_made(made: int, by_provider: dict | None, served: int | None) -> str:
-    """The calls a run made, the free ones (simulator, local models) told apart from the paid:
-    'calls made 116 (simulator, free)', 'calls made 116 (92 paid; 24 free: sim 24)', 'paid calls 116'."""
+def _calls_made(made: int, by_provider: dict | None, served: int | None, at_price_0: dict | None = None) -> str:
+    """The calls a run made, the free ones (simulator, local models, models priced at 0) told apart
+    from the paid: 'calls made 116 (simulator, free)', 'calls made 116 (92 paid; 24 free: sim 24)',
+    'calls made 116 (96 paid; 20 free: price 0 openai 20)', 'paid calls 116'."""
     from ..cost.prices import FREE_PROVIDERS
 
     if by_provider is None:  # no count by provider (an interrupted run): the simulator's own count
@@ -454,13 +456,16 @@ def _calls_made(made: int, by_provider: dict | None, served: int | None) -> str:
             return f"paid calls {made:,}"
         return f"calls made {made:,} (simulator served {served:,}, free)"
     free = {k: n for k, n in by_provider.items() if k in FREE_PROVIDERS and n}
-    n_free = sum(free.values())
+    zero = {k: n for k, n in (at_price_0 or {}).items() if n}  # a paid kind's model priced at 0
+    n_free = sum(free.values()) + sum(zero.values())
     paid = max(0, made - n_free)
     if not n_free:
         return f"paid calls {made:,}" if made else "calls made 0"
     if not paid:
-        return f"calls made {made:,} ({', '.join(dict.fromkeys(_FREE_NAMES.get(k, k) for k in free))}, free)"
-    return f"calls made {made:,} ({paid:,} paid; {n_free:,} free: {', '.join(f'{k} {n:,}' for k, n in free.items())})"
+        names = [*(_FREE_NAMES.get(k, k) for k in free), *(["price 0"] if zero else [])]
+        return f"calls made {made:,} ({', '.join(dict.fromkeys(names))}, free)"
+    parts = [f"{k} {n:,}" for k, n in free.items()] + [f"price 0 {k} {n:,}" for k, n in zero.items()]
+    return f"calls made {made:,} ({paid:,} paid; {n_free:,} free: {', '.join(parts)})"
 
 
 def _spent_text(this_usd: float, totals: dict | None) -> str:

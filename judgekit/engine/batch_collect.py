@@ -281,6 +281,7 @@ def _answered(layer: Layer, prov, billed, key: str, meta, w: Waiter | None, resp
     resp.cost_usd = cost
     resp.cached = False
     engine.cache.put(key, meta, resp)
+    engine.count_made(prov)
     layer.remember_paid(key, resp)
     engine.savings.note(prov.kind, billed, prov.spec.price, usage, cost, batch=True)
     stage = engine.stats.stage(meta.stage)
