@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from ..errors import CacheLockedError, CacheSchemaError, DataError, JudgekitError, SpecError, UsageError
+from ..plural import plural
 
 __all__ = ["main", "cli"]
 
@@ -461,7 +462,7 @@ def export(cache_path, out, fmt, table):
     from ..cache.admin import export as cache_export
 
     n = cache_export(_cache_file(cache_path), out, fmt, table=table)
-    click.echo(f"wrote {out}" + (f" ({n} rows)" if isinstance(n, int) else ""))
+    click.echo(f"wrote {out}" + (f" ({plural(n, 'row')})" if isinstance(n, int) else ""))
 
 
 @cache.command()
@@ -483,7 +484,7 @@ def prune(cache_path, older_than_days, model, stage, failures, dry_run):
 
     n = cache_prune(_cache_file(cache_path), older_than_days=older_than_days, model=model, stage=stage,
                     failures=failures, dry_run=dry_run)
-    click.echo(f"{'would remove' if dry_run else 'removed'} {n} rows")
+    click.echo(f"{'would remove' if dry_run else 'removed'} {plural(n, 'row')}")
 
 
 @cli.group()

@@ -21,6 +21,8 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from ..plural import plural
+
 __all__ = ["ConsoleUI", "fmt_usd"]
 
 
@@ -234,7 +236,7 @@ class ConsoleUI:
             parts.append(w)
         if engine.stop_reason:
             out = getattr(engine, "in_flight", 0)
-            landing = (f"; {out:,} calls in flight landing (a second Ctrl-C abandons them)"
+            landing = (f"; {plural(out, 'call')} in flight landing (a second Ctrl-C abandons them)"
                        if isinstance(out, int) and out > 0 else "")
             parts.append(f"[yellow]stopping: {escape(engine.stop_reason)}{landing}[/yellow]")
         return Group(*parts)
@@ -356,10 +358,10 @@ class ConsoleUI:
             for line in fault_lines((outcome.summary or {}).get("local_workers") or {}):
                 self.console.print(line, style="yellow", markup=False, highlight=False, emoji=False)
             if st.remade:
-                self.console.print(f"[yellow]{st.remade:,} cached replies named an image or vector missing from the "
+                self.console.print(f"[yellow]{plural(st.remade, 'cached reply')} named an image or vector missing from the "
                                    "image store: their calls were made again[/yellow]")
             if st.usage_anomalies or st.over_reservation:
-                self.console.print(f"[yellow]{st.usage_anomalies:,} replies reported impossible usage (negative, or "
+                self.console.print(f"[yellow]{plural(st.usage_anomalies, 'reply')} reported impossible usage (negative, or "
                                    f"more output than the request allowed); {st.over_reservation:,} cost more than "
                                    "the worst case reserved for them[/yellow]")
         if outcome.failed_items:
@@ -483,11 +485,11 @@ def savings_lines(summary: dict) -> list[str]:
     b = summary.get("batch") or {}
     if b.get("calls"):
         retried = f", {b['retried']:,} asked again" if b.get("retried") else ""
-        out.append(f"batch: {b['calls']:,} calls cost {fmt_usd(b['cost_usd'])} at batch prices, "
+        out.append(f"batch: {plural(b['calls'], 'call')} cost {fmt_usd(b['cost_usd'])} at batch prices, "
                    f"{fmt_usd(b['live_equivalent_usd'])} live: saved {fmt_usd(b['saved_usd'])}{retried}")
     unanswered = b.get("unanswered") or {}
     if unanswered:  # why batch requests ended unanswered (expired, errored (api_error), batch failed...)
-        out.append(f"batch: {sum(unanswered.values()):,} request(s) left unanswered: "
+        out.append(f"batch: {plural(sum(unanswered.values()), 'request')} left unanswered: "
                    + ", ".join(f"{cause} {n:,}" for cause, n in sorted(unanswered.items(), key=lambda kv: -kv[1])))
     pc = summary.get("prompt_cache") or {}
     if pc.get("calls"):

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..plural import plural
 from .backend import PROTOCOL_VERSION, Backend, OnMessage, WorkerCrashed, WorkerStartError, WorkerState
 
 __all__ = ["SubprocessBackend", "DEFAULT_MODULE"]
@@ -374,7 +375,7 @@ class SubprocessBackend(Backend):
             message = f"the local worker (pid {proc.pid}) died (exit code {rc})"
         if run is not None and not run.done.done():
             run.done.set_exception(WorkerCrashed(
-                f"{message} during batch {run.batch_id}; {len(run.finished)} of {run.total} items had finished"
+                f"{message} during batch {run.batch_id}; {len(run.finished)} of {plural(run.total, 'item')} had finished"
                 + (f"; its last output:\n{tail}" if tail and not deliberate else ""), run.finished))
 
     # -- display -----------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ..plural import plural
 from .doc import Chart, ReportDoc, Series, Table
 
 __all__ = ["write_run_report", "with_shared_sections", "num", "interval_text"]
@@ -194,10 +195,10 @@ def _savings(s: dict[str, Any], usd) -> list[str]:
     out = []
     b = s.get("batch")
     if isinstance(b, dict) and b.get("calls") and _finite(b.get("saved_usd")) is not None:
-        out.append(f"batch: {b['calls']:,} calls, saved {usd(b['saved_usd'])}")
+        out.append(f"batch: {plural(b['calls'], 'call')}, saved {usd(b['saved_usd'])}")
     pc = s.get("prompt_cache")
     if isinstance(pc, dict) and pc.get("calls") and _finite(pc.get("saved_usd")):
-        out.append(f"prompt cache: {pc['calls']:,} calls, saved {usd(pc['saved_usd'])}")
+        out.append(f"prompt cache: {plural(pc['calls'], 'call')}, saved {usd(pc['saved_usd'])}")
     return out
 
 

@@ -53,7 +53,7 @@ def _console() -> tuple[ConsoleUI, Console]:
 
 def test_a_failures_provider_text_is_printed_whole():
     ui, console = _console()
-    failed = ["sim-weak item 3 order 0 (judge judge): model 'judge': no batch answered this request in 2 batch(es); "
+    failed = ["sim-weak item 3 order 0 (judge judge): model 'judge': no batch answered this request in 2 batches; "
               "the last one: validation error: the Batch API refused this request: line 2: [invalid_request] bad",
               "item 4: errored (api_error): [bold]not bold[/bold]"]
     outcome = SimpleNamespace(result=None, stats=None, failed_items=failed, out_dir=None, summary=None)
