@@ -431,7 +431,7 @@ class Engine:
 
     def count_made(self, prov: Provider) -> None:
         """Count a call made to ``prov`` (answered, into the cache) among those at price 0."""
-        if prov.alias in self.price_zero:
+        if self.price_zero and getattr(prov, "alias", None) in self.price_zero:
             self.made_at_price_zero[prov.kind] = self.made_at_price_zero.get(prov.kind, 0) + 1
 
     def _charge(self, prov: Provider, req: ChatRequest, resp: ChatResponse, hold: _Reservation | None) -> None:

@@ -78,4 +78,4 @@ def test_a_providers_text_keeps_its_colons():
 def test_the_causes_of_unanswered_requests_are_summed_up():
     lines = savings_lines({"batch": {"calls": 10, "cost_usd": 0.1, "live_equivalent_usd": 0.2, "saved_usd": 0.1,
                                      "retried": 2, "unanswered": {"expired": 1, "errored (api_error)": 3}}})
-    assert lines[1] == "batch: 4 request(s) left unanswered: errored (api_error) 3, expired 1"
+    assert lines[1] == "batch: 4 requests left unanswered: errored (api_error) 3, expired 1"

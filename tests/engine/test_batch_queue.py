@@ -340,7 +340,7 @@ async def test_a_batch_an_earlier_run_left_live_fills_the_queue_until_it_ends(mo
             break
         await asyncio.sleep(0.005)
     assert lane.queue.waiting == 1 and server.created == 1  # its tokens are unknown: it fills the queue
-    assert "1 call(s) wait for room in the provider's batch queue" in " ".join(status_lines(e))
+    assert "1 call waits for room in the provider's batch queue" in " ".join(status_lines(e))
     server.release()
     r = await new
     assert r.ok and server.created == 2 and server.submitted[1] == [r.key]
