@@ -121,4 +121,5 @@ def stats_renderables(st: dict[str, Any]) -> Iterator[Any]:
     tables = st["result_tables"]
     if tables:
         shown = ", ".join(tables[:4]) + (f", ... ({len(tables) - 4} more)" if len(tables) > 4 else "")
-        yield f"[bold]{plural(len(tables), 'result table')}[/bold]: {escape(shown)} [dim](judgekit cache export --table NAME)[/dim]"
+        yield (f"[bold]{plural(len(tables), 'result table')}[/bold]: {escape(shown)} "
+               "[dim](judgekit cache export --table NAME)[/dim]")

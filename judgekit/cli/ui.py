@@ -358,12 +358,12 @@ class ConsoleUI:
             for line in fault_lines((outcome.summary or {}).get("local_workers") or {}):
                 self.console.print(line, style="yellow", markup=False, highlight=False, emoji=False)
             if st.remade:
-                self.console.print(f"[yellow]{plural(st.remade, 'cached reply')} named an image or vector missing from the "
-                                   "image store: their calls were made again[/yellow]")
+                self.console.print(f"[yellow]{plural(st.remade, 'cached reply')} named an image or vector missing "
+                                   "from the image store: their calls were made again[/yellow]")
             if st.usage_anomalies or st.over_reservation:
-                self.console.print(f"[yellow]{plural(st.usage_anomalies, 'reply')} reported impossible usage (negative, or "
-                                   f"more output than the request allowed); {st.over_reservation:,} cost more than "
-                                   "the worst case reserved for them[/yellow]")
+                self.console.print(f"[yellow]{plural(st.usage_anomalies, 'reply')} reported impossible usage "
+                                   f"(negative, or more output than the request allowed); {st.over_reservation:,} cost "
+                                   "more than the worst case reserved for them[/yellow]")
         if outcome.failed_items:
             self.console.print(f"[red]{len(outcome.failed_items)} failed:[/red]")
             for f in outcome.failed_items[:50]:

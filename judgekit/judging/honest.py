@@ -292,7 +292,8 @@ def constant_score_flags(by_judge: Mapping[str, Sequence[Mapping[str, Any]]], mi
         valid = sum(1 for r in records if r.get("score") is not None)
         if valid >= minimum and len(scores) == 1:
             out.append({"kind": "degenerate judge", "judge": judge,
-                        "message": f"judge {judge} looks degenerate: it gives all {plural(valid, 'valid judgment')} the "
+                        "message": f"judge {judge} looks degenerate: it gives all "
+                                   f"{plural(valid, 'valid judgment')} the "
                                    f"same score ({next(iter(scores)):g}): its figures measure the judge, not the "
                                    f"candidates"})
     return out

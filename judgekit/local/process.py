@@ -375,7 +375,8 @@ class SubprocessBackend(Backend):
             message = f"the local worker (pid {proc.pid}) died (exit code {rc})"
         if run is not None and not run.done.done():
             run.done.set_exception(WorkerCrashed(
-                f"{message} during batch {run.batch_id}; {len(run.finished)} of {plural(run.total, 'item')} had finished"
+                f"{message} during batch {run.batch_id}; {len(run.finished)} of {plural(run.total, 'item')} "
+                "had finished"
                 + (f"; its last output:\n{tail}" if tail and not deliberate else ""), run.finished))
 
     # -- display -----------------------------------------------------------------------------

@@ -318,7 +318,8 @@ def _make_items(data: LoadedData, rows: list[_Row], overrides: Mapping[str, str]
         if len(images) > 1 and len(paths) > 1 and len(paths) < len(images):
             data.warnings.append(f"row {where}: image_path names {plural(len(paths), 'file')} for "
                                  f"{plural(len(images), 'image')}; the last {len(images) - len(paths)} "
-                                 f"{'is' if len(images) - len(paths) == 1 else 'are'} left out, as the reference never sends them")
+                                 f"{'is' if len(images) - len(paths) == 1 else 'are'} left out, as the reference "
+                                 "never sends them")
             images = images[:len(paths)]
         elif paths and len(paths) != len(images):
             data.warnings.append(f"row {where}: image_path names {plural(len(paths), 'file')} but the row has "
@@ -361,7 +362,8 @@ def _pandas_notes(spelled: Mapping[str, int], blank_gt: int, *, na_text: bool, b
         what = {"ground_truth": "no ground truth (pd.isna)"}.get(column, "'nan' in its prompts")
         now = ("kept as text here (keep_na_text)" if na_text else "the same here (options.keep_na_text = true keeps "
                "the text)")
-        notes.append(f"{plural(n, f'{column} cell')} spelled like a pandas missing value (NA, N/A, NULL, None, nan, ...): "
+        notes.append(f"{plural(n, f'{column} cell')} spelled like a pandas missing value "
+                     "(NA, N/A, NULL, None, nan, ...): "
                      f"the reference reads them as NaN, {what}; {now}")
     if blank_gt:
         now = ("no ground truth here (blank_ground_truth_as_missing)" if blank_ground_truth else

@@ -157,7 +157,8 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
         if s.kind == "native":
             missing = [it.id for it in loaded.items if it.id not in s.answers]
             if missing:
-                raise DataError(str(native_files[s.name]), f"no answer of {s.name!r} for {plural(len(missing), 'item')} "
+                raise DataError(str(native_files[s.name]), f"no answer of {s.name!r} for "
+                                                           f"{plural(len(missing), 'item')} "
                                                            f"of the data, e.g. id {missing[0]!r}")
     human = human_system = None
     if options.human_scores:

@@ -271,7 +271,8 @@ def displays(prep: "Prepared", by_scorer: list[tuple[str, list[dict[str, Any]]]]
     first = [r for r in scores if r["judge"] == judges[0]]
     dropped = sum(r["images_dropped"] for r in first)
     if opts.keep_full_answer and opts.image_cap is not None:
-        notes.append(f"image cap {opts.image_cap}: {plural(dropped, 'image')} {'was' if dropped == 1 else 'were'} not shown to the scorer "
+        notes.append(f"image cap {opts.image_cap}: {plural(dropped, 'image')} {'was' if dropped == 1 else 'were'} "
+                     "not shown to the scorer "
                      f"(every answer text was)")
     elif not opts.keep_full_answer:
         texts = sum(r["texts_dropped"] for r in first)
