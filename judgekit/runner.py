@@ -34,6 +34,7 @@ from .engine.batch_status import batches_pending, live_batch_keys
 from .engine.batching import batch_all, check_batch_models
 from .local.faults import local_workers
 from .errors import AuthError, SpecError, StorageFull, UsageError, storage_problem
+from .plural import plural
 from .providers.anthropic_wire import written_prefix
 from .providers.params import check_models
 from .report.files import write_results
@@ -374,7 +375,7 @@ def _landing_note(engine: Engine, holder: dict[str, Any]) -> str:
     out, abandoned = holder.get("out_at_stop", 0), holder.get("abandoned", 0)
     if not out:
         return "; no call was in flight, every finished call is in the cache"
-    text = f"; of {out:,} calls in flight at the stop, {engine.landed_after_stop:,} landed and were kept"
+    text = f"; of {plural(out, 'call')} in flight at the stop, {engine.landed_after_stop:,} landed and were kept"
     if abandoned:
         text += (f", {abandoned:,} were abandoned {holder['abandoned_why']} (the provider may bill them; "
                  "the next run asks them again)")
@@ -450,7 +451,7 @@ def _starting(spec: RunSpec) -> str:
 def _cached_note(est: Estimate) -> str:
     cached = sum(line.calls_cached for line in est.lines)
     total = sum(line.calls_total for line in est.lines)
-    return f"{cached} of {total} calls already cached or made once for several uses (free)"
+    return f"{cached:,} of {plural(total, 'call')} already cached or made once for several uses (free)"
 
 
 async def run_spec(spec: RunSpec, opts: RunOptions, ui: UI | None = None) -> RunOutcome:
@@ -540,7 +541,7 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
             loop = asyncio.get_running_loop()
             engine.blobs.on_full = lambda err: loop.call_soon_threadsafe(cache.on_storage_full, err)
         cache.on_hold = lambda n, err: ui.note(
-            f"{n:,} repl{'y' if n == 1 else 'ies'} that arrived {'is' if n == 1 else 'are'} held in memory until "
+            f"{plural(n, 'reply')} that arrived {'is' if n == 1 else 'are'} held in memory until "
             f"there is room (at most {cache.hold_s / 60:.0f} minutes): free space for {err.path} (Ctrl-C gives "
             "them up; the next run asks them again)")
         ui.note(await cache_line(cache, spec.name))  # a run from another folder opens another cache: say so
@@ -611,16 +612,20 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
                            + _landing_note(engine, holder))
             elif engine.stop_reason and result.not_run:
                 status, code = "stopped", EXIT["failed"]
-                message = (f"stopped: {engine.stop_reason}; {result.not_run} calls not made"
+                message = (f"stopped: {engine.stop_reason}; {plural(result.not_run, 'call')} not made"
                            + _landing_note(engine, holder))
             elif result.failed_items:
                 status, code = "failed_items", EXIT["failed"]
-                message = f"{len(result.failed_items)} failed calls remain; re-run the same command to retry them"
+                message = (f"{plural(len(result.failed_items), 'failed call')} "
+                           f"{'remains' if len(result.failed_items) == 1 else 'remain'}; re-run the same command to "
+                           "retry them")
             summary = dict(result.summary)
             summary.update(run_id=run_id, spec=spec.name, status=status, cost_usd=round(engine.stats.spent_usd, 6),
                            paid_calls=engine.stats.paid_calls,
                            calls_by_provider=dict(cache.counters.made_by_provider),  # sim, local: free
                            cache_hits=engine.stats.cache_hits)
+            if engine.made_at_price_zero:  # calls of a paid kind to a model priced at 0: free too
+                summary["calls_at_price_0"] = dict(engine.made_at_price_zero)
             summary.update(engine.savings.as_dict())  # what batching and prompt caching saved
             summary.update(totals)  # spend, paid calls and batch block over the run's processes, this one's beside
             workers = local_workers(getattr(engine, "providers", {}))  # crashes, lost nodes (local models only)

@@ -76,6 +76,13 @@ def test_shipped_runners_validate():
         load_spec(name)
 
 
+def test_each_runner_is_named_as_its_file():
+    """A runner's spec name sets its results folder (judgekit-out/<name>) and the cache's record
+    of its runs: `judgekit run pairwise_quickstart` writes to judgekit-out/pairwise_quickstart."""
+    for name in list_runners():
+        assert load_spec(name).name == name
+
+
 def test_missing_runner_lists_known():
     with pytest.raises(SpecError, match="quickstart"):
         load_spec("no-such-runner")

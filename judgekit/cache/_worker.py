@@ -27,6 +27,8 @@ from judgekit.cache.snapshot import CacheView, open_view
 from judgekit.errors import StorageFull, storage_problem
 from judgekit.types import ChatResponse
 
+from ..plural import plural
+
 if TYPE_CHECKING:
     from judgekit.cache.wal import WriteAheadLog
 
@@ -276,7 +278,7 @@ class StoreWorker:
         if exc is not None and storage_problem(exc) is not None:
             held = len(self._unlogged)
             kept = len(self._pending) - held
-            note = (f"; {kept:,} repl{'y' if kept == 1 else 'ies'} not yet in the file {'is' if kept == 1 else 'are'} "
+            note = (f"; {plural(kept, 'reply')} not yet in the file {'is' if kept == 1 else 'are'} "
                     "kept in its write-ahead log (stored when the cache next opens)") if kept > 0 else ""
             if held:
                 note += f"; {held:,} held in memory could not be kept (the next run asks them again)"
@@ -306,9 +308,9 @@ class StoreWorker:
         if rejected:
             where = self._wal.set_aside(rejected)
             self.counters.wal_rejected += len(rejected)
-            log.warning("cache %s: %d line(s) of its write-ahead log could not be replayed (first: %s); "
-                        "%d response(s) replayed, the others kept in %s", self.path, len(rejected),
-                        rejected[0][1], taken, where)
+            log.warning("cache %s: %s of its write-ahead log could not be replayed (first: %s); "
+                        "%s replayed, the others kept in %s", self.path, plural(len(rejected), "line"),
+                        rejected[0][1], plural(taken, "response"), where)
         self._wal.remove(segments)
 
     def _insert_rows(self, rows: list[tuple[Any, ...]], sql: str) -> list[tuple[tuple[Any, ...], str]]:
@@ -413,8 +415,8 @@ class StoreWorker:
         if refused:
             where = self._wal.set_aside([(row_line(row), reason) for row, reason in refused])
             self.counters.rows_rejected += len(refused)
-            log.warning("cache %s: %d response(s) refused by the file (first: %s); kept in %s",
-                        self.path, len(refused), refused[0][1], where)
+            log.warning("cache %s: %s refused by the file (first: %s); kept in %s",
+                        self.path, plural(len(refused), "response"), refused[0][1], where)
         return len(refused)
 
     def _write_buffer(self) -> None:

@@ -13,6 +13,8 @@ import os
 
 from judgekit.cache.store import CacheStore
 
+from ..plural import plural
+
 __all__ = ["cache_line"]
 
 
@@ -27,11 +29,11 @@ async def cache_line(store: CacheStore, spec_name: str) -> str:
         "SELECT count(*), max(started_at) FROM runs WHERE name = $1", [spec_name])
     if not runs:
         ((others,),) = await store.query("SELECT count(*) FROM responses")
-        held = f"; {others:,} cached calls of other specs, used where they match" if others else ""
+        held = f"; {plural(others, 'cached call')} of other specs, used where they match" if others else ""
         return f"cache {where}: new (no earlier run of {spec_name}){held}{copy}"
     ((calls,),) = await store.query(
         "SELECT count(*) FROM responses WHERE run_id IN (SELECT run_id FROM runs WHERE name = $1)",
         [spec_name])
     when = f", the last at {str(last)[:16]} UTC" if last is not None else ""
-    return (f"cache {where}: {runs:,} earlier run{'' if runs == 1 else 's'} of {spec_name}{when}, "
-            f"{calls:,} calls cached by them{copy}")
+    return (f"cache {where}: {plural(runs, 'earlier run')} of {spec_name}{when}, "
+            f"{plural(calls, 'call')} cached by them{copy}")

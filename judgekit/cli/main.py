@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from ..errors import CacheLockedError, CacheSchemaError, DataError, JudgekitError, SpecError, UsageError
+from ..plural import plural
 
 __all__ = ["main", "cli"]
 
@@ -242,21 +243,54 @@ def _cap_check(est, cap: float) -> str:
 def list_() -> None:
     """List the shipped runners (usable as `judgekit run NAME`), the benchmarks and the installed
     benchmark plugins."""
+    import shutil
+
     from ..benchmarks.base import BENCHMARKS
     from ..benchmarks.plugins import installed_plugins
-    from ..config import list_runners
+    from ..config import list_runners, load_spec
+    from ..local.process import WORKER_PACKAGE, install_command
     from ..resources import runners_dir
 
+    width = shutil.get_terminal_size((100, 24)).columns
+    runners = list_runners()
+    rows = []
+    for name, desc in runners.items():
+        try:
+            local = any(m.provider == "local" for m in load_spec(name).models.values())
+        except SpecError:
+            local = False
+        rows.append((name, "local" if local else "", desc))
     click.echo(f"runners ({runners_dir()}):")
-    for name, desc in list_runners().items():
-        click.echo(f"  {name:<20} {desc}")
+    for line in _aligned([("name", "needs", "description"), *rows], width):
+        click.echo(line)
+    if any(needs for _, needs, _ in rows):
+        legend = (f"runs models in the local worker ({WORKER_PACKAGE}: open VLMs, diffusion, image encoders); "
+                  "install it from the judgekit repository with:")
+        for line in _aligned([("local:", legend), ("", install_command())], width):
+            click.echo(line)
     click.echo("benchmarks:")
     for name in sorted(BENCHMARKS):
         click.echo(f"  {name}")
     plugins = installed_plugins()  # packages' entry points in the group judgekit.benchmarks
     click.echo("installed benchmark plugins:" + ("" if plugins else " none"))
-    for name, value in sorted(plugins.items()):
-        click.echo(f"  {name:<20} {value}")
+    for line in _aligned([(name, str(value)) for name, value in sorted(plugins.items())], width):
+        click.echo(line)
+
+
+def _aligned(rows: list[tuple[str, ...]], width: int) -> list[str]:
+    """``rows`` as columns two spaces apart, indented two, each column as wide as its longest
+    cell; the last column wrapped to ``width`` under itself (never narrower than 30)."""
+    import textwrap
+
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)] if rows else []
+    indent = 2 + sum(w + 2 for w in widths)
+    out = []
+    for r in rows:
+        head = "  " + "".join(f"{c:<{w}}  " for c, w in zip(r, widths))
+        text = textwrap.wrap(r[-1], max(30, width - indent - 1), break_on_hyphens=False) or [""]
+        out.append((head + text[0]).rstrip())
+        out += [" " * indent + t for t in text[1:]]
+    return out
 
 
 @cli.command()
@@ -428,7 +462,7 @@ def export(cache_path, out, fmt, table):
     from ..cache.admin import export as cache_export
 
     n = cache_export(_cache_file(cache_path), out, fmt, table=table)
-    click.echo(f"wrote {out}" + (f" ({n} rows)" if isinstance(n, int) else ""))
+    click.echo(f"wrote {out}" + (f" ({plural(n, 'row')})" if isinstance(n, int) else ""))
 
 
 @cache.command()
@@ -450,7 +484,7 @@ def prune(cache_path, older_than_days, model, stage, failures, dry_run):
 
     n = cache_prune(_cache_file(cache_path), older_than_days=older_than_days, model=model, stage=stage,
                     failures=failures, dry_run=dry_run)
-    click.echo(f"{'would remove' if dry_run else 'removed'} {n} rows")
+    click.echo(f"{'would remove' if dry_run else 'removed'} {plural(n, 'row')}")
 
 
 @cli.group()

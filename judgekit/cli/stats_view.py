@@ -9,6 +9,8 @@ from typing import Any, Iterator
 from rich.markup import escape
 from rich.table import Table
 
+from ..plural import plural
+
 __all__ = ["stats_renderables"]
 
 #: runs listed (newest first); the rest are counted
@@ -41,7 +43,7 @@ def stats_renderables(st: dict[str, Any]) -> Iterator[Any]:
     """What ``cache stats`` prints, one rich renderable (or markup line) at a time."""
     blobs = st.get("blobs") or {"files": 0, "bytes": 0}
     yield (f"[bold]cache[/bold] {escape(os.path.abspath(st['path']))}: {_size(st['file_bytes'])}"
-           + (f", images {_size(blobs['bytes'])} in {blobs['files']:,} files" if blobs["files"] else "")
+           + (f", images {_size(blobs['bytes'])} in {plural(blobs['files'], 'file')}" if blobs["files"] else "")
            + f" (schema {st['schema_version']})")
     if st.get("read_from") == "copy":
         yield "[yellow]another process (a run) holds the file: read from a copy taken now[/yellow]"
@@ -51,7 +53,7 @@ def stats_renderables(st: dict[str, Any]) -> Iterator[Any]:
     tin = sum(r.get("input_tokens", 0) for r in rows)
     tout = sum(r.get("output_tokens", 0) for r in rows)
     yield ""
-    yield (f"[bold]{st['responses']:,} cached calls[/bold], {tin:,} input and {tout:,} output tokens, "
+    yield (f"[bold]{plural(st['responses'], 'cached call')}[/bold], {tin:,} input and {tout:,} output tokens, "
            f"{_usd(spent)} spent on them")
     if rows:
         providers = {r["provider"] for r in rows}
@@ -76,7 +78,7 @@ def stats_renderables(st: dict[str, Any]) -> Iterator[Any]:
     by_status: dict[str, int] = {}
     for r in runs:
         by_status[str(r["status"])] = by_status.get(str(r["status"]), 0) + 1
-    yield f"[bold]{len(runs):,} run{'' if len(runs) == 1 else 's'}[/bold]" + (f" ({_counts(by_status)})" if runs else "") + (
+    yield f"[bold]{plural(len(runs), 'run')}[/bold]" + (f" ({_counts(by_status)})" if runs else "") + (
         f", the latest {RUNS_SHOWN}:" if len(runs) > RUNS_SHOWN else ":" if runs else "")
     if runs:
         t = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
@@ -96,7 +98,7 @@ def stats_renderables(st: dict[str, Any]) -> Iterator[Any]:
     b = st["batches"]
     if b["total"]:
         states = {k: v["batches"] for k, v in b["by_state"].items()}
-        yield (f"[bold]{b['total']:,} provider batches[/bold] ({escape(_counts(states))})"
+        yield (f"[bold]{plural(b['total'], 'provider batch')}[/bold] ({escape(_counts(states))})"
                + (f"; [yellow]{b['live']:,} live[/yellow] (answers not collected yet: the next run collects "
                   "them; `judgekit batches cancel` stops them)" if b["live"] else ""))
     live = st.get("live_batches") or []
@@ -119,4 +121,5 @@ def stats_renderables(st: dict[str, Any]) -> Iterator[Any]:
     tables = st["result_tables"]
     if tables:
         shown = ", ".join(tables[:4]) + (f", ... ({len(tables) - 4} more)" if len(tables) > 4 else "")
-        yield f"[bold]{len(tables)} result tables[/bold]: {escape(shown)} [dim](judgekit cache export --table NAME)[/dim]"
+        yield (f"[bold]{plural(len(tables), 'result table')}[/bold]: {escape(shown)} "
+               "[dim](judgekit cache export --table NAME)[/dim]")

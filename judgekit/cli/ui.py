@@ -21,6 +21,8 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from ..plural import plural
+
 __all__ = ["ConsoleUI", "fmt_usd"]
 
 
@@ -234,7 +236,7 @@ class ConsoleUI:
             parts.append(w)
         if engine.stop_reason:
             out = getattr(engine, "in_flight", 0)
-            landing = (f"; {out:,} calls in flight landing (a second Ctrl-C abandons them)"
+            landing = (f"; {plural(out, 'call')} in flight landing (a second Ctrl-C abandons them)"
                        if isinstance(out, int) and out > 0 else "")
             parts.append(f"[yellow]stopping: {escape(engine.stop_reason)}{landing}[/yellow]")
         return Group(*parts)
@@ -342,7 +344,8 @@ class ConsoleUI:
         if outcome.stats is not None:
             st = outcome.stats
             self.console.print(_calls_made(st.paid_calls, (outcome.summary or {}).get("calls_by_provider"),
-                                           outcome.served_by_simulator)
+                                           outcome.served_by_simulator,
+                                           (outcome.summary or {}).get("calls_at_price_0"))
                                + f", cache hits {st.cache_hits:,}, failures {st.failures:,}, "
                                + _spent_text(st.spent_usd, getattr(outcome, "totals", None))
                                + (f" of max {cap_text(outcome.max_cost_usd)}"
@@ -355,12 +358,12 @@ class ConsoleUI:
             for line in fault_lines((outcome.summary or {}).get("local_workers") or {}):
                 self.console.print(line, style="yellow", markup=False, highlight=False, emoji=False)
             if st.remade:
-                self.console.print(f"[yellow]{st.remade:,} cached replies named an image or vector missing from the "
-                                   "image store: their calls were made again[/yellow]")
+                self.console.print(f"[yellow]{plural(st.remade, 'cached reply')} named an image or vector missing "
+                                   "from the image store: their calls were made again[/yellow]")
             if st.usage_anomalies or st.over_reservation:
-                self.console.print(f"[yellow]{st.usage_anomalies:,} replies reported impossible usage (negative, or "
-                                   f"more output than the request allowed); {st.over_reservation:,} cost more than "
-                                   "the worst case reserved for them[/yellow]")
+                self.console.print(f"[yellow]{plural(st.usage_anomalies, 'reply')} reported impossible usage "
+                                   f"(negative, or more output than the request allowed); {st.over_reservation:,} cost "
+                                   "more than the worst case reserved for them[/yellow]")
         if outcome.failed_items:
             self.console.print(f"[red]{len(outcome.failed_items)} failed:[/red]")
             for f in outcome.failed_items[:50]:
@@ -444,9 +447,10 @@ _FREE_NAMES = {"sim": "simulator", "sim_image": "simulator", "sim_image_search":
                "image_folder": "image folder"}
 
 
-def _calls_made(made: int, by_provider: dict | None, served: int | None) -> str:
-    """The calls a run made, the free ones (simulator, local models) told apart from the paid:
-    'calls made 116 (simulator, free)', 'calls made 116 (92 paid; 24 free: sim 24)', 'paid calls 116'."""
+def _calls_made(made: int, by_provider: dict | None, served: int | None, at_price_0: dict | None = None) -> str:
+    """The calls a run made, the free ones (simulator, local models, models priced at 0) told apart
+    from the paid: 'calls made 116 (simulator, free)', 'calls made 116 (92 paid; 24 free: sim 24)',
+    'calls made 116 (96 paid; 20 free: price 0 openai 20)', 'paid calls 116'."""
     from ..cost.prices import FREE_PROVIDERS
 
     if by_provider is None:  # no count by provider (an interrupted run): the simulator's own count
@@ -454,13 +458,16 @@ def _calls_made(made: int, by_provider: dict | None, served: int | None) -> str:
             return f"paid calls {made:,}"
         return f"calls made {made:,} (simulator served {served:,}, free)"
     free = {k: n for k, n in by_provider.items() if k in FREE_PROVIDERS and n}
-    n_free = sum(free.values())
+    zero = {k: n for k, n in (at_price_0 or {}).items() if n}  # a paid kind's model priced at 0
+    n_free = sum(free.values()) + sum(zero.values())
     paid = max(0, made - n_free)
     if not n_free:
         return f"paid calls {made:,}" if made else "calls made 0"
     if not paid:
-        return f"calls made {made:,} ({', '.join(dict.fromkeys(_FREE_NAMES.get(k, k) for k in free))}, free)"
-    return f"calls made {made:,} ({paid:,} paid; {n_free:,} free: {', '.join(f'{k} {n:,}' for k, n in free.items())})"
+        names = [*(_FREE_NAMES.get(k, k) for k in free), *(["price 0"] if zero else [])]
+        return f"calls made {made:,} ({', '.join(dict.fromkeys(names))}, free)"
+    parts = [f"{k} {n:,}" for k, n in free.items()] + [f"price 0 {k} {n:,}" for k, n in zero.items()]
+    return f"calls made {made:,} ({paid:,} paid; {n_free:,} free: {', '.join(parts)})"
 
 
 def _spent_text(this_usd: float, totals: dict | None) -> str:
@@ -478,11 +485,11 @@ def savings_lines(summary: dict) -> list[str]:
     b = summary.get("batch") or {}
     if b.get("calls"):
         retried = f", {b['retried']:,} asked again" if b.get("retried") else ""
-        out.append(f"batch: {b['calls']:,} calls cost {fmt_usd(b['cost_usd'])} at batch prices, "
+        out.append(f"batch: {plural(b['calls'], 'call')} cost {fmt_usd(b['cost_usd'])} at batch prices, "
                    f"{fmt_usd(b['live_equivalent_usd'])} live: saved {fmt_usd(b['saved_usd'])}{retried}")
     unanswered = b.get("unanswered") or {}
     if unanswered:  # why batch requests ended unanswered (expired, errored (api_error), batch failed...)
-        out.append(f"batch: {sum(unanswered.values()):,} request(s) left unanswered: "
+        out.append(f"batch: {plural(sum(unanswered.values()), 'request')} left unanswered: "
                    + ", ".join(f"{cause} {n:,}" for cause, n in sorted(unanswered.items(), key=lambda kv: -kv[1])))
     pc = summary.get("prompt_cache") or {}
     if pc.get("calls"):

@@ -42,6 +42,7 @@ import time
 from ..cache.store import RequestMeta
 from ..cost.prices import usage_usd
 from ..errors import FATAL_ERRORS, NotFound, ProviderError, RateLimited
+from ..plural import plural
 from ..providers.batch import BatchOutcome, BatchRequestNotRun, BatchStatus
 from ..providers.batch_errors import BatchCancelled, BatchExpired, BatchFailed, BatchQueueFull, cause_of
 from .batch_queue import refused
@@ -251,8 +252,8 @@ def _swapped(layer: Layer, b: Batch, outcomes: list[BatchOutcome]) -> tuple[list
         w = b.waiting.pop(key, None)
         if w is not None:
             partner.waiting[key] = w
-    log.warning("batch %s answered %d request(s) of batch %s (adopted the wrong way round): kept for them",
-                b.record.batch_id, handed, partner.record.batch_id)
+    log.warning("batch %s answered %s of batch %s (adopted the wrong way round): kept for them",
+                b.record.batch_id, plural(handed, "request"), partner.record.batch_id)
     return mine, handed
 
 
@@ -281,6 +282,7 @@ def _answered(layer: Layer, prov, billed, key: str, meta, w: Waiter | None, resp
     resp.cost_usd = cost
     resp.cached = False
     engine.cache.put(key, meta, resp)
+    engine.count_made(prov)
     layer.remember_paid(key, resp)
     engine.savings.note(prov.kind, billed, prov.spec.price, usage, cost, batch=True)
     stage = engine.stats.stage(meta.stage)
@@ -313,8 +315,8 @@ def _again(layer: Layer, w: Waiter) -> None:
         return
     if w.submissions >= lane.attempts and lane.batch_mode and not lane.fallback_live:
         cause = w.cause or BatchRequestNotRun("no answer")
-        give_up(layer, lane, w, cause, f"model '{lane.alias}': no batch answered this request in {w.submissions} "
-                                       f"batch(es); the last one: {cause_of(cause)}: {cause}")
+        give_up(layer, lane, w, cause, f"model '{lane.alias}': no batch answered this request in "
+                                       f"{plural(w.submissions, 'batch')}; the last one: {cause_of(cause)}: {cause}")
         return
     stage.retries += 1
     engine.savings.batch_retried += 1

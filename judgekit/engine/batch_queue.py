@@ -38,6 +38,7 @@ import re
 from typing import Any
 
 from ..errors import ProviderError
+from ..plural import plural
 from ..providers.batch_errors import BatchQueueFull
 from .batch_state import LIVE, Batch, Lane, Layer, TokenQueue, Waiter, give_up, unexpected
 from .budget import INEXACT_INPUT_MARGIN
@@ -194,7 +195,8 @@ async def _again(layer: Layer, lane: Lane, n: int, tokens: int | None, alone: bo
     named = f" = {q.said}" if q.said else " to the organisation's limit for " + lane.prov.model
     setting = (f"models.{lane.alias}.batch_queue_tokens = {q.limit:,}" if q.limit is not None else
                f"set models.{lane.alias}.batch_queue_tokens{named}")
-    why = (f"the provider refused a batch of {n:,} request(s) (~{tokens:,} input tokens, judgekit's estimate) over "
+    why = (f"the provider refused a batch of {plural(n, 'request')} (~{tokens:,} input tokens, judgekit's estimate) "
+           "over "
            f"the organisation's enqueued-token limit ({setting}): {err}")
     again = []
     for w in calls:

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from ..cache.batches import BatchRecord, BatchRequestRow
 from ..cache.store import RequestMeta
 from ..errors import ProviderError
+from ..plural import plural
 from ..providers.batch import BatchItem, BatchStatus
 from ..providers.batch_errors import cause_of
 from ..types import ChatRequest
@@ -287,11 +288,12 @@ class TokenQueue:
         if self.waiting:
             room = f"~{self.enqueued:,} of {self.limit:,} tokens enqueued" if self.limit is not None else \
                 "one batch at a time"
-            parts.append(f"{self.waiting:,} call(s) wait for room in the provider's batch queue ({room})")
+            parts.append(f"{plural(self.waiting, 'call')} {'waits' if self.waiting == 1 else 'wait'} for room in the "
+                         f"provider's batch queue ({room})")
         if self.refusals:
             said = f" (the provider's limit: {self.said:,} tokens)" if self.said else ""
-            parts.append(f"{self.refusals} batch(es) refused over the enqueued-token limit{said}: one batch at a "
-                         f"time, at most ~{self.cap or 0:,} tokens")
+            parts.append(f"{plural(self.refusals, 'batch')} refused over the enqueued-token limit{said}: one batch "
+                         f"at a time, at most ~{self.cap or 0:,} tokens")
         return "; ".join(parts)
 
 

@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..plural import plural
+
 __all__ = ["status_lines", "batches_pending", "live_batch_keys", "fmt_age"]
 
 
@@ -57,12 +59,13 @@ def status_lines(engine: Any) -> list[str]:
             word = oldest.status.provider_status if oldest.status is not None else oldest.record.provider_status
             polled = f", polled {fmt_age(now - oldest.polled)} ago" if oldest.polled is not None else ""
             note = f"; {oldest.note}" if oldest.note else ""
-            parts.append(f"{len(live)} batch(es) live ({kinds}): {requests:,} requests, {answered:,} answered; "
+            parts.append(f"{plural(len(live), 'batch')} live ({kinds}): {plural(requests, 'request')}, "
+                         f"{answered:,} answered; "
                          f"oldest {fmt_age(oldest.record.age_s)} old, provider says '{word}'{polled}{note}")
         if done:
             parts.append(f"{done} done")
         if waiting:
-            parts.append(f"{waiting:,} call(s) " + ("being submitted" if lane.submitting and not lane.wave
+            parts.append(f"{plural(waiting, 'call')} " + ("being submitted" if lane.submitting and not lane.wave
                                                     else "waiting for the next batch"))
         if queue:
             parts.append(queue)
@@ -78,7 +81,8 @@ def batches_pending(engine: Any, cache_path: Path | str, spec_name: str) -> str:
         return ""
     requests = sum(len(b.rows) for b in live)
     cancel = shlex.join(["judgekit", "batches", "cancel", "--cache", str(cache_path), "--spec", spec_name])
-    return (f"{len(live)} batch(es) ({requests:,} requests) are still running at the provider and recorded in the "
+    return (f"{plural(len(live), 'batch')} ({plural(requests, 'request')}) {'is' if len(live) == 1 else 'are'} "
+            "still running at the provider and recorded in the "
             f"cache: run the same command again to collect their answers (nothing is submitted twice), or cancel "
             f"them with: {cancel}")
 

@@ -46,6 +46,7 @@ from typing import Any
 from ..cache.batches import INTENT_PREFIX, BatchRecord, BatchRequestRow
 from ..cache.store import RequestMeta
 from ..errors import FATAL_ERRORS, NotFound, ProviderError, RateLimited, SpecError
+from ..plural import plural
 from ..providers.batch import BatchAPI, BatchItem, BatchStatus, WaveIntent, refused
 from ..types import ChatRequest
 from .batch_adopt import posix
@@ -159,14 +160,15 @@ class BatchLayer:
                 import logging
 
                 logging.getLogger(__name__).warning(
-                    "'%s': %d batch creation(s) of an earlier run were interrupted, and %s lists no batches (%s): "
+                    "'%s': %s of an earlier run interrupted, and %s lists no batches (%s): "
                     "a batch it made all the same cannot be found; its requests are submitted again", lane.alias,
-                    len(mine), lane.prov.identity or lane.prov.kind, e)
+                    plural(len(mine), "batch creation"), lane.prov.identity or lane.prov.kind, e)
                 for r in mine:
                     self.engine.cache.forget_batch(r.ident)
             except (ProviderError, _Stopping) as e:
                 msg = lane.prov.describe_error(e) if isinstance(e, ProviderError) else str(e)
-                raise RunStopped(f"'{lane.alias}': {len(mine)} batch creation(s) of an earlier run were interrupted "
+                raise RunStopped(f"'{lane.alias}': {plural(len(mine), 'batch creation')} of an earlier run "
+                                 f"{'was' if len(mine) == 1 else 'were'} interrupted "
                                  f"and the provider's batches could not be listed to find them ({msg}); nothing was "
                                  "submitted: run the same command again") from None
 
@@ -380,7 +382,7 @@ class BatchLayer:
                                                    False).amount for r in rest)
                     msg = (f"the next batch of '{lane.alias}' ({prov.kind} {prov.model}) may cost up to "
                            f"{usd(hold.amount + worst) if worst != float('inf') else 'an unknown amount'} more for "
-                           f"{len(rest)} request(s) at batch prices, more than is left under --max-cost "
+                           f"{plural(len(rest), 'request')} at batch prices, more than is left under --max-cost "
                            f"({usd(cap.spent)} spent, {usd(cap.reserved)} reserved); {i} of {len(calls)} submitted")
                     engine.stop(msg)
                     for r in rest:

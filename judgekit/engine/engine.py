@@ -39,7 +39,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from ..cache.keys import cache_key
 from ..cache.store import RequestMeta
-from ..cost.prices import price_usd, usage_usd
+from ..cost.prices import FREE_PROVIDERS, price_usd, usage_usd
 from ..cost.reasoning import max_billed_output
 from ..errors import FATAL_ERRORS, ProviderError, RateLimited
 from ..providers import Provider, create_provider
@@ -95,6 +95,10 @@ class Engine:
         # finished (and so missed its row) finds it here.  Bounded: the race lasts a lookup.
         self._paid: dict[str, ChatResponse] = {}
         self.fatal: str | None = None
+        #: aliases of a paid provider kind priced at 0 (a price override of 0: a self-hosted server)
+        self.price_zero: set[str] = set()
+        #: calls made to them, by provider kind: free, though their kind is not
+        self.made_at_price_zero: dict[str, int] = {}
         #: attempts out at a provider now, and those that came back (answered or failed) after the stop
         self.in_flight = 0
         self.landed_after_stop = 0
@@ -120,7 +124,9 @@ class Engine:
             self.providers[alias] = prov
             # first lookups load price data and tokenizers (~0.1-0.5 s): do it now, not mid-run on
             # the event loop where it would stall every call in flight
-            await asyncio.to_thread(price_usd, prov.kind, billed_model(prov), 1, 1, spec.price)
+            whole = await asyncio.to_thread(price_usd, prov.kind, billed_model(prov), 1_000_000, 1_000_000, spec.price)
+            if whole == 0.0 and prov.kind not in FREE_PROVIDERS:
+                self.price_zero.add(alias)
             if self.cap is not None:
                 pricing = self._pricing[alias] = await asyncio.to_thread(
                     CallPricing.of, prov.kind, billed_model(prov), spec.price, image_output(prov))
@@ -320,6 +326,7 @@ class Engine:
         u = resp.usage
         bucket.on_success(reserved_tokens=tokens, used_tokens=u.input_tokens + u.output_tokens, remaining=resp.rate_headers)
         self.cache.put(key, meta, resp)
+        self.count_made(prov)
         stage.calls += 1
         stage.done += 1
         stage.input_tokens += u.input_tokens
@@ -421,6 +428,11 @@ class Engine:
         elif self.cap is not None:
             self.cap.charge(cost)
         self.stats.stage(req.stage).cost_usd += cost
+
+    def count_made(self, prov: Provider) -> None:
+        """Count a call made to ``prov`` (answered, into the cache) among those at price 0."""
+        if self.price_zero and getattr(prov, "alias", None) in self.price_zero:
+            self.made_at_price_zero[prov.kind] = self.made_at_price_zero.get(prov.kind, 0) + 1
 
     def _charge(self, prov: Provider, req: ChatRequest, resp: ChatResponse, hold: _Reservation | None) -> None:
         """Price a reply, settle its reservation, add its cost to the stage (no await: the cap's

@@ -26,6 +26,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
+from ..plural import plural
 from .retry import MAX_SERVER_WAIT_S
 
 __all__ = ["RateBucket", "AdaptiveLimit", "Bucket", "BucketState", "sleep_unless"]
@@ -300,7 +301,7 @@ class Bucket:
         if self.consecutive_failures >= self.max_consecutive_failures:
             self.pauses += 1
             seconds = min(300.0, 15.0 * 2 ** (self.pauses - 1))
-            self.pause(seconds, f"{self.consecutive_failures} failures in a row ({message[:80]})")
+            self.pause(seconds, f"{plural(self.consecutive_failures, 'failure')} in a row ({message[:80]})")
             self.consecutive_failures = 0
 
     def state(self) -> BucketState:

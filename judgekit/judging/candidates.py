@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field, field_validator
 
 from ..benchmarks.base import PlannedCall
 from ..benchmarks.calls import planned_reask
@@ -21,7 +21,18 @@ from .human_agreement import HumanLabelOptions
 from .items import Columns, GenericItem, load_answers
 from .uncertainty import IntervalOptions
 
-__all__ = ["CandidateOptions", "Sources", "candidate_sources", "answers_file", "judge_plan"]
+__all__ = ["CandidateOptions", "ImportedAnswers", "Sources", "candidate_sources", "answers_file", "judge_plan"]
+
+class ImportedAnswers(BaseModel):
+    """One imported candidate's answers, with the column that holds them:
+    ``answers = { "model-a" = { file = "runs.csv", answer_column = "answer_a" } }``."""
+
+    model_config = STRICT_CONFIG
+
+    file: str = Field(description="the answers file (relative to the spec; the data file itself may be named)")
+    answer_column: str | None = Field(None, description="the column of this candidate's answers (default: "
+                                                        "options.answer_column)")
+
 
 class CandidateOptions(IntervalOptions, HumanLabelOptions):
     """The ``[options]`` the generic benchmarks share (besides the bootstrap intervals and the
@@ -30,14 +41,25 @@ class CandidateOptions(IntervalOptions, HumanLabelOptions):
     model_config = STRICT_CONFIG
 
     columns: Columns = Field(default_factory=Columns, description="the data's column names")
-    answers: dict[str, str] = Field(default_factory=dict, description="imported answers: name -> file (JSONL, "
-                                                                      "JSON, CSV, TSV, parquet with id and answer)")
-    answer_column: str = Field("answer", description="the answer column of the answers files")
+    answers: dict[str, ImportedAnswers] = Field(
+        default_factory=dict, description="imported answers: name -> file (JSONL, JSON, CSV, TSV, parquet with id "
+        "and answer), or name -> { file = ..., answer_column = ... } to read that candidate's answers from a column "
+        "of its own (two candidates may read two columns of one file)")
+    answer_column: str = Field("answer", description="the answer column of the answers files (a candidate's own "
+                                                     "answer_column wins)")
     candidate_prompt: str | None = Field(None, description="a prompt file for live answers (default: the images, "
                                                            "then the question)")
     defuse_answers: bool = Field(True, description="break verdict and score markers ([[B>>A]], [[A]], [[7]], [7], "
                                                    "Rating:) and answer-block delimiters inside an answer before "
                                                    "it enters the judge prompt, so it cannot forge the judge's output")
+
+    @field_validator("answers", mode="before")
+    @classmethod
+    def _file_names(cls, v: Any) -> Any:
+        """``name = "file"`` is ``name = { file = "file" }`` (the global answer_column)."""
+        if isinstance(v, dict):
+            return {k: {"file": ref} if isinstance(ref, str) else ref for k, ref in v.items()}
+        return v
 
 
 @dataclass
@@ -49,12 +71,19 @@ class Sources:
     imported: dict[str, dict[str, str]]    # imported candidate -> item id -> answer
 
 
-def answers_file(spec, options: CandidateOptions, ref: str, items: list[GenericItem]) -> dict[str, str]:
-    """The imported answers file ``ref`` names (relative to the spec): item id -> answer."""
-    path = spec.resolve_path(ref)
+def answers_file(spec, options: CandidateOptions, ref: str | ImportedAnswers, items: list[GenericItem], *,
+                 name: str | None = None) -> dict[str, str]:
+    """The imported answers ``ref`` names (a file relative to the spec, or a file and its answer
+    column): item id -> answer; ``name``: the candidate's key in ``options.answers``, which a
+    missing column's message names."""
+    file, column = (ref, None) if isinstance(ref, str) else (ref.file, ref.answer_column)
+    path = spec.resolve_path(file)
     if not Path(path).exists():
         raise DataError(str(path), "no such answers file")
-    return load_answers(path, items, id_column=options.columns.id, answer_column=options.answer_column)
+    setting = (f"options.answers.{name}.answer_column" if column is not None and name is not None
+               else "options.answer_column")
+    return load_answers(path, items, id_column=options.columns.id,
+                        answer_column=column if column is not None else options.answer_column, setting=setting)
 
 
 def candidate_sources(spec, options: CandidateOptions, items: list[GenericItem], *,
@@ -68,7 +97,8 @@ def candidate_sources(spec, options: CandidateOptions, items: list[GenericItem],
     if not candidates:
         raise SpecError(f"{spec.source_path}: roles.candidates: name at least one model to evaluate, or import "
                         f"answers with options.answers")
-    imported = {n: answers_file(spec, options, ref, items) for n, ref in options.answers.items() if n in candidates}
+    imported = {n: answers_file(spec, options, ref, items, name=n) for n, ref in options.answers.items()
+                if n in candidates}
     return Sources(candidates, live, imported)
 
 

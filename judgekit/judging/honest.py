@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ..plural import plural
 from .alpha import grouped_alpha
 from .behaviour import _ranks
 from .multiplicity import adjust_comparisons
@@ -107,6 +108,13 @@ def _behaviour(rows: Sequence[MutableMapping[str, Any]], everyone: Mapping[str, 
             b["length_pooling"] = "within candidates"
 
 
+def _few(rows: int, comparisons: int) -> str:
+    """'2 results rows and 1 comparison have', '1 results row has': the subject of a small-n flag."""
+    what = " and ".join(x for x in (plural(rows, "results row") if rows else "",
+                                    plural(comparisons, "comparison") if comparisons else "") if x)
+    return f"{what} {'has' if rows + comparisons == 1 else 'have'}"
+
+
 def degenerate_flags(rows: Sequence[Mapping[str, Any]], minimum: int = DEGENERATE_MIN) -> list[dict[str, Any]]:
     """A flag for each judge (its row pooled over candidates) that gives every decisive verdict
     to one slot, every verdict a tie, or no item the same direction in both orders, on at least
@@ -120,11 +128,11 @@ def degenerate_flags(rows: Sequence[Mapping[str, Any]], minimum: int = DEGENERAT
         said = []
         if decided >= minimum and b["first_slot_preference"] in (0.0, 1.0):
             slot = "first (Assistant A)" if b["first_slot_preference"] == 1.0 else "second (Assistant B)"
-            said.append(f"gives all {decided} decisive verdicts to the {slot} slot")
+            said.append(f"gives all {plural(decided, 'decisive verdict')} to the {slot} slot")
         if valid >= minimum and b["tie_rate"] == 1.0:
-            said.append(f"calls all {valid} verdicts a tie")
+            said.append(f"calls all {plural(valid, 'verdict')} a tie")
         if b["items_both_orders"] >= minimum and b["swap_consistency"] == 0.0:
-            said.append(f"agrees with itself after the swap on none of {b['items_both_orders']} items")
+            said.append(f"agrees with itself after the swap on none of {plural(b['items_both_orders'], 'item')}")
         if said:
             out.append({"kind": "degenerate judge", "judge": b["judge"],
                         "message": f"judge {b['judge']} looks degenerate: it " + "; ".join(said)
@@ -260,10 +268,9 @@ def annotate(summary: MutableMapping[str, Any], rows: Mapping[str, Sequence[Muta
     flags = list(summary.get("flags") or [])
     flags += degenerate_flags(summary.get("judge_behaviour") or [])
     if small or few_comps:
-        what = " and ".join(x for x in (f"{len(small)} results row(s)" if small else "",
-                                        f"{few_comps} comparison(s)" if few_comps else "") if x)
+        what = _few(len(small), few_comps)
         flags.append({"kind": "too few items", "rows": len(small), "comparisons": few_comps,
-                      "message": f"{what} have fewer than {options.min_items_for_interval} items (n marked !): "
+                      "message": f"{what} fewer than {plural(options.min_items_for_interval, 'item')} (n marked !): "
                                  f"too few for their interval, which then covers less often than it says"})
     summary["flags"] = flags
     iv = summary.get("intervals")
@@ -285,7 +292,8 @@ def constant_score_flags(by_judge: Mapping[str, Sequence[Mapping[str, Any]]], mi
         valid = sum(1 for r in records if r.get("score") is not None)
         if valid >= minimum and len(scores) == 1:
             out.append({"kind": "degenerate judge", "judge": judge,
-                        "message": f"judge {judge} looks degenerate: it gives all {valid} valid judgments the "
+                        "message": f"judge {judge} looks degenerate: it gives all "
+                                   f"{plural(valid, 'valid judgment')} the "
                                    f"same score ({next(iter(scores)):g}): its figures measure the judge, not the "
                                    f"candidates"})
     return out
@@ -324,10 +332,9 @@ def annotate_scores(summary: MutableMapping[str, Any], rows: Mapping[str, Sequen
             a.update(spread.get(a["model"], {}))
     flags = list(summary.get("flags") or []) + constant_score_flags(by_judge)
     if small or few_comps:
-        what = " and ".join(x for x in (f"{small} results row(s)" if small else "",
-                                        f"{few_comps} comparison(s)" if few_comps else "") if x)
+        what = _few(small, few_comps)
         flags.append({"kind": "too few items", "rows": small, "comparisons": few_comps,
-                      "message": f"{what} have fewer than {options.min_items_for_interval} items (n marked !): "
+                      "message": f"{what} fewer than {plural(options.min_items_for_interval, 'item')} (n marked !): "
                                  f"too few for their interval, which then covers less often than it says"})
     summary["flags"] = flags
     iv = summary.get("intervals")
@@ -346,10 +353,10 @@ def interval_line(summary: Mapping[str, Any]) -> str | None:
              + ("; behaviour %: Wilson interval over its n" if iv.get("behaviour_rates") else "")]
     extra = []
     if iv.get("min_items_for_interval"):
-        extra.append(f"n!: under {iv['min_items_for_interval']} items, too few for the interval")
+        extra.append(f"n!: under {plural(iv['min_items_for_interval'], 'item')}, too few for the interval")
     mc = iv.get("multiple_comparisons") or {}
     if mc.get("method") == "holm":
-        extra.append(f"Holm: excludes 0 after Holm's adjustment over the run's {mc['family']} comparisons")
+        extra.append(f"Holm: excludes 0 after Holm's adjustment over the run's {plural(mc['family'], 'comparison')}")
     if extra:
         lines.append("; ".join(extra))
     return "\n".join(lines)

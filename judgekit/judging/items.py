@@ -262,8 +262,9 @@ def _optional(row: dict[str, Any], column: str) -> str | None:
 
 
 def load_answers(path: Path, items: list[GenericItem], *, id_column: str = "id",
-                 answer_column: str = "answer") -> dict[str, str]:
-    """One model's imported answers (a JSONL/JSON/CSV/TSV/parquet file): item id -> answer text.
+                 answer_column: str = "answer", setting: str = "") -> dict[str, str]:
+    """One model's imported answers (a JSONL/JSON/CSV/TSV/parquet file): item id -> answer text;
+    ``setting``: the spec field that named ``answer_column``, which a missing column's message names.
 
     A row whose id is no item's is an error (an item cut off by ``--limit`` is skipped when
     ``items`` came from :func:`load_items`), and so is an id given twice; an item the file lacks,
@@ -276,7 +277,9 @@ def load_answers(path: Path, items: list[GenericItem], *, id_column: str = "id",
         names.update(dict.fromkeys(row))
     for column in (id_column, answer_column):
         if column not in names:
-            raise DataError(str(path), f"no column {column!r}; the answers file has: {', '.join(names) or 'none'}")
+            named = f" ({setting})" if setting and column == answer_column else ""
+            raise DataError(str(path), f"no column {column!r}{named}; the answers file has: "
+                            f"{', '.join(names) or 'none'}", row=rows[0][0] if rows else None)
     order = [item.id for item in items]
     known = set(order)
     cut_off = getattr(items, "all_ids", frozenset()) - known

@@ -22,6 +22,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..plural import plural
+
 __all__ = ["Backend", "LocalError", "WorkerStartError", "WorkerCrashed", "WorkersUnavailable", "WorkerState", "PROTOCOL_VERSION",
            "OnMessage", "short_model_name"]
 
@@ -155,7 +157,7 @@ class WorkerState:
         pid = hello.get("pid") or pid
         who = f"{self.label} pid {pid}" if pid else self.label
         who += f" on {self.node} ({device})" if self.node else f" ({device})"
-        crashes = f", {self.crashes} crash{'es' if self.crashes != 1 else ''}" if self.crashes else ""
+        crashes = f", {plural(self.crashes, 'crash')}" if self.crashes else ""
         b = self.batch
         if b is None:
             return [f"{who}: {self.state}{crashes}"]

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..plural import plural
 from .backend import Backend, WorkerCrashed, WorkersUnavailable, WorkerStartError
 
 __all__ = ["Batcher", "LocalItemError", "group_key"]
@@ -149,7 +150,7 @@ class Batcher:
         if waiting:
             n = sum(len(g.items) for g in waiting)
             groups = len(waiting)
-            lines.append(f"queued {n} item{'s' if n != 1 else ''} in {groups} group{'s' if groups != 1 else ''}; "
+            lines.append(f"queued {plural(n, 'item')} in {plural(groups, 'group')}; "
                          f"{self.items_done} done, {self.items_failed} failed")
         return lines
 

@@ -20,19 +20,30 @@ import atexit
 import collections
 import json
 import os
+import shlex
 import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..plural import plural
 from .backend import PROTOCOL_VERSION, Backend, OnMessage, WorkerCrashed, WorkerStartError, WorkerState
 
 __all__ = ["SubprocessBackend", "DEFAULT_MODULE"]
 
 #: the worker's module: ``<python> -m judgekit_local``
 DEFAULT_MODULE = "judgekit_local"
-#: the pip package that provides it (``pip install -e local`` from a judgekit checkout)
+#: the pip package that provides it (``pip install -e ./local`` from a judgekit checkout)
 WORKER_PACKAGE = "judgekit-local"
+#: the torch version the worker is tested with (the README's install command pins it)
+TORCH_PIN = "torch==2.13.0"
+
+
+def install_command(python: str | None = None) -> str:
+    """The command that installs the worker, torch pinned, run from a judgekit checkout:
+    ``pip install "torch==2.13.0" -e ./local`` (with ``python``: ``PYTHON -m pip ...``)."""
+    pip = f"{shlex.quote(python)} -m pip" if python else "pip"
+    return f'{pip} install "{TORCH_PIN}" -e ./local'
 
 _LINE_LIMIT = 64 * 1024 * 1024  # one protocol line (a batch of long chat answers) may be large
 _live_pids: set[int] = set()  # workers this process started and has not seen exit
@@ -115,7 +126,7 @@ class SubprocessBackend(Backend):
         top = module.split(".")[0] if module else ""
         if module and (f"No module named '{top}'" in tail or f"No module named {top}" in tail):
             return (f"\n{self.command[0]} cannot import {module}: install the worker into that Python with "
-                    f"`{self.command[0]} -m pip install -e local` (the {WORKER_PACKAGE} package, in the judgekit "
+                    f"`{install_command(self.command[0])}` (the {WORKER_PACKAGE} package, from the judgekit "
                     f"repository), or set local.python to a Python that has it")
         return ""
 
@@ -364,7 +375,8 @@ class SubprocessBackend(Backend):
             message = f"the local worker (pid {proc.pid}) died (exit code {rc})"
         if run is not None and not run.done.done():
             run.done.set_exception(WorkerCrashed(
-                f"{message} during batch {run.batch_id}; {len(run.finished)} of {run.total} items had finished"
+                f"{message} during batch {run.batch_id}; {len(run.finished)} of {plural(run.total, 'item')} "
+                "had finished"
                 + (f"; its last output:\n{tail}" if tail and not deliberate else ""), run.finished))
 
     # -- display -----------------------------------------------------------------------------

@@ -62,9 +62,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..plural import plural
 from .backend import (PROTOCOL_VERSION, Backend, LocalError, OnMessage, WorkerCrashed, WorkersUnavailable,
                       WorkerStartError, WorkerState)
-from .process import WORKER_PACKAGE
+from .process import WORKER_PACKAGE, install_command
 
 __all__ = ["RayBackend", "WorkersUnavailable", "DEFAULT_CORE", "PROBE_DIR", "import_ray", "placement",
            "join_error"]
@@ -105,7 +106,7 @@ def placement(workers: int, cpus: float, gpus: float, total: dict[str, float],
         n = max(0, int((have - taken) / per + 1e-9))
         if n < workers:
             by = [f"{o[0]} {o[1]} x {o[index]:g}" for o in others if o[index] > 0]
-            short.append(f"{workers} actor{'s' if workers != 1 else ''} x {per:g} {name} = {workers * per:g} {name} "
+            short.append(f"{plural(workers, 'actor')} x {per:g} {name} = {workers * per:g} {name} "
                          f"asked, the cluster has {have:g} {name}"
                          + (f" of which {taken:g} are asked by {', '.join(by)}" if by else ""))
         fits = min(fits, n)
@@ -594,7 +595,7 @@ class RayBackend(Backend):
         if f"No module named '{module}'" in text:
             return WorkerStartError(
                 f"{self.label} could not start ({type(e).__name__}): {text}\nthe Ray workers' Python cannot "
-                f"import {module}: install {WORKER_PACKAGE} (`pip install -e local` in the judgekit repository) "
+                f"import {module}: install {WORKER_PACKAGE} (`{install_command()}` from the judgekit repository) "
                 "wherever the actors run")
         if isinstance(e, self._ray.exceptions.RuntimeEnvSetupError) or "creation task" in text:
             return WorkerStartError(f"{self.label} could not start ({type(e).__name__}): {text}")
@@ -896,7 +897,7 @@ class RayBackend(Backend):
         what = "was stopped by judgekit" if deliberate else ("died with its node" if lost else "died")
         reason = "" if deliberate else f" ({type(error).__name__}): {_trim(str(error), 1500)}"
         self.stderr_tail.append(f"(core) {who} {what} during batch {batch_id}")
-        raise WorkerCrashed(f"{who} {what} during batch {batch_id}; {len(finished)} of {total} items had "
+        raise WorkerCrashed(f"{who} {what} during batch {batch_id}; {len(finished)} of {plural(total, 'item')} had "
                             f"finished{reason}", set(finished)) from None
 
     # -- introspection -----------------------------------------------------------------------
@@ -938,7 +939,7 @@ class RayBackend(Backend):
                 lines.append(self._waiting_line(slot, now))
         live = self.live
         if self._started and not self._closed and live < len(self._slots):
-            lost = f", {len(self.lost_nodes)} node{'s' if len(self.lost_nodes) != 1 else ''} lost" if self.lost_nodes else ""
+            lost = f", {plural(len(self.lost_nodes), 'node')} lost" if self.lost_nodes else ""
             lines.append(f"{self.label}s: {live} of {len(self._slots)} live, {self.crashes} died{lost}")
         if self._none_live_since is not None and self._started and not self._closed:
             lines.append(f"{self.label}s: no live actor for {now - self._none_live_since:.0f} s of "
@@ -949,7 +950,7 @@ class RayBackend(Backend):
     def _waiting_line(self, slot: _Slot, now: float) -> str:
         who = slot.view.label
         el = now - slot.since
-        crashes = f", {slot.view.crashes} crash{'es' if slot.view.crashes != 1 else ''}" if slot.view.crashes else ""
+        crashes = f", {plural(slot.view.crashes, 'crash')}" if slot.view.crashes else ""
         starting = not self._started
         if slot.phase == "placing":
             limit = f" of {self.place_timeout_s:g}" if starting else ""

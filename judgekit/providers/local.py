@@ -47,7 +47,7 @@ from typing import Any
 from ..errors import BadRequest, NotFound, ProviderError, TransientError
 from ..local import Backend, Batcher, LocalItemError, SubprocessBackend
 from ..local.presets import PRESETS, Preset
-from ..local.process import DEFAULT_MODULE, WORKER_PACKAGE
+from ..local.process import DEFAULT_MODULE, WORKER_PACKAGE, install_command
 from ..types import ChatRequest, ChatResponse, ImagePart, TextPart, Usage
 from .replies import reply_text, sha256_at, short_string, token_count
 from .base import Provider
@@ -119,7 +119,7 @@ async def _preflight(command: list[str]) -> None:
         raise NotFound(f"local.python {python!r} cannot run: {e!r}") from None
     if proc.returncode == 3:
         raise NotFound(f"the Python {python} has no module {module}: install the worker into it with "
-                       f"`{python} -m pip install -e local` (the {WORKER_PACKAGE} package, in the judgekit "
+                       f"`{install_command(python)}` (the {WORKER_PACKAGE} package, from the judgekit "
                        f"repository), or set local.python to a Python that has it")
     if proc.returncode != 0:
         raise NotFound(f"local.python {python!r} failed (exit code {proc.returncode}): "

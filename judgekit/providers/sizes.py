@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..errors import RequestTooLarge
+from ..plural import plural
 from ..types import ImagePart, Message, TextPart
 
 __all__ = ["MB", "OPENAI_IMAGE_MAX", "OPENAI_IMAGES_PER_REQUEST_MAX", "GEMINI_INLINE_MAX", "check_openai_size",
@@ -67,7 +68,8 @@ def check_openai_size(messages: Iterable[Message]) -> None:
             raise RequestTooLarge(f"image {i} of the request is {_mb(n)} ({image.width}x{image.height} {image.mime}); "
                                   f"the OpenAI API takes at most {_mb(OPENAI_IMAGE_MAX)} per image")
     if total > OPENAI_IMAGES_PER_REQUEST_MAX:
-        raise RequestTooLarge(f"the request's {len(images)} images are {_mb(total)} in all; the OpenAI API takes at "
+        raise RequestTooLarge(f"the request's {plural(len(images), 'image')} are {_mb(total)} in all; the OpenAI "
+                              "API takes at "
                               f"most {_mb(OPENAI_IMAGES_PER_REQUEST_MAX)} of images per request")
 
 
@@ -83,7 +85,8 @@ def check_gemini_size(messages: Iterable[Message]) -> None:
                 n_images += 1
                 total += b64_len(len(p.data))
     if total >= GEMINI_INLINE_MAX:
-        raise RequestTooLarge(f"the request is {_mb(total)} inline ({n_images} images, base64-encoded); the Gemini "
+        raise RequestTooLarge(f"the request is {_mb(total)} inline ({plural(n_images, 'image')}, base64-encoded); "
+                              "the Gemini "
                               f"API takes inline requests under {_mb(GEMINI_INLINE_MAX)}")
 
 
@@ -110,5 +113,6 @@ def check_anthropic_size(messages: Iterable[Message]) -> None:
             many = f" in a request of more than {_ANTHROPIC_MANY_IMAGES} images" if side_max < ANTHROPIC_IMAGE_SIDE_MAX else ""
             raise RequestTooLarge(f"{what} is larger than the Anthropic API takes{many}: at most {side_max} px a side")
     if total > ANTHROPIC_REQUEST_MAX:
-        raise RequestTooLarge(f"the request is {_mb(total)} ({len(images)} images, base64-encoded); the Anthropic "
+        raise RequestTooLarge(f"the request is {_mb(total)} ({plural(len(images), 'image')}, base64-encoded); "
+                              "the Anthropic "
                               f"API takes requests of at most {_mb(ANTHROPIC_REQUEST_MAX)}")

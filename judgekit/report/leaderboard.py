@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..plural import plural
 from .doc import Chart, Headline, ReportDoc, Series, Table
 from .run_report import interval_text
 
@@ -296,7 +297,8 @@ def cross_run_tables(runs: list[Run]) -> list[Table]:
             rating = rating_text(r["bt_rating"], r["bt_rating_ci_low"], r["bt_rating_ci_high"])
             rows.append({"run": r["run"], "candidate": r["candidate"], "BT rating": rating, "rank": rank,
                          "battles": r["battles"]})
-        note = (f"one Bradley-Terry fit over the candidates of {len(fit['runs'])} runs on the {fit['items']} items "
+        note = (f"one Bradley-Terry fit over the candidates of {plural(len(fit['runs']), 'run')} on the "
+                f"{plural(fit['items'], 'item')} "
                 f"they all judged, judge {fit['judge']}; Elo scale, the reference at {ELO_BASE:.0f} (400 points = "
                 "odds of 10:1), a much-better verdict counts 3 battles, a tie half; [a, b]: the item-bootstrap "
                 "interval, an item drawn with every run's judgments of it")

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from . import numbers
+from ..plural import plural
 from .doc import Chart, ReportDoc, Series, Table
 
 __all__ = ["write_run_report", "with_shared_sections", "num", "interval_text"]
@@ -166,7 +167,8 @@ def _processes(s: dict[str, Any], usd) -> str:
 
 
 def _calls(s: dict[str, Any]) -> str:
-    """'208 made, all free (sim 208); 66 from the cache', '120 made (openai 100; free: sim 20)'."""
+    """'208 made, all free (sim 208); 66 from the cache', '120 made (openai 100; free: sim 20)',
+    '120 made (openai 80; free: price 0 openai 40)' (calls to a model priced at 0 are free)."""
     from ..cost.prices import FREE_PROVIDERS
 
     parts = []
@@ -174,8 +176,13 @@ def _calls(s: dict[str, Any]) -> str:
     made = s.get("paid_calls")
     if isinstance(by, dict) and by:
         by = {str(k): n for k, n in by.items() if isinstance(n, int) and not isinstance(n, bool)}
-        paid = ", ".join(f"{k} {n:,}" for k, n in by.items() if k not in FREE_PROVIDERS)
-        free = ", ".join(f"{k} {n:,}" for k, n in by.items() if k in FREE_PROVIDERS)
+        zero = s.get("calls_at_price_0")  # calls of a paid kind to a model priced at 0
+        zero = {str(k): n for k, n in zero.items() if isinstance(n, int) and not isinstance(n, bool) and n > 0
+                } if isinstance(zero, dict) else {}
+        paid = ", ".join(f"{k} {n - zero.get(k, 0):,}" for k, n in by.items()
+                         if k not in FREE_PROVIDERS and n > zero.get(k, 0))
+        free = ", ".join([*(f"{k} {n:,}" for k, n in by.items() if k in FREE_PROVIDERS),
+                          *(f"price 0 {k} {n:,}" for k, n in zero.items())])
         total = f"{sum(by.values()):,} made"
         parts.append(f"{total} ({paid}; free: {free})" if paid and free else
                      f"{total} ({paid})" if paid else f"{total}, all free ({free})" if free else total)
@@ -191,10 +198,10 @@ def _savings(s: dict[str, Any], usd) -> list[str]:
     out = []
     b = s.get("batch")
     if isinstance(b, dict) and b.get("calls") and _finite(b.get("saved_usd")) is not None:
-        out.append(f"batch: {b['calls']:,} calls, saved {usd(b['saved_usd'])}")
+        out.append(f"batch: {plural(b['calls'], 'call')}, saved {usd(b['saved_usd'])}")
     pc = s.get("prompt_cache")
     if isinstance(pc, dict) and pc.get("calls") and _finite(pc.get("saved_usd")):
-        out.append(f"prompt cache: {pc['calls']:,} calls, saved {usd(pc['saved_usd'])}")
+        out.append(f"prompt cache: {plural(pc['calls'], 'call')}, saved {usd(pc['saved_usd'])}")
     return out
 
 

@@ -115,7 +115,7 @@ def test_tsv_and_parquet_of_the_same_rows_load_identical_items(tmp_path, quoting
     assert [it.index for it in a] == ["1", "2", "3", "5", "6", "8"]
     assert a.warnings == b.warnings
     assert [w.split(":")[0] for w in a.warnings] == ["row 4 (index 4)", "row 7 (index 7)", "row 6 (index 6)",
-                                                      "1 ground_truth cell(s) spelled like a pandas missing value "
+                                                      "1 ground_truth cell spelled like a pandas missing value "
                                                       "(NA, N/A, NULL, None, nan, ...)"]  # row 1's "nan"
     by = a.by_index()
     assert by["1"].question == 'Line one\n\tline "two"\r\nthree' and by["1"].role == " spaced "
@@ -213,7 +213,7 @@ def test_images_beyond_the_file_names_are_never_sent(tmp_path):
     data = load_tsv(_write_tsv(tmp_path / "a.tsv", rows))
     assert [len(it.images) for it in data] == [2, 3, 3]
     assert data.items[0].image_paths == ("a.jpg", "b.jpg")
-    assert len(data.warnings) == 2 and "the last 1 are left out" in data.warnings[0]
+    assert len(data.warnings) == 2 and "the last 1 is left out" in data.warnings[0]
 
 
 def test_not_utf8_deep_in_a_row_through_the_cli_is_one_line(tmp_path):

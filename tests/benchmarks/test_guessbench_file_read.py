@@ -79,9 +79,9 @@ def test_one_shot_example_answer_is_not_stripped(tmp_path):
 def test_the_load_says_so_once_per_kind_with_the_count(root):
     notes = load_notes(load_sets(root))
     assert [n.split(":")[0] for n in notes] == [
-        "1 Answer.txt file(s) start with a UTF-8 byte-order mark",
-        "1 hint file(s) start with a UTF-8 byte-order mark",
-        "1 Answer.txt file(s) have white space around the answer (a final line break)"]
+        "1 Answer.txt file starts with a UTF-8 byte-order mark",
+        "1 hint file starts with a UTF-8 byte-order mark",
+        "1 Answer.txt file has white space around the answer (a final line break)"]
     assert load_notes(load_sets(ROOT)) == []
 
 

@@ -205,6 +205,19 @@ def test_headline_and_charts_match_the_summary(made):
         assert sum(s.values[i] for s in ext.series) == pytest.approx(100.0)
 
 
+def test_the_stop_signal_is_shown_as_words(made):
+    """A review loop that stopped on the signal reads 'Well done!' in the chart's legend and the
+    item's note, not the raw $Well done!$ (its $ delimiters are the prompt's, not words)."""
+    _, _, _, _, doc, _ = made
+    stops = next(c for c in doc.charts if "review loops" in c.title)
+    names = [s.name for s in stops.series]
+    assert any(n.startswith("'Well done!' at round") for n in names), names
+    assert not any("$" in n for n in names)
+    texts = [str(b) for it in doc.items for b in it.blocks]  # the replies keep what the model said
+    assert any("said 'Well done!': the reply under review stands" in t for t in texts)
+    assert not any("said $Well done!$" in t for t in texts)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(), st.text(min_size=1), st.text(), st.booleans())
 def test_a_highlight_is_text_of_the_reply(before, guess, after, upper):

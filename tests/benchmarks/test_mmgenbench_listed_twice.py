@@ -56,7 +56,7 @@ def test_the_load_says_so_with_the_count(folder):
     data = load_data(folder)
     assert data.repeats == {("Color", 2): 2, ("Count", 10): 3}
     (note,) = data.notes()
-    assert note.startswith("2 image(s) listed more than once in a pattern of the label index (3 extra listing(s))")
+    assert note.startswith("2 images listed more than once in a pattern of the label index (3 extra listings)")
     assert "count_listed_index_once" in note
     assert [it.patterns for it in data.items][2] == ("Color", "Count")  # an item's patterns stay one each
 

@@ -268,7 +268,7 @@ async def test_the_scorer_request_for_sample_items_is_the_codes():
     (row,) = result.summary["results"]
     assert row["texts_dropped"] == 1 and row["skipped"] == 0 and row["n"] == 12
     assert result.summary["answer_reading"] == "reference"
-    assert any("1 answer texts and 0 images were not shown" in n for n in result.notes)
+    assert any("1 answer text and 0 images were not shown" in n for n in result.notes)
 
 
 async def test_the_internvl_worker_joins_the_parts_back_into_the_codes_prompt():
@@ -337,6 +337,6 @@ async def test_rows_with_more_than_4_images_are_left_out_as_the_reference_does(t
     assert not result.failed_items
     (row,) = result.summary["results"]
     assert row["skipped"] == 1 and row["n"] == 1 and row["failed"] == 0 and row["msr"] == pytest.approx(66.67)
-    assert any("1 answers to questions with more than 4 images were not scored" in n for n in result.notes)
+    assert any("1 answer to questions with more than 4 images was not scored" in n for n in result.notes)
     # the ground truth's first entry has no text: the reference's str.format writes None
     assert "The correct answer to this question should be: None\n### Feedback\n" in _layout(requests["q2"])[0]

@@ -49,6 +49,17 @@ def test_answers_file_with_an_unknown_id(tmp_path):
     _user_error(spec, "mine.jsonl", "row 2", "zz9")
 
 
+def test_a_candidates_answer_column_missing_from_its_file(tmp_path):
+    rows = [dict(q, ans_x="an answer") for q in QUESTIONS]
+    spec = write_case(tmp_path, rows=rows,
+                      options='answers = { "x" = { file = "questions.jsonl", answer_column = "ans_x" }, '
+                              '"y" = { file = "questions.jsonl", answer_column = "ans_y" } }\n')
+    _user_error(spec, "questions.jsonl", "row 1", "'ans_y'", "options.answers.y.answer_column")
+    spec = write_case(tmp_path / "typo", rows=rows,
+                      options='answers = { "x" = { file = "questions.jsonl", column = "ans_x" } }\n')
+    _user_error(spec, "spec.toml", "options.answers.x.column: unknown key")
+
+
 def test_two_baselines_and_an_empty_baseline_cell(tmp_path):
     spec = write_case(tmp_path / "two", options='baseline_column = "expert"\n')
     _user_error(spec, "roles.baseline", "options.baseline_column")

@@ -162,6 +162,30 @@ def test_imported_answers_against_a_baseline_column(tmp_path):
     assert "no answer" in a2["flags"]
 
 
+def test_two_imported_candidates_from_two_columns_of_one_file(tmp_path):
+    """Each imported candidate names its own answer column: two candidates read two columns of
+    the data file itself, a third its own file through the global answer_column; all three are
+    judged, each with its own answers."""
+    rows = [dict(q, ans_x=f"x says {q['reference']}", ans_y=f"y says {q['expert']}") for q in QUESTIONS]
+    answers_file(tmp_path / "notes.jsonl", {q["id"]: f"notes on {q['id']}" for q in QUESTIONS})
+    spec = write_case(tmp_path, rows=rows, roles='judge = "judge"',
+                      options='baseline_column = "expert"\n'
+                              'answers = { "x" = { file = "questions.jsonl", answer_column = "ans_x" }, '
+                              '"y" = { file = "questions.jsonl", answer_column = "ans_y" }, "notes" = "notes.jsonl" }\n')
+    o = run(spec)
+    assert o.exit_code == 0, o.message
+    s = o.summary
+    assert s["candidates"] == ["x", "y", "notes"] and s["imported"] == ["x", "y", "notes"]
+    assert s["calls_by_provider"] == {"sim": 3 * 2 * N}  # every candidate judged on every item, both orders
+    for name in ("x", "y", "notes"):
+        assert _overall(s, name)["n_pairwise"] == 2 * N and _overall(s, name)["fail"] == 0
+    answers = {(a["model"], a["index"]): a["answer"] for a in o.result.tables["answers"]}
+    for q in QUESTIONS:
+        assert answers[("x", q["id"])] == f"x says {q['reference']}"
+        assert answers[("y", q["id"])] == f"y says {q['expert']}"
+        assert answers[("notes", q["id"])] == f"notes on {q['id']}"
+
+
 def test_reask_on_parse_failure(tmp_path):
     """A garbled judge reply is followed by one request for the verdict line; the first reply is
     kept for the report and the judgment is marked re-asked."""

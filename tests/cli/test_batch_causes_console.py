@@ -53,7 +53,7 @@ def _console() -> tuple[ConsoleUI, Console]:
 
 def test_a_failures_provider_text_is_printed_whole():
     ui, console = _console()
-    failed = ["sim-weak item 3 order 0 (judge judge): model 'judge': no batch answered this request in 2 batch(es); "
+    failed = ["sim-weak item 3 order 0 (judge judge): model 'judge': no batch answered this request in 2 batches; "
               "the last one: validation error: the Batch API refused this request: line 2: [invalid_request] bad",
               "item 4: errored (api_error): [bold]not bold[/bold]"]
     outcome = SimpleNamespace(result=None, stats=None, failed_items=failed, out_dir=None, summary=None)
@@ -78,4 +78,4 @@ def test_a_providers_text_keeps_its_colons():
 def test_the_causes_of_unanswered_requests_are_summed_up():
     lines = savings_lines({"batch": {"calls": 10, "cost_usd": 0.1, "live_equivalent_usd": 0.2, "saved_usd": 0.1,
                                      "retried": 2, "unanswered": {"expired": 1, "errored (api_error)": 3}}})
-    assert lines[1] == "batch: 4 request(s) left unanswered: errored (api_error) 3, expired 1"
+    assert lines[1] == "batch: 4 requests left unanswered: errored (api_error) 3, expired 1"

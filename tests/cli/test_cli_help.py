@@ -48,3 +48,31 @@ def test_list_shows_runners():
     assert r.exit_code == 0
     assert "quickstart" in r.output
     assert "creation_mmbench" in r.output
+
+
+def test_list_aligns_its_columns_and_marks_the_runners_needing_the_local_worker(monkeypatch):
+    import judgekit.config as config
+    from judgekit.config import list_runners, load_spec
+
+    real = list_runners()
+    long_name = "a_runner_with_a_name_longer_than_forty_characters"
+    monkeypatch.setattr(config, "list_runners", lambda: {**real, long_name: "a plugin's runner " * 8})
+    r = CliRunner().invoke(cli, ["list"], env={"COLUMNS": "80"})
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    header = next(ln for ln in lines if ln.split()[:3] == ["name", "needs", "description"])
+    at = header.index("description")
+    legend = next(i for i, ln in enumerate(lines) if ln.startswith("  local:"))
+    table = lines[lines.index(header) + 1:legend]
+    rows = {ln.split()[0]: ln for ln in table if not ln.startswith("   ")}
+    assert set(rows) == {*real, long_name}
+    for name, line in rows.items():
+        needs = any(m.provider == "local" for m in load_spec(name).models.values()) if name in real else False
+        assert line[header.index("needs"):at].strip() == ("local" if needs else ""), line
+        assert line[at - 1] == " " and line[at] != " ", line  # every description starts in the same column
+    assert rows["mmie"][header.index("needs"):at].strip() == "local"  # a tiny local diffusion pipeline
+    for line in table:  # descriptions wrap under themselves (at least 30 wide beside a long name)
+        assert len(line) <= max(80, at + 30), line
+        assert line.split()[0] in rows or (line[:at].strip() == "" and line[at] != " "), line
+    assert 'pip install "torch==2.13.0" -e ./local' in r.output  # the legend says how to install the worker
+    assert "judgekit-local" in lines[legend]

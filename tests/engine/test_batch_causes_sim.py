@@ -59,7 +59,7 @@ async def test_an_unanswered_request_says_why(api, tmp_path, monkeypatch):
     try:
         for r in rs:
             assert not r.ok and r.error_kind == kind, r.error
-            assert f"in 2 batch(es); the last one: {label}: " in r.error and text in r.error, r.error
+            assert f"in 2 batches; the last one: {label}: " in r.error and text in r.error, r.error
             assert "expired or cancelled" not in r.error
         assert e.savings.as_dict()["batch"]["unanswered"] == {label: len(rs)}
         kinds = await cache.failures_by_kind()

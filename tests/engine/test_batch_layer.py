@@ -244,7 +244,7 @@ async def test_a_request_no_batch_answers_fails_after_batch_attempts(monkeypatch
     server.not_run = {e.key_for(req(1))}
     rs = await asyncio.gather(*(e.call(req(i)) for i in range(3)))
     assert [r.ok for r in rs] == [True, False, True]
-    assert rs[1].error_kind == "batch_not_run" and "2 batch(es)" in rs[1].error
+    assert rs[1].error_kind == "batch_not_run" and "2 batches" in rs[1].error
     assert server.created == 2
     st = e.stats.stage("judge")
     assert (st.retries, st.failures, st.done) == (1, 1, 3)

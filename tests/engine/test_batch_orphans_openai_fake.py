@@ -245,7 +245,7 @@ async def test_a_provider_that_cannot_list_its_batches_stops_the_run_before_any_
         e = Engine({"j": spec(url)}, cache, retry_wait=RetryWait(initial=0.01, maximum=0.02, jitter=0.01))
         with pytest.raises(RunStopped) as stopped:
             await e.start()
-        assert "1 batch creation(s) of an earlier run were interrupted" in str(stopped.value)
+        assert "1 batch creation of an earlier run was interrupted" in str(stopped.value)
         assert "503" in str(stopped.value) and "\n" not in str(stopped.value)
         assert fake.list_pages == 3  # max_attempts
         await e.close()

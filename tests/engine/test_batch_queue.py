@@ -18,6 +18,7 @@ from judgekit.engine import Engine
 from judgekit.engine.batch_queue import TokenQueue, estimate
 from judgekit.engine.batch_status import status_lines
 from judgekit.errors import TransientError
+from judgekit.plural import plural
 from judgekit.providers.batch import BatchOutcome, BatchStatus
 from judgekit.providers.batch_errors import BatchExpired, BatchFailed, BatchQueueFull, with_type
 from judgekit.types import ChatRequest, GenParams, Message
@@ -168,7 +169,7 @@ async def test_without_the_setting_a_refused_wave_is_halved_until_it_fits(monkey
     lane = e.batches.lanes["j"]
     assert lane.queue.refusals == len(server.refused) and "refused over the enqueued-token limit" in lane.queue.note()
     line = " ".join(status_lines(e))  # the live display says so, with the limit the provider named
-    assert (f"{len(server.refused)} batch(es) refused over the enqueued-token limit (the provider's limit: "
+    assert (f"{plural(len(server.refused), 'batch')} refused over the enqueued-token limit (the provider's limit: "
             f"{limit:,} tokens): one batch at a time") in line
     await e.close()
 
@@ -206,7 +207,7 @@ async def test_an_expired_request_fails_with_its_cause_not_a_guess(monkeypatch, 
         "the batch expired before running this request")))
     r = await e.call(req(0))
     assert not r.ok and r.error_kind == "batch_expired"
-    assert "in 2 batch(es); the last one: expired: the batch expired" in r.error
+    assert "in 2 batches; the last one: expired: the batch expired" in r.error
     assert e.savings.as_dict()["batch"]["unanswered"] == {"expired": 1}
     await e.close()
 
@@ -339,7 +340,7 @@ async def test_a_batch_an_earlier_run_left_live_fills_the_queue_until_it_ends(mo
             break
         await asyncio.sleep(0.005)
     assert lane.queue.waiting == 1 and server.created == 1  # its tokens are unknown: it fills the queue
-    assert "1 call(s) wait for room in the provider's batch queue" in " ".join(status_lines(e))
+    assert "1 call waits for room in the provider's batch queue" in " ".join(status_lines(e))
     server.release()
     r = await new
     assert r.ok and server.created == 2 and server.submitted[1] == [r.key]

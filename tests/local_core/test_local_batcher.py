@@ -240,7 +240,7 @@ async def test_a_missing_module_names_the_python_and_the_install_command(tmp_pat
     with pytest.raises(WorkerStartError) as e:
         await backend.start()
     msg = str(e.value)
-    assert sys.executable in msg and "pip install -e local" in msg and "judgekit-local" in msg
+    assert sys.executable in msg and '-m pip install "torch==2.13.0" -e ./local' in msg and "judgekit-local" in msg
     await backend.close()
 
 

@@ -56,6 +56,7 @@ from judgekit.tables import open_rows
 from judgekit.types import ImagePart
 
 from ...image_cells import decode_image_cell, image_mime, image_part
+from ...plural import plural
 from .parquet import parquet_files, parquet_rows
 from .ratings import read_human_rating_table, read_human_ratings
 from .tasks import UNCATEGORIZED, resolve_category
@@ -315,12 +316,14 @@ def _make_items(data: LoadedData, rows: list[_Row], overrides: Mapping[str, str]
         images = r.images
         paths = _parse_paths(path, where, f.get("image_path", ""))
         if len(images) > 1 and len(paths) > 1 and len(paths) < len(images):
-            data.warnings.append(f"row {where}: image_path names {len(paths)} files for {len(images)} images; the "
-                                 f"last {len(images) - len(paths)} are left out, as the reference never sends them")
+            data.warnings.append(f"row {where}: image_path names {plural(len(paths), 'file')} for "
+                                 f"{plural(len(images), 'image')}; the last {len(images) - len(paths)} "
+                                 f"{'is' if len(images) - len(paths) == 1 else 'are'} left out, as the reference "
+                                 "never sends them")
             images = images[:len(paths)]
         elif paths and len(paths) != len(images):
-            data.warnings.append(f"row {where}: image_path names {len(paths)} file(s) but the row has "
-                                 f"{len(images)} image(s)")
+            data.warnings.append(f"row {where}: image_path names {plural(len(paths), 'file')} but the row has "
+                                 f"{plural(len(images), 'image')}")
         gt = f.get("ground_truth", "")
         if gt and not gt.strip():
             blank_gt += 1
@@ -359,12 +362,13 @@ def _pandas_notes(spelled: Mapping[str, int], blank_gt: int, *, na_text: bool, b
         what = {"ground_truth": "no ground truth (pd.isna)"}.get(column, "'nan' in its prompts")
         now = ("kept as text here (keep_na_text)" if na_text else "the same here (options.keep_na_text = true keeps "
                "the text)")
-        notes.append(f"{n} {column} cell(s) spelled like a pandas missing value (NA, N/A, NULL, None, nan, ...): "
+        notes.append(f"{plural(n, f'{column} cell')} spelled like a pandas missing value "
+                     "(NA, N/A, NULL, None, nan, ...): "
                      f"the reference reads them as NaN, {what}; {now}")
     if blank_gt:
         now = ("no ground truth here (blank_ground_truth_as_missing)" if blank_ground_truth else
                "the same here (options.blank_ground_truth_as_missing = true: no ground truth)")
-        notes.append(f"{blank_gt} ground_truth cell(s) of white space only: a ground truth for the reference "
+        notes.append(f"{plural(blank_gt, 'ground_truth cell')} of white space only: a ground truth for the reference "
                      f"(pandas keeps the text; the with-ground-truth VFS prompt); {now}")
     return notes
 

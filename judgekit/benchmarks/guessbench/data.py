@@ -48,6 +48,7 @@ from judgekit.datapaths import PathRefused, resolve_inside
 from judgekit.errors import DataError
 from judgekit.types import ImagePart
 
+from ...plural import plural
 from .hints import letter_count
 
 __all__ = ["GuessSet", "load_set", "load_sets", "load_notes", "set_folders", "IMAGE_FILES", "HINT_FILES",
@@ -197,14 +198,17 @@ def load_notes(sets: Collection[GuessSet], example: GuessSet | None = None) -> l
     spaced = sum(1 for s in every if s.answer.removeprefix(BOM) != s.answer.removeprefix(BOM).strip())
     notes = []
     if answer_bom:
-        notes.append(f"{answer_bom} {ANSWER_FILE} file(s) start with a UTF-8 byte-order mark: kept, as the "
+        notes.append(f"{plural(answer_bom, f'{ANSWER_FILE} file')} {'starts' if answer_bom == 1 else 'start'} "
+                     "with a UTF-8 byte-order mark: kept, as the "
                      "authors' file.read() keeps it, so no reply matches that gold (options.drop_bom = true "
                      "drops it)")
     if hint_bom:
-        notes.append(f"{hint_bom} hint file(s) start with a UTF-8 byte-order mark: kept in the prompt, as the "
+        notes.append(f"{plural(hint_bom, 'hint file')} {'starts' if hint_bom == 1 else 'start'} with a UTF-8 "
+                     "byte-order mark: kept in the prompt, as the "
                      "authors' file.read() keeps it (options.drop_bom = true drops it)")
     if spaced:
-        notes.append(f"{spaced} {ANSWER_FILE} file(s) have white space around the answer (a final line break): "
+        notes.append(f"{plural(spaced, f'{ANSWER_FILE} file')} {'has' if spaced == 1 else 'have'} white space "
+                     "around the answer (a final line break): "
                      "kept, as the authors' file.read() keeps it, so no reply matches that gold "
                      "(options.strip_answer = true strips it)")
     return notes

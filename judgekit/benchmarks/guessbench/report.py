@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...judging.report import headline_rows, rows_by_judge
+from ...plural import plural
 from ...report.doc import Chart, Headline, ReportDoc, Series, Table
 from .panel import HEADLINE
 from .report_items import APPROACH_NAMES, make_context, set_item
@@ -49,8 +50,8 @@ def build_report(prep: "Prepared", outcomes: dict[tuple[str, str, str, str], "Se
     ctx = make_context(prep, blobs)
     doc.items = [set_item(ctx, gs, outcomes) for gs in prep.sets]
     doc.items_note = (f"every build set of the run ({len(prep.sets)}), each with every flow on it: "
-                      f"{len(spec.roles.candidates)} candidates x {len(o.approaches)} approaches x "
-                      f"{len(o.tasks)} tasks; extractor verdicts right/wrong, the extracted guess marked")
+                      f"{plural(len(spec.roles.candidates), 'candidate')} x {plural(len(o.approaches), 'approach')} x "
+                      f"{plural(len(o.tasks), 'task')}; extractor verdicts right/wrong, the extracted guess marked")
     return doc
 
 
@@ -187,7 +188,7 @@ def _stops(prep: "Prepared", outcomes) -> dict[str, dict[str, int]]:
             continue
         for rec in so.turns:
             rounds = len(rec.replies) - 1
-            k = {"well_done": f"$Well done!$ at round {rounds}", "rounds": "every round asked",
+            k = {"well_done": f"'Well done!' at round {rounds}", "rounds": "every round asked",
                  "no_guess": "no query"}.get(rec.stop, rec.stop.replace("retrieval_", "search: "))
             c = out.setdefault(f"{alias} · {APPROACH_NAMES[approach]}", {})
             c[k] = c.get(k, 0) + 1

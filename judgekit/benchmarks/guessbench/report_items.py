@@ -277,7 +277,7 @@ def _retrieval_meta(row: dict[str, Any]) -> dict[str, str]:
 
 def _stop_text(stop: str, rounds: int) -> str:
     if stop == "well_done":
-        return f"round {rounds} said $Well done!$: the reply under review stands"
+        return f"round {rounds} said 'Well done!': the reply under review stands"
     if stop == "rounds":
         return f"every round was asked ({rounds}): the last reply stands"
     if stop == "no_guess":

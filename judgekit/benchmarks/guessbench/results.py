@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ...judging.intervals import shown
 from ...judging.multiplicity import adjust_summary, excludes_cell
 from ...metrics.guessbench import autobencher
+from ...plural import plural
 from ..base import BenchmarkResult
 from .panel import ENSEMBLE, SetVerdicts, ensemble_verdicts, filled, panel_summary
 from .report import build_report
@@ -212,7 +213,7 @@ def _run_notes(prep: "Prepared", figures: dict[str, Any], rates: list[dict[str, 
                          f"{'-' if full is None else f'{full:.1%}'}")
     for r in rates:
         if r["calls"]:
-            notes.append(f"extractor '{r['judge']}': {r['calls']} extractions, {r['unparsed']} unparsed, "
+            notes.append(f"extractor '{r['judge']}': {plural(r['calls'], 'extraction')}, {r['unparsed']} unparsed, "
                          f"{r['no_answer']} 'No Answering', {r['failed']} failed")
     return notes
 

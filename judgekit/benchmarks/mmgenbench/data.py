@@ -48,6 +48,7 @@ from pathlib import Path
 from ...datapaths import PathRefused, resolve_inside, shown_path
 from ...errors import DataError
 from ...image_cells import image_mime
+from ...plural import plural
 from ...tables import _raise_field_limit, read_json, read_rows
 from ...types import ImagePart
 
@@ -123,8 +124,8 @@ class LoadedSet:
         pairs = sum(1 for (_, idx) in self.repeats if idx in kept)
         if not pairs:
             return []
-        return [f"{pairs} image(s) listed more than once in a pattern of the label index ({extra} extra "
-                "listing(s)): each listing counts in that pattern's SIM, as in the reference "
+        return [f"{plural(pairs, 'image')} listed more than once in a pattern of the label index "
+                f"({plural(extra, 'extra listing')}): each listing counts in that pattern's SIM, as in the reference "
                 "(options.count_listed_index_once = true: once)"]
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...blobs import BlobMissing
+from ...plural import plural
 from ...report.doc import Block, Chart, Headline, Item, Part, ReportDoc, Series, Table, image, text
 from .records import CAPTION
 
@@ -77,7 +78,7 @@ def build_doc(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome"],
                           f"statistic" if o.bootstrap_samples else "off (bootstrap_samples = 0)")}
     not_run = sum(1 for x in outcomes if x.aborted)
     if not_run:
-        meta["not run"] = f"{not_run} images (the run stopped before their calls)"
+        meta["not run"] = f"{plural(not_run, 'image')} (the run stopped before their calls)"
 
     headline = []
     for c in cands:

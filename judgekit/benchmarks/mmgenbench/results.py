@@ -27,6 +27,7 @@ from ...judging.uncertainty import IntervalOptions, bootstrap_summary, compariso
 from ...local import read_vector
 from ...metrics.mmgenbench import cosine, fid, sim_summary
 from ...report.numbers import DECIMALS, number
+from ...plural import plural
 from ..base import BenchmarkResult
 from .data import PATTERNS
 from .tidy import tidy_rows
@@ -216,7 +217,7 @@ def build_result(prep: "Prepared", engine: "Engine", outcomes: list["ItemOutcome
                      f"({o.bootstrap_samples} resamples, seed {o.bootstrap_seed}); per pattern in patterns.csv; "
                      + FID_NOTE)
     if prep.data.skipped:
-        notes.append(f"{len(prep.data.skipped)} unreadable images left out (summary.json lists them)")
+        notes.append(f"{plural(len(prep.data.skipped), 'unreadable image')} left out (summary.json lists them)")
     notes.extend(prep.data.notes())
     tables = {"results": results, "patterns": pattern_rows, "captions": captions, "generations": generations,
               "originals": originals, "comparisons": comps}

@@ -55,6 +55,7 @@ from ...errors import DataError, SpecError
 from ...hub import is_hub
 from ...judging.roles import is_chat_model
 from ...parsers.mmie import REFERENCE_MAX_IMAGES, parse_score, reference_skips, split_integrated
+from ...plural import plural
 from ...resources import Prompt, load_prompt
 from ...types import (
     ChatRequest,
@@ -156,7 +157,8 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
         if s.kind == "native":
             missing = [it.id for it in loaded.items if it.id not in s.answers]
             if missing:
-                raise DataError(str(native_files[s.name]), f"no answer of {s.name!r} for {len(missing)} item(s) "
+                raise DataError(str(native_files[s.name]), f"no answer of {s.name!r} for "
+                                                           f"{plural(len(missing), 'item')} "
                                                            f"of the data, e.g. id {missing[0]!r}")
     human = human_system = None
     if options.human_scores:
@@ -200,7 +202,7 @@ class _Flow:
     async def run_item(self, item: MMIEItem) -> list[Outcome]:
         if _skipped(self.prep, item):
             n = len(item.question_images)
-            why = f"{n} images in the question: the reference scores rows with at most {REFERENCE_MAX_IMAGES}"
+            why = f"{plural(n, 'image')} in the question: the reference scores rows with at most {REFERENCE_MAX_IMAGES}"
             return [Outcome(s.name, item, skipped=why) for s in self.prep.systems]
         question = await asyncio.to_thread(_parts, item.question)
         known = {p.sha256: p for p in question if isinstance(p, ImagePart)}

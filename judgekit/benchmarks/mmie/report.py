@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...parsers.mmie import REFERENCE_IMAGE_STOP, REFERENCE_MAX_IMAGES, split_integrated
 from ...judging.report import headline_rows, rows_by_judge
+from ...plural import plural
 from ...report.doc import (
     Block,
     Chart,
@@ -98,7 +99,7 @@ def _meta(prep: "Prepared", summary: dict[str, Any]) -> dict[str, str]:
     cats = Counter(it.code for it in prep.items)
     meta["questions"] = f"{len(prep.items)} (" + ", ".join(f"{c} {cats.get(c, 0)}" for c in ("SA", "PBL", "MSR")) + ")"
     if prep.skipped:
-        meta["left out"] = f"{len(prep.skipped)} rows with images that do not decode (listed as items)"
+        meta["left out"] = f"{plural(len(prep.skipped), 'row')} with images that do not decode (listed as items)"
     systems = []
     for s in prep.systems:
         if s.kind == "integrated":
@@ -111,7 +112,7 @@ def _meta(prep: "Prepared", summary: dict[str, Any]) -> dict[str, str]:
     if len(prep.judges) > 1:  # (the scorers themselves: the shared "judges" line)
         meta["ensemble"] = "the mean of the scorers' valid scores of each answer"
     if opts.keep_full_answer:
-        cap = "all images" if opts.image_cap is None else f"at most {opts.image_cap} images"
+        cap = "all images" if opts.image_cap is None else f"at most {plural(opts.image_cap, 'image')}"
         meta["answer reading"] = f"the whole answer ({cap} attached)"
     else:
         meta["answer reading"] = (f"as the authors' scorer: an answer is read until question and answer hold "
@@ -125,7 +126,7 @@ def _meta(prep: "Prepared", summary: dict[str, Any]) -> dict[str, str]:
     else:
         meta["intervals"] = "none (bootstrap_samples = 0)"
     if prep.human is not None:
-        meta["human scores"] = f"{len(prep.human)} answers of {prep.human_system} (Table 5)"
+        meta["human scores"] = f"{plural(len(prep.human), 'answer')} of {prep.human_system} (Table 5)"
     return meta
 
 
@@ -281,13 +282,14 @@ def _shown_note(prep: "Prepared", o: "Outcome", prompts) -> Block | None:
         return None
     why = []
     if cut and opts.keep_full_answer:
-        why.append(f"image cap {opts.image_cap}: {_count(flat.images_dropped, 'image')} of the answer were not "
-                   f"attached")
+        why.append(f"image cap {opts.image_cap}: {plural(flat.images_dropped, 'image')} of the answer "
+                   f"{'was' if flat.images_dropped == 1 else 'were'} not attached")
     elif cut:
-        lost = " and ".join(_count(n, w) for n, w in ((flat.texts_dropped, "text"), (flat.images_dropped, "image"))
+        lost = " and ".join(plural(n, w) for n, w in ((flat.texts_dropped, "text"), (flat.images_dropped, "image"))
                             if n)
         why.append(f"the reference's reading cuts the answer: it reads an answer until question and answer hold "
-                   f"{REFERENCE_IMAGE_STOP} images, so the answer's last {lost} were not shown to the scorer")
+                   f"{REFERENCE_IMAGE_STOP} images, so the answer's last {lost} "
+                   f"{'was' if flat.texts_dropped + flat.images_dropped == 1 else 'were'} not shown to the scorer")
     if defused:
         why.append("answer text that repeats the prompt's section headers (### Score ...) or holds a literal "
                    "<image> was defused")
@@ -296,10 +298,6 @@ def _shown_note(prep: "Prepared", o: "Outcome", prompts) -> Block | None:
                   text(flat.answer)], group=o.system,
                  meta={"images shown": str(flat.images_attached), "images not shown": str(flat.images_dropped),
                        "texts not shown": str(flat.texts_dropped)})
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _judgments(o: "Outcome", judges: list[str], flags: list[str]) -> list[Block]:

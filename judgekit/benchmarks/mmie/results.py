@@ -34,6 +34,7 @@ from ...judging.intervals import shown
 from ...judging.multiplicity import adjust_summary, excludes_cell
 from ...metrics.mmie import field_table, score_distribution
 from ...parsers.mmie import percent
+from ...plural import plural
 from ..base import BenchmarkResult
 from .data import CATEGORY_CODES, Segment
 from .panel import (
@@ -270,19 +271,21 @@ def displays(prep: "Prepared", by_scorer: list[tuple[str, list[dict[str, Any]]]]
     first = [r for r in scores if r["judge"] == judges[0]]
     dropped = sum(r["images_dropped"] for r in first)
     if opts.keep_full_answer and opts.image_cap is not None:
-        notes.append(f"image cap {opts.image_cap}: {dropped} images were not shown to the scorer "
+        notes.append(f"image cap {opts.image_cap}: {plural(dropped, 'image')} {'was' if dropped == 1 else 'were'} "
+                     "not shown to the scorer "
                      f"(every answer text was)")
     elif not opts.keep_full_answer:
         texts = sum(r["texts_dropped"] for r in first)
         skipped = sum(1 for r in first if r["outcome"] == "skipped")
         if texts or dropped:
-            notes.append(f"as the reference reads answers (until question and answer hold 3 images): {texts} "
-                         f"answer texts and {dropped} images were not shown to the scorer")
+            notes.append(f"as the reference reads answers (until question and answer hold 3 images): "
+                         f"{plural(texts, 'answer text')} and {plural(dropped, 'image')} were not shown to the scorer")
         if skipped:
-            notes.append(f"as the reference: {skipped} answers to questions with more than 4 images were not "
+            notes.append(f"as the reference: {plural(skipped, 'answer')} to questions with more than 4 images "
+                         f"{'was' if skipped == 1 else 'were'} not "
                          f"scored (outcome 'skipped')")
     if prep.skipped:
-        notes.append(f"{len(prep.skipped)} rows with unreadable images left out (summary.json lists them)")
+        notes.append(f"{plural(len(prep.skipped), 'row')} with unreadable images left out (summary.json lists them)")
     return display, more, notes
 
 

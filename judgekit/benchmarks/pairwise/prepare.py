@@ -21,6 +21,7 @@ from ...judging.items import GenericItem, load_items
 from ...judging.roles import check_chat_models
 from ...judging.template import Template, checked_template
 from ...parsers.generic import ParserOptions, verdict_parser
+from ...plural import plural
 
 __all__ = ["Options", "Baseline", "Prepared", "prepare", "JUDGE_FIELDS", "CANDIDATE_FIELDS", "check_judges"]
 
@@ -103,7 +104,8 @@ def _baseline(spec, options: Options, items: list[GenericItem]) -> Baseline:
     key, value = given[0]
     if key == "roles.baseline":
         if value in options.answers:
-            return Baseline(value, "answers", answers_file(spec, options, options.answers[value], items))
+            answers = answers_file(spec, options, options.answers[value], items, name=value)
+            return Baseline(value, "answers", answers)
         return Baseline(value, "model")
     if key == "options.baseline_answers":
         return Baseline(Path(value).stem, "answers", answers_file(spec, options, value, items))
@@ -145,11 +147,11 @@ def prepare(spec, options: Options, limit: int | None = None) -> Prepared:
                              set(CANDIDATE_FIELDS) | columns) if options.candidate_prompt else None)
     system = (checked_template(spec, options.judge_system, "options.judge_system",
                                (set(JUDGE_FIELDS) - {"images"}) | columns) if options.judge_system else None)
-    warnings = [f"{n}: no imported answer for {len(items) - len(a)} of {len(items)} items"
+    warnings = [f"{n}: no imported answer for {len(items) - len(a)} of {plural(len(items), 'item')}"
                 for n, a in imported.items() if len(a) < len(items)]
     if baseline.answers is not None and len(baseline.answers) < len(items):
         warnings.append(f"baseline {baseline.name}: no answer for {len(items) - len(baseline.answers)} of "
-                        f"{len(items)} items (their judgments are counted failures)")
+                        f"{plural(len(items), 'item')} (their judgments are counted failures)")
     labels = (load_human_labels(spec.resolve_path(options.human_labels), kind="pairwise")
               if options.human_labels else None)
     return Prepared(spec, options, items, candidates, live, imported, baseline, judge, _parser(spec, options),

@@ -4,7 +4,7 @@ Per candidate and item:
 
 1. the candidate's answer: a live candidate (``roles.candidates``) is asked the item's question
    (its images before the text, or ``options.candidate_prompt``); an imported candidate
-   (``options.answers``, name -> file) has its answer read from its file;
+   (``options.answers``, name -> file, or file and answer column) has its answer read from its file;
 2. every judge of the panel (``roles.judge`` or ``roles.judges``) grades the answer once with the
    user's prompt file (``options.judge_prompt``): the item's fields, the answer and the rubric
    filled in (the item's ``criteria`` column when set, else ``options.rubric``), the item's
@@ -29,6 +29,7 @@ from ...judging.candidates import judge_plan
 from ...judging.items import GenericItem
 from ...judging.repeats import repeated
 from ...parsers.generic import Reading
+from ...plural import plural
 from ...types import ChatRequest
 from ..base import BenchmarkResult, PlannedCall
 from .prepare import Options, Prepared, prepare
@@ -175,7 +176,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
     notes = list(prep.warnings)
     missing = sum(1 for a in answers if a["imported"] and a["answer"] is None)
     if missing:
-        notes.append(f"{missing} item(s) without an imported answer: counted as failed judgments")
+        notes.append(f"{plural(missing, 'item')} without an imported answer: counted as failed judgments")
     return BenchmarkResult(summary=summary, tables={"answers": answers, "judgments": judgments, **built.tables},
                            failed_items=failed, not_run=not_run, display=built.display,
                            more_displays=built.more_displays, notes=notes, tidy=built.tidy,
