@@ -1,0 +1,50 @@
+"""The terminal's view of ``judgekit report A B ...``'s item differences: per pair of runs, the
+paired differences per (candidate, judge) and the items that changed most (before -> after)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+__all__ = ["comparison_renderables"]
+
+
+def comparison_renderables(comp: Any, top: int = 10) -> list[Any]:
+    """Two tables per pair (:class:`judgekit.report.compare.Comparison`): its statistics, then its
+    ``top`` changed items, largest change first."""
+    from ..report.compare import difference_text
+
+    out: list[Any] = []
+    for p in comp.pairs:
+        title = f"{p.benchmark}: {p.before.label} -> {p.after.label}"
+        st = Table(title=f"{title}: paired differences (after - before, shared items)", title_justify="left")
+        for col, right in (("candidate", False), ("judge", False), ("figure", False), ("before", True),
+                           ("after", True), ("difference [interval]", True), ("Holm", False), ("shared", True),
+                           ("changed", True)):
+            st.add_column(col, justify="right" if right else "left", overflow="fold")
+        for s in p.stats:
+            holm = s.get("excludes_zero_holm")
+            st.add_row(s["candidate"], s["judge"], s["metric"], _n(s.get("before")), _n(s.get("after")),
+                       difference_text(s), "–" if holm is None else ("excl. 0" if holm else "incl. 0"),
+                       str(s["shared"]), str(s["changed"]))
+        out.append(st)
+        if not p.changes:
+            out.append(f"{title}: no item changed")
+            continue
+        shown = sorted(p.changes, key=lambda c: (c.delta is None, -abs(c.delta or 0.0), c.item))[:top]
+        ct = Table(title=f"{title}: changed items ({len(shown)} of {len(p.changes)}, largest change first)",
+                   title_justify="left")
+        for col, right in (("item", False), ("candidate", False), ("judge", False), ("before", False),
+                           ("after", False), ("Δ", True)):
+            ct.add_column(col, justify="right" if right else "left", overflow="fold")
+        for c in shown:
+            d = c.delta
+            ct.add_row(c.item, c.candidate, c.judge, c.before.text(c.kind), c.after.text(c.kind),
+                       "–" if d is None else f"{d:+.4g}")
+        out.append(ct)
+    return out
+
+
+def _n(v: float | None) -> str:
+    return "–" if v is None else f"{v:.4g}"
