@@ -308,6 +308,45 @@ def report(run_dirs, out, baseline, top):
             click.echo(f"item differences: {page.parent / 'diffs.csv'}, {page.parent / 'diffs.json'}")
 
 
+@cli.command()
+@click.argument("path", required=False, type=click.Path(path_type=Path), metavar="[RUN_DIR]")
+@click.option("--print", "print_only", is_flag=True, help="print the report's path and file:// URL; open nothing")
+@click.option("--serve", is_flag=True,
+              help="serve RUN_DIR (default: judgekit-out) on localhost: an index of its runs linking to each report")
+@click.option("--port", default=7600, show_default=True, type=click.IntRange(0, 65535),
+              help="with --serve: the port (0: a free one)")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="with --serve: the address to listen on (0.0.0.0 shows your results to the whole network)")
+@_errors
+def view(path, print_only, serve, port, host):
+    """Open a run's report.html in the browser: RUN_DIR's, or the latest run's in judgekit-out/.
+    Without a browser (no display, or --print) its path and file:// URL are printed.  --serve
+    serves a folder of runs on localhost until Ctrl-C."""
+    from ..report import view as v
+
+    if serve:
+        server = v.make_server(path if path is not None else v.DEFAULT_ROOT, host, port)
+        shown_host, shown_port = server.server_address[:2]
+        n = len(v.list_runs(path if path is not None else v.DEFAULT_ROOT))
+        click.echo(f"serving {n} run{'s' if n != 1 else ''} of {path or v.DEFAULT_ROOT} at "
+                   f"http://{shown_host}:{shown_port}/ (Ctrl-C stops)")
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+        click.echo("stopped")
+        return
+    report = v.find_report(path)
+    opened, url = v.open_report(report, print_only=print_only)
+    if opened:
+        click.echo(f"opened {url}")
+    else:
+        click.echo(str(report))
+        click.echo(url)
+
+
 @cli.group()
 def sim() -> None:
     """The OpenAI-compatible simulator (for tests, demos and benchmarks)."""
