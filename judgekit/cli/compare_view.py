@@ -32,6 +32,9 @@ def comparison_renderables(comp: Any, top: int = 10) -> list[Any]:
         if not p.changes:
             out.append(f"{title}: no item changed")
             continue
+        if top == 0:
+            out.append(f"{title}: {len(p.changes)} changed item{'s' if len(p.changes) != 1 else ''} (see diffs.csv)")
+            continue
         shown = sorted(p.changes, key=lambda c: (c.delta is None, -abs(c.delta or 0.0), c.item))[:top]
         ct = Table(title=f"{title}: changed items ({len(shown)} of {len(p.changes)}, largest change first)",
                    title_justify="left")
