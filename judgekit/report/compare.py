@@ -28,7 +28,8 @@ from ..errors import UsageError
 from .doc import Block, Item, Table
 
 __all__ = ["Pair", "Comparison", "compare_runs", "pick_baseline", "diff_rows", "stats_rows", "write_diffs",
-           "comparison_tables", "comparison_items", "DIFFS_CSV", "DIFFS_JSON"]
+           "comparison_tables", "comparison_items", "page_href", "difference_text", "DIFFS_CSV",
+           "DIFFS_JSON"]
 
 DIFFS_CSV = "diffs.csv"
 DIFFS_JSON = "diffs.json"
@@ -114,14 +115,22 @@ def compare_runs(runs: list[Any], baseline: Any | None = None, options: Any | No
     return out
 
 
+def page_href(target: Path, page_dir: Path) -> str:
+    """``target`` relative to the page's folder, percent-encoded (a file:// URI where no relative
+    path exists)."""
+    try:
+        rel = os.path.relpath(os.path.abspath(target), os.path.abspath(page_dir))
+    except ValueError:  # another drive
+        return Path(os.path.abspath(target)).as_uri()
+    return urllib.parse.quote(rel.replace(os.sep, "/"), safe="/")
+
+
 def _item_link(run: Any, item: str, page_dir: Path) -> str:
     """The item in ``run``'s report.html relative to ``page_dir``: ``#item=ID`` where the report
     lists the item, else ``#q=ID`` (a search for it)."""
-    from .leaderboard import _href
-
     ids = {str(it.id) for it in run.doc.items}
     how = "item" if item in ids else "q"
-    return f"{_href(Path(run.path) / 'report.html', page_dir)}#{how}={urllib.parse.quote(item, safe='')}"
+    return f"{page_href(Path(run.path) / 'report.html', page_dir)}#{how}={urllib.parse.quote(item, safe='')}"
 
 
 def diff_rows(comp: Comparison, page_dir: Path) -> list[dict[str, Any]]:

@@ -20,12 +20,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from .compare import page_href as _href
 from .doc import Chart, Headline, ReportDoc, Series, Table
 from .run_report import interval_text
 
@@ -195,16 +195,6 @@ def _column_names(cols: list[Column]) -> dict[Column, str]:
         judges.setdefault(fig, set()).add(j)
     return {(fig, j): fig if len(judges[fig]) == 1 else f"{fig} · {j if j is not None else '-'}"
             for fig, j in cols}
-
-
-def _href(target: Path, page_dir: Path) -> str:
-    """``target`` relative to the page's folder, percent-encoded (a file:// URI where no relative
-    path exists)."""
-    try:
-        rel = os.path.relpath(os.path.abspath(target), os.path.abspath(page_dir))
-    except ValueError:  # another drive
-        return Path(os.path.abspath(target)).as_uri()
-    return urllib.parse.quote(rel.replace(os.sep, "/"), safe="/")
 
 
 def leaderboard_doc(runs: list[Run], out: Path, comparison: Any = None) -> ReportDoc:

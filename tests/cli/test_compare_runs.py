@@ -32,6 +32,8 @@ def _run_with_judge_seed(name: str, seed: int, out: Path) -> Path:
 
     data = _unthrottled(offline_spec(name)[0]).model_dump(exclude_none=True)
     data["models"]["judge"]["sim"]["seed"] = seed  # the first judge only: a rubric panel's judge-2 stays
+    for model in data["models"].values():  # no simulated latency: it changes no answer, only the time
+        model["sim"].update(latency_ms=0, latency_jitter_ms=0)
     spec = RunSpec.model_validate(data)
     outcome = asyncio.run(run_spec(spec, RunOptions(out_dir=out, cache_path=out.parent / f"{out.name}.duckdb",
                                                     yes=True)))
