@@ -38,13 +38,14 @@ def comparison_renderables(comp: Any, top: int = 10) -> list[Any]:
         shown = sorted(p.changes, key=lambda c: (c.delta is None, -abs(c.delta or 0.0), c.item))[:top]
         ct = Table(title=f"{title}: changed items ({len(shown)} of {len(p.changes)}, largest change first)",
                    title_justify="left")
-        for col, right in (("item", False), ("candidate", False), ("judge", False), ("before", False),
-                           ("after", False), ("Δ", True)):
+        kinds = len({c.kind for c in p.changes}) > 1  # Creation-MMBench: pairwise verdicts and VFS scores
+        for col, right in (("item", False), ("candidate", False), ("judge", False), *((("kind", False),) if kinds else ()),
+                           ("before", False), ("after", False), ("Δ", True)):
             ct.add_column(col, justify="right" if right else "left", overflow="fold")
         for c in shown:
             d = c.delta
-            ct.add_row(c.item, c.candidate, c.judge, c.before.text(c.kind), c.after.text(c.kind),
-                       "–" if d is None else f"{d:+.4g}")
+            ct.add_row(c.item, c.candidate, c.judge, *((c.kind,) if kinds else ()), c.before.text(c.kind),
+                       c.after.text(c.kind), "–" if d is None else f"{d:+.4g}")
         out.append(ct)
     return out
 

@@ -61,7 +61,9 @@ class ItemSide:
         return "win" if self.num > _TOL else "loss" if self.num < -_TOL else "tie"
 
     def text(self, kind: str) -> str:
-        """The side as one short line: each order's verdict (and score), then the item's figure."""
+        """The side as one short line: a pairwise item's verdict and score in each order, then its
+        Reward part and outcome (``[[A>B]] -1 | [[B>A]] -1 = -50 (loss)``); a scored item's value
+        in each order, then their mean where there are several (``6 | 7 = 6.5``)."""
         parts = []
         for order in sorted(self.orders, key=lambda o: -1 if o is None else o):
             verdict, value, ok = self.orders[order]
@@ -69,8 +71,8 @@ class ItemSide:
                 shown = f"failed ({verdict})" if verdict else "failed"
             elif kind == PAIRWISE and value is not None:
                 shown = f"{verdict} {value:+g}" if verdict else f"{value:+g}"
-            else:
-                shown = verdict or (f"{value:g}" if value is not None else "")
+            else:  # a score: its value (the verdict as written where it has none)
+                shown = f"{value:.4g}" if value is not None else verdict
             parts.append(shown)
         body = " | ".join(parts)
         v = self.value
@@ -78,8 +80,6 @@ class ItemSide:
             return f"{body} = {v:+.0f} ({self.outcome(kind)})" if v is not None else body
         if len(self.orders) > 1 and v is not None:
             return f"{body} = {v:.4g}"
-        if v is not None and not any(d[0] for d in self.orders.values()):
-            return f"{v:.4g}"
         return body
 
 

@@ -220,10 +220,12 @@ def comparison_items(comp: Comparison, page_dir: Path) -> list[Item]:
     benches = len({p.benchmark for p in comp.pairs}) > 1
     for p in comp.pairs:
         pair = f"{p.before.label} -> {p.after.label}"
+        kinds = len({c.kind for c in p.changes}) > 1  # an id names one change (Creation-MMBench: pairwise and vfs)
         for c in p.changes:
             d = c.delta
-            ident = f"{c.item} · {c.candidate} · {c.judge}" + (f" · {pair}" if several else "")
-            tags: dict[str, Any] = {"candidate": c.candidate, "judge": c.judge, "change": c.change}
+            ident = (f"{c.item} · {c.candidate} · {c.judge}" + (f" · {c.kind}" if kinds else "")
+                     + (f" · {pair}" if several else ""))
+            tags: dict[str, Any] = {"candidate": c.candidate, "judge": c.judge, "change": c.change, "kind": c.kind}
             if several:
                 tags["runs"] = pair
             if benches:

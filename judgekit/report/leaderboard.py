@@ -257,8 +257,9 @@ def leaderboard_doc(runs: list[Run], out: Path, comparison: Any = None) -> Repor
         at = len(tables) - 1  # before the runs table
         tables[at:at] = comparison_tables(comparison)
         items = comparison_items(comparison, page_dir)
-        items_note = (f"the items whose verdict or score changed between two runs ({len(items)}), largest change "
-                      "first; each links to the item in both runs' reports")
+        items_note = (f"the items whose verdict or score changed between two runs ({len(items)}), by pair of runs, "
+                      "kind, candidate and judge, the largest change first within each; each links to the item in "
+                      "both runs' reports")
     return ReportDoc(title="judgekit leaderboard", benchmark=", ".join(benches),
                      meta={"runs": str(len(runs)), "benchmarks": ", ".join(benches)},
                      charts=charts, tables=tables, links=links, items=items, items_note=items_note)

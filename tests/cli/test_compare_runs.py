@@ -213,3 +213,10 @@ def test_matching_rules():
     assert ch.change == "verdict" and ch.delta == pytest.approx(25.0)
     assert ch.before.text("pairwise") == "[[B>>A]] +2 | [[A>B]] +1 = +75 (win)"
     assert run_differences(a, c)["changes"] == []
+    # MMIE's shape: one score per item, no order; a row both runs skipped is no change
+    a = [_row("1", 4.0, "4", kind="score"), _row("2", None, ok=False, kind="score"), _row("3", 6.0, "6", kind="score")]
+    b = [_row("1", 3.0, "3", kind="score"), _row("2", None, ok=False, kind="score"), _row("3", 6.0, "6", kind="score")]
+    d = run_differences(a, b)
+    assert [(c.item, c.change, c.before.text("score"), c.after.text("score")) for c in d["changes"]] == \
+        [("1", "score", "4", "3")]
+    assert d["stats"][0]["metric"] == "mean score" and d["stats"][0]["difference"] == pytest.approx(-0.5)
