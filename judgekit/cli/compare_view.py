@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 __all__ = ["comparison_renderables"]
@@ -18,25 +19,26 @@ def comparison_renderables(comp: Any, top: int = 10) -> list[Any]:
     out: list[Any] = []
     for p in comp.pairs:
         title = f"{p.benchmark}: {p.before.label} -> {p.after.label}"
-        st = Table(title=f"{title}: paired differences (after - before, shared items)", title_justify="left")
+        st = Table(title=escape(f"{title}: paired differences (after - before, shared items)"), title_justify="left")
         for col, right in (("candidate", False), ("judge", False), ("figure", False), ("before", True),
                            ("after", True), ("difference [interval]", True), ("Holm", False), ("shared", True),
                            ("changed", True)):
-            st.add_column(col, justify="right" if right else "left", overflow="fold")
+            st.add_column(escape(col), justify="right" if right else "left", overflow="fold")
         for s in p.stats:
             holm = s.get("excludes_zero_holm")
-            st.add_row(s["candidate"], s["judge"], s["metric"], _n(s.get("before")), _n(s.get("after")),
-                       difference_text(s), "–" if holm is None else ("excl. 0" if holm else "incl. 0"),
-                       str(s["shared"]), str(s["changed"]))
+            st.add_row(*map(escape, (s["candidate"], s["judge"], s["metric"], _n(s.get("before")), _n(s.get("after")),
+                                     difference_text(s), "–" if holm is None else ("excl. 0" if holm else "incl. 0"),
+                                     str(s["shared"]), str(s["changed"]))))
         out.append(st)
         if not p.changes:
-            out.append(f"{title}: no item changed")
+            out.append(escape(f"{title}: no item changed"))
             continue
         if top == 0:
-            out.append(f"{title}: {len(p.changes)} changed item{'s' if len(p.changes) != 1 else ''} (see diffs.csv)")
+            out.append(escape(f"{title}: {len(p.changes)} changed item{'s' if len(p.changes) != 1 else ''} "
+                              "(see diffs.csv)"))
             continue
         shown = sorted(p.changes, key=lambda c: (c.delta is None, -abs(c.delta or 0.0), c.item))[:top]
-        ct = Table(title=f"{title}: changed items ({len(shown)} of {len(p.changes)}, largest change first)",
+        ct = Table(title=escape(f"{title}: changed items ({len(shown)} of {len(p.changes)}, largest change first)"),
                    title_justify="left")
         kinds = len({c.kind for c in p.changes}) > 1  # Creation-MMBench: pairwise verdicts and VFS scores
         for col, right in (("item", False), ("candidate", False), ("judge", False), *((("kind", False),) if kinds else ()),
@@ -44,8 +46,8 @@ def comparison_renderables(comp: Any, top: int = 10) -> list[Any]:
             ct.add_column(col, justify="right" if right else "left", overflow="fold")
         for c in shown:
             d = c.delta
-            ct.add_row(c.item, c.candidate, c.judge, *((c.kind,) if kinds else ()), c.before.text(c.kind),
-                       c.after.text(c.kind), "–" if d is None else f"{d:+.4g}")
+            ct.add_row(*map(escape, (c.item, c.candidate, c.judge, *((c.kind,) if kinds else ()), c.before.text(c.kind),
+                                     c.after.text(c.kind), "–" if d is None else f"{d:+.4g}")))
         out.append(ct)
     return out
 
