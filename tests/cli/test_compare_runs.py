@@ -220,3 +220,18 @@ def test_matching_rules():
     assert [(c.item, c.change, c.before.text("score"), c.after.text("score")) for c in d["changes"]] == \
         [("1", "score", "4", "3")]
     assert d["stats"][0]["metric"] == "mean score" and d["stats"][0]["difference"] == pytest.approx(-0.5)
+
+
+def test_the_page_links_each_changed_item_in_both_reports(runs, tmp_path, chromium):
+    """Drawn in Chromium: every changed item's two blocks carry a link to the item in each run's
+    report.html (the page's script makes them from the blocks' links)."""
+    import re
+
+    before, after = runs["rubric_quickstart"]
+    page = tmp_path / "leaderboard.html"
+    assert invoke("report", before, after, "--out", page, "--top", "0").exit_code == 0
+    rows = _read_csv(tmp_path / "diffs.csv")
+    dom = chromium.dom(page.as_uri() + "#check")
+    assert f'data-items="{len(rows)}"' in dom
+    hrefs = re.findall(r'<a class="blink" href="([^"]+)">open in ', dom)
+    assert sorted(hrefs) == sorted([d["before_link"] for d in rows] + [d["after_link"] for d in rows])
