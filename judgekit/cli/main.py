@@ -297,24 +297,88 @@ def _aligned(rows: list[tuple[str, ...]], width: int) -> list[str]:
 @click.argument("run_dirs", nargs=-1, required=True, metavar="RUN_DIR...",
                 type=click.Path(path_type=Path))
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None,
-              help="where to write the leaderboard page [default: ./leaderboard.html]")
+              help="where to write the leaderboard page [default: ./leaderboard.html]; diffs.csv and "
+                   "diffs.json go beside it")
+@click.option("--baseline", "baseline", type=click.Path(path_type=Path), default=None, metavar="RUN_DIR",
+              help="compare each other run of its benchmark against this one [default: every pair of runs of a "
+                   "benchmark, in the order given]")
+@click.option("--top", "top", type=click.IntRange(min=0), default=10, show_default=True,
+              help="changed items printed per pair of runs (all are in diffs.csv and on the page)")
 @_errors
-def report(run_dirs, out):
+def report(run_dirs, out, baseline, top):
     """Rebuild each RUN_DIR's report.html from its report.json (no cache needed).  Several runs
     (or --out): also a leaderboard page (per benchmark, a row per run and candidate) linking each
-    run's page.  Of several paths (judgekit-out/*), a file or a folder without report.json is
-    skipped with a line saying so."""
-    from ..report.leaderboard import load_runs, wants_leaderboard, write_leaderboard
+    run's page, and, for runs of the same benchmark, their item-level differences: which items
+    changed verdict or score and by how much, with the paired difference and its interval on the
+    shared items (a table here, diffs.csv/diffs.json and a section of the page).  Of several paths
+    (judgekit-out/*), a file or a folder without report.json is skipped with a line saying so."""
+    from ..report.compare import compare_runs, pick_baseline
+    from ..report.leaderboard import load_runs, run_label, wants_leaderboard, write_leaderboard
     from ..report.write import rebuild_report
 
     skipped: list[str] = []
     runs = load_runs(run_dirs, skipped)  # every folder checked before anything is written
+    base = pick_baseline(runs, baseline)
     for line in skipped:  # of several paths (a glob), what is no run folder: the cache file beside them
         click.echo(line, err=True)
     for run in runs:
         click.echo(str(rebuild_report(run.path)))
     if wants_leaderboard(runs) or out is not None:
-        click.echo(f"leaderboard: {write_leaderboard(runs, out or Path('leaderboard.html'))}")
+        run_label(runs)
+        comparison = compare_runs(runs, base)
+        for line in comparison.skipped:
+            click.echo(line, err=True)
+        if comparison.pairs:
+            from rich.console import Console
+
+            from .compare_view import comparison_renderables
+
+            console = Console(highlight=False)
+            for part in comparison_renderables(comparison, top):
+                console.print(part)
+        page = write_leaderboard(runs, out or Path("leaderboard.html"), comparison)
+        click.echo(f"leaderboard: {page}")
+        if comparison.pairs:
+            click.echo(f"item differences: {page.parent / 'diffs.csv'}, {page.parent / 'diffs.json'}")
+
+
+@cli.command()
+@click.argument("path", required=False, type=click.Path(path_type=Path), metavar="[RUN_DIR]")
+@click.option("--print", "print_only", is_flag=True, help="print the report's path and file:// URL; open nothing")
+@click.option("--serve", is_flag=True,
+              help="serve RUN_DIR (default: judgekit-out) on localhost: an index of its runs linking to each report")
+@click.option("--port", default=7600, show_default=True, type=click.IntRange(0, 65535),
+              help="with --serve: the port (0: a free one)")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="with --serve: the address to listen on (0.0.0.0 shows your results to the whole network)")
+@_errors
+def view(path, print_only, serve, port, host):
+    """Open a run's report.html in the browser: RUN_DIR's, or the latest run's in judgekit-out/.
+    Without a browser (no display, or --print) its path and file:// URL are printed.  --serve
+    serves a folder of runs on localhost until Ctrl-C."""
+    from ..report import view as v
+
+    if serve:
+        server = v.make_server(path if path is not None else v.DEFAULT_ROOT, host, port)
+        shown_host, shown_port = server.server_address[:2]
+        n = len(v.list_runs(path if path is not None else v.DEFAULT_ROOT))
+        click.echo(f"serving {n} run{'s' if n != 1 else ''} of {path or v.DEFAULT_ROOT} at "
+                   f"http://{shown_host}:{shown_port}/ (Ctrl-C stops)")
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+        click.echo("stopped")
+        return
+    report = v.find_report(path)
+    opened, url = v.open_report(report, print_only=print_only)
+    if opened:
+        click.echo(f"opened {url}")
+    else:
+        click.echo(str(report))
+        click.echo(url)
 
 
 @cli.group()

@@ -97,7 +97,7 @@ background:#fbfcfd}
 .block .bhead{display:flex;flex-wrap:wrap;gap:4px 10px;align-items:baseline;margin-bottom:3px;font-size:12.5px}
 .block .kind{text-transform:uppercase;letter-spacing:.04em;font-size:11px;color:var(--mut)}
 .block .label{font-weight:600}
-.block .bmeta{color:var(--mut);font-size:12px}
+.block .bmeta{color:var(--mut);font-size:12px}.block a.blink{color:var(--acc);font-size:12px}
 .verdict{background:var(--grybg);color:#3c4043;border-radius:4px;padding:0 6px;font-weight:600}
 .verdict.tone-good{background:#e6f4ea;color:#0f5b2e}.verdict.tone-bad{background:var(--redbg);color:var(--red)}
 nav.toc{margin:8px 0 2px;font-size:13px}nav.toc a{color:var(--acc)}nav.toc small{color:var(--mut)}
@@ -262,6 +262,13 @@ function blockNode(b) {
   if (st) { head.appendChild(el("span", "badge st-" + st, st)); }
   if (b.verdict !== undefined && b.verdict !== null) { head.appendChild(el("span", "verdict tone-" + (b.tone === "good" || b.tone === "bad" ? b.tone : "neutral"), b.verdict)); }
   keys(b.meta).forEach(function (k) { head.appendChild(el("span", "bmeta", k + ": " + str(b.meta[k]))); });
+  (Array.isArray(b.links) ? b.links : []).forEach(function (l) {
+    var href = str(l && l[1]);
+    if (!/^(https?:|file:|[^:]*$)/i.test(href)) { return; }  // a relative, http(s) or file link only
+    var a = el("a", "blink", str(l[0]));
+    a.href = href;
+    head.appendChild(a);
+  });
   d.appendChild(head);
   var parts = Array.isArray(b.parts) ? b.parts : [];
   var hl = b.highlight ? str(b.highlight) : "", at = -1;

@@ -130,6 +130,9 @@ class Block:
     (lost, wrong), neutral (tie, a score); None: neutral."""
     status: Literal["ok", "failed", "reasked", "skipped"] | None = None
     meta: dict[str, str] = field(default_factory=dict)
+    links: list[tuple[str, str]] = field(default_factory=list)
+    """(label, href) shown as links in the block's head, hrefs relative to the page (a comparison's
+    changed item: the item in each run's report.html, ``run/report.html#item=ID``)."""
 
     def __post_init__(self) -> None:
         if self.kind not in BLOCK_KINDS:
@@ -147,6 +150,8 @@ class Block:
                 out[k] = v
         if self.meta:
             out["meta"] = {str(k): str(v) for k, v in self.meta.items()}
+        if self.links:
+            out["links"] = [[str(label), str(href)] for label, href in self.links]
         return out
 
     @classmethod
@@ -154,7 +159,7 @@ class Block:
         return cls(kind=d["kind"], label=d.get("label", ""), parts=[Part.from_json(p) for p in d.get("parts", [])],
                    group=d.get("group"), role=d.get("role"), verdict=d.get("verdict"),
                    highlight=d.get("highlight"), tone=d.get("tone"), status=d.get("status"),
-                   meta=dict(d.get("meta", {})))
+                   meta=dict(d.get("meta", {})), links=[(str(a), str(b)) for a, b in d.get("links", [])])
 
     def images(self) -> list[Image]:
         return [p.image for p in self.parts if p.image is not None]

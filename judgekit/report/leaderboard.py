@@ -20,13 +20,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
 from ..plural import plural
+from .compare import page_href as _href
 from .doc import Chart, Headline, ReportDoc, Series, Table
 from .run_report import interval_text
 
@@ -198,19 +198,12 @@ def _column_names(cols: list[Column]) -> dict[Column, str]:
             for fig, j in cols}
 
 
-def _href(target: Path, page_dir: Path) -> str:
-    """``target`` relative to the page's folder, percent-encoded (a file:// URI where no relative
-    path exists)."""
-    try:
-        rel = os.path.relpath(os.path.abspath(target), os.path.abspath(page_dir))
-    except ValueError:  # another drive
-        return Path(os.path.abspath(target)).as_uri()
-    return urllib.parse.quote(rel.replace(os.sep, "/"), safe="/")
-
-
-def leaderboard_doc(runs: list[Run], out: Path) -> ReportDoc:
-    """The leaderboard's document for a page written at ``out`` (links are relative to its folder)."""
-    run_label(runs)
+def leaderboard_doc(runs: list[Run], out: Path, comparison: Any = None) -> ReportDoc:
+    """The leaderboard's document for a page written at ``out`` (links are relative to its folder);
+    with ``comparison`` (:func:`judgekit.report.compare.compare_runs`) also its item differences: a
+    table per pair of runs and the changed items in the item browser."""
+    if not all(r.label for r in runs):
+        run_label(runs)
     by_bench = leaderboard_rows(runs)
     tables, charts = [], []
     multi_run = {b: len({r.run for r in rows}) > 1 for b, (_, rows) in by_bench.items()}
@@ -258,9 +251,19 @@ def leaderboard_doc(runs: list[Run], out: Path) -> ReportDoc:
     empty = {k for k in run_rows[0] if all(r[k] == "" for r in run_rows)} if run_rows else set()
     tables.append(Table(title="Runs", rows=[{k: v for k, v in r.items() if k not in empty} for r in run_rows]))
     benches = list(by_bench)
+    items, items_note = [], None
+    if comparison is not None and comparison.pairs:
+        from .compare import comparison_items, comparison_tables
+
+        at = len(tables) - 1  # before the runs table
+        tables[at:at] = comparison_tables(comparison)
+        items = comparison_items(comparison, page_dir)
+        items_note = (f"the items whose verdict or score changed between two runs ({len(items)}), by pair of runs, "
+                      "kind, candidate and judge, the largest change first within each; each links to the item in "
+                      "both runs' reports")
     return ReportDoc(title="judgekit leaderboard", benchmark=", ".join(benches),
                      meta={"runs": str(len(runs)), "benchmarks": ", ".join(benches)},
-                     charts=charts, tables=tables, links=links)
+                     charts=charts, tables=tables, links=links, items=items, items_note=items_note)
 
 
 def _judgments(run: Run) -> list[dict[str, Any]]:
@@ -314,13 +317,14 @@ def _num(h: Headline | None, key: str) -> float | None:
     return float(v)
 
 
-def write_leaderboard(runs: list[Run], out: Path) -> Path:
+def write_leaderboard(runs: list[Run], out: Path, comparison: Any = None) -> Path:
     """Write the leaderboard page at ``out`` (atomically); return its path.  A place where no file
-    can be written is a :class:`UsageError`."""
+    can be written is a :class:`UsageError`.  With ``comparison``, its item differences are on the
+    page and in ``diffs.csv`` / ``diffs.json`` beside it."""
     from .render import render_html
 
     out = Path(out)
-    data = leaderboard_doc(runs, out).to_json()
+    data = leaderboard_doc(runs, out, comparison).to_json()
     page = render_html(data)
     tmp = out.with_name(out.name + ".tmp")
     try:
@@ -332,4 +336,8 @@ def write_leaderboard(runs: list[Run], out: Path) -> Path:
         os.replace(tmp, out.with_suffix(".json"))
     except OSError as e:
         raise UsageError(f"--out {out}: cannot write the leaderboard there ({e.strerror or e})") from None
+    if comparison is not None and comparison.pairs:
+        from .compare import write_diffs
+
+        write_diffs(comparison, out)
     return out

@@ -34,7 +34,7 @@ MISSING = "-"
 
 #: summary keys and shown names (lower case, before any " · ", " (" or " per ") -> kind
 KINDS = {
-    "reward": "rate", "win_rate": "rate", "win rate": "rate", "win rate %": "rate", "accuracy": "rate",
+    "reward": "rate", "pairwise": "rate", "win_rate": "rate", "win rate": "rate", "win rate %": "rate", "accuracy": "rate",
     "pct": "rate", "% of scale": "rate", "share": "rate", "rate": "rate", "consistency": "rate",
     "swap consistency": "rate", "first-slot preference": "rate", "ties": "rate", "full agreement": "rate",
     "avg": "score", "avg.": "score", "msr": "score", "pbl": "score", "sa": "score",
