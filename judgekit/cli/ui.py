@@ -324,15 +324,14 @@ class ConsoleUI:
                     self.console.print(f"AutoBencher ({ab.get('approach')}, {task_key}) over {', '.join(m['models'])}: "
                                        f"difficulty {_cell(m['difficulty'])}, separability {_cell(m['separability'])}, "
                                        f"novelty {_cell(m['novelty'])}")
+        cost = None
         if outcome.stats is not None:
             st = outcome.stats
-            self.console.print(_calls_made(st.paid_calls, (outcome.summary or {}).get("calls_by_provider"),
-                                           outcome.served_by_simulator)
-                               + f", cache hits {st.cache_hits:,}, failures {st.failures:,}, "
-                               + _spent_text(st.spent_usd, getattr(outcome, "totals", None))
-                               + (f" of max {cap_text(outcome.max_cost_usd)}"
-                                  if outcome.max_cost_usd is not None else ""),
-                               highlight=False)
+            cost = (_spent_text(st.spent_usd, getattr(outcome, "totals", None))
+                    + (f" of max {cap_text(outcome.max_cost_usd)}" if outcome.max_cost_usd is not None else "")
+                    + "; " + _calls_made(st.paid_calls, (outcome.summary or {}).get("calls_by_provider"),
+                                         outcome.served_by_simulator)
+                    + f", cache hits {st.cache_hits:,}")
             for line in savings_lines(outcome.summary or {}):
                 self.console.print(line, markup=False, highlight=False, emoji=False)
             from ..local.faults import fault_lines
@@ -356,6 +355,18 @@ class ConsoleUI:
         if outcome.out_dir is not None and outcome.summary is not None:
             extra = [p.name for p in outcome.files if p.suffix != ".csv" and p.name != "summary.json"]
             self.console.print(f"results in {outcome.out_dir}/ (summary.json, *.csv{''.join(', ' + n for n in extra)})")
+        self.show_closing(outcome, cost)
+
+    def show_closing(self, outcome, cost: str | None) -> None:
+        """The closing summary (judgekit.cli.closing): the headline with its intervals, the cost,
+        the failures and the report's link, printed last."""
+        from .closing import closing_summary
+
+        parts, link = closing_summary(outcome, self.console.width, cost)
+        for part in parts:
+            self.console.print(part, highlight=False)
+        if link is not None:  # one line the terminal wraps: the link stays whole
+            self.console.print(link, soft_wrap=True, highlight=False)
 
 
     def _print_tables(self, title: str, cols: list[str], cells: list[list[str]], left: set[str] = frozenset()) -> None:
