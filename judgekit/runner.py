@@ -93,6 +93,10 @@ class RunOutcome:
     #: (``this_process``) and the earlier ones' (``earlier_processes``): :func:`judgekit.run_totals.run_totals`
     totals: dict[str, Any] | None = None
     storage_full: bool = False  # a write failed for want of room (the message names the path)
+    #: the report's headline (judgekit.report.doc.Headline: the leaderboard's figures) and the
+    #: report.html written, for the closing summary; empty and None when the run wrote no report
+    headline: list[Any] = field(default_factory=list)
+    report_path: Path | None = None
 
 
 class UI(Protocol):
@@ -647,7 +651,10 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
             if result.report is not None:
                 from .report.run_report import write_run_report
 
-                written.append(write_run_report(out_dir, result.report(), summary))
+                doc = result.report()
+                outcome.report_path = write_run_report(out_dir, doc, summary)
+                outcome.headline = list(doc.headline)
+                written.append(outcome.report_path)
             outcome.files = written
             for name, rows in result.tables.items():
                 await cache.write_table(f"{table_prefix(spec.benchmark)}_{name}", [dict(r, run_id=run_id) for r in rows])

@@ -69,18 +69,38 @@ def chromium(tmp_path_factory) -> Chromium:
     return Chromium(exe, tmp_path_factory.mktemp("chromium"))
 
 
+class GoldenRuns:
+    """``runs(NAME)``: the output folder of shipped runner NAME, run once per session, on first
+    use, offline (tests/golden/golden.py); ``runs.outcome(NAME)``: what that run handed its UI at
+    the end (the ``RunOutcome``: the results' tables, the summary, the files), so the terminal's
+    views of it can be drawn again at any width without running it again."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._out: dict[str, Path] = {}
+        self._outcome: dict[str, object] = {}
+
+    def __call__(self, name: str) -> Path:
+        if name not in self._out:
+            from golden import run_runner
+            from judgekit.runner import _NullUI
+
+            outcomes = self._outcome
+
+            class _Keep(_NullUI):  # shows nothing, keeps the outcome
+                def show_results(self, outcome):
+                    outcomes[name] = outcome
+
+            self._out[name] = run_runner(name, self.root, _Keep())
+        return self._out[name]
+
+    def outcome(self, name: str):
+        self(name)
+        return self._outcome[name]
+
+
 @pytest.fixture(scope="session")
-def golden_runs(tmp_path_factory):
-    """Runs each shipped runner once per session, on first use, offline (tests/golden/golden.py);
-    ``golden_runs(NAME)`` is its output folder.  Shared by the golden test and the tests that check
-    every shipped runner's report and terminal."""
-    from golden import run_runner
-    root = tmp_path_factory.mktemp("golden")
-    done: dict[str, Path] = {}
-
-    def out_of(name: str) -> Path:
-        if name not in done:
-            done[name] = run_runner(name, root)
-        return done[name]
-
-    return out_of
+def golden_runs(tmp_path_factory) -> GoldenRuns:
+    """Each shipped runner run once per session (:class:`GoldenRuns`).  Shared by the golden test
+    and the tests that check every shipped runner's report and terminal."""
+    return GoldenRuns(tmp_path_factory.mktemp("golden"))

@@ -6,9 +6,7 @@ Live rich progress on a terminal; plain periodic lines otherwise (CI logs, pipes
 from __future__ import annotations
 
 import asyncio
-import re
 import sys
-import textwrap
 import time
 from typing import Any
 
@@ -22,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..plural import plural
+from .tables import fit_tables as _fit_tables
 
 __all__ = ["ConsoleUI", "fmt_usd"]
 
@@ -305,16 +304,9 @@ class ConsoleUI:
     # -- results ----------------------------------------------------------------------------
     def show_results(self, outcome) -> None:
         self._end_status()
+        for title, cols, cells, left in result_tables(outcome):
+            self._print_tables(title, cols, cells, left)
         if outcome.result is not None:
-            rows = outcome.result.display
-            if rows:
-                cols = [c for c in rows[0].keys() if c not in ("level",)]
-                self._print_tables("Results", cols, [[_cell(r.get(c)) for c in cols] for r in rows],
-                                   left={"model", "task", "category", "approach"})
-            for title, more in outcome.result.more_displays:
-                if more:
-                    cols = list(more[0].keys())
-                    self._print_tables(title, cols, [[_cell(r.get(c)) for c in cols] for r in more])
             for note in outcome.result.notes:
                 self.console.print(note, markup=False, highlight=False, emoji=False)
             from ..judging.honest import flag_lines, interval_line  # what [a, b] is; the run's warnings
@@ -333,24 +325,15 @@ class ConsoleUI:
                     self.console.print(f"AutoBencher ({ab.get('approach')}, {task_key}) over {', '.join(m['models'])}: "
                                        f"difficulty {_cell(m['difficulty'])}, separability {_cell(m['separability'])}, "
                                        f"novelty {_cell(m['novelty'])}")
-            alignment = (outcome.summary or {}).get("human_alignment") or []
-            if alignment:  # Creation-MMBench's Table 4: per judge and model, dual and single evaluation
-                self._print_tables(
-                    "Human alignment (Table 4)",
-                    ["Judge", "Model", "Dual MAE", "Dual Cons.", "Single MAE", "Single Cons.", "Items"],
-                    [[str(row.get("judge", "-")), str(row["model"]), _cell(row.get("dual_mae")),
-                      _cell(row.get("dual_consistency")), _cell(row.get("single_mae")),
-                      _cell(row.get("single_consistency")), _cell(row.get("items"))] for row in alignment])
+        cost = None
         if outcome.stats is not None:
             st = outcome.stats
-            self.console.print(_calls_made(st.paid_calls, (outcome.summary or {}).get("calls_by_provider"),
-                                           outcome.served_by_simulator,
-                                           (outcome.summary or {}).get("calls_at_price_0"))
-                               + f", cache hits {st.cache_hits:,}, failures {st.failures:,}, "
-                               + _spent_text(st.spent_usd, getattr(outcome, "totals", None))
-                               + (f" of max {cap_text(outcome.max_cost_usd)}"
-                                  if outcome.max_cost_usd is not None else ""),
-                               highlight=False)
+            cost = (_spent_text(st.spent_usd, getattr(outcome, "totals", None))
+                    + (f" of max {cap_text(outcome.max_cost_usd)}" if outcome.max_cost_usd is not None else "")
+                    + "; " + _calls_made(st.paid_calls, (outcome.summary or {}).get("calls_by_provider"),
+                                         outcome.served_by_simulator,
+                                         (outcome.summary or {}).get("calls_at_price_0"))
+                    + f", cache hits {st.cache_hits:,}")
             for line in savings_lines(outcome.summary or {}):
                 self.console.print(line, markup=False, highlight=False, emoji=False)
             from ..local.faults import fault_lines
@@ -374,6 +357,18 @@ class ConsoleUI:
         if outcome.out_dir is not None and outcome.summary is not None:
             extra = [p.name for p in outcome.files if p.suffix != ".csv" and p.name != "summary.json"]
             self.console.print(f"results in {outcome.out_dir}/ (summary.json, *.csv{''.join(', ' + n for n in extra)})")
+        self.show_closing(outcome, cost)
+
+    def show_closing(self, outcome, cost: str | None) -> None:
+        """The closing summary (judgekit.cli.closing): the headline with its intervals, the cost,
+        the failures and the report's link, printed last."""
+        from .closing import closing_summary
+
+        parts, link = closing_summary(outcome, self.console.width, cost)
+        for part in parts:
+            self.console.print(part, highlight=False)
+        if link is not None:  # one line the terminal wraps: the link stays whole
+            self.console.print(link, soft_wrap=True, highlight=False)
 
 
     def _print_tables(self, title: str, cols: list[str], cells: list[list[str]], left: set[str] = frozenset()) -> None:
@@ -381,66 +376,32 @@ class ConsoleUI:
             self.console.print(t)
 
 
-_INTERVAL = re.compile(r"^(\S+) (\[[^\]]*\])$")
-_FIGURE = re.compile(r"^[-+]?[\d.,%$/ \[\]+-]*$|^-$|^nan$|^inf$|^n/i$")  # n/i: a figure not identified
-
-
-def _fit_tables(title: str, cols: list[str], cells: list[list[str]], width: int, left=frozenset()) -> list[Table]:
-    """A results table that fits ``width`` with every figure whole: one line a row when it fits;
-    else each interval goes under its estimate ("29.2" over "[6.2, 54.2]") and headers wrap; and
-    if that is still too wide, the columns are shared among several tables, each repeating the
-    leading name columns (model, category...).  Names wrap; figures never do."""
-    n = len(cols)
-    text = [cols[i] in left or not all(_FIGURE.match(row[i].replace("inf", "")) for row in cells) for i in range(n)]
-
-    def widths(body: list[list[str]], wrap_headers: bool, wrap_names: bool) -> list[int]:
-        out = []
-        for i, col in enumerate(cols):
-            cell_w = max((max(len(x) for x in row[i].split("\n")) for row in body), default=0)
-            head_w = max(len(w) for w in col.split()) if wrap_headers else len(col)
-            if text[i] and wrap_names:  # names wrap down to 16 columns (words longer than that fold)
-                cell_w = min(cell_w, 16)
-            out.append(max(cell_w, head_w, 1))
-        return out
-
-    compact = False  # no column rules: 2 columns a cell instead of 3
-
-    def table(idx: list[int], body: list[list[str]], ws: list[int], part: str) -> Table:
-        # compact: neighbours share their padding, so a column costs its width + 2 as fits() counts
-        # (without it the blank column rule adds one more and the last column is cut)
-        t = Table(title=title + part, title_justify="left", box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD,
-                  show_edge=not compact, collapse_padding=compact)
-        for i in idx:
-            head = "\n".join(textwrap.wrap(cols[i], max(ws[i], 1))) if ws[i] < len(cols[i]) else cols[i]
-            t.add_column(Text(head), justify="left" if text[i] else "right", no_wrap=not text[i],
-                         overflow="fold", min_width=ws[i] if text[i] else None)
-        for row in body:
-            t.add_row(*[Text(row[i]) for i in idx])
-        return t
-
-    def fits(idx: list[int], ws: list[int]) -> bool:
-        return sum(ws[i] for i in idx) + (2 * len(idx) if compact else 3 * len(idx) + 1) <= width
-
-    every = list(range(n))
-    # one line a row first (headers may wrap; without column rules if that is what it takes)
-    for split, wrap_headers, wrap_names, compact in ((False, False, False, False), (False, True, False, False),
-                                                     (False, True, False, True), (True, True, True, False)):
-        body = [[_INTERVAL.sub(r"\1\n\2", c) if split else c for c in row] for row in cells]
-        ws = widths(body, wrap_headers, wrap_names)
-        if fits(every, ws):
-            return [table(every, body, ws, "")]
-    keys = []
-    for i in every:  # the leading name columns repeat in every part
-        if not text[i] or len(keys) >= 2:
-            break
-        keys.append(i)
-    parts: list[list[int]] = []
-    for i in every[len(keys):]:
-        if parts and fits(keys + parts[-1] + [i], ws):
-            parts[-1].append(i)
-        else:
-            parts.append([i])
-    return [table(keys + p, body, ws, f" ({k + 1}/{len(parts)})") for k, p in enumerate(parts)]
+def result_tables(outcome) -> list[tuple[str, list[str], list[list[str]], frozenset[str]]]:
+    """Every table :meth:`ConsoleUI.show_results` prints, in order, as (title, columns, cells as
+    text, the columns that name a row): the benchmark's results, its further tables and
+    Creation-MMBench's human alignment (Table 4)."""
+    result = getattr(outcome, "result", None)
+    if result is None:
+        return []
+    out = []
+    rows = result.display
+    if rows:
+        cols = [c for c in rows[0].keys() if c not in ("level",)]
+        out.append(("Results", cols, [[_cell(r.get(c)) for c in cols] for r in rows],
+                    frozenset({"model", "task", "category", "approach"})))
+    for title, more in result.more_displays:
+        if more:
+            cols = list(more[0].keys())
+            out.append((title, cols, [[_cell(r.get(c)) for c in cols] for r in more], frozenset()))
+    alignment = (outcome.summary or {}).get("human_alignment") or []
+    if alignment:  # Creation-MMBench's Table 4: per judge and model, dual and single evaluation
+        out.append(("Human alignment (Table 4)",
+                    ["Judge", "Model", "Dual MAE", "Dual Cons.", "Single MAE", "Single Cons.", "Items"],
+                    [[str(row.get("judge", "-")), str(row["model"]), _cell(row.get("dual_mae")),
+                      _cell(row.get("dual_consistency")), _cell(row.get("single_mae")),
+                      _cell(row.get("single_consistency")), _cell(row.get("items"))] for row in alignment],
+                    frozenset({"Judge", "Model"})))
+    return out
 
 
 _FREE_NAMES = {"sim": "simulator", "sim_image": "simulator", "sim_image_search": "simulator", "local": "local model",

@@ -160,8 +160,9 @@ def _unthrottled(spec):
     return RunSpec.model_validate(data)
 
 
-def run_runner(name: str, root: Path) -> Path:
-    """Run shipped runner ``name`` offline under ``root``; the output folder it wrote."""
+def run_runner(name: str, root: Path, ui=None) -> Path:
+    """Run shipped runner ``name`` offline under ``root``; the output folder it wrote.  ``ui``: what
+    the run shows its progress and results to (none: nothing is shown)."""
     from judgekit.providers import local as local_provider
     from judgekit.runner import RunOptions, run_spec
 
@@ -171,7 +172,7 @@ def run_runner(name: str, root: Path) -> Path:
     os.environ[local_provider.WORKER_ENV] = f"{sys.executable} {FAKE_WORKER}"
     try:
         outcome = asyncio.run(run_spec(spec, RunOptions(out_dir=out, cache_path=root / name / "cache.duckdb",
-                                                        yes=True)))
+                                                        yes=True), ui))
     finally:
         if previous is None:
             os.environ.pop(local_provider.WORKER_ENV, None)
