@@ -55,16 +55,19 @@ def _finite(v: Any) -> float | None:
     return float(v) if math.isfinite(v) else None
 
 
-def figure_text(value: Any, low: Any = None, high: Any = None) -> str:
-    """A headline figure as the report's leaderboard writes it: ``29.17 [6.25, 54.17]``, ``-``
-    where there is none."""
-    from ..report.render import cell
+def figure_text(value: Any, low: Any = None, high: Any = None, places: int | None = None) -> str:
+    """A headline figure as the report's leaderboard writes it: ``29.2 [6.2, 54.2]`` with
+    ``places`` decimals (the leaderboard's for its column: report.numbers), ``-`` where there is
+    none."""
+    from ..report import numbers
 
     v = _finite(value)
     if v is None:
         return "-"
     lo, hi = _finite(low), _finite(high)
-    return cell(v) + (f" [{cell(lo)}, {cell(hi)}]" if lo is not None and hi is not None else "")
+    if places is None:
+        places = numbers.column_decimals([v, lo, hi])
+    return numbers.interval(v, lo, hi, places)
 
 
 def _split(text: str) -> str:
@@ -100,6 +103,18 @@ class _Grid:
         figs: dict[str, None] = {}
         judges: dict[Any, None] = {}
         by: dict[tuple[str, Any], list[tuple[str, float, bool]]] = {}
+        from ..report import numbers
+
+        # one number of decimals a column (figure, judge), as the report's leaderboard writes it
+        units: dict[str, str] = {}
+        column: dict[tuple[str, Any], list[Any]] = {}
+        for h in headline:
+            f = str(_get(h, "figure", ""))
+            if _get(h, "unit"):
+                units.setdefault(f, str(_get(h, "unit")))
+            column.setdefault((f, _get(h, "judge")), []).extend(_get(h, k) for k in ("value", "low", "high"))
+        places = {key: numbers.decimals(numbers.figure_kind(key[0], units.get(key[0], "")), vals)
+                  for key, vals in column.items()}
         for h in headline:
             c, f, j = str(_get(h, "candidate", "")), str(_get(h, "figure", "")), _get(h, "judge")
             cands.setdefault(c, None)
@@ -107,7 +122,7 @@ class _Grid:
             judges.setdefault(j, None)
             unit = _get(h, "unit") or ""
             self.labels.setdefault(f, f"{f} ({unit})" if unit else f)
-            self.text[(c, f, j)] = figure_text(_get(h, "value"), _get(h, "low"), _get(h, "high"))
+            self.text[(c, f, j)] = figure_text(_get(h, "value"), _get(h, "low"), _get(h, "high"), places[(f, j)])
             v = _finite(_get(h, "value"))
             if v is not None:
                 by.setdefault((f, j), []).append((c, v, _get(h, "higher_is_better", True) is not False))

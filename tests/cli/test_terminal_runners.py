@@ -120,11 +120,23 @@ def test_last_15_lines_at_80_columns_hold_the_headline_and_the_report(golden_run
         lines.append("resume with: " + _resume_command(name, (), None, None, None, True, outcome))
     tail = "\n".join(_tail(lines, 80, MAX_LINES))
     assert outcome.headline, name
+    places = _leaderboard_places(outcome.headline)
     for h in outcome.headline:
-        fig = figure_text(h.value, h.low, h.high)
+        fig = figure_text(h.value, h.low, h.high, places[(h.figure, h.judge)])
         assert fig in tail or all(part in tail for part in fig.replace(" [", "\n[").split("\n")), (fig, tail)
     assert outcome.report_path.resolve().as_uri() in tail, tail
     assert "more candidates" not in tail and "more figures" not in tail, tail
+
+
+def _leaderboard_places(headline):
+    """The decimals of each leaderboard column (figure, judge): its kind's (report.numbers), else
+    its values' (what report.html writes)."""
+    from judgekit.report import numbers
+
+    cols = {}
+    for h in headline:
+        cols.setdefault((h.figure, h.judge), (h.unit or "", []))[1].extend((h.value, h.low, h.high))
+    return {key: numbers.decimals(numbers.figure_kind(key[0], unit), vals) for key, (unit, vals) in cols.items()}
 
 
 def _outcome(headline, *, failed=(), message="", exit_code=0):
@@ -163,5 +175,5 @@ def test_the_best_figure_is_bold_and_the_link_is_a_link():
     ui = ConsoleUI(console)
     ui.show_results(_outcome(headline))
     out = console.export_text(styles=True)
-    assert "\x1b[1m12.5 [1, 20]" in out, out  # bold: the best Reward, as the page marks it
+    assert "\x1b[1m12.5 [1.0, 20.0]" in out, out  # bold: the best Reward, as the page marks it (Reward: 1 decimal)
     assert "\x1b]8;" in console.file.getvalue()  # an OSC 8 hyperlink to the report
