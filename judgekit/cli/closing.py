@@ -240,6 +240,11 @@ def _title(outcome) -> Text:
     bits = list(dict.fromkeys(str(summary[k]) for k in ("spec", "benchmark") if summary.get(k)))
     if summary.get("status"):
         bits.append(_STATUS.get(summary["status"], str(summary["status"])))
+    items = summary.get("items")
+    if isinstance(items, int) and not isinstance(items, bool):
+        # n beside the figures; "!" as the tables mark rows with too few items for their interval
+        few = any(f.get("kind") == "too few items" for f in summary.get("flags") or [] if isinstance(f, dict))
+        bits.append(f"n {items:,}" + ("!" if few else ""))
     judges = list(dict.fromkeys(_get(h, "judge") for h in getattr(outcome, "headline", None) or []))
     if len(judges) == 1 and judges[0]:
         bits.append(f"judge: {judges[0]}")
