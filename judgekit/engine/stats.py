@@ -72,39 +72,54 @@ class StageStats:
         return self._pace.eta(now, self.total - self.done)
 
 
-#: the time constant of the smoothed pace, in seconds: a completion's weight halves in ~14 s
+#: the time constant of the smoothed pace, in seconds (longer for completions further apart)
 PACE_TAU_S = 20.0
+#: the estimate's pace counts as this many seconds of observed pace once completions come
+SEED_WEIGHT_S = 5.0
 
 
 class Pace:
     """Items a second, smoothed over time, and the ETA it gives.
 
-    Each completion (the items finished between two samples) is an observation of the pace:
-    ``items / seconds since the previous completion``, mixed into the running pace with weight
-    ``1 - exp(-gap / tau)``, so a weight is a matter of time, not of how many samples fell in it.
-    A local model's batch finishing 32 items at once after 8 s of nothing is one observation of
-    4 items/s, not a spike and a silence.  Between completions the ETA counts down from the last
-    one; once the next completion is overdue (more than its usual size at the current pace), the
-    wait so far is folded into the pace as though that completion came now, so a stall lengthens
-    the ETA smoothly rather than freezing it.  For a steady pace the ETA falls by the seconds that
-    pass, whatever the shape of the completions.  Before any completion the estimate's pace
-    (:meth:`seed`) stands in; after the first there is always a pace (never '-')."""
+    The pace is items over seconds, both summed over the completions seen (the items finished
+    between two samples, and the time since the completion before), each sum decaying with time
+    constant ``tau`` (or four usual gaps between completions, when longer).  A local model's
+    batch finishing 32 items at once after 8 s of nothing adds 32 items and 8 s, not a spike
+    then a silence; a frame that happens to see two batches adds two batches' items over two
+    batches' time.  The first completion's gap holds the stage's start-up (a model loading, a
+    queue): it counts at most twice as long as the second completion's pace implies; before the
+    second, the estimate's pace stands in (:meth:`seed`, then worth :data:`SEED_WEIGHT_S`
+    seconds of observation), or the first completion's pace.
 
-    __slots__ = ("tau", "rate", "step", "t", "n", "measured", "seen")
+    Between completions the ETA counts down from the last one; once the next completion is
+    overdue (more than its usual size at the current pace), the wait so far is counted as though
+    that completion came now, so a stall lengthens the ETA smoothly rather than freezing it.
+    For a steady pace the ETA falls by the seconds that pass, whatever the shape of the
+    completions; after the first completion there is always a pace (never '-')."""
+
+    __slots__ = ("tau", "rate", "items", "secs", "step", "gap", "first", "t", "n", "k", "seen")
 
     def __init__(self, tau_s: float = PACE_TAU_S) -> None:
         self.tau = tau_s
         self.rate: float | None = None  # items a second
+        self.items = self.secs = 0.0  # the decaying sums the pace is the ratio of
         self.step: float | None = None  # items a completion brings (smoothed)
+        self.gap: float | None = None  # seconds between completions (smoothed, from the second on)
+        self.first: tuple[int, float] = (0, 0.0)  # the first completion's items and gap
         self.t: float | None = None  # the last completion (or the first sample)
         self.n = 0  # items done at that time
-        self.measured = False
+        self.k = 0  # completions seen
         self.seen: float | None = None  # the latest sample
 
+    @property
+    def measured(self) -> bool:
+        return self.k > 0
+
     def seed(self, rate: float) -> None:
-        """The pace to go by until the first completion (the estimate's)."""
+        """The pace to go by until the completions give one (the estimate's)."""
         if not self.measured and rate > 0:
             self.rate = rate
+            self.items, self.secs = rate * SEED_WEIGHT_S, SEED_WEIGHT_S
 
     def observe(self, now: float, n: int, started: float | None = None) -> None:
         """``n`` items done at ``now``; ``started``: when the stage's first call went out (its
@@ -118,20 +133,28 @@ class Pace:
             return
         since = self.t if self.measured or started is None else max(self.t, started)
         gap = max(now - since, 0.25)
-        weight = 1.0 - math.exp(-gap / self._tau())
-        if self.rate is None:
-            self.rate = dn / gap
-        else:  # the first measure outweighs the estimate's guess
-            self.rate += (weight if self.measured else max(weight, 0.5)) * (dn / gap - self.rate)
+        self.k += 1
+        if self.k == 1:  # start-up: a pace only where there is none
+            self.first = (dn, gap)
+            if self.rate is None:
+                self.rate = dn / gap
+        else:
+            keep = math.exp(-gap / self._tau())
+            if self.k == 2 and self.first[1] <= 2.0 * gap * self.first[0] / dn:
+                # the first gap was no longer than the pace since implies (twice over): no
+                # start-up in it, so it counts as the completions after it do
+                self.items, self.secs = self.items + self.first[0], self.secs + self.first[1]
+            self.items = self.items * keep + dn
+            self.secs = self.secs * keep + gap
+            self.rate = self.items / self.secs
+            self.gap = gap if self.gap is None else self.gap + 0.3 * (gap - self.gap)
         self.step = float(dn) if self.step is None else self.step + 0.3 * (dn - self.step)
-        self.t, self.n, self.measured = now, n, True
+        self.t, self.n = now, n
 
     def _tau(self) -> float:
         """The time constant: ``tau``, or four usual gaps between completions when longer (a
         batch every 20 s is smoothed over 80 s, so one early or late batch moves it little)."""
-        if self.step is None or not self.rate:
-            return self.tau
-        return max(self.tau, 4.0 * self.step / self.rate)
+        return self.tau if self.gap is None else max(self.tau, 4.0 * self.gap)
 
     def eta(self, now: float | None, left: int) -> float | None:
         """Seconds until ``left`` more items are done, as of ``now`` (default: the latest
@@ -148,8 +171,9 @@ class Pace:
         if since <= due:
             eta = left / self.rate - since
         else:  # overdue: as if ``step`` items came now, after this long a wait
-            rate = self.rate + (1.0 - math.exp(-since / self._tau())) * (step / since - self.rate)
-            eta = (left - step) / rate
+            keep = math.exp(-since / self._tau())
+            rate = (self.items * keep + step) / (self.secs * keep + since) if self.k > 1 else step / since
+            eta = (left - step) / min(rate, self.rate)
         return max(eta, 1.0)
 
 
@@ -239,9 +263,12 @@ class RunStats:
         return None if rates is None else rates[0]
 
     def eta_s(self, now: float | None = None) -> float | None:
-        """Seconds until every planned item is done at the run's smoothed pace (:class:`Pace`);
-        the estimate's until the first completions; None when neither is known."""
-        return self._pace.eta(now, self.total - self.done)
+        """Seconds until every planned item is done: the run's own smoothed pace (:class:`Pace`;
+        the estimate's until the first completions), and never less than a stage's ETA (a fast
+        first stage must not make the run look nearly done); None when nothing is known."""
+        known = [e for e in [self._pace.eta(now, self.total - self.done),
+                             *(s.eta_s(now) for s in list(self.stages.values()))] if e is not None]
+        return max(known) if known else None
 
     def expect(self, per_s: float) -> None:
         """The estimate's pace for the whole run (see :meth:`StageStats.expect`)."""

@@ -12,9 +12,10 @@ from judgekit.engine.stats import RunStats
 
 
 def _batches(*, batch: int, period: float, frame: float, batches: int, jitter: float = 0.0, seed: bool = False,
-             rs: int = 0) -> list[tuple[float, int, float | None]]:
+             rs: int = 0, startup: float = 0.0) -> list[tuple[float, int, float | None]]:
     """One stage of ``batch * batches`` items finishing ``batch`` at a time every ``period`` s
-    (each gap off by up to ``jitter`` of it), sampled every ``frame`` s: (time, done, ETA) a frame."""
+    (each gap off by up to ``jitter`` of it) after ``startup`` s (a model loading), sampled every
+    ``frame`` s: (time, done, ETA) a frame."""
     rnd = random.Random(rs)
     stats = RunStats()
     s = stats.stage("generate")
@@ -23,7 +24,7 @@ def _batches(*, batch: int, period: float, frame: float, batches: int, jitter: f
         s.expect(batch / period)
     stats.sample(0.0)
     s.first_call = 0.0
-    t, due, out = 0.0, period * (1 + rnd.uniform(-jitter, jitter)), []
+    t, due, out = 0.0, startup + period * (1 + rnd.uniform(-jitter, jitter)), []
     while s.done < s.total:
         t += frame
         while t >= due and s.done < s.total:
@@ -37,20 +38,25 @@ def _batches(*, batch: int, period: float, frame: float, batches: int, jitter: f
 
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(batch=st.integers(1, 64), period=st.floats(0.5, 30.0), frame=st.sampled_from([0.25, 1.0, 5.0]),
-       batches=st.integers(6, 40), jitter=st.floats(0.0, 0.25), seed=st.booleans(), rs=st.integers(0, 9))
-def test_eta_of_a_steady_batched_pace_never_jumps_nor_vanishes(batch, period, frame, batches, jitter, seed, rs):
-    """A steady pace whose items finish in batches (a local model's): after the first completion
-    the ETA is always shown, and from the second batch on it moves between frames by the time
-    that passed give or take X = 15% of itself + the batches' own jitter + one frame.  (The
-    10-second window this replaces showed '-' between batches 10 s apart and jumped by up to
-    two thirds of the ETA when a batch landed.)"""
-    frames = _batches(batch=batch, period=period, frame=frame, batches=batches, jitter=jitter, seed=seed, rs=rs)
+       batches=st.integers(6, 40), jitter=st.floats(0.0, 0.25), seed=st.booleans(), rs=st.integers(0, 9),
+       startup=st.sampled_from([0.0, 1.0, 5.0]))
+def test_eta_of_a_steady_batched_pace_never_jumps_nor_vanishes(batch, period, frame, batches, jitter, seed, rs,
+                                                               startup):
+    """A steady pace whose items finish in batches (a local model's), after a start-up of up to
+    five batches' time (a model loading): after the first completion the ETA is always shown;
+    and in the live view (a frame every 0.25 or 1 s), from the third batch on, it moves between
+    frames by the time that passed give or take X = 15% of itself + the batches' own jitter + one
+    frame.  (The 10-second window this replaces showed '-' between batches 10 s apart and jumped
+    by up to two thirds of the ETA when a batch landed.)  Plain lines (every 5 s) see a batch's
+    time only to within 5 s, so there the early completions may move it more."""
+    frames = _batches(batch=batch, period=period, frame=frame, batches=batches, jitter=jitter, seed=seed, rs=rs,
+                      startup=startup * period)
     if seed:
         assert frames[0][2] is not None  # the estimate's pace before any completion
     for (t0, d0, e0), (t1, d1, e1) in zip(frames, frames[1:]):
         if d1 > 0:
             assert e1 is not None, (t1, d1)
-        if d0 >= 2 * batch and d1 < batch * batches:
+        if frame < 5 and d0 >= 3 * batch and d1 < batch * batches:
             x = 0.15 * e0 + jitter * period + frame
             assert abs(e1 - (e0 - (t1 - t0))) <= x, (t0, t1, d0, d1, e0, e1)
     assert frames[-1][2] == 0.0  # done
