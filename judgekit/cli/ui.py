@@ -644,21 +644,25 @@ class _AfterCallsLine:
 
 
 class _PhaseLines:
-    """Plain mode (logs, pipes): a thread that prints :data:`AFTER_CALLS` when the calls end and
-    again every ``interval`` seconds with the time since, until the results print (then one
-    line with the whole time).  A thread, as the computing holds the event loop."""
+    """Plain mode (logs, pipes): a thread that prints :data:`AFTER_CALLS` when the calls end
+    (after the last progress line, or a second after the calls end if the flow's computing holds
+    the event loop) and again every ``interval`` seconds with the time since, until the results
+    print (then one line with the whole time).  A thread, as the computing holds the loop."""
 
     def __init__(self, progress: _Progress, interval: float, out=None) -> None:
         self.progress, self.interval, self.out = progress, interval, out
         self.since: float | None = None
+        self._begun = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="judgekit-after-calls", daemon=True)
         self._thread.start()
 
     def begin(self, since: float) -> None:
-        """The flow returned: the phase began at ``since`` (or earlier, if already seen)."""
+        """The flow returned (its last progress line printed): the phase began at ``since``
+        (or earlier, if already seen)."""
         if self.progress.calls_ended_at is None:
             self.progress.calls_ended_at = since
+        self._begun = True
 
     def _print(self, line: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')}] {line}", file=self.out or sys.stdout, flush=True)
@@ -673,6 +677,8 @@ class _PhaseLines:
             if since is None:
                 continue
             now = time.monotonic()
+            if shown is None and not self._begun and now - since < 1.0:
+                continue  # the flow's last progress line first, unless the computing holds on
             if shown is None or now - shown >= self.interval:
                 self._print(f"{AFTER_CALLS} ({now - since:.1f}s)" if shown is not None else AFTER_CALLS)
                 shown = now

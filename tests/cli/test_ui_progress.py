@@ -129,7 +129,8 @@ def test_plain_mode_prints_the_phase_after_the_last_call(capsys):
     eng = _Engine()
     ui = ConsoleUI(Console(width=160, file=io.StringIO()), interval=0.2)
     assert not ui.live
-    _run_with_a_slow_ending(ui, eng, 0.7)
+    _run_with_a_slow_ending(ui, eng, 0.3)  # the results computed inside the flow
+    time.sleep(0.7)  # then the files and the report written, after the progress closed
     ui._end_status()  # what show_results does first
     lines = [ln for ln in capsys.readouterr().out.splitlines() if "intervals and the report" in ln]
     assert lines[0].endswith(AFTER_CALLS), lines
