@@ -135,7 +135,8 @@ def test_plain_mode_prints_the_phase_after_the_last_call(capsys):
     lines = [ln for ln in capsys.readouterr().out.splitlines() if "intervals and the report" in ln]
     assert lines[0].endswith(AFTER_CALLS), lines
     assert any(ln.endswith("s)") and AFTER_CALLS in ln for ln in lines[1:-1]), lines  # the seconds, again and again
-    assert re.search(r"intervals and the report computed in [1-9]\.\d+s$", lines[-1]), lines  # 0.3 + 0.7 s, or more
+    whole = re.search(r"intervals and the report computed in (\d+\.\d)s$", lines[-1])
+    assert whole and float(whole.group(1)) >= 0.8, lines  # 0.3 + 0.7 s held (seen within a poll of 0.1 s)
 
 
 def test_a_stopped_run_shows_no_phase_line(capsys):
