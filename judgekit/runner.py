@@ -556,10 +556,17 @@ async def _run_spec(spec: RunSpec, opts: RunOptions, ui: UI, holder: dict[str, A
                     "(pass --max-cost to change it)")
         _status(ui, "estimating")
         est = await _estimate(bench, prepared, engine)
+        pace: dict[str, float] = {}  # the estimate's calls a second per stage: the ETAs' until calls end
         for line in est.lines:
             st = engine.stats.stage(line.stage)
             cost = line.cost_expected_usd if line.cost_expected_usd is not None else line.cost_max_usd
             st.estimate_usd = (st.estimate_usd or 0.0) + (cost or 0.0)
+            if line.time_s and line.calls_expected > 0 and not line.batch:
+                pace[line.stage] = pace.get(line.stage, 0.0) + line.calls_expected / line.time_s
+        for stage, per_s in pace.items():
+            engine.stats.stage(stage).expect(per_s)
+        if est.total_time_s and est.calls_expected > 0:
+            engine.stats.expect(est.calls_expected / est.total_time_s)
         ui.show_estimate(est, _cached_note(est))
         budget = engine.max_cost_usd
         if budget is not None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import textwrap
+import threading
 import time
 from typing import Any
 
@@ -69,6 +71,7 @@ class ConsoleUI:
         self.interval = interval if interval is not None else (0.25 if self.live else 5.0)
         self._status: Live | None = None
         self._status_line: _StatusLine | None = None
+        self._phase: _PhaseLines | None = None  # plain mode: the lines after the last call
 
     # -- what is happening before the estimate --------------------------------------------------
     def status(self, message: str | None) -> None:
@@ -90,6 +93,17 @@ class ConsoleUI:
         if self._status is not None:
             self._status.stop()
             self._status = self._status_line = None
+        if self._phase is not None:
+            self._phase.stop()
+            self._phase = None
+
+    def _after_calls(self, since: float) -> None:
+        """The phase after the last call, until the results print: a transient line with its
+        elapsed time on a terminal (redrawn by rich's thread, as the computing holds the loop)."""
+        if self.live and self._status is None:
+            self._status_line = _StatusLine(AFTER_CALLS, since)
+            self._status = Live(self._status_line, console=self.console, refresh_per_second=8, transient=True)
+            self._status.start(refresh=True)
 
     # -- estimate ---------------------------------------------------------------------------
     def show_estimate(self, estimate, cached_note: str) -> None:
@@ -218,7 +232,11 @@ class ConsoleUI:
                           f"{st.input_tokens:,}/{st.output_tokens:,}", fmt_usd(st.cost_usd),
                           fmt_usd(st.estimate_usd), _eta_text(st.eta_s(), st.total, label=''))
         b = self._buckets(engine.bucket_states(), narrow)
-        parts: list[Any] = [t, self._overall(engine.stats), b]
+        parts: list[Any] = [t]
+        changes = total_change_lines(engine.stats)
+        if changes:  # why a total moved since the first frame, one line a stage and reason
+            parts.append(Text("\n".join(changes), style="dim"))
+        parts += [self._overall(engine.stats), b]
         waits = batch_status_lines(engine)
         if waits:
             bt = Table(title="batches", title_justify="left", show_header=False, box=None, padding=(0, 1))
@@ -282,8 +300,8 @@ class ConsoleUI:
     def plain_line(self, engine) -> str:
         bits = []
         for st in engine.stats.stages.values():
-            bits.append(f"{st.name} {st.done}/{st.total} (cached {st.cache_hits}, retries {st.retries}, "
-                        f"429s {st.rate_limited}, failed {st.failures})")
+            bits.append(f"{st.name} {st.done}/{st.total} {_eta_text(st.eta_s(), st.total)} (cached {st.cache_hits}, "
+                        f"retries {st.retries}, 429s {st.rate_limited}, failed {st.failures})")
         waiting = [f"{s.name}: {s.reason}" for s in engine.bucket_states() if s.reason]
         stats = engine.stats
         line = (f"[{time.strftime('%H:%M:%S')}] {stats.done:,}/{stats.total:,} done, elapsed "
@@ -291,6 +309,9 @@ class ConsoleUI:
                 + f"; spent {fmt_usd(stats.spent_usd)}")
         if engine.max_cost_usd is not None:
             line += f" of max {cap_text(engine.max_cost_usd)}"
+        changes = total_change_lines(stats)
+        if changes:
+            line += " | totals: " + "; ".join(changes)
         if waiting:
             line += " | waiting: " + "; ".join(waiting)
         waits = batch_status_lines(engine)
@@ -460,6 +481,12 @@ def savings_lines(summary: dict) -> list[str]:
     return out
 
 
+def total_change_lines(stats) -> list[str]:
+    """Why totals moved since the first frame: 'guess total -462: sets that ended before their
+    last turn or round', one line a stage and reason ([] when none moved)."""
+    return [f"{c.stage} total {c.delta:+,}: {c.reason}" for c in stats.total_changes()]
+
+
 def local_status_lines(engine) -> list[str]:
     """The status lines of the local-model workers (providers with ``status_lines()``), each
     worker once even when several aliases share it; [] when the run has no local model."""
@@ -487,11 +514,11 @@ def _cell(v: Any) -> str:
 class _StatusLine:
     """A spinner, what is happening, and for how long (rendered anew at each refresh)."""
 
-    def __init__(self, message: str) -> None:
-        self.set(message)
+    def __init__(self, message: str, since: float | None = None) -> None:
+        self.set(message, since)
 
-    def set(self, message: str) -> None:
-        self.message, self.since = message, time.monotonic()
+    def set(self, message: str, since: float | None = None) -> None:
+        self.message, self.since = message, time.monotonic() if since is None else since
         self.spinner = Spinner("dots", style="cyan")
 
     def __rich_console__(self, console, options):
@@ -499,21 +526,45 @@ class _StatusLine:
         yield self.spinner
 
 
+#: the line shown from the last call until the results print
+AFTER_CALLS = "all calls made: computing intervals and the report…"
+
+
 class _Progress:
     def __init__(self, ui: ConsoleUI, engine) -> None:
         self.ui, self.engine = ui, engine
         self._task: asyncio.Task | None = None
         self._live: Live | None = None
+        #: when the last call ended (every planned item done, none in flight), as first seen
+        self.calls_ended_at: float | None = None
+
+    def calls_ended(self) -> float | None:
+        """When the calls ended, noted the first time it is seen (from any thread: the live
+        view's refresh, the plain lines' ticker), None while calls remain."""
+        if self.calls_ended_at is None:
+            out = getattr(self.engine, "in_flight", 0)
+            if self.engine.stats.calls_ended(out if isinstance(out, int) else 0):
+                self.calls_ended_at = time.monotonic()
+        return self.calls_ended_at
 
     async def __aenter__(self):
         self.ui._end_status()
+        # the benchmark's flow announces its plan before its first call: let it, so the first
+        # frame shows the totals (not 0/0)
+        await asyncio.sleep(0)
         self.engine.stats.sample()  # the elapsed time starts with the calls
         if self.ui.live:
-            self._live = Live(self.ui.render(self.engine), console=self.ui.console, refresh_per_second=4,
-                              transient=False)
+            self._live = Live(self._frame(), console=self.ui.console, refresh_per_second=4, transient=False)
             self._live.__enter__()
+        else:
+            self.ui._phase = _PhaseLines(self, self.ui.interval)
         self._task = asyncio.ensure_future(self._loop())
         return self
+
+    def _frame(self):
+        """The live view and, once the calls have ended, the line of what follows (redrawn by
+        rich's own thread, so its seconds go on while the computing holds the event loop)."""
+        return Group(self.ui.render(self.engine), _AfterCallsLine(self))
 
     async def _loop(self) -> None:
         while True:
@@ -523,17 +574,91 @@ class _Progress:
     def _tick(self) -> None:
         self.engine.stats.sample()
         if self._live is not None:
-            self._live.update(self.ui.render(self.engine))
+            self._live.update(self._frame())
         else:
             print(self.ui.plain_line(self.engine), file=sys.stdout, flush=True)
 
-    async def __aexit__(self, *exc):
+    async def __aexit__(self, exc_type, exc, tb):
         if self._task is not None:
             self._task.cancel()
         self._tick()
+        since = self.calls_ended() or time.monotonic()
         if self._live is not None:
+            self._live.update(self.ui.render(self.engine))  # the last frame stays, without the phase line
             self._live.__exit__(None, None, None)
+        if exc_type is None:  # the flow returned: the results, intervals and report follow
+            if self.ui._phase is not None:
+                self.ui._phase.begin(since)
+            else:
+                self.ui._after_calls(since)
+        elif self.ui._phase is not None:
+            self.ui._phase.stop(quiet=True)
+            self.ui._phase = None
         return False
+
+
+class _AfterCallsLine:
+    """In the live view: nothing while calls remain; then a spinner, :data:`AFTER_CALLS` and the
+    seconds since the last call."""
+
+    def __init__(self, progress: _Progress) -> None:
+        self.progress = progress
+        self.spinner = Spinner("dots", style="cyan")
+
+    def __rich_console__(self, console, options):
+        since = self.progress.calls_ended()
+        if since is not None:
+            self.spinner.text = Text(f"{AFTER_CALLS} ({time.monotonic() - since:.1f}s)")
+            yield self.spinner
+
+
+class _PhaseLines:
+    """Plain mode (logs, pipes): a thread that prints :data:`AFTER_CALLS` when the calls end
+    (after the last progress line, or a second after the calls end if the flow's computing holds
+    the event loop) and again every ``interval`` seconds with the time since, until the results
+    print (then one line with the whole time).  A thread, as the computing holds the loop."""
+
+    def __init__(self, progress: _Progress, interval: float, out=None) -> None:
+        self.progress, self.interval, self.out = progress, interval, out
+        self.since: float | None = None
+        self._begun = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="judgekit-after-calls", daemon=True)
+        self._thread.start()
+
+    def begin(self, since: float) -> None:
+        """The flow returned (its last progress line printed): the phase began at ``since``
+        (or earlier, if already seen)."""
+        if self.progress.calls_ended_at is None:
+            self.progress.calls_ended_at = since
+        self._begun = True
+
+    def _print(self, line: str) -> None:
+        print(f"[{time.strftime('%H:%M:%S')}] {line}", file=self.out or sys.stdout, flush=True)
+
+    def _run(self) -> None:
+        shown = None
+        while not self._stop.wait(0.1):
+            try:
+                since = self.progress.calls_ended()
+            except RuntimeError:  # a counter changed under the reading thread: ask again
+                continue
+            if since is None:
+                continue
+            now = time.monotonic()
+            if shown is None and not self._begun and now - since < 1.0:
+                continue  # the flow's last progress line first, unless the computing holds on
+            if shown is None or now - shown >= self.interval:
+                self._print(f"{AFTER_CALLS} ({now - since:.1f}s)" if shown is not None else AFTER_CALLS)
+                shown = now
+            self.since = since
+
+    def stop(self, quiet: bool = False) -> None:
+        self._stop.set()
+        self._thread.join()
+        since = self.since if self.since is not None else self.progress.calls_ended_at
+        if not quiet and since is not None:
+            self._print(f"intervals and the report computed in {time.monotonic() - since:.1f}s")
 
 
 def _eta_text(eta: float | None, total: int, label: str = "ETA ") -> str:

@@ -210,6 +210,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
         rep = req.sample_index if k > 1 else None
         j = _judgment(kind, order, r, alias, item, judge=judge, length_diff=length_diff, repeat=rep)
         if r.ok and not j["ok"] and o.reask_on_parse_failure and not engine.stopping:
+            st.plan(kind, 1, "judgments re-asked: the first reply had no verdict")
             r2 = await engine.call(_reask_request(kind, req, r.text))
             j2 = _judgment(kind, order, r2, alias, item, reasked=True, judge=judge, length_diff=length_diff,
                            repeat=rep)

@@ -102,10 +102,12 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
                 not_run += 1
                 out = None
         # the stage totals were the longest path: take off what this set did not need
+        why = ("sets that ended before their last turn or round" if out is not None
+               else "sets not run: the run is stopping")
         for stage, n in max_calls(approach, task, cfg).items():
             made = caller.counts.get(stage, 0)
             if out is not None or made == 0:
-                st.stage(stage).total -= max(0, n - made)
+                st.drop(stage, n - made, why)
         if out is not None:
             outcomes[(alias, approach, task, gs.set_id)] = out
 

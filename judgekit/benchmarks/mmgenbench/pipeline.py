@@ -223,10 +223,10 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
         # generations that never started (no caption) leave the progress totals
         for rec in out.generations.values():
             if rec.stage == CAPTION:
-                st.stage(GENERATE).total -= 1
-                st.stage(ENCODE_GENERATED).total -= 1
+                st.drop(GENERATE, 1, "captions failed: their images are not drawn")
+                st.drop(ENCODE_GENERATED, 1, "captions failed: their images are not drawn")
             elif rec.stage == GENERATE:
-                st.stage(ENCODE_GENERATED).total -= 1
+                st.drop(ENCODE_GENERATED, 1, "drawings failed: there is no image to encode")
         return out
 
     outcomes = await each_item(prep.data.items, one, ITEM_WINDOW)

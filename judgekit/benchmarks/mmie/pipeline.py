@@ -397,9 +397,10 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
         outs = await flow.run_item(item)
         for o in outs:
             if o.images:
-                st.plan(GENERATE, len(o.images))
+                st.plan(GENERATE, len(o.images), "images the answers asked for")
             if o.stage in (ANSWER, GENERATE):
-                st.stage(SCORE).total -= len(prep.judges)
+                st.drop(SCORE, len(prep.judges), "answers failed: their scores are not asked" if o.stage == ANSWER
+                        else "answers' images failed: their scores are not asked")
         return outs
 
     per_item = await each_item(prep.items, one, ITEM_WINDOW)

@@ -173,6 +173,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
         rep = req.sample_index if k > 1 else None
         j = judgment(prep, r, model=alias, judge=req.model, item=item, order=order, length_diff=diff, repeat=rep)
         if r.ok and not j["ok"] and o.reask_on_parse_failure and not engine.stopping:
+            st.plan("judge", 1, "judgments re-asked: the first reply had no verdict")
             r2 = await engine.call(reask_request(req, r.text))
             j2 = judgment(prep, r2, model=alias, judge=req.model, item=item, order=order, reasked=True,
                           length_diff=diff, repeat=rep)

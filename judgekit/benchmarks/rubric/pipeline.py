@@ -117,6 +117,7 @@ async def run(prep: Prepared, engine: Engine) -> BenchmarkResult:
         reading: Reading | None = prep.parse(r.text) if r.ok else None
         reasked = False
         if r.ok and reading is None and o.reask_on_parse_failure and not engine.stopping:
+            st.plan("judge", 1, "judgments re-asked: the first reply had no verdict")
             r2 = await engine.call(reask_request(req, r.text))
             if r2.ok or r2.error_kind != NOT_RUN:
                 if not req.sample_index:  # the report shows repeat 0's judgments
