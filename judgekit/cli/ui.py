@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import textwrap
 import threading
 import time
 from typing import Any
