@@ -44,7 +44,8 @@ KINDS = {
     "alpha": "coefficient", "krippendorff_alpha": "coefficient", "krippendorff's α": "coefficient",
     "rho": "coefficient", "length rho": "coefficient", "length_correlation": "coefficient",
     "length correlation": "coefficient", "mae": "coefficient", "dual mae": "coefficient",
-    "single mae": "coefficient",
+    "single mae": "coefficient", "mse": "coefficient", "cosine": "coefficient", "pearson": "coefficient",
+    "difficulty": "coefficient", "separability": "coefficient", "novelty": "coefficient",
     "items": "count", "n": "count", "images": "count", "judgments": "count",
 }
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...judging.agreement import ENSEMBLE_RULES, ensemble_summary
 from ...judging.intervals import shown
+from ...report.numbers import DECIMALS, number
 from ...judging.multiplicity import adjust_summary, excludes_cell
 from ...metrics.mmie import field_table, score_distribution
 from ...parsers.mmie import percent
@@ -312,7 +313,9 @@ def _p(v: float | None) -> str:
 
 
 def _n(v: float | None) -> str:
-    return "-" if v is None else f"{v:.3f}"
+    """A coefficient (alpha, cosine, MSE, MAE, Pearson) as the report page writes it
+    (report.numbers: 2 decimals)."""
+    return "-" if v is None else number(v, DECIMALS["coefficient"])
 
 
 def _score_of(o: "Outcome", judge: str | None) -> int | None:
