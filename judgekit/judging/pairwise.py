@@ -293,6 +293,16 @@ def record_sums(r: Mapping[str, Any]) -> list[float]:
     return sums
 
 
+def _record_sums_columnar(records: list[Mapping[str, Any]]):
+    """:func:`record_sums` of every record at once (records x 6), from the shared columns."""
+    from .columns import columns
+
+    return columns(records).sums
+
+
+record_sums.columnar = _record_sums_columnar  # type: ignore[attr-defined]
+
+
 # --------------------------------------------------------------------------- a panel's ensemble
 
 #: the ``judge`` of the ensemble's records and rows
