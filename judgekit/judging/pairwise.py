@@ -201,6 +201,8 @@ def summarize(
     for level in levels:
         if level not in ("task", "category", "overall"):
             raise ValueError(f"unknown level {level!r}")
+    if isinstance(records, list):  # the shared columns (judging.columns): the same rows
+        return _summarize_columns(records, levels)
     # each record read once (its checked score, its VFS values), then added to its groups' lists
     groups: dict[tuple[str, str, str], tuple[list, list, list]] = {}
     for r in records:
@@ -225,6 +227,77 @@ def summarize(
     for model, level, name in sorted(groups, key=lambda k: (k[0], order[k[1]], k[2])):
         rows.append({"model": model, "level": level, "group": name, **_stats(*groups[(model, level, name)])})
     return rows
+
+
+def _first_order(key):
+    """(each key's group, numbered in order of first appearance; each group's first position)."""
+    import numpy as np
+
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    renumber = np.empty(order.size, dtype=np.intp)
+    renumber[order] = np.arange(order.size)
+    return renumber[inverse.ravel()], first[order]
+
+
+def _summarize_columns(records: list, levels: Sequence[str]) -> list[dict[str, Any]]:
+    """:func:`summarize` from the records' shared columns: every count counted, every mean the
+    same sum in record order (``np.bincount`` adds its weights in input order) over the same count."""
+    import numpy as np
+
+    from .columns import columns
+
+    col = columns(records)
+    if col.n == 0:
+        return []
+    mc, mnames = col.model
+    pw = col.is_pairwise
+    s = col.score  # NaN: a failure, or not a pairwise judgment
+    valid = pw & ~np.isnan(s)
+    mag = np.where(np.abs(s) >= 1.5, 2, 1)
+    vbin = np.where(valid, np.where(s > 0, mag, np.where(s < 0, -mag, 0)), 9)
+    vbin = np.where(pw & ~valid, 8, vbin)  # 8: a failure; 9: no pairwise judgment
+    vfs_rec = col.is_vfs
+    v = col.vfs
+    vok = vfs_rec & ~np.isnan(v)
+    ref = col.vfs_ref
+    rok = vok & ~np.isnan(ref)
+    names = [n for n in SCORE_NAMES.values()]
+    bins = {2: "much_better", 1: "better", 0: "tie", -1: "worse", -2: "much_worse", 8: "fail"}
+    order = {lvl: i for i, lvl in enumerate(levels)}
+    out = []
+    for level in levels:
+        gc, gnames = col.level(level)
+        key = mc.astype(np.int64) * max(len(gnames), 1) + gc
+        group, first = _first_order(key)
+        m = first.size
+
+        def count(mask):
+            return np.bincount(group[mask], minlength=m).tolist()
+
+        def total(mask, values):
+            return np.bincount(group[mask], weights=values[mask], minlength=m).tolist()
+
+        n_pw, n_valid, wins = count(pw), count(valid), count(valid & (s > 0))
+        counts = {bins[b]: count(vbin == b) for b in bins}
+        score_sum = total(valid, s)
+        n_vfs, n_vok, n_rok = count(vfs_rec), count(vok), count(rok)
+        vfs_sum, ref_sum = total(vok, v), total(rok, ref)
+        for g, i in enumerate(first.tolist()):
+            nv, nf = n_valid[g], n_vok[g]
+            row = {"model": mnames[mc[i]], "level": level,
+                   "group": "overall" if level == "overall" else gnames[gc[i]],
+                   "n_pairwise": n_pw[g], **{name: counts[name][g] for name in names},
+                   "reward": 50.0 * score_sum[g] / nv if nv else None,
+                   "win_rate": 100.0 * wins[g] / nv if nv else None,
+                   "pairwise_parse_ok": nv / n_pw[g] if n_pw[g] else None,
+                   "n_vfs": n_vfs[g], "vfs_fail": n_vfs[g] - nf,
+                   "vfs": vfs_sum[g] / nf if nf else None,
+                   "vfs_parse_ok": nf / n_vfs[g] if n_vfs[g] else None,
+                   "vfs_ref": ref_sum[g] / n_rok[g] if n_rok[g] else None}
+            out.append(row)
+    out.sort(key=lambda r: (r["model"], order[r["level"]], r["group"]))
+    return out
 
 
 # --------------------------------------------------------------------------- per-item sums
@@ -254,6 +327,20 @@ def item_sums(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], lis
     Summed over a group's items, each :data:`FIGURE_SUMS` ratio is :func:`summarize`'s figure
     for the group (failures and judgments left out count nowhere).  Items come in the order of
     their first record."""
+    if isinstance(records, list):  # the shared columns (judging.columns): each column summed in record order
+        import numpy as np
+
+        from .columns import columns
+
+        col = columns(records)
+        if col.n == 0:
+            return {}
+        (mc, mnames), (ic, inames) = col.model, col.index
+        item, first = _first_order(mc.astype(np.int64) * max(len(inames), 1) + ic)
+        S = col.sums
+        per = np.column_stack([np.bincount(item, weights=S[:, c], minlength=first.size)
+                               for c in range(len(SUM_COLUMNS))])
+        return dict(zip([(mnames[mc[i]], inames[ic[i]]) for i in first.tolist()], per.tolist()))
     out: dict[tuple[str, str], list[float]] = {}
     for r in records:
         key = (str(r.get("model", "")), str(r["index"]))
