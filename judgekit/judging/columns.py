@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Columns", "columns", "codes"]
+__all__ = ["Columns", "columns", "codes", "subset"]
 
 _MISSING = object()
 #: lists whose columns are kept: id -> (the list, its Columns); the list is held so its id stays its own
@@ -209,9 +209,35 @@ def columns(records: Sequence[Mapping[str, Any]]) -> Columns:
             n == 0 or (got[1].first is records[0] and got[1].last is records[-1])):
         return got[1]
     col = Columns(records)
+    _register(records, col)
+    return col
+
+
+def _register(records: Sequence[Mapping[str, Any]], col: Columns) -> None:
+    n = len(records)
     col.first, col.last = (records[0], records[-1]) if n else (None, None)
+    key = id(records)
     _CACHE.pop(key, None)
     while len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = (records, col)
-    return col
+
+
+def subset(records: list, pos: np.ndarray) -> list:
+    """The records at positions ``pos`` (in that order) as a new list whose columns are the
+    parent's, sliced: every field the parent has read already costs the subset nothing."""
+    parent = columns(records)
+    plist = pos.tolist()
+    sub = [records[i] for i in plist]
+    col = Columns(sub)
+    for name, value in parent.__dict__.items():
+        if name in ("records", "n", "first", "last"):
+            continue
+        if isinstance(value, np.ndarray):
+            col.__dict__[name] = value[pos]
+        elif isinstance(value, tuple):  # (codes, names): the names kept whole
+            col.__dict__[name] = (value[0][pos], value[1])
+        elif isinstance(value, list):
+            col.__dict__[name] = [value[i] for i in plist]
+    _register(sub, col)
+    return sub
