@@ -175,6 +175,24 @@ def fit_logistic(X: np.ndarray, y: np.ndarray, W: np.ndarray, start: np.ndarray 
     return beta
 
 
+def _unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, axis=0, return_index=True, return_inverse=True)``'s index and inverse (the
+    distinct rows in lexicographic order, each one's first row; each row's distinct row), by a
+    stable lexicographic sort of the columns, which is several times faster than sorting the rows
+    as records."""
+    n = keys.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+    order = np.lexsort(keys.T[::-1])
+    s = keys[order]
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    new[1:] = np.any(s[1:] != s[:-1], axis=1)
+    inverse = np.empty(n, dtype=np.intp)
+    inverse[order] = np.cumsum(new) - 1
+    return order[new], inverse
+
+
 def _aggregate(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndarray, groups: int = 0):
     """The rows that share an item and a design row merged into one (weights summed, outcome their
     weighted mean): the same likelihood for every resample, as an item's rows are resampled
@@ -182,8 +200,7 @@ def _aggregate(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndar
     columns are a one-hot of it), then item."""
     group = np.argmax(X[:, :groups], axis=1)[:, None].astype(float) if groups else np.zeros((X.shape[0], 1))
     keys = np.column_stack([group, item_of_row[:, None].astype(float), X])
-    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.ravel()
+    first, inverse = _unique_rows(keys)
     m = first.size
     wsum = np.bincount(inverse, weights=w, minlength=m)
     ysum = np.bincount(inverse, weights=w * y, minlength=m)
