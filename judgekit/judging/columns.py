@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Columns", "columns", "codes", "subset"]
+__all__ = ["Columns", "columns", "codes", "subset", "first_order"]
 
 _MISSING = object()
 #: lists whose columns are kept: id -> (the list, its Columns); the list is held so its id stays its own
@@ -36,6 +36,30 @@ def codes(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
     get = seen.setdefault
     code = np.fromiter((get(v, len(seen)) for v in values), dtype=np.intp, count=len(values))
     return code, list(seen)
+
+
+def first_order(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(each key's number, the keys numbered in order of first appearance; each number's first
+    position).  ``key``: one integer per position, or rows of integers (positions x columns)."""
+    n = key.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+    if key.ndim == 1:
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+    else:
+        order = np.lexsort(key.T[::-1])
+        s = key[order]
+        new = np.empty(n, dtype=bool)
+        new[0] = True
+        new[1:] = np.any(s[1:] != s[:-1], axis=1)
+        inverse = np.empty(n, dtype=np.intp)
+        inverse[order] = np.cumsum(new) - 1
+        first = order[new]
+    by_first = np.argsort(first, kind="stable")
+    renumber = np.empty(by_first.size, dtype=np.intp)
+    renumber[by_first] = np.arange(by_first.size)
+    return renumber[inverse], first[by_first]
 
 
 class Columns:
@@ -106,6 +130,19 @@ class Columns:
     @cached_property
     def raw_score(self) -> list[Any]:
         return [r.get("score") for r in self.records]
+
+    def raw(self, name: str) -> list[Any]:
+        """``r.get(name)`` of every record."""
+        if name == "score":
+            return self.raw_score
+        got = self.__dict__.get(f"raw:{name}")
+        if got is None:
+            got = self.__dict__[f"raw:{name}"] = [r.get(name) for r in self.records]
+        return got
+
+    def kind_is(self, kind: str) -> np.ndarray:
+        """``r.get("kind") == kind``."""
+        return np.fromiter((k is not _MISSING and k == kind for k in self.kind), dtype=bool, count=self.n)
 
     @cached_property
     def length_diff(self) -> np.ndarray:
