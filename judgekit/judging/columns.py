@@ -118,6 +118,11 @@ class Columns:
         return self._coded(name)
 
     @cached_property
+    def judge(self) -> tuple[np.ndarray, list[Any]]:
+        """(code, values) of ``r.get("judge")`` (the values as they are, not as text)."""
+        return codes([r.get("judge") for r in self.records])
+
+    @cached_property
     def repeat(self) -> np.ndarray:
         """``r.get("repeat", 0)`` as an integer."""
         return np.fromiter((r.get("repeat", 0) for r in self.records), dtype=np.intp, count=self.n)

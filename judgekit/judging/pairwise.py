@@ -418,6 +418,11 @@ def ensemble_records(records: Iterable[Mapping[str, Any]], *, pairwise_rule: Cal
     kind (``candidate_failed``...) or ``no_valid_judgment`` when they failed differently.  The
     item's ``task``, ``category`` and ``length_diff`` are the first record's.  Records come in
     the order of each group's first record."""
+    if isinstance(records, list):
+        from .agreement import mean_score
+
+        if pairwise_rule is mean_score and score_rule is mean_score:  # the default: every mean at once
+            return _mean_ensemble(records)
     groups: dict[tuple[str, str, str, int, int], list[Mapping[str, Any]]] = {}
     for r in records:
         kind = r.get("kind")
@@ -451,5 +456,87 @@ def ensemble_records(records: Iterable[Mapping[str, Any]], *, pairwise_rule: Cal
         rec["length_diff"] = first.get("length_diff")
         if "repeat" in first:
             rec["repeat"] = repeat
+        out.append(rec)
+    return out
+
+
+def _mean_ensemble(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`ensemble_records` with the mean for both rules, from the records' shared columns
+    (:mod:`.columns`): each group's valid values summed in record order and divided by their count,
+    as :func:`.agreement.mean_score` does, and the same records in the same order."""
+    import numpy as np
+
+    from .columns import columns, first_order
+
+    col = columns(records)
+    pw, vf = col.kind_is("pairwise"), col.kind_is("vfs")
+    sel = np.flatnonzero(pw | vf)
+    if sel.size == 0:
+        return []
+    (mc, mnames), (ic, inames) = col.model, col.index
+    is_pw = pw[sel]
+    group, first = first_order(np.column_stack([mc[sel], ic[sel], is_pw, col.order[sel], col.repeat[sel]]
+                                               ).astype(np.int64))
+    G = first.size
+    judges = np.bincount(group, minlength=G).tolist()
+
+    def number(v):  # agreement._valid's value: a bool counts as 0/1
+        return float(int(v)) if isinstance(v, bool) else float(v)
+
+    # pairwise: the judges' valid scores
+    raw = col.raw_score
+    got = [raw[i] for i in sel.tolist()]
+    has = np.fromiter((v is not None for v in got), dtype=bool, count=sel.size) & is_pw
+    val = np.array([number(v) if h else 0.0 for v, h in zip(got, has.tolist())], dtype=float)
+    n_score = np.bincount(group[has], minlength=G).tolist()
+    sum_score = np.bincount(group[has], weights=val[has], minlength=G).tolist()
+    # VFS: the judges' numeric VFS values, and the baselines' of those that are not None
+    vraw, rraw = col.raw("vfs"), col.raw("vfs_ref")
+    vgot = [vraw[i] for i in sel.tolist()]
+    vnum = np.fromiter((v is not None and not isinstance(v, (str, bool)) for v in vgot), dtype=bool,
+                       count=sel.size) & ~is_pw
+    vval = np.array([float(v) if h else 0.0 for v, h in zip(vgot, vnum.tolist())], dtype=float)
+    rgot = [rraw[i] for i in sel.tolist()]
+    rnum = vnum & np.fromiter((v is not None for v in rgot), dtype=bool, count=sel.size)
+    rval = np.array([number(v) if h else 0.0 for v, h in zip(rgot, rnum.tolist())], dtype=float)
+    n_vfs = np.bincount(group[vnum], minlength=G).tolist()
+    sum_vfs = np.bincount(group[vnum], weights=vval[vnum], minlength=G).tolist()
+    n_ref = np.bincount(group[rnum], minlength=G).tolist()
+    sum_ref = np.bincount(group[rnum], weights=rval[rnum], minlength=G).tolist()
+    members = None  # each group's records, only for a group with no valid value
+    out = []
+    for g, f in enumerate(first.tolist()):
+        i = int(sel[f])
+        first_rec = records[i]
+        pairwise = bool(is_pw[f])
+        rec: dict[str, Any] = {"model": mnames[mc[i]], "judge": ENSEMBLE_JUDGE, "index": inames[ic[i]],
+                               "task": first_rec.get("task"), "category": first_rec.get("category"),
+                               "kind": "pairwise" if pairwise else "vfs", "order": int(col.order[i]),
+                               "score": None, "vfs": None, "vfs_ref": None}
+        if pairwise:
+            ok = n_score[g] > 0
+            if ok:
+                rec["score"] = sum_score[g] / n_score[g]
+                rec["averaged"] = True
+        else:
+            ok = n_vfs[g] > 0
+            if ok:
+                rec["vfs"] = sum_vfs[g] / n_vfs[g]
+                rec["vfs_ref"] = sum_ref[g] / n_ref[g] if n_ref[g] else None
+        error_kind = None
+        if not ok:
+            if members is None:
+                members = np.split(sel[np.argsort(group, kind="stable")], np.cumsum(judges)[:-1])
+            recs = [records[k] for k in members[g].tolist()]
+            if not pairwise and all(_no_vfs(r) for r in recs):
+                rec["vfs"] = NO_VFS
+            kinds = {r.get("error_kind") for r in recs}
+            error_kind = kinds.pop() if len(kinds) == 1 else "no_valid_judgment"
+        rec["ok"] = ok
+        rec["error_kind"] = error_kind
+        rec["judges"] = judges[g]
+        rec["length_diff"] = first_rec.get("length_diff")
+        if "repeat" in first_rec:
+            rec["repeat"] = int(col.repeat[i])
         out.append(rec)
     return out
