@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from .alpha import grouped_alpha, matrix_grouped_alpha
+from .columns import columns
 from .behaviour import _ranks
 from .multiplicity import adjust_comparisons
 from .panel import ALL, QUANTITIES, _value, rated_matrix
@@ -49,6 +50,8 @@ _NO_CALL = "candidate_failed"
 # -- results rows ----------------------------------------------------------------------------------
 def _row_items(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, str], int]:
     """(model, level, group) -> distinct items judged (pairwise or VFS)."""
+    if isinstance(records, list):
+        return _row_items_columns(records)
     # an item's records (orders, kinds, repeats) share (model, index, task, category): each
     # distinct one is placed in its groups once
     judged = {(r.get("model", ""), r["index"], r.get("task", ""), r.get("category", "")) for r in records
@@ -59,6 +62,49 @@ def _row_items(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, str
         for key in ((m, "task", str(task)), (m, "category", str(category)), (m, "overall", "overall")):
             seen.setdefault(key, set()).add(i)
     return {k: len(v) for k, v in seen.items()}
+
+
+def _row_items_columns(records: list) -> dict[tuple[str, str, str], int]:
+    """:func:`_row_items` from the records' shared columns (:mod:`.columns`): the distinct indexes
+    (as text) of each (model, level, group)."""
+    col = columns(records)
+    sel = np.flatnonzero(col.is_pairwise | col.kind_is("vfs")) if col.n else np.zeros(0, dtype=np.intp)
+    if sel.size == 0:
+        return {}
+    (mc, mnames), (ic, _) = col.model, col.index
+    out: dict[tuple[str, str, str], int] = {}
+    for level in ("task", "category", "overall"):
+        gc, gnames = col.level(level)
+        cells = np.unique(np.column_stack([mc[sel], gc[sel], ic[sel]]), axis=0)
+        pairs, count = np.unique(cells[:, :2], axis=0, return_counts=True)
+        for (m, g), n in zip(pairs.tolist(), count.tolist()):
+            out[(mnames[m], level, gnames[g])] = n
+    return out
+
+
+def _length_pairs(records: Sequence[Mapping[str, Any]]) -> list[tuple[list[float], list[float]]]:
+    """Per candidate (in order of first appearance), the (length difference, verdict) of its
+    pairwise judgments with a judge call, a verdict and a length difference, in record order."""
+    if isinstance(records, list):
+        col = columns(records)
+        raw = col.raw_score
+        ok = (col.kind_is("pairwise") & np.fromiter((e != _NO_CALL for e in col.error_kind), dtype=bool, count=col.n)
+              & np.fromiter((s is not None for s in raw), dtype=bool, count=col.n) & ~np.isnan(col.length_diff))
+        pos = np.flatnonzero(ok)
+        mc = col.model[0][pos]
+        out = []
+        for code in list(dict.fromkeys(mc.tolist())):
+            mine = pos[mc == code]
+            out.append((col.length_diff[mine].tolist(), [float(raw[i]) for i in mine.tolist()]))
+        return out
+    per: dict[str, tuple[list[float], list[float]]] = {}
+    for r in records:
+        if (r.get("kind") == "pairwise" and r.get("error_kind") != _NO_CALL and r.get("score") is not None
+                and r.get("length_diff") is not None):
+            xs, ys = per.setdefault(str(r["model"]), ([], []))
+            xs.append(float(r["length_diff"]))
+            ys.append(float(r["score"]))
+    return list(per.values())
 
 
 # -- behaviour -------------------------------------------------------------------------------------
@@ -95,15 +141,8 @@ def _behaviour(rows: Sequence[MutableMapping[str, Any]], everyone: Mapping[str, 
             b[f"{name}_ci_low"], b[f"{name}_ci_high"] = wilson(int(k), int(n), level)
             b[f"{name}_n"] = int(n)
         if b["model"] == ALL:
-            per: dict[str, tuple[list[float], list[float]]] = {}
-            for r in everyone.get(b["judge"], []):
-                if (r.get("kind") == "pairwise" and r.get("error_kind") != _NO_CALL and r.get("score") is not None
-                        and r.get("length_diff") is not None):
-                    xs, ys = per.setdefault(str(r["model"]), ([], []))
-                    xs.append(float(r["length_diff"]))
-                    ys.append(float(r["score"]))
             b["length_correlation_across"] = b.get("length_correlation")
-            b["length_correlation"] = pooled_within_spearman(list(per.values()))
+            b["length_correlation"] = pooled_within_spearman(_length_pairs(everyone.get(b["judge"], [])))
             b["length_pooling"] = "within candidates"
 
 
