@@ -147,7 +147,11 @@ class Columns:
 
     def kind_is(self, kind: str) -> np.ndarray:
         """``r.get("kind") == kind``."""
-        return np.fromiter((k is not _MISSING and k == kind for k in self.kind), dtype=bool, count=self.n)
+        got = self.__dict__.get(f"kind_is:{kind}")
+        if got is None:
+            got = self.__dict__[f"kind_is:{kind}"] = np.fromiter((k is not _MISSING and k == kind for k in self.kind),
+                                                                 dtype=bool, count=self.n)
+        return got
 
     @cached_property
     def length_diff(self) -> np.ndarray:

@@ -75,10 +75,11 @@ def _row_items_columns(records: list) -> dict[tuple[str, str, str], int]:
     out: dict[tuple[str, str, str], int] = {}
     for level in ("task", "category", "overall"):
         gc, gnames = col.level(level)
-        cells = np.unique(np.column_stack([mc[sel], gc[sel], ic[sel]]), axis=0)
-        pairs, count = np.unique(cells[:, :2], axis=0, return_counts=True)
-        for (m, g), n in zip(pairs.tolist(), count.tolist()):
-            out[(mnames[m], level, gnames[g])] = n
+        n_items, n_groups = max(len(col.index[1]), 1), max(len(gnames), 1)
+        cells = np.unique((mc[sel].astype(np.int64) * n_groups + gc[sel]) * n_items + ic[sel])
+        pairs, count = np.unique(cells // n_items, return_counts=True)
+        for p, n in zip(pairs.tolist(), count.tolist()):
+            out[(mnames[p // n_groups], level, gnames[p % n_groups])] = n
     return out
 
 

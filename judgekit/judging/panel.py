@@ -55,22 +55,40 @@ def rated_matrix(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]], ki
     lists = list(records_by_judge.values())
     if not all(isinstance(r, list) for r in lists):
         return rating_matrix(records_by_judge, kind, _rated_item, _value, field)
+    cols = tuple(columns(r) for r in lists)
+    key = (tuple(id(c) for c in cols), kind, field)
+    got = _MATRICES.get(key)
+    if got is not None and all(a is b for a, b in zip(got[0], cols)):
+        return got[1]  # the agreement records and the honesty pass read the same matrix
+    m, units = _rated_matrix(lists, kind, field)
+    while len(_MATRICES) >= 4:
+        _MATRICES.pop(next(iter(_MATRICES)))
+    _MATRICES[key] = (cols, (m, units))
+    return m, units
+
+
+#: the last few :func:`rated_matrix` results (the same panel's columns, kind and field give the same
+#: matrix; read-only for their callers)
+_MATRICES: dict[tuple, tuple] = {}
+
+
+def _rated_matrix(lists: list[list], kind: str, field: str) -> tuple[np.ndarray, list[tuple[str, str, int, int]]]:
     models: dict[str, int] = {}
     indexes: dict[str, int] = {}
     parts = []
     for records in lists:
         col = columns(records)
         sel = np.flatnonzero(col.kind_is(kind)) if col.n else np.zeros(0, dtype=np.intp)
-        (mc, mn), (ic, inn) = col.model, col.index if sel.size else (np.zeros(0, dtype=np.intp), [])
-        gm = np.array([models.setdefault(x, len(models)) for x in mn], dtype=np.intp)
-        gi = np.array([indexes.setdefault(x, len(indexes)) for x in inn], dtype=np.intp)
+        if sel.size == 0:
+            parts.append((np.zeros((0, 4), dtype=np.int64), np.zeros(0)))
+            continue
+        (mc, mn), (ic, inn) = col.model, col.index
+        gm = np.array([models.setdefault(x, len(models)) for x in mn], dtype=np.int64)
+        gi = np.array([indexes.setdefault(x, len(indexes)) for x in inn], dtype=np.int64)
         raw = col.raw(field)
         vals = [_value(raw[i]) for i in sel.tolist()]
         v = np.array([np.nan if x is None else float(x) for x in vals], dtype=float)
-        parts.append(np.column_stack([gm[mc[sel]] if sel.size else sel, gi[ic[sel]] if sel.size else sel,
-                                      col.order[sel], col.repeat[sel]]).astype(np.int64) if sel.size else
-                     np.zeros((0, 4), dtype=np.int64))
-        parts[-1] = (parts[-1], v)
+        parts.append((np.column_stack([gm[mc[sel]], gi[ic[sel]], col.order[sel], col.repeat[sel]]), v))
     keys = np.concatenate([k for k, _ in parts]) if parts else np.zeros((0, 4), dtype=np.int64)
     unit, first = first_order(keys)
     mnames, inames = list(models), list(indexes)
