@@ -22,7 +22,27 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Columns", "columns", "codes", "subset", "first_order"]
+__all__ = ["NO_VFS", "Columns", "columns", "codes", "subset", "first_order"]
+
+#: a record's ``vfs`` set to this (or left out) means "no VFS judgment for this item", which is
+#: neither a value nor a failure (items without visual factuality criteria; a ``kind="vfs"``
+#: judgment whose reply was empty, which the reference leaves out)
+NO_VFS = "n/a"
+
+
+def _check_score(s: Any, averaged: bool = False) -> float | None:
+    """``s`` checked: a verdict -2..2 (an int), or with ``averaged`` any number in [-2, 2] (a
+    panel's mean verdict, :mod:`.ensemble`); None stays None (a failure)."""
+    if s is None:
+        return None
+    if type(s) is int and -2 <= s <= 2:  # the hot path: a verdict as the parsers give it
+        return s
+    if averaged and not isinstance(s, (bool, str)) and isinstance(s, (int, float)) and -2 <= s <= 2:
+        return s
+    if isinstance(s, bool) or s not in (2, 1, 0, -1, -2):
+        raise ValueError(f"pairwise score must be one of -2..2 or None, not {s!r}")
+    return int(s)
+
 
 _MISSING = object()
 #: lists whose columns are kept: id -> (the list, its Columns); the list is held so its id stays its own
@@ -32,10 +52,9 @@ _CACHE_SIZE = 16
 
 def codes(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
     """(each value's code, the distinct values in order of first appearance)."""
-    seen: dict[Any, int] = {}
-    get = seen.setdefault
-    code = np.fromiter((get(v, len(seen)) for v in values), dtype=np.intp, count=len(values))
-    return code, list(seen)
+    distinct = list(dict.fromkeys(values))
+    lookup = {v: i for i, v in enumerate(distinct)}
+    return np.fromiter(map(lookup.__getitem__, values), dtype=np.intp, count=len(values)), distinct
 
 
 def first_order(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -77,13 +96,22 @@ class Columns:
         return [r.get("kind", _MISSING) for r in self.records]
 
     @cached_property
+    def kind_code(self) -> tuple[np.ndarray, list[Any]]:
+        """(code, kinds) of :attr:`kind` (a few distinct kinds: a mask of them is a lookup)."""
+        return codes(self.kind)
+
+    def _kind_mask(self, test) -> np.ndarray:
+        code, kinds = self.kind_code
+        return np.array([bool(test(k)) for k in kinds], dtype=bool)[code] if self.n else np.zeros(0, dtype=bool)
+
+    @cached_property
     def is_pairwise(self) -> np.ndarray:
         """``r.get("kind", "pairwise") == "pairwise"``."""
-        return np.fromiter((k is _MISSING or k == "pairwise" for k in self.kind), dtype=bool, count=self.n)
+        return self._kind_mask(lambda k: k is _MISSING or k == "pairwise")
 
     @cached_property
     def has_kind(self) -> np.ndarray:
-        return np.fromiter((k is not _MISSING for k in self.kind), dtype=bool, count=self.n)
+        return self._kind_mask(lambda k: k is not _MISSING)
 
     def _coded(self, name: str, default: Any = "") -> tuple[np.ndarray, list[str]]:
         return codes([str(r.get(name, default)) for r in self.records])
@@ -149,8 +177,7 @@ class Columns:
         """``r.get("kind") == kind``."""
         got = self.__dict__.get(f"kind_is:{kind}")
         if got is None:
-            got = self.__dict__[f"kind_is:{kind}"] = np.fromiter((k is not _MISSING and k == kind for k in self.kind),
-                                                                 dtype=bool, count=self.n)
+            got = self.__dict__[f"kind_is:{kind}"] = self._kind_mask(lambda k: k is not _MISSING and k == kind)
         return got
 
     @cached_property
@@ -169,8 +196,6 @@ class Columns:
         """The pairwise records' checked scores (:func:`.pairwise._score`: a verdict, or a mean
         ensemble's averaged verdict; ValueError for anything else); NaN for a failure and for a
         record that is not a pairwise judgment."""
-        from .pairwise import _check_score
-
         out = np.full(self.n, np.nan)
         pw = self.is_pairwise
         recs = self.records
@@ -188,9 +213,7 @@ class Columns:
     @cached_property
     def is_vfs(self) -> np.ndarray:
         """:func:`.pairwise._is_vfs`: a VFS judgment (with ``kind``: ``"vfs"``; without: any ``vfs``
-        key), not left out (:data:`.pairwise.NO_VFS`)."""
-        from .pairwise import NO_VFS
-
+        key), not left out (:data:`NO_VFS`)."""
         def one(r, k):
             v = r.get("vfs", _MISSING)
             if k is not _MISSING:

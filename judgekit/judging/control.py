@@ -505,10 +505,11 @@ def _battles_columns(records: list, candidates: Sequence[str], styles: Styles | 
     y = np.where(v > 0, 1.0, np.where(v == 0, 0.5, 0.0))
     wt = np.where(np.abs(v) == 2, float(STRONG_WEIGHT), 1.0)
     styles = styles or {}
-    style_of = [styles.get((mnames[mc[i]], inames[ic[i]])) for i in first.tolist()]
+    get = styles.get
+    style_of = [get((mnames[m], inames[i])) for m, i in zip(mc[first].tolist(), ic[first].tolist())]
     code = known[mc[pos]]
     rows = list(zip(code.tolist(), item_of_group[group].tolist(), y.tolist(), wt.tolist(),
-                    [style_of[g] for g in group.tolist()]))
+                    map(style_of.__getitem__, group.tolist())))
     return rows, int(item_first.size)
 
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from .columns import NO_VFS, _check_score
+
 __all__ = [
     "SCORE_NAMES",
     "NO_VFS",
@@ -54,24 +56,7 @@ SCORE_NAMES: dict[int | None, str] = {
     None: "fail",
 }
 
-#: a record's ``vfs`` set to this (or left out) means "no VFS judgment for this item", which is
-#: neither a value nor a failure (items without visual factuality criteria; a ``kind="vfs"``
-#: judgment whose reply was empty, which the reference leaves out)
-NO_VFS = "n/a"
-
-
-def _check_score(s: Any, averaged: bool = False) -> float | None:
-    """``s`` checked: a verdict -2..2 (an int), or with ``averaged`` any number in [-2, 2] (a
-    panel's mean verdict, :mod:`.ensemble`); None stays None (a failure)."""
-    if s is None:
-        return None
-    if type(s) is int and -2 <= s <= 2:  # the hot path: a verdict as the parsers give it
-        return s
-    if averaged and not isinstance(s, (bool, str)) and isinstance(s, (int, float)) and -2 <= s <= 2:
-        return s
-    if isinstance(s, bool) or s not in (2, 1, 0, -1, -2):
-        raise ValueError(f"pairwise score must be one of -2..2 or None, not {s!r}")
-    return int(s)
+# NO_VFS and the check of a score live in .columns (a leaf beneath this module and the shared columns)
 
 
 def _score(r: Mapping[str, Any]) -> float | None:
