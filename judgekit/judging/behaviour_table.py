@@ -42,14 +42,19 @@ def _figures(pos: np.ndarray, score: np.ndarray, failed: np.ndarray, order: np.n
     two = pos[(order[pos] == 0) | (order[pos] == 1)]
     slot = item[two] * 2 + order[two]
     last = two[::-1][np.unique(slot[::-1], return_index=True)[1]]
-    val = {0: {}, 1: {}}
-    for p in last.tolist():
-        val[int(order[p])][int(item[p])] = p
-    both = [(a, val[1][i]) for i, a in val[0].items() if i in val[1] and not failed[a] and not failed[val[1][i]]]
-    n_both = len(both)
+    # each item's last judgment in order 0 and in order 1 (-1: none), the pairs with neither failed
+    n_items = int(item.max()) + 1 if item.size else 0
+    first_slot, second_slot = np.full(n_items, -1), np.full(n_items, -1)
+    o = order[last]
+    first_slot[item[last[o == 0]]] = last[o == 0]
+    second_slot[item[last[o == 1]]] = last[o == 1]
+    paired_items = (first_slot >= 0) & (second_slot >= 0)
+    a_pos, b_pos = first_slot[paired_items], second_slot[paired_items]
+    keep = ~failed[a_pos] & ~failed[b_pos]
+    a_pos, b_pos = a_pos[keep], b_pos[keep]
+    n_both = int(a_pos.size)
     if n_both:
-        a = score[[x for x, _ in both]]
-        b = score[[y for _, y in both]]
+        a, b = score[a_pos], score[b_pos]
         consistent = int(np.count_nonzero(np.sign(a) == np.sign(b)))
         exact = int(np.count_nonzero(a == b))
     paired = ok[has_diff[ok]]
