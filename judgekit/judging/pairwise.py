@@ -490,13 +490,15 @@ def _mean_ensemble(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     sum_ref = np.bincount(group[rnum], weights=rval[rnum], minlength=G).tolist()
     members = None  # each group's records, only for a group with no valid value
     out = []
-    for g, f in enumerate(first.tolist()):
-        i = int(sel[f])
+    at = sel[first]  # each group's first record
+    models, indexes = [mnames[m] for m in mc[at].tolist()], [inames[i] for i in ic[at].tolist()]
+    orders, repeats, pairwise_of = col.order[at].tolist(), col.repeat[at].tolist(), is_pw[first].tolist()
+    for g, i in enumerate(at.tolist()):
         first_rec = records[i]
-        pairwise = bool(is_pw[f])
-        rec: dict[str, Any] = {"model": mnames[mc[i]], "judge": ENSEMBLE_JUDGE, "index": inames[ic[i]],
+        pairwise = pairwise_of[g]
+        rec: dict[str, Any] = {"model": models[g], "judge": ENSEMBLE_JUDGE, "index": indexes[g],
                                "task": first_rec.get("task"), "category": first_rec.get("category"),
-                               "kind": "pairwise" if pairwise else "vfs", "order": int(col.order[i]),
+                               "kind": "pairwise" if pairwise else "vfs", "order": orders[g],
                                "score": None, "vfs": None, "vfs_ref": None}
         if pairwise:
             ok = n_score[g] > 0
@@ -522,6 +524,6 @@ def _mean_ensemble(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
         rec["judges"] = judges[g]
         rec["length_diff"] = first_rec.get("length_diff")
         if "repeat" in first_rec:
-            rec["repeat"] = int(col.repeat[i])
+            rec["repeat"] = repeats[g]
         out.append(rec)
     return out
