@@ -35,7 +35,7 @@ import numpy as np
 
 from .intervals import _draws, _percentiles, _rng
 
-__all__ = ["alpha_from_coincidences", "grouped_alpha"]
+__all__ = ["alpha_from_coincidences", "grouped_alpha", "matrix_grouped_alpha"]
 
 
 def _delta(values: np.ndarray, marginals: np.ndarray, level: str) -> np.ndarray:
@@ -102,50 +102,61 @@ def grouped_alpha(ratings: Mapping[Hashable, Mapping[str, float | None]], judges
     units = list(ratings)
     gnames = list(groups) if groups is not None else list(dict.fromkeys(group(u) for u in units))
     gidx = {g: i for i, g in enumerate(gnames)}
-    raw = [[ratings[u].get(j) for j in judges] for u in units]
-    present = sorted({float(v) for row in raw for v in row if v is not None})
-    empty = {"groups": {g: (None, None, None) for g in gnames}, "across": (None, None, None),
-             "within": (None, None, None)}
-    if len(judges) < 2 or len(present) < 1 or not units:
-        return empty
-    values = np.asarray(present)
-    vidx = {v: i for i, v in enumerate(present)}
-    V, G = values.size, len(gnames)
+    grid = np.array([[np.nan if v is None else float(v) for v in (ratings[u].get(j) for j in judges)] for u in units],
+                    dtype=float).reshape(len(units), len(judges))
     cnames = list(dict.fromkeys(cluster(u) for u in units))
     cidx = {c: i for i, c in enumerate(cnames)}
+    unit_group = np.array([gidx.get(group(u), -1) for u in units], dtype=np.intp)
+    unit_cluster = np.array([cidx[cluster(u)] for u in units], dtype=np.intp)
+    return matrix_grouped_alpha(grid, unit_group, unit_cluster, gnames, len(cnames), level, samples=samples,
+                                interval_level=interval_level, seed=seed, key=key)
+
+
+def matrix_grouped_alpha(grid: np.ndarray, unit_group: np.ndarray, unit_cluster: np.ndarray, gnames: Sequence[Hashable],
+                         clusters: int, level: str, *, samples: int, interval_level: float, seed: int, key: str
+                         ) -> dict[str, Any]:
+    """:func:`grouped_alpha` of a units x judges matrix of ratings (NaN: no rating): each unit's
+    group (an index into ``gnames``; -1: none of them) and cluster (0 .. ``clusters`` - 1, numbered
+    in order of first appearance)."""
+    n_units, n_judges = grid.shape
+    rated = ~np.isnan(grid)
+    present = np.unique(grid[rated])
+    empty = {"groups": {g: (None, None, None) for g in gnames}, "across": (None, None, None),
+             "within": (None, None, None)}
+    if n_judges < 2 or present.size < 1 or not n_units:
+        return empty
+    values = present
+    V, G = values.size, len(gnames)
     if level == "interval":
         # the interval metric needs no coincidence matrix: per unit, its pairable values' count,
         # sum, sum of squares and sum over ordered pairs of (v_i - v_j)^2 / (m_u - 1) =
         # 2 (m_u sum v^2 - (sum v)^2) / (m_u - 1); every disagreement is a sum of these
-        grid = np.array([[np.nan if v is None else float(v) for v in row] for row in raw], dtype=float)
-        m = np.sum(~np.isnan(grid), axis=1).astype(float)
+        m = np.sum(rated, axis=1).astype(float)
         keep = m >= 2
         s1, s2 = np.nansum(grid, axis=1), np.nansum(grid ** 2, axis=1)
-        per_unit = np.zeros((len(units), 4))
+        per_unit = np.zeros((n_units, 4))
         per_unit[keep, 0] = m[keep]
         per_unit[keep, 1] = s1[keep]
         per_unit[keep, 2] = s2[keep]
         per_unit[keep, 3] = 2.0 * (m[keep] * s2[keep] - s1[keep] ** 2) / (m[keep] - 1)
         K = 4
     else:
-        counts = np.zeros((len(units), V))
-        for i, row in enumerate(raw):
-            for v in row:
-                if v is not None:
-                    counts[i, vidx[float(v)]] += 1
+        counts = np.zeros((n_units, V))
+        u_of, j_of = np.nonzero(rated)
+        np.add.at(counts, (u_of, np.searchsorted(values, grid[u_of, j_of])), 1.0)
         m = counts.sum(axis=1)
         keep = m >= 2
         per_unit = (counts[:, :, None] * counts[:, None, :] - counts[:, :, None] * np.eye(V)[None])
         per_unit[keep] /= (m[keep] - 1)[:, None, None]
         per_unit[~keep] = 0.0
-        per_unit = per_unit.reshape(len(units), V * V)
+        per_unit = per_unit.reshape(n_units, V * V)
         K = V * V
     # clusters x (groups x K)
-    C = np.zeros((len(cnames), G, K))
-    for i, u in enumerate(units):
-        if keep[i] and group(u) in gidx:
-            C[cidx[cluster(u)], gidx[group(u)]] += per_unit[i]
-    C = C.reshape(len(cnames), -1)
+    # each (cluster, group) cell's units summed in unit order (np.bincount adds in input order)
+    use = np.flatnonzero(keep & (unit_group >= 0))
+    slot = unit_cluster[use] * G + unit_group[use]
+    C = np.column_stack([np.bincount(slot, weights=per_unit[use, k], minlength=clusters * G) for k in range(K)])
+    C = C.reshape(clusters, G * K)
 
     def sums(f: np.ndarray):
         """(observed, expected disagreement sums, n) of feature rows f (R x K)."""
@@ -167,12 +178,12 @@ def grouped_alpha(ratings: Mapping[Hashable, Mapping[str, float | None]], judges
         return None if np.isnan(x) else round(float(x), 12)  # no 0.9999999999999962 for a full agreement
     out = {"groups": {g: [point(per[0, i]), None, None] for i, g in enumerate(gnames)},
            "across": [point(across[0]), None, None], "within": [point(within[0]), None, None]}
-    if samples > 0 and len(cnames) > 0:
+    if samples > 0 and clusters > 0:
         blocks = []
-        for idx in _draws(_rng(seed, key), len(cnames), samples):
+        for idx in _draws(_rng(seed, key), clusters, samples):
             k = idx.shape[0]
-            w = np.bincount((idx + (np.arange(k) * len(cnames))[:, None]).ravel(),
-                            minlength=k * len(cnames)).reshape(k, len(cnames)).astype(float)
+            w = np.bincount((idx + (np.arange(k) * clusters)[:, None]).ravel(),
+                            minlength=k * clusters).reshape(k, clusters).astype(float)
             blocks.append(figures(w @ C))
         bper = np.concatenate([b[0] for b in blocks])
         bacross = np.concatenate([b[1] for b in blocks])

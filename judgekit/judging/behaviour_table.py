@@ -42,14 +42,19 @@ def _figures(pos: np.ndarray, score: np.ndarray, failed: np.ndarray, order: np.n
     two = pos[(order[pos] == 0) | (order[pos] == 1)]
     slot = item[two] * 2 + order[two]
     last = two[::-1][np.unique(slot[::-1], return_index=True)[1]]
-    val = {0: {}, 1: {}}
-    for p in last.tolist():
-        val[int(order[p])][int(item[p])] = p
-    both = [(a, val[1][i]) for i, a in val[0].items() if i in val[1] and not failed[a] and not failed[val[1][i]]]
-    n_both = len(both)
+    # each item's last judgment in order 0 and in order 1 (-1: none), the pairs with neither failed
+    n_items = int(item.max()) + 1 if item.size else 0
+    first_slot, second_slot = np.full(n_items, -1), np.full(n_items, -1)
+    o = order[last]
+    first_slot[item[last[o == 0]]] = last[o == 0]
+    second_slot[item[last[o == 1]]] = last[o == 1]
+    paired_items = (first_slot >= 0) & (second_slot >= 0)
+    a_pos, b_pos = first_slot[paired_items], second_slot[paired_items]
+    keep = ~failed[a_pos] & ~failed[b_pos]
+    a_pos, b_pos = a_pos[keep], b_pos[keep]
+    n_both = int(a_pos.size)
     if n_both:
-        a = score[[x for x, _ in both]]
-        b = score[[y for _, y in both]]
+        a, b = score[a_pos], score[b_pos]
         consistent = int(np.count_nonzero(np.sign(a) == np.sign(b)))
         exact = int(np.count_nonzero(a == b))
     paired = ok[has_diff[ok]]
@@ -74,6 +79,8 @@ def judge_behaviour(records: Sequence[Mapping[str, Any]], models: Sequence[Hasha
     """The behaviour figures of one judge's records for each of ``models`` (a record's ``model``;
     None: every record, pooled), as :func:`judgekit.judging.panel.behaviour_row` gives them on
     that model's records (or all of them).  Judgments with no judge call take no part."""
+    if isinstance(records, list):
+        return _from_columns(records, models)
     model_code: dict[Hashable, int] = {}
     items: dict[tuple, int] = {}
     p_model, p_item, p_order, p_score, p_failed, p_has, p_diff = [], [], [], [], [], [], []
@@ -117,6 +124,39 @@ def judge_behaviour(records: Sequence[Mapping[str, Any]], models: Sequence[Hasha
     arrays = (np.asarray(p_score, dtype=float), np.asarray(p_failed, dtype=bool), np.asarray(p_order, dtype=np.intp),
               np.asarray(p_item, dtype=np.intp), np.asarray(p_has, dtype=bool), np.asarray(p_diff, dtype=float))
     vf = np.asarray(v_failed, dtype=bool)
+    return _rows(models, model_code, pm, vm, arrays, vf, scores)
+
+
+def _from_columns(records: list, models: Sequence[Hashable]) -> list[dict[str, Any]]:
+    """:func:`judge_behaviour`'s arrays from the records' shared columns (:mod:`.columns`): the same
+    judgments, in record order (a record's candidate and item by their names as text)."""
+    from .columns import columns, first_order
+
+    col = columns(records)
+    called = np.fromiter((e != _NO_CALL for e in col.error_kind), dtype=bool, count=col.n)
+    pos = np.flatnonzero(col.kind_is("pairwise") & called)
+    (mc, mnames) = col.model
+    model_code = {m: i for i, m in enumerate(mnames)}
+    raw = col.raw_score
+    got = [raw[i] for i in pos.tolist()]
+    failed = np.fromiter((s is None for s in got), dtype=bool, count=pos.size)
+    score = np.array([0.0 if s is None else (s if isinstance(s, float) else int(s)) for s in got], dtype=float)
+    if pos.size:
+        item, _ = first_order(np.column_stack([mc[pos], col.index[0][pos], col.repeat[pos]]).astype(np.int64))
+    else:
+        item = np.zeros(0, dtype=np.intp)
+    diff = col.length_diff[pos]
+    has = ~np.isnan(diff)
+    arrays = (score, failed, col.order[pos], item, has, np.where(has, diff, 0.0))
+    vfs = col.raw("vfs")
+    vpos = [i for i in np.flatnonzero(col.kind_is("vfs") & called).tolist()
+            if not (isinstance(vfs[i], str) and vfs[i] == NO_VFS)]
+    vf = np.fromiter((vfs[i] is None for i in vpos), dtype=bool, count=len(vpos))
+    vm = mc[np.asarray(vpos, dtype=np.intp)]
+    return _rows(models, model_code, mc[pos], vm, arrays, vf, score.tolist())
+
+
+def _rows(models, model_code, pm, vm, arrays, vf, scores) -> list[dict[str, Any]]:
     out = []
     for model in models:
         if model is None:

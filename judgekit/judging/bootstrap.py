@@ -43,6 +43,8 @@ def row_key(model: str, level: str, group: str) -> str:
 
 def _item_groups(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
     """Per candidate: its items in first-seen order with their task and category."""
+    if all(isinstance(r, list) for r in records_by_judge.values()):
+        return _item_groups_columns(list(records_by_judge.values()))
     out: dict[str, dict[str, Any]] = {}
     for records in records_by_judge.values():
         for r in records:
@@ -54,6 +56,39 @@ def _item_groups(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]]) ->
                 m["items"][index] = len(m["items"])
                 m["task"].append(str(r.get("task", "")))
                 m["category"].append(str(r.get("category", "")))
+    return out
+
+
+def _item_groups_columns(lists: list[list[Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """:func:`_item_groups` from the records' shared columns (:mod:`.columns`): the same items in
+    the same order, each with the task and category of its first record."""
+    from .columns import columns, first_order
+
+    names: dict[str, dict[str, int]] = {f: {} for f in ("model", "index", "task", "category")}
+    parts = []
+    for records in lists:
+        col = columns(records)
+        sel = np.flatnonzero(col.is_pairwise | col.kind_is("vfs")) if col.n else np.zeros(0, dtype=np.intp)
+        if sel.size == 0:
+            continue
+        got = []
+        for field, (code, values) in (("model", col.model), ("index", col.index), ("task", col.task),
+                                      ("category", col.category)):
+            seen = names[field]
+            glob = np.array([seen.setdefault(v, len(seen)) for v in values], dtype=np.int64)
+            got.append(glob[code[sel]])
+        parts.append(np.column_stack(got))
+    out: dict[str, dict[str, Any]] = {}
+    if not parts:
+        return out
+    rows = np.concatenate(parts)
+    _, first = first_order(rows[:, :2])
+    model, index, task, category = (list(names[f]) for f in ("model", "index", "task", "category"))
+    for m, i, t, c in rows[first].tolist():
+        got = out.setdefault(model[m], {"items": {}, "task": [], "category": []})
+        got["items"][index[i]] = len(got["items"])
+        got["task"].append(task[t])
+        got["category"].append(category[c])
     return out
 
 

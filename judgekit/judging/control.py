@@ -175,6 +175,24 @@ def fit_logistic(X: np.ndarray, y: np.ndarray, W: np.ndarray, start: np.ndarray 
     return beta
 
 
+def _unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, axis=0, return_index=True, return_inverse=True)``'s index and inverse (the
+    distinct rows in lexicographic order, each one's first row; each row's distinct row), by a
+    stable lexicographic sort of the columns, which is several times faster than sorting the rows
+    as records."""
+    n = keys.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+    order = np.lexsort(keys.T[::-1])
+    s = keys[order]
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    new[1:] = np.any(s[1:] != s[:-1], axis=1)
+    inverse = np.empty(n, dtype=np.intp)
+    inverse[order] = np.cumsum(new) - 1
+    return order[new], inverse
+
+
 def _aggregate(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndarray, groups: int = 0):
     """The rows that share an item and a design row merged into one (weights summed, outcome their
     weighted mean): the same likelihood for every resample, as an item's rows are resampled
@@ -182,8 +200,7 @@ def _aggregate(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndar
     columns are a one-hot of it), then item."""
     group = np.argmax(X[:, :groups], axis=1)[:, None].astype(float) if groups else np.zeros((X.shape[0], 1))
     keys = np.column_stack([group, item_of_row[:, None].astype(float), X])
-    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.ravel()
+    first, inverse = _unique_rows(keys)
     m = first.size
     wsum = np.bincount(inverse, weights=w, minlength=m)
     ysum = np.bincount(inverse, weights=w * y, minlength=m)
@@ -415,6 +432,8 @@ def _battles(records: Sequence[Mapping[str, Any]], candidates: Sequence[str], st
     """(candidate code, item code, outcome, weight, style row or None) of every battle: the
     pairwise judgments of a (candidate, index) whose every order has a verdict (Arena-Hard-Auto
     drops a pair with a missing game); a much-better verdict weighs :data:`STRONG_WEIGHT`."""
+    if isinstance(records, list):
+        return _battles_columns(records, candidates, styles)
     rank = {c: i for i, c in enumerate(candidates)}
     groups: dict[tuple[str, str], list] = {}  # (model, index) -> its scores (None: a failed judgment)
     for r in records:
@@ -442,6 +461,56 @@ def _battles(records: Sequence[Mapping[str, Any]], candidates: Sequence[str], st
             y, wt = outcome.get(s) or (_preference(s), float(STRONG_WEIGHT if abs(s) == 2 else 1))
             rows.append((code, item, y, wt, style))
     return rows, len(items)
+
+
+def _first_order(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(each key's number in order of first appearance, each number's first position)."""
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    renumber = np.empty(order.size, dtype=np.intp)
+    renumber[order] = np.arange(order.size)
+    return renumber[inverse.ravel()], first[order]
+
+
+def _battles_columns(records: list, candidates: Sequence[str], styles: Styles | None):
+    """:func:`_battles` from the records' shared columns (:mod:`.columns`): the same battles in the
+    same order (grouped by (candidate, index) in order of first appearance, each group's judgments
+    in record order)."""
+    from .columns import columns
+
+    col = columns(records)
+    rank = {c: i for i, c in enumerate(candidates)}
+    (mc, mnames), pw = col.model, col.is_pairwise
+    known = np.array([rank.get(m, -1) for m in mnames], dtype=np.intp)
+    pos = np.flatnonzero(pw & (known[mc] >= 0)) if col.n else np.zeros(0, dtype=np.intp)
+    if pos.size == 0:
+        return [], 0
+    ic, inames = col.index
+    raw = col.raw_score
+    score = np.array([np.nan if raw[i] is None else float(raw[i]) for i in pos.tolist()])
+    group, first = _first_order(mc[pos].astype(np.int64) * max(len(inames), 1) + ic[pos])
+    first = pos[first]  # each group's first record, in the records' numbering
+    failed = np.bincount(group, weights=np.isnan(score), minlength=first.size) > 0
+    keep = ~failed[group]
+    pos, score, group = pos[keep], score[keep], group[keep]
+    if pos.size == 0:
+        return [], 0
+    gfirst = first[~failed]  # the kept groups' first records, in group order
+    item_of_group = np.full(first.size, -1, dtype=np.intp)
+    item_of_group[~failed], item_first = _first_order(ic[gfirst])
+    order = np.argsort(group, kind="stable")
+    pos, score, group = pos[order], score[order], group[order]
+    whole = score == np.trunc(score)
+    v = np.where(whole, score, np.where(np.abs(score) >= 1.5, 2.0, 1.0) * np.sign(score))
+    y = np.where(v > 0, 1.0, np.where(v == 0, 0.5, 0.0))
+    wt = np.where(np.abs(v) == 2, float(STRONG_WEIGHT), 1.0)
+    styles = styles or {}
+    get = styles.get
+    style_of = [get((mnames[m], inames[i])) for m, i in zip(mc[first].tolist(), ic[first].tolist())]
+    code = known[mc[pos]]
+    rows = list(zip(code.tolist(), item_of_group[group].tolist(), y.tolist(), wt.tolist(),
+                    map(style_of.__getitem__, group.tolist())))
+    return rows, int(item_first.size)
 
 
 def style_controlled(records: Sequence[Mapping[str, Any]], candidates: Sequence[str],
@@ -512,6 +581,34 @@ def _ranks(theta: np.ndarray) -> np.ndarray:
     return np.where(valid, 1.0 + better.sum(axis=2), np.nan)
 
 
+def _judged(records: Sequence[Mapping[str, Any]]) -> dict[str, tuple[list, list, list]]:
+    """candidate -> (preference, length difference, item) of its pairwise judgments with a verdict
+    and a length difference, in record order: what the LC win rate fits.  An item is its index
+    (or, from the shared columns, the index's code: the same items in the same order)."""
+    judged: dict[str, tuple[list, list, list]] = {}
+    if isinstance(records, list):
+        from .columns import columns
+
+        col = columns(records)
+        raw = col.raw_score
+        has = np.fromiter((s is not None for s in raw), dtype=bool, count=col.n)
+        pos = np.flatnonzero(col.is_pairwise & has & ~np.isnan(col.length_diff))
+        (mc, mnames), (ic, _) = col.model, col.index
+        m = mc[pos]
+        for code in np.unique(m).tolist():
+            mine = pos[m == code]
+            judged[mnames[code]] = ([_preference(raw[i]) for i in mine.tolist()], col.length_diff[mine].tolist(),
+                                    ic[mine].tolist())
+        return judged
+    for r in records:
+        if r.get("kind", "pairwise") == "pairwise" and r.get("score") is not None and r.get("length_diff") is not None:
+            p, d, i = judged.setdefault(str(r.get("model", "")), ([], [], []))
+            p.append(_preference(r["score"]))
+            d.append(float(r["length_diff"]))
+            i.append(str(r["index"]))
+    return judged
+
+
 def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates: Sequence[str],
                     options: IntervalOptions, styles: Styles | None = None) -> list[dict[str, Any]]:
     """Per candidate, one judge's (or the ensemble's) LC win rate, SC score, BT rating and rank,
@@ -524,19 +621,15 @@ def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates
     bt_theta = np.array([np.nan if bt["theta"][c] is None else bt["theta"][c] for c in candidates])
     full_rank = _ranks(bt_theta[None, :])[0]
     boot_rank = _ranks(bt["boot"]) if bt["boot"] is not None else None
-    judged: dict[str, list[Mapping[str, Any]]] = {}
-    for r in records:
-        if r.get("kind", "pairwise") == "pairwise" and r.get("score") is not None and r.get("length_diff") is not None:
-            judged.setdefault(str(r.get("model", "")), []).append(r)
+    judged = _judged(records)
     rows = []
     for k, c in enumerate(candidates):
-        mine = judged.get(c, [])
+        preference, diff, index = judged.get(c, ([], [], []))
         row: dict[str, Any] = {"judge": judge, "model": c}
         # n: the candidate's distinct items judged; small_n: too few for the interval (judging.honest)
-        row["items"] = len({str(r["index"]) for r in mine})
+        row["items"] = len(set(index))
         row["small_n"] = row["items"] < options.min_items_for_interval
-        lc = lc_win_rate([_preference(r["score"]) for r in mine], [float(r["length_diff"]) for r in mine],
-                         [str(r["index"]) for r in mine], options, key=f"lc:{judge}:{c}")
+        lc = lc_win_rate(preference, diff, index, options, key=f"lc:{judge}:{c}")
         row.update(lc)
 
         def put(name, value, boot):
@@ -597,8 +690,16 @@ def controlled_spread(records: Sequence[Mapping[str, Any]], judge: str, candidat
         return {}
     point = options.model_copy(update={"bootstrap_samples": 0})
     by_repeat: dict[int, list[Mapping[str, Any]]] = {}
-    for r in records:
-        by_repeat.setdefault(int(r.get("repeat", 0)), []).append(r)
+    if isinstance(records, list):  # each repeat's records with their share of the shared columns
+        from .columns import columns, subset
+
+        col = columns(records)
+        rep = col.repeat
+        for k in np.unique(rep).tolist():
+            by_repeat[int(k)] = subset(records, np.flatnonzero(rep == k))
+    else:
+        for r in records:
+            by_repeat.setdefault(int(r.get("repeat", 0)), []).append(r)
     values: dict[str, dict[str, list[float]]] = {c: {f: [] for f, _, _ in SPREAD_FIGURES} for c in candidates}
     for rep in range(repeats):
         for row in controlled_rows(by_repeat.get(rep, []), judge, candidates, point, styles):

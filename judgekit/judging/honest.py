@@ -30,10 +30,11 @@ from typing import Any
 import numpy as np
 
 from ..plural import plural
-from .alpha import grouped_alpha
+from .alpha import grouped_alpha, matrix_grouped_alpha
+from .columns import columns
 from .behaviour import _ranks
 from .multiplicity import adjust_comparisons
-from .panel import ALL, QUANTITIES, _value
+from .panel import ALL, QUANTITIES, _value, rated_matrix
 from .rates import wilson
 from .uncertainty import IntervalOptions
 
@@ -50,6 +51,8 @@ _NO_CALL = "candidate_failed"
 # -- results rows ----------------------------------------------------------------------------------
 def _row_items(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, str], int]:
     """(model, level, group) -> distinct items judged (pairwise or VFS)."""
+    if isinstance(records, list):
+        return _row_items_columns(records)
     # an item's records (orders, kinds, repeats) share (model, index, task, category): each
     # distinct one is placed in its groups once
     judged = {(r.get("model", ""), r["index"], r.get("task", ""), r.get("category", "")) for r in records
@@ -60,6 +63,50 @@ def _row_items(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, str
         for key in ((m, "task", str(task)), (m, "category", str(category)), (m, "overall", "overall")):
             seen.setdefault(key, set()).add(i)
     return {k: len(v) for k, v in seen.items()}
+
+
+def _row_items_columns(records: list) -> dict[tuple[str, str, str], int]:
+    """:func:`_row_items` from the records' shared columns (:mod:`.columns`): the distinct indexes
+    (as text) of each (model, level, group)."""
+    col = columns(records)
+    sel = np.flatnonzero(col.is_pairwise | col.kind_is("vfs")) if col.n else np.zeros(0, dtype=np.intp)
+    if sel.size == 0:
+        return {}
+    (mc, mnames), (ic, _) = col.model, col.index
+    out: dict[tuple[str, str, str], int] = {}
+    for level in ("task", "category", "overall"):
+        gc, gnames = col.level(level)
+        n_items, n_groups = max(len(col.index[1]), 1), max(len(gnames), 1)
+        cells = np.unique((mc[sel].astype(np.int64) * n_groups + gc[sel]) * n_items + ic[sel])
+        pairs, count = np.unique(cells // n_items, return_counts=True)
+        for p, n in zip(pairs.tolist(), count.tolist()):
+            out[(mnames[p // n_groups], level, gnames[p % n_groups])] = n
+    return out
+
+
+def _length_pairs(records: Sequence[Mapping[str, Any]]) -> list[tuple[list[float], list[float]]]:
+    """Per candidate (in order of first appearance), the (length difference, verdict) of its
+    pairwise judgments with a judge call, a verdict and a length difference, in record order."""
+    if isinstance(records, list):
+        col = columns(records)
+        raw = col.raw_score
+        ok = (col.kind_is("pairwise") & np.fromiter((e != _NO_CALL for e in col.error_kind), dtype=bool, count=col.n)
+              & np.fromiter((s is not None for s in raw), dtype=bool, count=col.n) & ~np.isnan(col.length_diff))
+        pos = np.flatnonzero(ok)
+        mc = col.model[0][pos]
+        out = []
+        for code in list(dict.fromkeys(mc.tolist())):
+            mine = pos[mc == code]
+            out.append((col.length_diff[mine].tolist(), [float(raw[i]) for i in mine.tolist()]))
+        return out
+    per: dict[str, tuple[list[float], list[float]]] = {}
+    for r in records:
+        if (r.get("kind") == "pairwise" and r.get("error_kind") != _NO_CALL and r.get("score") is not None
+                and r.get("length_diff") is not None):
+            xs, ys = per.setdefault(str(r["model"]), ([], []))
+            xs.append(float(r["length_diff"]))
+            ys.append(float(r["score"]))
+    return list(per.values())
 
 
 # -- behaviour -------------------------------------------------------------------------------------
@@ -96,15 +143,8 @@ def _behaviour(rows: Sequence[MutableMapping[str, Any]], everyone: Mapping[str, 
             b[f"{name}_ci_low"], b[f"{name}_ci_high"] = wilson(int(k), int(n), level)
             b[f"{name}_n"] = int(n)
         if b["model"] == ALL:
-            per: dict[str, tuple[list[float], list[float]]] = {}
-            for r in everyone.get(b["judge"], []):
-                if (r.get("kind") == "pairwise" and r.get("error_kind") != _NO_CALL and r.get("score") is not None
-                        and r.get("length_diff") is not None):
-                    xs, ys = per.setdefault(str(r["model"]), ([], []))
-                    xs.append(float(r["length_diff"]))
-                    ys.append(float(r["score"]))
             b["length_correlation_across"] = b.get("length_correlation")
-            b["length_correlation"] = pooled_within_spearman(list(per.values()))
+            b["length_correlation"] = pooled_within_spearman(_length_pairs(everyone.get(b["judge"], [])))
             b["length_pooling"] = "within candidates"
 
 
@@ -157,25 +197,54 @@ def _put_alpha(rows: list[dict[str, Any]], got: Mapping[str, Any]) -> None:
 
 def _agreement(records: list[MutableMapping[str, Any]], by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
                candidates: Sequence[str], options: IntervalOptions) -> None:
-    judges = list(by_judge)
     for quantity, kind, field, level in QUANTITIES:
         mine = [a for a in records if a.get("quantity") == quantity]
         if not mine:
             continue
-        # a unit is one judgment asked of every judge: (candidate, item, order, repeat)
-        ratings: dict[tuple[str, str, int, int], dict[str, Any]] = {}
-        for judge, recs in by_judge.items():
-            for r in recs:
-                if r.get("kind") == kind:
-                    key = (str(r["model"]), str(r["index"]), int(r.get("order", 0)), int(r.get("repeat", 0)))
-                    ratings.setdefault(key, {})[judge] = _value(r.get(field))
-        got = grouped_alpha(ratings, judges, level, group=lambda u: u[0], cluster=lambda u: u[1],
-                            samples=options.bootstrap_samples, interval_level=options.interval_level,
-                            seed=options.bootstrap_seed, key=f"alpha:{quantity}", groups=list(candidates))
-        spread = alpha_repeat_spread(ratings, judges, level, candidates)
+        # a unit is one judgment asked of every judge: (candidate, item, order, repeat); the panel's
+        # matrix of them (units in order of first appearance, a judge's last record of a unit counts)
+        m, units = rated_matrix(by_judge, kind, field)
+        grid, unit_group, unit_cluster, clusters = _unit_arrays(m.T, units, candidates)
+        got = matrix_grouped_alpha(grid, unit_group, unit_cluster, list(candidates), clusters, level,
+                                   samples=options.bootstrap_samples, interval_level=options.interval_level,
+                                   seed=options.bootstrap_seed, key=f"alpha:{quantity}")
+        spread = _matrix_repeat_spread(grid, unit_group, np.array([u[-1] for u in units]), unit_cluster, level,
+                                       candidates)
         for a in mine:
             a.update(spread.get(a["model"], {}))
         _put_alpha(mine, got)
+
+
+def _unit_arrays(grid: np.ndarray, units: Sequence[tuple], candidates: Sequence[str]):
+    """(the units x judges ratings, each unit's candidate's number in ``candidates`` (-1: none),
+    its item's number in order of first appearance, how many items)."""
+    gidx = {g: i for i, g in enumerate(candidates)}
+    clusters: dict[Any, int] = {}
+    unit_group = np.array([gidx.get(u[0], -1) for u in units], dtype=np.intp)
+    unit_cluster = np.array([clusters.setdefault(u[1], len(clusters)) for u in units], dtype=np.intp)
+    return grid, unit_group, unit_cluster, len(clusters)
+
+
+def _matrix_repeat_spread(grid: np.ndarray, unit_group: np.ndarray, unit_repeat: np.ndarray,
+                          unit_cluster: np.ndarray, level: str, candidates: Sequence[str]
+                          ) -> dict[str, dict[str, float | None]]:
+    """:func:`alpha_repeat_spread` of a units x judges matrix (each unit's candidate number and repeat)."""
+    repeats = sorted(set(unit_repeat.tolist()))
+    if len(repeats) < 2:
+        return {}
+    per: dict[str, list[float]] = {g: [] for g in [*candidates, ALL]}
+    for rep in repeats:
+        sel = np.flatnonzero(unit_repeat == rep)
+        _, cl = np.unique(unit_cluster[sel], return_inverse=True)
+        got = matrix_grouped_alpha(grid[sel], unit_group[sel], cl.ravel(), list(candidates), int(cl.max()) + 1 if
+                                   sel.size else 0, level, samples=0, interval_level=0.95, seed=0, key="")
+        for g in candidates:
+            if got["groups"].get(g, (None,))[0] is not None:
+                per[g].append(float(got["groups"][g][0]))
+        if got["within"][0] is not None:
+            per[ALL].append(float(got["within"][0]))
+    return {g: {"alpha_repeat_sd": float(np.std(v, ddof=1)) if len(v) >= 2 else None,
+                "alpha_repeat_range": float(max(v) - min(v)) if len(v) >= 2 else None} for g, v in per.items()}
 
 
 def alpha_repeat_spread(ratings: Mapping[tuple, Mapping[str, Any]], judges: Sequence[str], level: str,
@@ -185,21 +254,19 @@ def alpha_repeat_spread(ratings: Mapping[tuple, Mapping[str, Any]], judges: Sequ
     ``alpha_repeat_range``: alpha computed on each repeat's units alone (the judges' agreement
     within one asking), then the SD (``k - 1``) and range across repeats; None below two repeats
     where alpha is defined.  Empty without repeats."""
-    repeats = sorted({u[-1] for u in ratings})
-    if len(repeats) < 2:
+    units = list(ratings)
+    if len({u[-1] for u in units}) < 2:
         return {}
-    per: dict[str, list[float]] = {g: [] for g in [*candidates, ALL]}
-    for rep in repeats:
-        sel = {u: v for u, v in ratings.items() if u[-1] == rep}
-        got = grouped_alpha(sel, judges, level, group=lambda u: u[0], cluster=lambda u: u[1], samples=0,
-                            interval_level=0.95, seed=0, key="", groups=list(candidates))
-        for g in candidates:
-            if got["groups"].get(g, (None,))[0] is not None:
-                per[g].append(float(got["groups"][g][0]))
-        if got["within"][0] is not None:
-            per[ALL].append(float(got["within"][0]))
-    return {g: {"alpha_repeat_sd": float(np.std(v, ddof=1)) if len(v) >= 2 else None,
-                "alpha_repeat_range": float(max(v) - min(v)) if len(v) >= 2 else None} for g, v in per.items()}
+    grid = np.array([[np.nan if v is None else float(v) for v in (ratings[u].get(j) for j in judges)]
+                     for u in units], dtype=float).reshape(len(units), len(judges))
+    grid, unit_group, unit_cluster, _ = _unit_arrays(grid, units, candidates)
+    codes: dict[Any, int] = {}
+    unit_repeat = np.array([codes.setdefault(u[-1], len(codes)) for u in units], dtype=np.intp)
+    # the repeats in sorted order, as the units' own values sort
+    order = sorted(codes, key=lambda r: r)
+    rank = np.empty(len(order), dtype=np.intp)
+    rank[[codes[r] for r in order]] = np.arange(len(order))
+    return _matrix_repeat_spread(grid, unit_group, rank[unit_repeat], unit_cluster, level, candidates)
 
 
 # -- self-preference -------------------------------------------------------------------------------

@@ -222,6 +222,8 @@ def unit_scores(records: Sequence[Mapping[str, Any]], kinds: Sequence[str] = ("p
 def unit_values(records: Sequence[Mapping[str, Any]], by_order: bool, kinds: Sequence[str] = ("pairwise",)
                 ) -> dict[tuple[str, str, int | None], float]:
     """J per unit: the mean valid score of a (model, index) over its orders, or per order."""
+    if isinstance(records, list):
+        return _unit_values_columns(records, by_order, kinds)
     out: dict[tuple[str, str, int | None], float] = {}
     for (model, index), per in unit_scores(records, kinds).items():
         if by_order:
@@ -230,6 +232,50 @@ def unit_values(records: Sequence[Mapping[str, Any]], by_order: bool, kinds: Seq
         else:
             every = [s for order in sorted(per) for s in per[order]]
             out[(model, index, None)] = sum(every) / len(every)
+    return out
+
+
+def _unit_values_columns(records: list, by_order: bool, kinds: Sequence[str]
+                         ) -> dict[tuple[str, str, int | None], float]:
+    """:func:`unit_values` from the records' shared columns (:mod:`judgekit.judging.columns`): the
+    same units in the same order, each mean the same sum (in the same order: by order, then record
+    order) over the same count."""
+    from .columns import columns, first_order
+
+    col = columns(records)
+    if col.n == 0:
+        return {}
+    raw = col.raw_score
+    wanted = np.fromiter(((k if isinstance(k, str) else "pairwise") in kinds for k in col.kind), dtype=bool,
+                         count=col.n)
+    # a record without a kind counts as "pairwise"; a kind that is no string is never one of kinds
+    missing = ~col.has_kind
+    wanted = np.where(missing, "pairwise" in kinds, wanted & np.fromiter((isinstance(k, str) for k in col.kind),
+                                                                         dtype=bool, count=col.n))
+    pos = np.flatnonzero(wanted & np.fromiter((s is not None for s in raw), dtype=bool, count=col.n))
+    if pos.size == 0:
+        return {}
+    (mc, mnames), (ic, inames) = col.model, col.index
+    rorder = col.raw("order")
+    order = np.array([int(rorder[i] or 0) for i in pos.tolist()], dtype=np.int64)
+    score = np.array([float(raw[i]) for i in pos.tolist()], dtype=float)
+    unit, ufirst = first_order(np.column_stack([mc[pos], ic[pos]]).astype(np.int64))
+    names = [(mnames[mc[pos[f]]], inames[ic[pos[f]]]) for f in ufirst.tolist()]
+    out: dict[tuple[str, str, int | None], float] = {}
+    if by_order:
+        cell, cfirst = first_order(np.column_stack([unit, order]))
+        total = np.bincount(cell, weights=score, minlength=cfirst.size).tolist()
+        count = np.bincount(cell, minlength=cfirst.size).tolist()
+        cunit = unit[cfirst]
+        for c in np.lexsort((cfirst, cunit)).tolist():  # units in order, each one's orders as first seen
+            m, i = names[cunit[c]]
+            out[(m, i, int(order[cfirst[c]]))] = total[c] / count[c]
+        return out
+    seq = np.lexsort((np.arange(pos.size), order, unit))  # each unit's scores by order, then record order
+    total = np.bincount(unit[seq], weights=score[seq], minlength=ufirst.size).tolist()
+    count = np.bincount(unit, minlength=ufirst.size).tolist()
+    for u, (m, i) in enumerate(names):
+        out[(m, i, None)] = total[u] / count[u]
     return out
 
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from .columns import NO_VFS, _check_score
+
 __all__ = [
     "SCORE_NAMES",
     "NO_VFS",
@@ -54,24 +56,7 @@ SCORE_NAMES: dict[int | None, str] = {
     None: "fail",
 }
 
-#: a record's ``vfs`` set to this (or left out) means "no VFS judgment for this item", which is
-#: neither a value nor a failure (items without visual factuality criteria; a ``kind="vfs"``
-#: judgment whose reply was empty, which the reference leaves out)
-NO_VFS = "n/a"
-
-
-def _check_score(s: Any, averaged: bool = False) -> float | None:
-    """``s`` checked: a verdict -2..2 (an int), or with ``averaged`` any number in [-2, 2] (a
-    panel's mean verdict, :mod:`.ensemble`); None stays None (a failure)."""
-    if s is None:
-        return None
-    if type(s) is int and -2 <= s <= 2:  # the hot path: a verdict as the parsers give it
-        return s
-    if averaged and not isinstance(s, (bool, str)) and isinstance(s, (int, float)) and -2 <= s <= 2:
-        return s
-    if isinstance(s, bool) or s not in (2, 1, 0, -1, -2):
-        raise ValueError(f"pairwise score must be one of -2..2 or None, not {s!r}")
-    return int(s)
+# NO_VFS and the check of a score live in .columns (a leaf beneath this module and the shared columns)
 
 
 def _score(r: Mapping[str, Any]) -> float | None:
@@ -201,6 +186,8 @@ def summarize(
     for level in levels:
         if level not in ("task", "category", "overall"):
             raise ValueError(f"unknown level {level!r}")
+    if isinstance(records, list):  # the shared columns (judging.columns): the same rows
+        return _summarize_columns(records, levels)
     # each record read once (its checked score, its VFS values), then added to its groups' lists
     groups: dict[tuple[str, str, str], tuple[list, list, list]] = {}
     for r in records:
@@ -225,6 +212,77 @@ def summarize(
     for model, level, name in sorted(groups, key=lambda k: (k[0], order[k[1]], k[2])):
         rows.append({"model": model, "level": level, "group": name, **_stats(*groups[(model, level, name)])})
     return rows
+
+
+def _first_order(key):
+    """(each key's group, numbered in order of first appearance; each group's first position)."""
+    import numpy as np
+
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    renumber = np.empty(order.size, dtype=np.intp)
+    renumber[order] = np.arange(order.size)
+    return renumber[inverse.ravel()], first[order]
+
+
+def _summarize_columns(records: list, levels: Sequence[str]) -> list[dict[str, Any]]:
+    """:func:`summarize` from the records' shared columns: every count counted, every mean the
+    same sum in record order (``np.bincount`` adds its weights in input order) over the same count."""
+    import numpy as np
+
+    from .columns import columns
+
+    col = columns(records)
+    if col.n == 0:
+        return []
+    mc, mnames = col.model
+    pw = col.is_pairwise
+    s = col.score  # NaN: a failure, or not a pairwise judgment
+    valid = pw & ~np.isnan(s)
+    mag = np.where(np.abs(s) >= 1.5, 2, 1)
+    vbin = np.where(valid, np.where(s > 0, mag, np.where(s < 0, -mag, 0)), 9)
+    vbin = np.where(pw & ~valid, 8, vbin)  # 8: a failure; 9: no pairwise judgment
+    vfs_rec = col.is_vfs
+    v = col.vfs
+    vok = vfs_rec & ~np.isnan(v)
+    ref = col.vfs_ref
+    rok = vok & ~np.isnan(ref)
+    names = [n for n in SCORE_NAMES.values()]
+    bins = {2: "much_better", 1: "better", 0: "tie", -1: "worse", -2: "much_worse", 8: "fail"}
+    order = {lvl: i for i, lvl in enumerate(levels)}
+    out = []
+    for level in levels:
+        gc, gnames = col.level(level)
+        key = mc.astype(np.int64) * max(len(gnames), 1) + gc
+        group, first = _first_order(key)
+        m = first.size
+
+        def count(mask):
+            return np.bincount(group[mask], minlength=m).tolist()
+
+        def total(mask, values):
+            return np.bincount(group[mask], weights=values[mask], minlength=m).tolist()
+
+        n_pw, n_valid, wins = count(pw), count(valid), count(valid & (s > 0))
+        counts = {bins[b]: count(vbin == b) for b in bins}
+        score_sum = total(valid, s)
+        n_vfs, n_vok, n_rok = count(vfs_rec), count(vok), count(rok)
+        vfs_sum, ref_sum = total(vok, v), total(rok, ref)
+        for g, i in enumerate(first.tolist()):
+            nv, nf = n_valid[g], n_vok[g]
+            row = {"model": mnames[mc[i]], "level": level,
+                   "group": "overall" if level == "overall" else gnames[gc[i]],
+                   "n_pairwise": n_pw[g], **{name: counts[name][g] for name in names},
+                   "reward": 50.0 * score_sum[g] / nv if nv else None,
+                   "win_rate": 100.0 * wins[g] / nv if nv else None,
+                   "pairwise_parse_ok": nv / n_pw[g] if n_pw[g] else None,
+                   "n_vfs": n_vfs[g], "vfs_fail": n_vfs[g] - nf,
+                   "vfs": vfs_sum[g] / nf if nf else None,
+                   "vfs_parse_ok": nf / n_vfs[g] if n_vfs[g] else None,
+                   "vfs_ref": ref_sum[g] / n_rok[g] if n_rok[g] else None}
+            out.append(row)
+    out.sort(key=lambda r: (r["model"], order[r["level"]], r["group"]))
+    return out
 
 
 # --------------------------------------------------------------------------- per-item sums
@@ -254,6 +312,20 @@ def item_sums(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], lis
     Summed over a group's items, each :data:`FIGURE_SUMS` ratio is :func:`summarize`'s figure
     for the group (failures and judgments left out count nowhere).  Items come in the order of
     their first record."""
+    if isinstance(records, list):  # the shared columns (judging.columns): each column summed in record order
+        import numpy as np
+
+        from .columns import columns
+
+        col = columns(records)
+        if col.n == 0:
+            return {}
+        (mc, mnames), (ic, inames) = col.model, col.index
+        item, first = _first_order(mc.astype(np.int64) * max(len(inames), 1) + ic)
+        S = col.sums
+        per = np.column_stack([np.bincount(item, weights=S[:, c], minlength=first.size)
+                               for c in range(len(SUM_COLUMNS))])
+        return dict(zip([(mnames[mc[i]], inames[ic[i]]) for i in first.tolist()], per.tolist()))
     out: dict[tuple[str, str], list[float]] = {}
     for r in records:
         key = (str(r.get("model", "")), str(r["index"]))
@@ -293,6 +365,16 @@ def record_sums(r: Mapping[str, Any]) -> list[float]:
     return sums
 
 
+def _record_sums_columnar(records: list[Mapping[str, Any]]):
+    """:func:`record_sums` of every record at once (records x 6), from the shared columns."""
+    from .columns import columns
+
+    return columns(records).sums
+
+
+record_sums.columnar = _record_sums_columnar  # type: ignore[attr-defined]
+
+
 # --------------------------------------------------------------------------- a panel's ensemble
 
 #: the ``judge`` of the ensemble's records and rows
@@ -321,6 +403,11 @@ def ensemble_records(records: Iterable[Mapping[str, Any]], *, pairwise_rule: Cal
     kind (``candidate_failed``...) or ``no_valid_judgment`` when they failed differently.  The
     item's ``task``, ``category`` and ``length_diff`` are the first record's.  Records come in
     the order of each group's first record."""
+    if isinstance(records, list):
+        from .agreement import mean_score
+
+        if pairwise_rule is mean_score and score_rule is mean_score:  # the default: every mean at once
+            return _mean_ensemble(records)
     groups: dict[tuple[str, str, str, int, int], list[Mapping[str, Any]]] = {}
     for r in records:
         kind = r.get("kind")
@@ -354,5 +441,89 @@ def ensemble_records(records: Iterable[Mapping[str, Any]], *, pairwise_rule: Cal
         rec["length_diff"] = first.get("length_diff")
         if "repeat" in first:
             rec["repeat"] = repeat
+        out.append(rec)
+    return out
+
+
+def _mean_ensemble(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`ensemble_records` with the mean for both rules, from the records' shared columns
+    (:mod:`.columns`): each group's valid values summed in record order and divided by their count,
+    as :func:`.agreement.mean_score` does, and the same records in the same order."""
+    import numpy as np
+
+    from .columns import columns, first_order
+
+    col = columns(records)
+    pw, vf = col.kind_is("pairwise"), col.kind_is("vfs")
+    sel = np.flatnonzero(pw | vf)
+    if sel.size == 0:
+        return []
+    (mc, mnames), (ic, inames) = col.model, col.index
+    is_pw = pw[sel]
+    group, first = first_order(np.column_stack([mc[sel], ic[sel], is_pw, col.order[sel], col.repeat[sel]]
+                                               ).astype(np.int64))
+    G = first.size
+    judges = np.bincount(group, minlength=G).tolist()
+
+    def number(v):  # agreement._valid's value: a bool counts as 0/1
+        return float(int(v)) if isinstance(v, bool) else float(v)
+
+    # pairwise: the judges' valid scores
+    raw = col.raw_score
+    got = [raw[i] for i in sel.tolist()]
+    has = np.fromiter((v is not None for v in got), dtype=bool, count=sel.size) & is_pw
+    val = np.array([number(v) if h else 0.0 for v, h in zip(got, has.tolist())], dtype=float)
+    n_score = np.bincount(group[has], minlength=G).tolist()
+    sum_score = np.bincount(group[has], weights=val[has], minlength=G).tolist()
+    # VFS: the judges' numeric VFS values, and the baselines' of those that are not None
+    vraw, rraw = col.raw("vfs"), col.raw("vfs_ref")
+    vgot = [vraw[i] for i in sel.tolist()]
+    vnum = np.fromiter((v is not None and not isinstance(v, (str, bool)) for v in vgot), dtype=bool,
+                       count=sel.size) & ~is_pw
+    vval = np.array([float(v) if h else 0.0 for v, h in zip(vgot, vnum.tolist())], dtype=float)
+    rgot = [rraw[i] for i in sel.tolist()]
+    rnum = vnum & np.fromiter((v is not None for v in rgot), dtype=bool, count=sel.size)
+    rval = np.array([number(v) if h else 0.0 for v, h in zip(rgot, rnum.tolist())], dtype=float)
+    n_vfs = np.bincount(group[vnum], minlength=G).tolist()
+    sum_vfs = np.bincount(group[vnum], weights=vval[vnum], minlength=G).tolist()
+    n_ref = np.bincount(group[rnum], minlength=G).tolist()
+    sum_ref = np.bincount(group[rnum], weights=rval[rnum], minlength=G).tolist()
+    members = None  # each group's records, only for a group with no valid value
+    out = []
+    at = sel[first]  # each group's first record
+    models, indexes = [mnames[m] for m in mc[at].tolist()], [inames[i] for i in ic[at].tolist()]
+    orders, repeats, pairwise_of = col.order[at].tolist(), col.repeat[at].tolist(), is_pw[first].tolist()
+    for g, i in enumerate(at.tolist()):
+        first_rec = records[i]
+        pairwise = pairwise_of[g]
+        rec: dict[str, Any] = {"model": models[g], "judge": ENSEMBLE_JUDGE, "index": indexes[g],
+                               "task": first_rec.get("task"), "category": first_rec.get("category"),
+                               "kind": "pairwise" if pairwise else "vfs", "order": orders[g],
+                               "score": None, "vfs": None, "vfs_ref": None}
+        if pairwise:
+            ok = n_score[g] > 0
+            if ok:
+                rec["score"] = sum_score[g] / n_score[g]
+                rec["averaged"] = True
+        else:
+            ok = n_vfs[g] > 0
+            if ok:
+                rec["vfs"] = sum_vfs[g] / n_vfs[g]
+                rec["vfs_ref"] = sum_ref[g] / n_ref[g] if n_ref[g] else None
+        error_kind = None
+        if not ok:
+            if members is None:
+                members = np.split(sel[np.argsort(group, kind="stable")], np.cumsum(judges)[:-1])
+            recs = [records[k] for k in members[g].tolist()]
+            if not pairwise and all(_no_vfs(r) for r in recs):
+                rec["vfs"] = NO_VFS
+            kinds = {r.get("error_kind") for r in recs}
+            error_kind = kinds.pop() if len(kinds) == 1 else "no_valid_judgment"
+        rec["ok"] = ok
+        rec["error_kind"] = error_kind
+        rec["judges"] = judges[g]
+        rec["length_diff"] = first_rec.get("length_diff")
+        if "repeat" in first_rec:
+            rec["repeat"] = repeats[g]
         out.append(rec)
     return out

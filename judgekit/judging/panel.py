@@ -17,13 +17,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from .agreement import POOLED
 from .agreement_table import matrix_agreement_rows, rating_matrix
 from .behaviour import pairwise_behaviour
 from .behaviour_table import judge_behaviour
+from .columns import columns, first_order
 from .pairwise import NO_VFS
 
-__all__ = ["ALL", "QUANTITIES", "agreement_records", "behaviour_row", "behaviour_rows"]
+__all__ = ["ALL", "QUANTITIES", "agreement_records", "behaviour_row", "behaviour_rows", "rated_matrix"]
 
 #: the ``model`` of a figure pooled over candidates
 ALL = POOLED
@@ -42,6 +45,66 @@ def _rated_item(r: Mapping[str, Any]) -> tuple[str, str, int, int]:
     return str(r["model"]), str(r["index"]), int(r.get("order", 0)), int(r.get("repeat", 0))
 
 
+def rated_matrix(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]], kind: str, field: str
+                 ) -> tuple[np.ndarray, list[tuple[str, str, int, int]]]:
+    """:func:`.agreement_table.rating_matrix` of the judges' ``kind`` judgments' ``field`` per
+    (candidate, item, order, repeat) (:func:`_rated_item`, :func:`_value`); from the records'
+    shared columns (:mod:`.columns`) when every judge's records are a list: the same matrix and
+    units (first seen over the judges' records in the panel's order; a judge's last record of a
+    unit counts)."""
+    lists = list(records_by_judge.values())
+    if not all(isinstance(r, list) for r in lists):
+        return rating_matrix(records_by_judge, kind, _rated_item, _value, field)
+    cols = tuple(columns(r) for r in lists)
+    key = (tuple(id(c) for c in cols), kind, field)
+    got = _MATRICES.get(key)
+    if got is not None and all(a is b for a, b in zip(got[0], cols)):
+        return got[1]  # the agreement records and the honesty pass read the same matrix
+    m, units = _rated_matrix(lists, kind, field)
+    while len(_MATRICES) >= 4:
+        _MATRICES.pop(next(iter(_MATRICES)))
+    _MATRICES[key] = (cols, (m, units))
+    return m, units
+
+
+#: the last few :func:`rated_matrix` results (the same panel's columns, kind and field give the same
+#: matrix; read-only for their callers)
+_MATRICES: dict[tuple, tuple] = {}
+
+
+def _rated_matrix(lists: list[list], kind: str, field: str) -> tuple[np.ndarray, list[tuple[str, str, int, int]]]:
+    models: dict[str, int] = {}
+    indexes: dict[str, int] = {}
+    parts = []
+    for records in lists:
+        col = columns(records)
+        sel = np.flatnonzero(col.kind_is(kind)) if col.n else np.zeros(0, dtype=np.intp)
+        if sel.size == 0:
+            parts.append((np.zeros((0, 4), dtype=np.int64), np.zeros(0)))
+            continue
+        (mc, mn), (ic, inn) = col.model, col.index
+        gm = np.array([models.setdefault(x, len(models)) for x in mn], dtype=np.int64)
+        gi = np.array([indexes.setdefault(x, len(indexes)) for x in inn], dtype=np.int64)
+        raw = col.raw(field)
+        vals = [_value(raw[i]) for i in sel.tolist()]
+        v = np.array([np.nan if x is None else float(x) for x in vals], dtype=float)
+        parts.append((np.column_stack([gm[mc[sel]], gi[ic[sel]], col.order[sel], col.repeat[sel]]), v))
+    keys = np.concatenate([k for k, _ in parts]) if parts else np.zeros((0, 4), dtype=np.int64)
+    unit, first = first_order(keys)
+    mnames, inames = list(models), list(indexes)
+    units = [(mnames[a], inames[b], int(c), int(d)) for a, b, c, d in keys[first].tolist()]
+    m = np.full((len(lists), len(units)), np.nan)
+    at = 0
+    for j, (k, v) in enumerate(parts):
+        c = unit[at:at + len(v)]
+        at += len(v)
+        if c.size:
+            c, vv = c[::-1], v[::-1]
+            _, last = np.unique(c, return_index=True)  # each unit's last record of the judge
+            m[j, c[last]] = vv[last]
+    return m, units
+
+
 def agreement_records(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
                       candidates: Sequence[str]) -> list[dict[str, Any]]:
     """Agreement records ({quantity, model, judges, krippendorff_alpha, level, full_agreement,
@@ -49,7 +112,7 @@ def agreement_records(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]
     judges = list(records_by_judge)
     out = []
     for quantity, kind, field, level in QUANTITIES:  # one matrix per quantity (.agreement_table)
-        m, units = rating_matrix(records_by_judge, kind, _rated_item, _value, field)
+        m, units = rated_matrix(records_by_judge, kind, field)
         if units:
             out += matrix_agreement_rows(m, units, judges, level, quantity=quantity, groups=candidates)
     return out

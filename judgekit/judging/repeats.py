@@ -73,24 +73,12 @@ def repeat_spread(records: Iterable[Mapping[str, Any]], sums_of, figures: Mappin
         return {}
     ncol = 1 + max(max(c) for c in figures.values())
     named = [level for level in levels if level != "overall"]
-    cells: dict[tuple, int] = {}  # (model, the record's group at each named level) -> cell
-    cell_of: list[int] = []
-    reps: list[int] = []
-    vecs: list[Sequence[float]] = []
-    fields = ("model", *named)
-    defaults = ("",) * len(fields)
-    for r in records:  # one pass: each record's sums once, one lookup for its groups
-        v = sums_of(r)
-        if v is None:
-            continue
-        vecs.append(v)
-        reps.append(r.get("repeat", 0))
-        cell = tuple(map(r.get, fields, defaults))
-        c = cells.get(cell)
-        if c is None:
-            c = cells[cell] = len(cells)
-        cell_of.append(c)
-    if not vecs:
+    many = getattr(sums_of, "columnar", None)
+    if many is not None and isinstance(records, list):
+        cells, cell_idx, rep, values = _columnar_cells(records, many, named)
+    else:
+        cells, cell_idx, rep, values = _record_cells(records, sums_of, named, ncol)
+    if values is None:
         return {}
     # each cell's group at every level: (model, level, group) -> row of the accumulator
     keys: dict[tuple[str, str, str], int] = {}
@@ -99,11 +87,13 @@ def repeat_spread(records: Iterable[Mapping[str, Any]], sums_of, figures: Mappin
         for li, level in enumerate(levels):
             name = overall_group if level == "overall" else str(cell[1 + named.index(level)])
             to_group[li, c] = keys.setdefault((str(cell[0]), level, name), len(keys))
-    values = np.asarray(vecs, dtype=float).reshape(len(vecs), ncol)
-    rep = np.asarray(reps, dtype=np.intp)
-    cell_idx = np.asarray(cell_of, dtype=np.intp)
     per_cell = np.zeros((len(cells), k, ncol))
-    np.add.at(per_cell, (cell_idx, rep), values)
+    if rep.size and 0 <= rep.min() and rep.max() < k:  # each column summed in record order, as np.add.at does
+        slot = cell_idx * k + rep
+        for c in range(ncol):
+            per_cell[:, :, c] = np.bincount(slot, weights=values[:, c], minlength=len(cells) * k).reshape(len(cells), k)
+    else:
+        np.add.at(per_cell, (cell_idx, rep), values)
     acc = np.zeros((len(keys), k, ncol))
     for li in range(len(levels)):
         np.add.at(acc, to_group[li], per_cell)
@@ -123,6 +113,53 @@ def repeat_spread(records: Iterable[Mapping[str, Any]], sums_of, figures: Mappin
             out[key][f"{name}_{SPREAD[0]}"] = float(sd[g]) if two else None
             out[key][f"{name}_{SPREAD[1]}"] = float(rng[g]) if two else None
     return out
+
+
+def _record_cells(records, sums_of, named: Sequence[str], ncol: int):
+    """(cell -> code, each record's cell, repeat and sums) from one pass over the records: a cell is
+    (model, the record's group at each named level)."""
+    cells: dict[tuple, int] = {}
+    cell_of: list[int] = []
+    reps: list[int] = []
+    vecs: list[Sequence[float]] = []
+    fields = ("model", *named)
+    defaults = ("",) * len(fields)
+    for r in records:  # one pass: each record's sums once, one lookup for its groups
+        v = sums_of(r)
+        if v is None:
+            continue
+        vecs.append(v)
+        reps.append(r.get("repeat", 0))
+        cell = tuple(map(r.get, fields, defaults))
+        c = cells.get(cell)
+        if c is None:
+            c = cells[cell] = len(cells)
+        cell_of.append(c)
+    if not vecs:
+        return cells, None, None, None
+    return (cells, np.asarray(cell_of, dtype=np.intp), np.asarray(reps, dtype=np.intp),
+            np.asarray(vecs, dtype=float).reshape(len(vecs), ncol))
+
+
+def _columnar_cells(records: list, many, named: Sequence[str]):
+    """:func:`_record_cells` from the records' shared columns (:mod:`.columns`), for a ``sums_of``
+    whose ``columnar`` gives every record's sums at once (each record kept); the cells in order of
+    first appearance, as the record pass numbers them."""
+    from .columns import columns
+
+    col = columns(records)
+    if col.n == 0:
+        return {}, None, None, None
+    parts = [col.model, *(col.level(level) for level in named)]
+    key = np.zeros(col.n, dtype=np.int64)
+    for code, names in parts:
+        key = key * max(len(names), 1) + code
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # cells numbered by their first record
+    renumber = np.empty(order.size, dtype=np.intp)
+    renumber[order] = np.arange(order.size)
+    cells = {tuple(names[code[i]] for code, names in parts): c for c, i in enumerate(first[order].tolist())}
+    return cells, renumber[inverse.ravel()], col.repeat, many(records)
 
 
 def add_spread(rows: Mapping[str, list[dict[str, Any]]], records: Mapping[str, Sequence[Mapping[str, Any]]],

@@ -51,6 +51,24 @@ def intervals_summary(options: IntervalOptions, *, figures: Sequence[str] = FIGU
     return bootstrap_summary(options, item=item, figures=list(figures))
 
 
+def records_by_judge(judgments: Sequence[Mapping[str, Any]], judges: Sequence[str]) -> dict[str, list]:
+    """judge -> its records, in record order; from a list, each judge's records carry their share
+    of the list's shared columns (:func:`.columns.subset`: what the ensemble read is not read again)."""
+    if not isinstance(judgments, list):
+        return {j: [r for r in judgments if r.get("judge") == j] for j in judges}
+    import numpy as np
+
+    from .columns import columns, subset
+
+    col = columns(judgments)
+    code, names = col.judge
+    out = {}
+    for j in judges:
+        k = names.index(j) if j in names else -1
+        out[j] = subset(judgments, np.flatnonzero(code == k)) if k >= 0 else []
+    return out
+
+
 def judge_rows(judgments: Sequence[Mapping[str, Any]], judges: Sequence[str], options: IntervalOptions,
                levels: Sequence[str] | None = None, ensemble: str = DEFAULT_ENSEMBLE, repeats: int = 1):
     """(every judge's records and, with a panel, the ensemble's by rule ``ensemble``; the judges'
@@ -58,11 +76,12 @@ def judge_rows(judgments: Sequence[Mapping[str, Any]], judges: Sequence[str], op
     intervals used): the figures both Creation-MMBench and the generic pairwise benchmark report.
     With ``repeats`` k > 1 (every judgment asked k times, each record with its ``repeat``) each
     figure also gets its judge-induced spread between repeats (:func:`.repeats.add_spread`)."""
-    by_judge = {j: [r for r in judgments if r.get("judge") == j] for j in judges}
+    ensembled = (ensemble_records(judgments, pairwise_rule=pairwise_rule(ensemble), score_rule=mean_score)
+                 if len(judges) > 1 else None)
+    by_judge = records_by_judge(judgments, judges)
     everyone: dict[str, Sequence[Mapping[str, Any]]] = dict(by_judge)
-    if len(judges) > 1:
-        everyone[ENSEMBLE_JUDGE] = ensemble_records(judgments, pairwise_rule=pairwise_rule(ensemble),
-                                                    score_rule=mean_score)
+    if ensembled is not None:
+        everyone[ENSEMBLE_JUDGE] = ensembled
     rows = {j: summarize(records) if levels is None else summarize(records, levels=levels)
             for j, records in everyone.items()}
     sums = {j: item_sums(records) for j, records in everyone.items()} if options.bootstrap_samples else {}

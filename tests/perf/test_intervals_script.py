@@ -24,7 +24,7 @@ def test_every_stage_is_timed():
     assert list(stages) == ["records by judge", "ensemble records", "rows (summarize)", "item sums",
                             "intervals (add_intervals)", "repeat spread", "comparisons", "behaviour",
                             "controlled (LC, SC, BT)", "agreement", "honesty (annotate)", "human agreement",
-                            "total: build()"]
+                            "total: build()", "total: build(), wall"]
     assert all(v >= 0 for v in stages.values())
     assert figures["records"] == 24 * 3 * 2 * 2 * 2
     assert "repeats_stages" in figures or figures["repeats"].startswith("skipped")
@@ -35,3 +35,4 @@ def test_the_table_is_printed():
     assert "total: build()" in out and "comparisons" in out and "human agreement" in out
     assert "controlled figures and human agreement included), without repeats:" in out
     assert "against the 3 s target" in out
+    assert "target 3 s (CPU, one core, 24 x 3 x 2" in out and "s wall:" in out

@@ -1,0 +1,312 @@
+"""Judgment records as NumPy columns, read once and shared by every stage of the statistics pass.
+
+A run's results read the same judgment records (a list of dicts per judge and for the ensemble) in
+many places: the rows, the per-item sums of the intervals, the repeats' spread, the controlled
+figures, the honesty pass.  Each used to walk the list of dicts itself; at 765 items x 20
+candidates x 3 judges x 3 repeats that walking was most of the pass's time.  :func:`columns`
+gives one :class:`Columns` per list: each field is read from the records the first time a stage
+asks for it (a lazy property) and kept, so the next stage pays nothing for it.
+
+The columns hold exactly what the record-walking code read (the same ``str()`` of a name, the
+same checked score, the same ``float()`` of a VFS value), so figures computed from them are the
+same numbers.  The cache is keyed on the list object (its identity and length, the first and the
+last record): a list changed in place after its columns were read (records replaced or appended)
+is read again; a record dict edited in place is not noticed, which no stage does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+__all__ = ["NO_VFS", "Columns", "columns", "codes", "subset", "first_order"]
+
+#: a record's ``vfs`` set to this (or left out) means "no VFS judgment for this item", which is
+#: neither a value nor a failure (items without visual factuality criteria; a ``kind="vfs"``
+#: judgment whose reply was empty, which the reference leaves out)
+NO_VFS = "n/a"
+
+
+def _check_score(s: Any, averaged: bool = False) -> float | None:
+    """``s`` checked: a verdict -2..2 (an int), or with ``averaged`` any number in [-2, 2] (a
+    panel's mean verdict, :mod:`.ensemble`); None stays None (a failure)."""
+    if s is None:
+        return None
+    if type(s) is int and -2 <= s <= 2:  # the hot path: a verdict as the parsers give it
+        return s
+    if averaged and not isinstance(s, (bool, str)) and isinstance(s, (int, float)) and -2 <= s <= 2:
+        return s
+    if isinstance(s, bool) or s not in (2, 1, 0, -1, -2):
+        raise ValueError(f"pairwise score must be one of -2..2 or None, not {s!r}")
+    return int(s)
+
+
+_MISSING = object()
+#: lists whose columns are kept: id -> (the list, its Columns); the list is held so its id stays its own
+_CACHE: dict[int, tuple[Sequence[Mapping[str, Any]], "Columns"]] = {}
+_CACHE_SIZE = 16
+
+
+def codes(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
+    """(each value's code, the distinct values in order of first appearance)."""
+    distinct = list(dict.fromkeys(values))
+    lookup = {v: i for i, v in enumerate(distinct)}
+    return np.fromiter(map(lookup.__getitem__, values), dtype=np.intp, count=len(values)), distinct
+
+
+def first_order(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(each key's number, the keys numbered in order of first appearance; each number's first
+    position).  ``key``: one integer per position, or rows of integers (positions x columns)."""
+    n = key.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+    if key.ndim == 1:
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+    else:
+        order = np.lexsort(key.T[::-1])
+        s = key[order]
+        new = np.empty(n, dtype=bool)
+        new[0] = True
+        new[1:] = np.any(s[1:] != s[:-1], axis=1)
+        inverse = np.empty(n, dtype=np.intp)
+        inverse[order] = np.cumsum(new) - 1
+        first = order[new]
+    by_first = np.argsort(first, kind="stable")
+    renumber = np.empty(by_first.size, dtype=np.intp)
+    renumber[by_first] = np.arange(by_first.size)
+    return renumber[inverse], first[by_first]
+
+
+class Columns:
+    """The columns of one list of judgment records (see the module docstring); every attribute is
+    read on first use."""
+
+    def __init__(self, records: Sequence[Mapping[str, Any]]):
+        self.records = records
+        self.n = len(records)
+
+    # -- raw fields -------------------------------------------------------------------------------
+    @cached_property
+    def kind(self) -> list[Any]:
+        """Each record's ``kind``; a record without one holds :data:`_MISSING`."""
+        return [r.get("kind", _MISSING) for r in self.records]
+
+    @cached_property
+    def kind_code(self) -> tuple[np.ndarray, list[Any]]:
+        """(code, kinds) of :attr:`kind` (a few distinct kinds: a mask of them is a lookup)."""
+        return codes(self.kind)
+
+    def _kind_mask(self, test) -> np.ndarray:
+        code, kinds = self.kind_code
+        return np.array([bool(test(k)) for k in kinds], dtype=bool)[code] if self.n else np.zeros(0, dtype=bool)
+
+    @cached_property
+    def is_pairwise(self) -> np.ndarray:
+        """``r.get("kind", "pairwise") == "pairwise"``."""
+        return self._kind_mask(lambda k: k is _MISSING or k == "pairwise")
+
+    @cached_property
+    def has_kind(self) -> np.ndarray:
+        return self._kind_mask(lambda k: k is not _MISSING)
+
+    def _coded(self, name: str, default: Any = "") -> tuple[np.ndarray, list[str]]:
+        return codes([str(r.get(name, default)) for r in self.records])
+
+    @cached_property
+    def model(self) -> tuple[np.ndarray, list[str]]:
+        """(code, names) of ``str(r.get("model", ""))``."""
+        return self._coded("model")
+
+    @cached_property
+    def index(self) -> tuple[np.ndarray, list[str]]:
+        """(code, names) of ``str(r["index"])`` (a record without an index raises KeyError)."""
+        return codes([str(r["index"]) for r in self.records])
+
+    @cached_property
+    def task(self) -> tuple[np.ndarray, list[str]]:
+        return self._coded("task")
+
+    @cached_property
+    def category(self) -> tuple[np.ndarray, list[str]]:
+        return self._coded("category")
+
+    def level(self, name: str) -> tuple[np.ndarray, list[str]]:
+        """(code, names) of the record's group at a level: ``task``, ``category`` (``str(r.get(level,
+        ""))``) or ``overall`` (one group, ``"overall"``)."""
+        if name == "overall":
+            return np.zeros(self.n, dtype=np.intp), ["overall"]
+        if name == "task":
+            return self.task
+        if name == "category":
+            return self.category
+        return self._coded(name)
+
+    @cached_property
+    def judge(self) -> tuple[np.ndarray, list[Any]]:
+        """(code, values) of ``r.get("judge")`` (the values as they are, not as text)."""
+        return codes([r.get("judge") for r in self.records])
+
+    @cached_property
+    def repeat(self) -> np.ndarray:
+        """``r.get("repeat", 0)`` as an integer."""
+        return np.fromiter((r.get("repeat", 0) for r in self.records), dtype=np.intp, count=self.n)
+
+    @cached_property
+    def order(self) -> np.ndarray:
+        """``int(r.get("order", 0))``."""
+        return np.fromiter((int(r.get("order", 0)) for r in self.records), dtype=np.intp, count=self.n)
+
+    @cached_property
+    def raw_score(self) -> list[Any]:
+        return [r.get("score") for r in self.records]
+
+    def raw(self, name: str) -> list[Any]:
+        """``r.get(name)`` of every record."""
+        if name == "score":
+            return self.raw_score
+        got = self.__dict__.get(f"raw:{name}")
+        if got is None:
+            got = self.__dict__[f"raw:{name}"] = [r.get(name) for r in self.records]
+        return got
+
+    def kind_is(self, kind: str) -> np.ndarray:
+        """``r.get("kind") == kind``."""
+        got = self.__dict__.get(f"kind_is:{kind}")
+        if got is None:
+            got = self.__dict__[f"kind_is:{kind}"] = self._kind_mask(lambda k: k is not _MISSING and k == kind)
+        return got
+
+    @cached_property
+    def length_diff(self) -> np.ndarray:
+        """``float(r["length_diff"])``, NaN where it is None or absent."""
+        return np.fromiter((np.nan if d is None else float(d) for d in (r.get("length_diff") for r in self.records)),
+                           dtype=float, count=self.n)
+
+    @cached_property
+    def error_kind(self) -> list[Any]:
+        return [r.get("error_kind") for r in self.records]
+
+    # -- checked values ----------------------------------------------------------------------------
+    @cached_property
+    def score(self) -> np.ndarray:
+        """The pairwise records' checked scores (:func:`.pairwise._score`: a verdict, or a mean
+        ensemble's averaged verdict; ValueError for anything else); NaN for a failure and for a
+        record that is not a pairwise judgment."""
+        out = np.full(self.n, np.nan)
+        pw = self.is_pairwise
+        recs = self.records
+        raw = self.raw_score
+        for i in np.flatnonzero(pw).tolist():
+            s = raw[i]
+            if s is None:
+                continue
+            if type(s) is int and -2 <= s <= 2:
+                out[i] = s
+            else:
+                out[i] = _check_score(s, bool(recs[i].get("averaged")))
+        return out
+
+    @cached_property
+    def is_vfs(self) -> np.ndarray:
+        """:func:`.pairwise._is_vfs`: a VFS judgment (with ``kind``: ``"vfs"``; without: any ``vfs``
+        key), not left out (:data:`NO_VFS`)."""
+        def one(r, k):
+            v = r.get("vfs", _MISSING)
+            if k is not _MISSING:
+                if k != "vfs":
+                    return False
+            elif v is _MISSING:
+                return False
+            return not (isinstance(v, str) and v == NO_VFS)
+
+        return np.fromiter((one(r, k) for r, k in zip(self.records, self.kind)), dtype=bool, count=self.n)
+
+    @cached_property
+    def vfs(self) -> np.ndarray:
+        """``float(r["vfs"])`` of the VFS judgments (:attr:`is_vfs`); NaN for a failure (None) and
+        for every other record."""
+        out = np.full(self.n, np.nan)
+        recs = self.records
+        for i in np.flatnonzero(self.is_vfs).tolist():
+            v = recs[i].get("vfs")
+            if v is not None:
+                out[i] = float(v)
+        return out
+
+    @cached_property
+    def vfs_ref(self) -> np.ndarray:
+        """``float(r["vfs_ref"])`` where the VFS value is valid and the baseline's is not None; NaN
+        elsewhere."""
+        out = np.full(self.n, np.nan)
+        recs = self.records
+        for i in np.flatnonzero(~np.isnan(self.vfs)).tolist():
+            v = recs[i].get("vfs_ref")
+            if v is not None:
+                out[i] = float(v)
+        return out
+
+    @cached_property
+    def sums(self) -> np.ndarray:
+        """Each record's :func:`.pairwise.record_sums` (n x 6, :data:`.pairwise.SUM_COLUMNS`)."""
+        out = np.zeros((self.n, 6))
+        s = self.score
+        ok = ~np.isnan(s)  # only pairwise records have a score
+        out[ok, 0] = 50.0 * s[ok]
+        out[ok, 1] = 100.0 * (s[ok] > 0)
+        out[ok, 2] = 1.0
+        # the VFS part: a kind "vfs" record, or one without a kind (a pairwise judgment with its kind
+        # carries no VFS)
+        v = self.vfs
+        vok = ~np.isnan(v) & ~(self.has_kind & self.is_pairwise)
+        out[vok, 3] = v[vok]
+        ref = self.vfs_ref[vok]
+        out[vok, 4] = np.where(np.isnan(ref), 0.0, ref)
+        out[vok, 5] = 1.0
+        return out
+
+
+def columns(records: Sequence[Mapping[str, Any]]) -> Columns:
+    """The :class:`Columns` of ``records``, the same object for the same unchanged list."""
+    key = id(records)
+    got = _CACHE.get(key)
+    n = len(records)
+    if got is not None and got[0] is records and got[1].n == n and (
+            n == 0 or (got[1].first is records[0] and got[1].last is records[-1])):
+        return got[1]
+    col = Columns(records)
+    _register(records, col)
+    return col
+
+
+def _register(records: Sequence[Mapping[str, Any]], col: Columns) -> None:
+    n = len(records)
+    col.first, col.last = (records[0], records[-1]) if n else (None, None)
+    key = id(records)
+    _CACHE.pop(key, None)
+    while len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = (records, col)
+
+
+def subset(records: list, pos: np.ndarray) -> list:
+    """The records at positions ``pos`` (in that order) as a new list whose columns are the
+    parent's, sliced: every field the parent has read already costs the subset nothing."""
+    parent = columns(records)
+    plist = pos.tolist()
+    sub = [records[i] for i in plist]
+    col = Columns(sub)
+    for name, value in parent.__dict__.items():
+        if name in ("records", "n", "first", "last"):
+            continue
+        if isinstance(value, np.ndarray):
+            col.__dict__[name] = value[pos]
+        elif isinstance(value, tuple):  # (codes, names): the names kept whole
+            col.__dict__[name] = (value[0][pos], value[1])
+        elif isinstance(value, list):
+            col.__dict__[name] = [value[i] for i in plist]
+    _register(sub, col)
+    return sub

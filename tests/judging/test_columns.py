@@ -1,0 +1,164 @@
+"""The shared columns (judging.columns): every statistic read from them is the one the record-walking
+path gives (a tuple of records takes that path), on records with the awkward cases: records without
+a kind, judgments left out (NO_VFS), failures, a mean ensemble's averaged verdicts, repeats, a
+failed judge call, a candidate missing from the list, an item with one order only."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from judgekit.judging import columns as C
+from judgekit.judging.agreement import mean_score
+from judgekit.judging.agreement_table import rating_matrix
+from judgekit.judging.alpha import grouped_alpha, matrix_grouped_alpha
+from judgekit.judging.behaviour_table import judge_behaviour
+from judgekit.judging.bootstrap import _item_groups
+from judgekit.judging.control import _battles, _judged, _unique_rows
+from judgekit.judging.honest import _length_pairs, _row_items, alpha_repeat_spread
+from judgekit.judging.human_agreement import unit_values
+from judgekit.judging.pairwise import (FIGURE_SUMS, NO_VFS, SUM_COLUMNS, ensemble_records, item_sums, record_sums,
+                                       summarize)
+from judgekit.judging.panel import _rated_item, _value, rated_matrix
+from judgekit.judging.repeats import repeat_spread
+
+MODELS = ("m-a", "m-b", "m-c")
+
+
+def _records(seed: int, judge: str, *, kindless: bool = False) -> list[dict]:
+    rng = random.Random(seed)
+    out = []
+    for rep in range(2):
+        for m in MODELS:
+            for i in range(9):
+                for order in ((0,) if i == 8 else (0, 1)):  # item 8: one order only
+                    base = {"model": m, "index": f"i{i}", "task": f"t{i % 3}", "category": f"c{i % 2}",
+                            "order": order, "repeat": rep, "judge": judge,
+                            "length_diff": None if i == 7 else rng.randint(-300, 300)}
+                    score = None if rng.random() < 0.1 else rng.randint(-2, 2)
+                    vfs = rng.choice([None, NO_VFS, 3, 6.5, 8, 10])
+                    err = "candidate_failed" if rng.random() < 0.03 else None
+                    if rep == 0 and order == 0 and (m, i) == ("m-a", 0):  # every judge's VFS left out
+                        vfs = NO_VFS
+                    if rep == 0 and order == 0 and (m, i) == ("m-b", 1):  # every judge failed, each its own way
+                        score, err = None, f"failed-{judge}"
+                    if kindless:
+                        rec = {**base, "score": score, "vfs": vfs, "vfs_ref": rng.choice([None, 5, 7])}
+                        if rng.random() < 0.2:
+                            del rec["vfs"]
+                        out.append(rec)
+                    else:
+                        out.append({**base, "kind": "pairwise", "score": score, "error_kind": err})
+                        out.append({**base, "kind": "vfs", "vfs": vfs,
+                                    "vfs_ref": None if vfs in (None, NO_VFS) else rng.choice([None, 4, 6]),
+                                    "error_kind": err})
+    out.append({"model": "m-a", "index": "i0", "kind": "other", "judge": judge})  # read by no figure
+    return out
+
+
+@pytest.fixture(scope="module")
+def panel():
+    judges = {j: _records(k, j) for k, j in enumerate(("j1", "j2", "j3"))}
+    everything = [r for rs in judges.values() for r in rs]
+    ensemble = ensemble_records(everything, pairwise_rule=mean_score, score_rule=mean_score)
+    return judges, everything, ensemble
+
+
+def test_ensemble_is_the_record_walk(panel):
+    _, everything, ensemble = panel
+    walked = ensemble_records(tuple(everything), pairwise_rule=mean_score, score_rule=mean_score)
+    assert ensemble == walked
+    assert [list(r) for r in ensemble] == [list(r) for r in walked]  # the keys in the same order
+    assert any(r.get("averaged") for r in ensemble) and any(r["vfs"] == NO_VFS for r in ensemble)
+    assert any(r["error_kind"] == "no_valid_judgment" for r in ensemble)
+
+
+@pytest.mark.parametrize("kindless", [False, True])
+def test_rows_sums_and_spread_are_the_record_walk(panel, kindless):
+    lists = [_records(7, "j", kindless=True)] if kindless else [*panel[0].values(), panel[2]]
+    figures = {f: (SUM_COLUMNS.index(n), SUM_COLUMNS.index(d)) for f, (n, d) in FIGURE_SUMS.items()}
+    for recs in lists:
+        assert summarize(recs) == summarize(tuple(recs))
+        assert item_sums(recs) == item_sums(tuple(recs))
+        assert list(item_sums(recs)) == list(item_sums(tuple(recs)))
+        assert np.array_equal(record_sums.columnar(recs), np.array([record_sums(r) for r in recs]))
+        levels = ("task", "category", "overall")
+        assert repeat_spread(recs, record_sums, figures, levels, 2) == repeat_spread(tuple(recs), record_sums, figures,
+                                                                                     levels, 2)
+
+
+def test_a_bad_score_still_raises():
+    recs = _records(3, "j")
+    recs[0] = {**recs[0], "score": 1.5}  # not averaged: no verdict
+    with pytest.raises(ValueError, match="pairwise score"):
+        summarize(recs)
+
+
+def test_controlled_inputs_are_the_record_walk(panel):
+    styles = {(m, f"i{i}"): {"candidate": [500 + i, 1, 2, 0], "reference": [400, 0, 1, 1]}
+              for m in MODELS for i in range(9) if i != 4}
+    for recs in [*panel[0].values(), panel[2]]:
+        assert _battles(recs, ["m-c", "m-a"], styles) == _battles(tuple(recs), ["m-c", "m-a"], styles)
+        by_index = _judged(tuple(recs))
+        for m, (p, d, items) in _judged(recs).items():  # items as codes of the same indexes, in order
+            p0, d0, i0 = by_index[m]
+            assert (p, d) == (p0, d0)
+            assert len(items) == len(i0) and len(set(zip(items, i0))) == len(set(items)) == len(set(i0))
+
+
+def test_unique_rows_is_numpys():
+    rng = np.random.default_rng(0)
+    keys = rng.integers(0, 3, size=(200, 4)).astype(float)
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    got_first, got_inverse = _unique_rows(keys)
+    assert np.array_equal(first, got_first) and np.array_equal(inverse.ravel(), got_inverse)
+
+
+def test_panel_and_honesty_inputs_are_the_record_walk(panel):
+    judges, _, ensemble = panel
+    for kind, field in (("pairwise", "score"), ("vfs", "vfs")):
+        m, units = rated_matrix(judges, kind, field)
+        m0, units0 = rating_matrix({j: tuple(r) for j, r in judges.items()}, kind, _rated_item, _value, field)
+        assert units == units0 and np.array_equal(m, m0, equal_nan=True)
+    for recs in [*judges.values(), ensemble]:
+        assert judge_behaviour(recs, [*MODELS, "nobody", None]) == judge_behaviour(tuple(recs),
+                                                                                   [*MODELS, "nobody", None])
+        assert _row_items(recs) == _row_items(tuple(recs))
+        assert _length_pairs(recs) == _length_pairs(tuple(recs))
+        for by_order in (False, True):
+            got, walked = unit_values(recs, by_order), unit_values(tuple(recs), by_order)
+            assert got == walked and list(got) == list(walked)
+    assert _item_groups(judges) == _item_groups({j: tuple(r) for j, r in judges.items()})
+
+
+@pytest.mark.parametrize("level", ["ordinal", "interval", "nominal"])
+def test_alpha_of_the_matrix_is_alpha_of_the_dict(panel, level):
+    judges = panel[0]
+    m, units = rated_matrix(judges, "pairwise", "score")
+    ratings = {u: {j: (None if np.isnan(m[k, c]) else float(m[k, c])) for k, j in enumerate(judges)}
+               for c, u in enumerate(units)}
+    got = grouped_alpha(ratings, list(judges), level, group=lambda u: u[0], cluster=lambda u: u[1], samples=50,
+                        interval_level=0.9, seed=1, key="k", groups=["m-b", "m-a", "absent"])
+    gidx = {"m-b": 0, "m-a": 1, "absent": 2}
+    clusters: dict = {}
+    direct = matrix_grouped_alpha(m.T, np.array([gidx.get(u[0], -1) for u in units]),
+                                  np.array([clusters.setdefault(u[1], len(clusters)) for u in units]),
+                                  ["m-b", "m-a", "absent"], len(clusters), level, samples=50, interval_level=0.9,
+                                  seed=1, key="k")
+    assert got == direct and got["groups"]["m-a"][0] is not None and got["groups"]["absent"] == (None, None, None)
+    spread = alpha_repeat_spread(ratings, list(judges), level, ["m-a", "m-b"])
+    assert spread["m-a"]["alpha_repeat_sd"] is not None
+
+
+def test_columns_are_kept_per_list_and_read_again_when_it_changes():
+    recs = _records(5, "j")
+    first = C.columns(recs)
+    assert C.columns(recs) is first
+    recs.append(dict(recs[0]))
+    again = C.columns(recs)
+    assert again is not first and again.n == len(recs)
+    sub = C.subset(recs, np.array([2, 0]))
+    assert sub == [recs[2], recs[0]] and C.columns(sub).n == 2
+    assert C.columns(sub).model[1][C.columns(sub).model[0][0]] == recs[2]["model"]
