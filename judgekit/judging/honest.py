@@ -34,7 +34,7 @@ from .alpha import grouped_alpha, matrix_grouped_alpha
 from .columns import columns
 from .behaviour import _ranks
 from .multiplicity import adjust_comparisons
-from .panel import ALL, QUANTITIES, _value, rated_matrix
+from .panel import ALL, QUANTITIES, rated_matrix
 from .rates import wilson
 from .uncertainty import IntervalOptions
 
