@@ -41,7 +41,7 @@ from ..report.doc import Table
 from . import l1_logistic
 from .intervals import _draws, _rng
 from .repeats import repeat_cell
-from .uncertainty import IntervalOptions
+from .uncertainty import FIGURE_MIN_ITEMS, IntervalOptions, min_items_for
 
 __all__ = ["answer_style", "style_record", "fit_logistic", "lc_win_rate", "style_controlled", "controlled_rows",
            "controlled_summary", "controlled_display", "controlled_table", "controlled_report_table",
@@ -545,7 +545,8 @@ def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates
     for k, c in enumerate(candidates):
         mine = judged.get(c, [])
         row: dict[str, Any] = {"judge": judge, "model": c}
-        # n: the candidate's distinct items judged; small_n: too few for the interval (judging.honest)
+        # n: the candidate's distinct items judged; small_n: too few for one of the row's intervals
+        # (judging.honest; the LC and SC figures need more items than the others: set below)
         row["items"] = len({str(r["index"]) for r in mine})
         row["small_n"] = row["items"] < options.min_items_for_interval
         lc = lc_win_rate([_preference(r["score"]) for r in mine], [float(r["length_diff"]) for r in mine],
@@ -571,6 +572,8 @@ def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates
         side = sc["one_sided"].get(c)
         row["sc_identified"] = side is None
         row["sc_note"] = None if side is None else SC_EXTRAPOLATES.format(side=side)
+        shown = [f for f in ("lc_win_rate", "sc_score") if row[f] is not None]
+        row["small_n"] = row["items"] < min_items_for(options, shown)
         rows.append(row)
     return rows
 
@@ -581,7 +584,8 @@ METHOD = {
     "lc_win_rate": "AlpacaEval 2 length-controlled win rate: logistic GLM of the judge's preference on the "
                    "candidate term and tanh(length difference / sd), L1-penalised with the strength chosen by "
                    "5-fold cross-validation over items, predicted with no length difference (percent); "
-                   "lc_identified false: every length difference has one sign and the figure extrapolates",
+                   "lc_identified false: every length difference has one sign and the figure extrapolates; its interval: "
+                   "the unpenalised fit's percentile interval over resampled items, stretched to hold the point",
     "sc_score": "Arena-Hard-Auto v2 style control: Bradley-Terry fit with length, header, list and bold "
                 "features; the candidate's win probability against the reference without them (percent)",
     "sc_identified": "false: every one of the candidate's length features lies on one side of the battles' "
@@ -673,7 +677,7 @@ def rating_text(value, low=None, high=None) -> str:
 
 
 def controlled_display(r: Mapping[str, Any], *, judge: bool = False) -> dict[str, Any]:
-    """A printed row: the candidate's n (its items; ``!`` when too few for the interval), LC win
+    """A printed row: the candidate's n (its items; ``!`` when too few for one of its intervals), LC win
     rate, SC score and BT rating with their intervals, the rank's range."""
     rank = "-" if r["rank"] is None else str(r["rank"])
     if r["rank"] is not None and r.get("rank_ci_low") is not None:
@@ -738,7 +742,9 @@ def controlled_report_table(summary: Mapping[str, Any]):
             "style-controlled win probability against the reference (a Bradley-Terry fit with length, header, "
             "list and bold features, reported without them); BT rating: Bradley-Terry on the Elo scale, the "
             "reference at 1000; rank among the candidates; [a, b]: the item-bootstrap interval; n: the "
-            "candidate's items, marked ! when too few for the interval"
+            "candidate's items, marked ! when too few for one of the row's intervals (LC under "
+            f"{FIGURE_MIN_ITEMS['lc_win_rate']}, SC under {FIGURE_MIN_ITEMS['sc_score']} items, any under the "
+            "run's min_items_for_interval)"
             + (f"; {LC_NOT_IDENTIFIED}" if any(r.get("lc_identified") is False or r.get("sc_identified") is False
                                                for r in controlled["results"])
                else "")

@@ -68,8 +68,8 @@ def swap_p(num_a: np.ndarray, den_a: np.ndarray, num_b: np.ndarray, den_b: np.nd
         hn, hd = signs @ (na - nb) / 2.0, signs @ (da - db) / 2.0
         mn, md = (tn_a + tn_b) / 2.0, (td_a + td_b) / 2.0
         drawn = np.abs((mn + hn) / (md + hd) - (mn - hn) / (md - hd))
-    # ties within rounding count as extreme (a swap that changes nothing gives exactly |d|)
-    extreme = ~(drawn < observed - 1e-12 * np.maximum(observed, 1.0))
+        # ties within rounding count as extreme (a swap that changes nothing gives exactly |d|)
+        extreme = ~(drawn < observed - 1e-12 * np.maximum(observed, 1.0))
     p = (1.0 + extreme.sum(axis=0)) / (signs.shape[0] + 1.0)
     return np.where((td_a > 0) & (td_b > 0), p, np.nan)
 

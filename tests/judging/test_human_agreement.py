@@ -166,6 +166,31 @@ def test_rows_match_independent_figures_and_a_plain_bootstrap():
             assert row[f"{name}_ci_low"] == pytest.approx(lo) and row[f"{name}_ci_high"] == pytest.approx(hi)
 
 
+def test_consistency_interval_is_wilsons_on_the_units_or_their_effective_count():
+    """One unit per item: consistency's interval is Wilson's on the units.  Two units (orders) per
+    item: Wilson's on n_eff = p (1 - p) / var, var the share's variance over the items."""
+    from judgekit.judging.rates import wilson
+    labels, recs = _random_case(3)
+    values = {j: unit_values(r, False) for j, r in recs.items()}
+    for row in agreement_rows(values, labels, ["m2", "m1"], IntervalOptions(bootstrap_samples=50)):
+        k = round(row["consistency"] * row["n"] / 100.0)
+        lo, hi = wilson(k, row["n"])
+        assert row["consistency_ci_low"] == pytest.approx(100 * lo) and row["consistency_ci_high"] == pytest.approx(100 * hi)
+    off = agreement_rows(values, labels, ["m2", "m1"], IntervalOptions(bootstrap_samples=0))
+    assert all(r["consistency_ci_low"] is None for r in off)
+    # by order: item i's two units; consistent ones: both of items 0-5, one of items 6-8, none of 9-11
+    labels = HumanLabels("x.csv", {("m", str(i), o): [0.0] for i in range(12) for o in (0, 1)})
+    judged = {("m", str(i), o): (0.0 if i < 6 or (i < 9 and o == 0) else 2.0) for i in range(12) for o in (0, 1)}
+    (row,) = [r for r in agreement_rows({"j": judged}, labels, ["m"], IntervalOptions(bootstrap_samples=50))
+              if r["model"] == "m"]
+    a = np.array([2.0] * 6 + [1.0] * 3 + [0.0] * 3)
+    p = a.sum() / 24
+    n_eff = p * (1 - p) / (((a - 2 * p) ** 2).sum() / 24 ** 2)
+    lo, hi = wilson(p * n_eff, n_eff)
+    assert row["consistency"] == pytest.approx(100 * p)
+    assert row["consistency_ci_low"] == pytest.approx(100 * lo) and row["consistency_ci_high"] == pytest.approx(100 * hi)
+
+
 def test_orders_resampled_together_and_labels_per_order():
     labels = HumanLabels("x.csv", {("m", str(i), o): [float((i + o) % 5 - 2)] for i in range(12) for o in (0, 1)})
     recs = records("j", {("m", str(i)): ((i % 5) - 2, ((i + 1) % 5) - 2) for i in range(12)})
