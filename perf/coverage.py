@@ -381,7 +381,7 @@ def _familywise_size(args: tuple) -> tuple[int, list[int]]:
     return n, got
 
 
-def familywise(*, reps: int, sizes: Sequence[int] = (12, 50, 200), samples: int = 1000, seed: int = 0,
+def familywise(*, reps: int, sizes: Sequence[int] = (12, 25, 50, 200), samples: int = 1000, seed: int = 0,
                workers: int = 1) -> dict[int, list[int]]:
     """With every candidate equal (:data:`EQUAL`), per n: [runs where any of the run's comparisons
     (3 pairs x Reward, Win Rate, VFS x the first judge and the ensemble) excludes 0 raw, the same
@@ -403,18 +403,31 @@ def _pct(hit: int, total: int) -> str:
     return "-" if total == 0 else f"{100.0 * hit / total:.1f}"
 
 
+def flagged(result: dict[str, Any], name: str, n: int) -> float:
+    """The share of replications whose row of ``name`` at ``n`` items is flagged small_n (a row
+    without the key: by n < min_items_for_interval)."""
+    if not result["marked"].get(name):
+        return float(n < result["min_items"])
+    return result["coverage"][name][n][2] / result["reps"] if result["reps"] else 0.0
+
+
+def _flag_mark(result: dict[str, Any], name: str, n: int) -> str:
+    share = flagged(result, name, n)
+    return "!" if share == 1.0 else "~" if share > 0 else ""
+
+
 def report(result: dict[str, Any]) -> str:
     sizes, reps = result["sizes"], result["reps"]
     width = max(len(k) for k in result["coverage"]) + 2
     lines = [f"Coverage of the nominal 95 % intervals, % of {reps} replications (n = items in the row; "
-             f"'*' outside {BAND[0]:.0f}-{BAND[1]:.0f} %)",
+             f"'*' outside {BAND[0]:.0f}-{BAND[1]:.0f} %; '!' the row is flagged small_n, '~' in some replications)",
              "figure".ljust(width) + "truth".rjust(9) + "".join(f"{'n=' + str(n):>8}" for n in sizes)]
     for name, per_n in result["coverage"].items():
         cells = ""
         for n in sizes:
             hit, total = per_n[n][:2]
             mark = "" if total and BAND[0] <= 100.0 * hit / total <= BAND[1] else "*"
-            cells += f"{_pct(hit, total) + mark:>8}"
+            cells += f"{_pct(hit, total) + mark + _flag_mark(result, name, n):>8}"
         lines.append(name.ljust(width) + f"{result['truths'][name]:9.3f}" + cells)
     missing = {name: {n: reps - t for n, (_, t, *_) in per_n.items() if t < reps}
                for name, per_n in result["coverage"].items()}
@@ -487,6 +500,9 @@ def familywise_report(got: dict[int, list[int]], reps: int) -> str:
              "n".rjust(6) + "family".rjust(8) + "raw".rjust(8) + "Holm".rjust(8)]
     for n, (raw, holm, size) in got.items():
         lines.append(f"{n:6d}{size:8d}{_pct(raw, reps):>8}{_pct(holm, reps):>8}")
+    se = 100.0 * (0.05 * 0.95 / reps) ** 0.5 if reps else 0.0
+    lines.append(f"(raw: some percentile interval excludes 0; Holm: after Holm's adjustment of the swap-test "
+                 f"p-values, which should stay at or below 5 %; standard error at 5 %: {se:.1f} points)")
     return "\n".join(lines)
 
 
@@ -502,7 +518,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--figures", default=None, help="comma-separated figure names (default: all registered)")
     ap.add_argument("--workers", type=int, default=1, help="processes (one per n)")
     ap.add_argument("--holm-reps", type=int, default=None,
-                    help="replications of the all-equal familywise rate at 12/50/200 items (default --reps; 0: none)")
+                    help="replications of the all-equal familywise rate at 12/25/50/200 items (default --reps; 0: none)")
     args = ap.parse_args(argv)
     reps = args.reps or (100 if args.quick else 400)
     sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else ((3, 12, 50, 200) if args.quick else SIZES)

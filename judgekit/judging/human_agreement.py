@@ -47,7 +47,7 @@ from ..errors import DataError
 from ..report.doc import Table
 from .intervals import _draws, _percentiles, _rng, shown
 from .rates import wilson
-from .uncertainty import IntervalOptions
+from .uncertainty import IntervalOptions, min_items_for
 
 __all__ = ["HumanLabelOptions", "HumanLabels", "load_human_labels", "labels_from_ratings", "unit_scores",
            "unit_values", "FIGURES", "table_figures", "agreement_rows", "agreement_display", "ALL", "NOTE",
@@ -329,7 +329,8 @@ def agreement_rows(values_by_judge: Mapping[str, Mapping[tuple[str, str, int | N
     order; ``values_by_judge``: J per unit, :func:`unit_values`) for each candidate with a labelled
     unit (``candidates`` order) and pooled (``model`` = ``"all"``).  ``n``: units with both J and
     P; ``items``: their (candidate, item) clusters; ``small_n``: fewer items than
-    ``options.min_items_for_interval`` (too few for the interval, :mod:`.honest`)."""
+    ``options.min_items_for_interval`` or the figures' own thresholds (too few for the
+    intervals, :mod:`.honest`, :data:`~judgekit.judging.uncertainty.FIGURE_MIN_ITEMS`)."""
     reference = labels.reference()
     judges = list(values_by_judge)
     # P of each unit a judge valued: the candidate's own label, else the item's label for every candidate
@@ -395,7 +396,7 @@ def agreement_rows(values_by_judge: Mapping[str, Mapping[tuple[str, str, int | N
             n = int(valid.sum())
             row: dict[str, Any] = {"judge": j, "model": model, "n": n, "items": int(valid.any(axis=1).sum())}
             # the interval resamples items: fewer than the threshold and it covers less than it says
-            row["small_n"] = row["items"] < options.min_items_for_interval
+            row["small_n"] = row["items"] < min_items_for(options, FIGURES)
             if n == 0:
                 for f in FIGURES:
                     row[f] = row[f"{f}_ci_low"] = row[f"{f}_ci_high"] = None
