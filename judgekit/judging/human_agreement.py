@@ -1,7 +1,8 @@
 """Agreement of each judge (and a panel's ensemble) with human labels, for any pairwise or rubric
 benchmark: Cohen's kappa (unweighted, linear, quadratic), Spearman's rho, Kendall's tau-b, and
 Creation-MMBench Table 4's MAE and consistency, each with a percentile bootstrap interval over
-items and the number of pairs beside it.
+items (consistency, a share: Wilson's interval on the effective count of units,
+:func:`_consistency_interval`) and the number of pairs beside it.
 
 A *unit* is what a human labelled: a (candidate, item), or a (candidate, item, order) when the
 labels file has an ``order`` column.  J is the judge's value for a unit: the mean of its valid
@@ -60,7 +61,8 @@ FIGURES = ("kappa", "kappa_linear", "kappa_quadratic", "spearman", "kendall", "m
 #: what the printed table and the report say the figures are
 NOTE = ("each judge's value per labelled unit against the mean human label: Cohen's kappa (quadratic weights), "
         "Spearman's rho, Kendall's tau-b, MAE and consistency % (|judge - human| <= 1, Creation-MMBench's "
-        "Table 4); [low, high]: percentile bootstrap interval over items; n: labelled units with a judge value, "
+        "Table 4); [low, high]: percentile bootstrap interval over items (consistency: Wilson's on the effective "
+        "count of units); n: labelled units with a judge value, "
         "marked ! when they come from too few items for the interval")
 #: at most this many table cells in one call of :func:`table_figures` (resamples go in blocks)
 _TABLE_CELLS = 2_000_000
