@@ -25,13 +25,21 @@ Issue 27's figures are registered too: the LC win rate, SC score and BT rating (
 of the behaviour rates, agreement with synthetic human labels (kappa, Spearman, Kendall, MAE,
 consistency), figures of :data:`REPEATS` judge repeats pooled; each replication runs
 Creation-MMBench's whole statistics pass (``results.build``) once for them.  :func:`small_n`
-reads the small-n flag the run puts on a figure's row, so the report says whether every row whose
-coverage is below 93 % is flagged; :func:`familywise` measures the run's familywise false-alarm
-rate with every candidate equal, raw and after Holm's adjustment.  Figures judgekit prints
+reads the small-n flag the run puts on a figure's row (its threshold: ``min_items_for_interval``
+or the figure's own, ``judging.uncertainty.FIGURE_MIN_ITEMS``, which these measurements set), so
+each cell says whether the row is flagged ('!') and the report lists every row whose coverage is
+below 93 % without the flag; :func:`familywise` measures the run's familywise false-alarm rate
+with every candidate equal, raw and after Holm's adjustment of the swap-test p-values
+(:func:`run_family`: the run's family of comparisons without the rest of the statistics pass).  Figures judgekit prints
 without an interval (:data:`WITHOUT_INTERVAL`) have no coverage to measure.
 
     .venv/bin/python perf/coverage.py [--quick] [--reps 400] [--sizes 3,6,12,25,50,100,200] [--workers 2]
-                                      [--holm-reps N]
+                                      [--holm-reps N] [--figures NAME,NAME]
+
+Runtime (one core of a loaded shared 2-core machine): issue 27's figures need the whole statistics
+pass per replication, about 0.5 s at 50 items and 2 s at 200; ``--reps 200 --sizes 25,50,100,200``
+over every figure takes about RUNTIME, the familywise rate (``--holm-reps 400``, 12/25/50/200 items)
+about FWTIME.
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ from _synthetic import Model, records, truth  # noqa: E402
 from judgekit.benchmarks.creation_mmbench.results import build  # noqa: E402
 from judgekit.judging.bootstrap import comparison_rows  # noqa: E402
 from judgekit.judging.human_agreement import HumanLabels  # noqa: E402
+from judgekit.judging.multiplicity import adjust_comparisons  # noqa: E402
 from judgekit.judging.pairwise import ENSEMBLE_JUDGE  # noqa: E402
 from judgekit.judging.results import judge_rows  # noqa: E402
 from judgekit.judging.uncertainty import IntervalOptions  # noqa: E402
@@ -369,12 +378,21 @@ def simulate(*, reps: int, sizes: Sequence[int], samples: int = 1000, seed: int 
 EQUAL = Model(quality={"cand-a": 0.0, "cand-b": 0.0, "cand-c": 0.0})
 
 
+def run_family(recs: Sequence[dict], options: IntervalOptions) -> list[dict]:
+    """The run's family of comparisons, Holm-adjusted, as ``results.build`` makes it (the first
+    judge's and the ensemble's comparisons: 3 pairs x Reward, Win Rate, VFS x 2), without the
+    rest of the statistics pass."""
+    comps = [dict(c) for j in (JUDGES[0], ENSEMBLE_JUDGE) for c in _comparisons(recs, options, j)]
+    adjust_comparisons(comps, options.interval_level, options.holm_adjust)
+    return comps
+
+
 def _familywise_size(args: tuple) -> tuple[int, list[int]]:
     model, n, reps, samples, seed = args
     got = [0, 0, 0]  # [raw: any excludes 0, Holm: any excludes 0, family size]
     for rep in range(reps):
         recs = replication(model, n, (seed, n, rep, 7))
-        comps = _run(recs, IntervalOptions(bootstrap_samples=samples, bootstrap_seed=rep))["comparisons"]
+        comps = run_family(recs, IntervalOptions(bootstrap_samples=samples, bootstrap_seed=rep))
         got[0] += any(c["excludes_zero"] for c in comps)
         got[1] += any(c["excludes_zero_holm"] for c in comps)
         got[2] = len(comps)

@@ -158,6 +158,16 @@ def test_unflagged_finds_a_low_row_without_the_flag():
     assert coverage.unflagged(result, floor=85.0) == {"x": [12]}  # y at 12: no flag key, n < 20
 
 
+def test_the_familywise_family_is_the_runs():
+    # run_family (comparisons and Holm alone) gives the family results.build gives, row for row
+    recs = coverage.replication(coverage.EQUAL, 12, (0, 12, 1, 7))
+    opts = coverage.IntervalOptions(bootstrap_samples=100, bootstrap_seed=1)
+    built = coverage._run(recs, opts)["comparisons"]
+    alone = coverage.run_family(recs, opts)
+    keys = ("judge", "metric", "a", "b", "difference", "p_value", "p_holm", "excludes_zero", "excludes_zero_holm")
+    assert [{k: c[k] for k in keys} for c in alone] == [{k: c[k] for k in keys} for c in built]
+
+
 def test_holm_never_alarms_more_than_the_raw_comparisons():
     got = coverage.familywise(reps=3, sizes=(12,), samples=100)
     assert "Holm" in coverage.familywise_report(got, 3)
