@@ -179,7 +179,7 @@ def _shared_comparisons(per_model: Mapping[str, Mapping[str, list[float]]], name
     pair's differences and percentiles as columns at once; the p-values are the swap permutation
     test's (:func:`judgekit.judging.multiplicity.swap_p`), one set of swaps for the judge.  The estimates are
     computed as :func:`~judgekit.judging.intervals.paired_difference_p` computes them."""
-    from .multiplicity import swap_p, swap_signs
+    from .multiplicity import swap_p_from, swap_signs
 
     order = _in_order(per_model[names[0]])
     n, k = len(order), len(names)
@@ -196,7 +196,7 @@ def _shared_comparisons(per_model: Mapping[str, Mapping[str, list[float]]], name
     pairs = list(combinations(range(k), 2))
     resampled = _resampled(matrix, options, f"{judge}:comparisons") if n else np.zeros((0, matrix.shape[1]))
     samples, level = options.bootstrap_samples, options.interval_level
-    signs = None  # the swap test's random swaps, drawn once for every pair and figure of the judge
+    signed = total = None  # the swap test's random swaps, drawn once for every pair and figure of the judge
     rows = []
     for fi, figure in enumerate(COMPARED):
         defined = [n > 0 and totals[(a, fi)][1] > 0 and totals[(b, fi)][1] > 0 for a, b in pairs]
@@ -221,11 +221,13 @@ def _shared_comparisons(per_model: Mapping[str, Mapping[str, list[float]]], name
             for col in np.flatnonzero(~complete):
                 lo, hi = _percentiles(diff[:, col].copy(), level)
                 lows[use[col]], highs[use[col]] = lo, hi
-            if signs is None:
-                signs = swap_signs(_rng(options.bootstrap_seed, f"{judge}:swaps"), n, samples)
+            if signed is None:  # every candidate's and figure's signed sums: one product for all pairs
+                signed = swap_signs(_rng(options.bootstrap_seed, f"{judge}:swaps"), n, samples) @ matrix
+                total = matrix.sum(axis=0)
             at_a = (a_idx * len(cols) + fi) * 2
             at_b = (b_idx * len(cols) + fi) * 2
-            p = swap_p(matrix[:, at_a], matrix[:, at_a + 1], matrix[:, at_b], matrix[:, at_b + 1], signs)
+            p = swap_p_from((total[at_a], total[at_a + 1], total[at_b], total[at_b + 1]),
+                            (signed[:, at_a], signed[:, at_a + 1], signed[:, at_b], signed[:, at_b + 1]))
             for col, pv in enumerate(p):
                 pvalues[use[col]] = None if np.isnan(pv) else float(pv)
         for p, (a, b) in enumerate(pairs):

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["bootstrap_p", "swap_p", "swap_signs", "holm", "adjust_comparisons", "adjust_summary", "excludes_cell"]
+__all__ = ["bootstrap_p", "swap_p", "swap_p_from", "swap_signs", "holm", "adjust_comparisons", "adjust_summary", "excludes_cell"]
 
 
 def bootstrap_p(stats: np.ndarray) -> float | None:
@@ -61,16 +61,25 @@ def swap_p(num_a: np.ndarray, den_a: np.ndarray, num_b: np.ndarray, den_b: np.nd
     sums on each side), ``signs`` B x items from :func:`swap_signs`.  NaN where a side's
     denominator is 0 in the data; a swapped draw with a zero denominator counts as extreme."""
     na, da, nb, db = (np.asarray(x, dtype=float).reshape(np.shape(x)[0], -1) for x in (num_a, den_a, num_b, den_b))
-    tn_a, td_a, tn_b, td_b = na.sum(axis=0), da.sum(axis=0), nb.sum(axis=0), db.sum(axis=0)
+    return swap_p_from((na.sum(axis=0), da.sum(axis=0), nb.sum(axis=0), db.sum(axis=0)),
+                       (signs @ na, signs @ da, signs @ nb, signs @ db))
+
+
+def swap_p_from(totals, signed) -> np.ndarray:
+    """:func:`swap_p` from the sides' totals ``(num_a, den_a, num_b, den_b)`` (each m) and their
+    signed sums ``signs @ x`` (each B x m): when many comparisons share their sides (every pair
+    of k candidates), the signed sums of each candidate are one matrix product for all pairs."""
+    tn_a, td_a, tn_b, td_b = totals
+    sn_a, sd_a, sn_b, sd_b = signed
     with np.errstate(invalid="ignore", divide="ignore"):
         observed = np.abs(tn_a / td_a - tn_b / td_b)
         # a's swapped sums are half the two sides' totals plus half the signed item differences
-        hn, hd = signs @ (na - nb) / 2.0, signs @ (da - db) / 2.0
+        hn, hd = (sn_a - sn_b) / 2.0, (sd_a - sd_b) / 2.0
         mn, md = (tn_a + tn_b) / 2.0, (td_a + td_b) / 2.0
         drawn = np.abs((mn + hn) / (md + hd) - (mn - hn) / (md - hd))
         # ties within rounding count as extreme (a swap that changes nothing gives exactly |d|)
         extreme = ~(drawn < observed - 1e-12 * np.maximum(observed, 1.0))
-    p = (1.0 + extreme.sum(axis=0)) / (signs.shape[0] + 1.0)
+    p = (1.0 + extreme.sum(axis=0)) / (sn_a.shape[0] + 1.0)
     return np.where((td_a > 0) & (td_b > 0), p, np.nan)
 
 
