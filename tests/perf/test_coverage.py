@@ -139,7 +139,7 @@ def test_the_new_figures_compute_and_the_small_n_flag_is_read_from_their_rows():
             assert total == 4 and 0 <= hit <= 4
             if result["marked"][name]:
                 assert flagged == (4 if n < least.get(name, 20) else 0), (name, n)
-            assert coverage.flagged(result, name, n) == flagged / 4 if result["marked"][name] else n < 20
+            assert coverage.flagged(result, name, n) == (flagged / 4 if result["marked"][name] else float(n < 20))
     # the results rows, comparisons, controlled and agreement rows carry small_n
     assert all(result["marked"][name] for name in ("reward cand-a (judge-1)", "reward a-b (judge-1)",
                                                     "lc win rate cand-a (judge-1)", "human spearman cand-a (judge-1)"))
