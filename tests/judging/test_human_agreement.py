@@ -329,15 +329,15 @@ def test_rows_from_too_few_items_are_flagged_and_printed_with_a_mark():
     by = {(r["judge"], r["model"]): r for r in rows}
     # m1: its 12 items and the shared one (13); m2: 12; pooled: 25 (candidate, item) clusters
     assert by[("a", "m1")]["items"] == 13 and by[("a", "m2")]["items"] == 12 and by[("a", ALL)]["items"] == 25
-    # kappa, the correlations and MAE need 50 items (FIGURE_MIN_ITEMS), more than the option's 20
+    # kappa, the correlations and MAE need 100 items (FIGURE_MIN_ITEMS), more than the option's 20
     least = min_items_for(IntervalOptions(min_items_for_interval=20), FIGURES)
-    assert least == 50 and all(r["small_n"] == (r["items"] < least) for r in rows)
+    assert least == 100 and all(r["small_n"] == (r["items"] < least) for r in rows)
     assert by[("a", "m2")]["small_n"] and by[("a", ALL)]["small_n"]
     assert agreement_display(by[("a", "m2")])["n"] == f"{by[('a', 'm2')]['n']}!"
-    # the option raises the threshold: m1 with 61 items passes 61, m2 with 60 does not
-    labels, recs = _random_case(6, items=60)
+    # the option raises the threshold: m1 with 121 items passes 121, m2 with 120 does not
+    labels, recs = _random_case(6, items=120)
     values = {j: unit_values(r, False) for j, r in recs.items()}
-    rows = agreement_rows(values, labels, ["m1", "m2"], IntervalOptions(bootstrap_samples=0, min_items_for_interval=61))
+    rows = agreement_rows(values, labels, ["m1", "m2"], IntervalOptions(bootstrap_samples=0, min_items_for_interval=121))
     by = {(r["judge"], r["model"]): r for r in rows}
-    assert by[("a", "m1")]["items"] == 61 and not by[("a", "m1")]["small_n"] and by[("a", "m2")]["small_n"]
+    assert by[("a", "m1")]["items"] == 121 and not by[("a", "m1")]["small_n"] and by[("a", "m2")]["small_n"]
     assert agreement_display(by[("a", "m1")])["n"] == by[("a", "m1")]["n"]
