@@ -25,13 +25,21 @@ Issue 27's figures are registered too: the LC win rate, SC score and BT rating (
 of the behaviour rates, agreement with synthetic human labels (kappa, Spearman, Kendall, MAE,
 consistency), figures of :data:`REPEATS` judge repeats pooled; each replication runs
 Creation-MMBench's whole statistics pass (``results.build``) once for them.  :func:`small_n`
-reads the small-n flag the run puts on a figure's row, so the report says whether every row whose
-coverage is below 93 % is flagged; :func:`familywise` measures the run's familywise false-alarm
-rate with every candidate equal, raw and after Holm's adjustment.  Figures judgekit prints
+reads the small-n flag the run puts on a figure's row (its threshold: ``min_items_for_interval``
+or the figure's own, ``judging.uncertainty.FIGURE_MIN_ITEMS``, which these measurements set), so
+each cell says whether the row is flagged ('!') and the report lists every row whose coverage is
+below 93 % without the flag; :func:`familywise` measures the run's familywise false-alarm rate
+with every candidate equal, raw and after Holm's adjustment of the swap-test p-values
+(:func:`run_family`: the run's family of comparisons without the rest of the statistics pass).  Figures judgekit prints
 without an interval (:data:`WITHOUT_INTERVAL`) have no coverage to measure.
 
     .venv/bin/python perf/coverage.py [--quick] [--reps 400] [--sizes 3,6,12,25,50,100,200] [--workers 2]
-                                      [--holm-reps N]
+                                      [--holm-reps N] [--figures NAME,NAME]
+
+Runtime: issue 27's figures need the whole statistics pass per replication.  On a shared 2-core
+machine under a load of about 10, ``--reps 200 --sizes 25,50,100,200 --holm-reps 0`` over every
+figure took 31 min of wall time (one process), and the familywise rate alone (``--holm-reps 400``
+at 12/25/50/200 items, the comparisons only) 9.5 min; ``--workers`` runs the sizes in parallel.
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ from _synthetic import Model, records, truth  # noqa: E402
 from judgekit.benchmarks.creation_mmbench.results import build  # noqa: E402
 from judgekit.judging.bootstrap import comparison_rows  # noqa: E402
 from judgekit.judging.human_agreement import HumanLabels  # noqa: E402
+from judgekit.judging.multiplicity import adjust_comparisons  # noqa: E402
 from judgekit.judging.pairwise import ENSEMBLE_JUDGE  # noqa: E402
 from judgekit.judging.results import judge_rows  # noqa: E402
 from judgekit.judging.uncertainty import IntervalOptions  # noqa: E402
@@ -369,19 +378,28 @@ def simulate(*, reps: int, sizes: Sequence[int], samples: int = 1000, seed: int 
 EQUAL = Model(quality={"cand-a": 0.0, "cand-b": 0.0, "cand-c": 0.0})
 
 
+def run_family(recs: Sequence[dict], options: IntervalOptions) -> list[dict]:
+    """The run's family of comparisons, Holm-adjusted, as ``results.build`` makes it (the first
+    judge's and the ensemble's comparisons: 3 pairs x Reward, Win Rate, VFS x 2), without the
+    rest of the statistics pass."""
+    comps = [dict(c) for j in (JUDGES[0], ENSEMBLE_JUDGE) for c in _comparisons(recs, options, j)]
+    adjust_comparisons(comps, options.interval_level, options.holm_adjust)
+    return comps
+
+
 def _familywise_size(args: tuple) -> tuple[int, list[int]]:
     model, n, reps, samples, seed = args
     got = [0, 0, 0]  # [raw: any excludes 0, Holm: any excludes 0, family size]
     for rep in range(reps):
         recs = replication(model, n, (seed, n, rep, 7))
-        comps = _run(recs, IntervalOptions(bootstrap_samples=samples, bootstrap_seed=rep))["comparisons"]
+        comps = run_family(recs, IntervalOptions(bootstrap_samples=samples, bootstrap_seed=rep))
         got[0] += any(c["excludes_zero"] for c in comps)
         got[1] += any(c["excludes_zero_holm"] for c in comps)
         got[2] = len(comps)
     return n, got
 
 
-def familywise(*, reps: int, sizes: Sequence[int] = (12, 50, 200), samples: int = 1000, seed: int = 0,
+def familywise(*, reps: int, sizes: Sequence[int] = (12, 25, 50, 200), samples: int = 1000, seed: int = 0,
                workers: int = 1) -> dict[int, list[int]]:
     """With every candidate equal (:data:`EQUAL`), per n: [runs where any of the run's comparisons
     (3 pairs x Reward, Win Rate, VFS x the first judge and the ensemble) excludes 0 raw, the same
@@ -403,18 +421,31 @@ def _pct(hit: int, total: int) -> str:
     return "-" if total == 0 else f"{100.0 * hit / total:.1f}"
 
 
+def flagged(result: dict[str, Any], name: str, n: int) -> float:
+    """The share of replications whose row of ``name`` at ``n`` items is flagged small_n (a row
+    without the key: by n < min_items_for_interval)."""
+    if not result["marked"].get(name):
+        return float(n < result["min_items"])
+    return result["coverage"][name][n][2] / result["reps"] if result["reps"] else 0.0
+
+
+def _flag_mark(result: dict[str, Any], name: str, n: int) -> str:
+    share = flagged(result, name, n)
+    return "!" if share == 1.0 else "~" if share > 0 else ""
+
+
 def report(result: dict[str, Any]) -> str:
     sizes, reps = result["sizes"], result["reps"]
     width = max(len(k) for k in result["coverage"]) + 2
     lines = [f"Coverage of the nominal 95 % intervals, % of {reps} replications (n = items in the row; "
-             f"'*' outside {BAND[0]:.0f}-{BAND[1]:.0f} %)",
+             f"'*' outside {BAND[0]:.0f}-{BAND[1]:.0f} %; '!' the row is flagged small_n, '~' in some replications)",
              "figure".ljust(width) + "truth".rjust(9) + "".join(f"{'n=' + str(n):>8}" for n in sizes)]
     for name, per_n in result["coverage"].items():
         cells = ""
         for n in sizes:
             hit, total = per_n[n][:2]
             mark = "" if total and BAND[0] <= 100.0 * hit / total <= BAND[1] else "*"
-            cells += f"{_pct(hit, total) + mark:>8}"
+            cells += f"{_pct(hit, total) + mark + _flag_mark(result, name, n):>8}"
         lines.append(name.ljust(width) + f"{result['truths'][name]:9.3f}" + cells)
     missing = {name: {n: reps - t for n, (_, t, *_) in per_n.items() if t < reps}
                for name, per_n in result["coverage"].items()}
@@ -487,6 +518,9 @@ def familywise_report(got: dict[int, list[int]], reps: int) -> str:
              "n".rjust(6) + "family".rjust(8) + "raw".rjust(8) + "Holm".rjust(8)]
     for n, (raw, holm, size) in got.items():
         lines.append(f"{n:6d}{size:8d}{_pct(raw, reps):>8}{_pct(holm, reps):>8}")
+    se = 100.0 * (0.05 * 0.95 / reps) ** 0.5 if reps else 0.0
+    lines.append(f"(raw: some percentile interval excludes 0; Holm: after Holm's adjustment of the swap-test "
+                 f"p-values, which should stay at or below 5 %; standard error at 5 %: {se:.1f} points)")
     return "\n".join(lines)
 
 
@@ -502,7 +536,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--figures", default=None, help="comma-separated figure names (default: all registered)")
     ap.add_argument("--workers", type=int, default=1, help="processes (one per n)")
     ap.add_argument("--holm-reps", type=int, default=None,
-                    help="replications of the all-equal familywise rate at 12/50/200 items (default --reps; 0: none)")
+                    help="replications of the all-equal familywise rate at 12/25/50/200 items (default --reps; 0: none)")
     args = ap.parse_args(argv)
     reps = args.reps or (100 if args.quick else 400)
     sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else ((3, 12, 50, 200) if args.quick else SIZES)

@@ -211,9 +211,10 @@ def _shared_comparisons(per_model: Mapping[str, Mapping[str, list[float]]], name
     """:func:`comparison_rows` when the candidates ``names`` have the same items: the items in
     ``repr`` order (as :func:`judgekit.judging.uncertainty.comparisons` orders them), one draw
     counted per resample, every candidate's resampled sums from one matrix product, then every
-    pair's differences, percentiles and bootstrap p-values as columns at once.  The estimates are
+    pair's differences and percentiles as columns at once; the p-values are the swap permutation
+    test's (:func:`judgekit.judging.multiplicity.swap_p`), one set of swaps for the judge.  The estimates are
     computed as :func:`~judgekit.judging.intervals.paired_difference_p` computes them."""
-    from .multiplicity import bootstrap_p
+    from .multiplicity import swap_p_from, swap_signs
 
     order = _in_order(per_model[names[0]])
     n, k = len(order), len(names)
@@ -230,6 +231,7 @@ def _shared_comparisons(per_model: Mapping[str, Mapping[str, list[float]]], name
     pairs = list(combinations(range(k), 2))
     resampled = _resampled(matrix, options, f"{judge}:comparisons") if n else np.zeros((0, matrix.shape[1]))
     samples, level = options.bootstrap_samples, options.interval_level
+    signed = total = None  # the swap test's random swaps, drawn once for every pair and figure of the judge
     rows = []
     for fi, figure in enumerate(COMPARED):
         defined = [n > 0 and totals[(a, fi)][1] > 0 and totals[(b, fi)][1] > 0 for a, b in pairs]
@@ -249,16 +251,20 @@ def _shared_comparisons(per_model: Mapping[str, Mapping[str, list[float]]], name
             if complete.any():
                 tail = (1.0 - level) / 2.0
                 q = np.quantile(diff[:, complete], [tail, 1.0 - tail], axis=0)
-                d = diff[:, complete]
-                below = np.count_nonzero(d <= 0.0, axis=0) / samples
-                above = np.count_nonzero(d >= 0.0, axis=0) / samples
-                p = np.minimum(1.0, 2.0 * np.minimum(below, above))
-                for col, lo, hi, pv in zip(np.flatnonzero(complete), q[0], q[1], p):
-                    lows[use[col]], highs[use[col]], pvalues[use[col]] = float(lo), float(hi), float(pv)
+                for col, lo, hi in zip(np.flatnonzero(complete), q[0], q[1]):
+                    lows[use[col]], highs[use[col]] = float(lo), float(hi)
             for col in np.flatnonzero(~complete):
                 lo, hi = _percentiles(diff[:, col].copy(), level)
                 lows[use[col]], highs[use[col]] = lo, hi
-                pvalues[use[col]] = bootstrap_p(diff[:, col])
+            if signed is None:  # every candidate's and figure's signed sums: one product for all pairs
+                signed = swap_signs(_rng(options.bootstrap_seed, f"{judge}:swaps"), n, samples) @ matrix
+                total = matrix.sum(axis=0)
+            at_a = (a_idx * len(cols) + fi) * 2
+            at_b = (b_idx * len(cols) + fi) * 2
+            p = swap_p_from((total[at_a], total[at_a + 1], total[at_b], total[at_b + 1]),
+                            (signed[:, at_a], signed[:, at_a + 1], signed[:, at_b], signed[:, at_b + 1]))
+            for col, pv in enumerate(p):
+                pvalues[use[col]] = None if np.isnan(pv) else float(pv)
         for p, (a, b) in enumerate(pairs):
             estimate = None
             if defined[p]:

@@ -175,16 +175,17 @@ def paired_difference(num_a: Sequence[float], den_a: Sequence[float], num_b: Seq
     in both), with the percentile interval of the difference when the items are resampled once
     for both.  Resamples where either side has denominator 0 are left out."""
     return paired_difference_p(num_a, den_a, num_b, den_b, samples=samples, level=level, seed=seed, key=key,
-                               scale=scale)[0]
+                               scale=scale, test=False)[0]
 
 
 def paired_difference_p(num_a: Sequence[float], den_a: Sequence[float], num_b: Sequence[float],
                         den_b: Sequence[float], *, samples: int = DEFAULT_SAMPLES, level: float = DEFAULT_LEVEL,
-                        seed: int = 0, key: str = "", scale: float = 1.0) -> tuple[Interval, float | None]:
-    """:func:`paired_difference` and, from the same resampled differences, the bootstrap p-value
-    of a difference of 0 (:func:`judgekit.judging.multiplicity.bootstrap_p`; None without an
-    estimate)."""
-    from .multiplicity import bootstrap_p
+                        seed: int = 0, key: str = "", scale: float = 1.0, test: bool = True
+                        ) -> tuple[Interval, float | None]:
+    """:func:`paired_difference` and the p-value of a difference of 0 by the paired swap
+    permutation test (:func:`judgekit.judging.multiplicity.swap_p`, ``samples`` random swaps,
+    its own stream; None without an estimate or with ``test`` False)."""
+    from .multiplicity import swap_p, swap_signs
 
     _check(samples, level, seed)
     a1, b1 = _as_arrays(num_a, den_a)
@@ -202,7 +203,11 @@ def paired_difference_p(num_a: Sequence[float], den_a: Sequence[float], num_b: S
         blocks.append(_ratio(t1, d1) - _ratio(t2, d2))
     stats = np.concatenate(blocks)
     lo, hi = _percentiles(stats * scale, level)
-    return Interval(estimate, lo, hi, n, samples, level, seed), bootstrap_p(stats)
+    p = None
+    if test:
+        signs = swap_signs(_rng(seed, f"{key}:swaps"), n, samples)
+        p = float(swap_p(a1[:, None], b1[:, None], a2[:, None], b2[:, None], signs)[0])
+    return Interval(estimate, lo, hi, n, samples, level, seed), p
 
 
 def with_interval(row: dict, name: str, iv: Interval, digits: int = 2) -> dict:

@@ -130,8 +130,8 @@ def choose_c(X: np.ndarray, y: np.ndarray, w: np.ndarray, fold_of_row: np.ndarra
     return float(CS[int(np.argmax(score))])
 
 
-def refit_from(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndarray, C: float, full: np.ndarray,
-               blocks, *, step_tol: float, max_iter: int = 12) -> np.ndarray:
+def refit_from(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndarray, C: float | None,
+               full: np.ndarray, blocks, *, step_tol: float, max_iter: int = 12, fallback=None) -> np.ndarray:
     """The minimiser of F for each resample of the items (``blocks``: arrays B x items of each
     resample's item counts, a row's weight its item's count times ``w``), started at the full
     data's minimiser ``full``; resamples x p.
@@ -142,10 +142,15 @@ def refit_from(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndar
     full fit's), a resample stops once its last step moved no coefficient more than ``step_tol``.
     Each resample's result is then checked against F's optimality conditions (signs kept, and
     ``|C * gradient| <= 1`` on each zero coefficient); one that fails is fitted again by
-    :func:`fit_l1_logistic`."""
+    :func:`fit_l1_logistic`.
+
+    ``C`` None: the unpenalised (maximum-likelihood) fit, ``full`` its minimiser; the same Newton
+    steps on every coefficient without the L1 term, and a resample that has not converged after
+    ``max_iter`` steps is fitted again by ``fallback(weights, start)`` (resamples x rows weights;
+    returns resamples x p)."""
     X = np.asarray(X, dtype=float)
     p = X.shape[1]
-    sign = np.sign(full)
+    sign = np.sign(full) if C is not None else np.ones(p)
     act = np.flatnonzero(sign != 0)
     zero = np.flatnonzero(sign == 0)
     pairs = np.stack([X[:, i] * X[:, j] for i in range(p) for j in range(p)], axis=1)
@@ -156,12 +161,15 @@ def refit_from(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndar
     item_H = np.zeros((n_items, p * p))
     np.add.at(item_H, item_of_row, (w * prob0 * (1.0 - prob0))[:, None] * pairs)
     return np.concatenate([_refit_block(X, y, w, item_of_row, C, full, counts, item_r, item_H, pairs, act, zero,
-                                        step_tol, max_iter) for counts in blocks])
+                                        step_tol, max_iter, fallback) for counts in blocks])
 
 
-def _refit_block(X, y, w, item_of_row, C, full, counts, item_r, item_H, pairs, act, zero, step_tol, max_iter):
+def _refit_block(X, y, w, item_of_row, C, full, counts, item_r, item_H, pairs, act, zero, step_tol, max_iter,
+                 fallback=None):
     B, p = counts.shape[0], X.shape[1]
-    sign = np.sign(full)
+    free = C is None  # unpenalised: no L1 term, every coefficient free to take any sign
+    sign = np.zeros(p) if free else np.sign(full)
+    C = 1.0 if free else C
     W = counts[:, item_of_row] * w
     beta = np.broadcast_to(full, (B, p)).copy()
     r = counts @ item_r  # the log-likelihood's gradient at beta
@@ -187,6 +195,11 @@ def _refit_block(X, y, w, item_of_row, C, full, counts, item_r, item_H, pairs, a
         beta[idx[:, None], act] += step
         live[idx[np.abs(step).max(axis=1) < step_tol]] = False
     ok = ~live
+    if free:
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            beta[bad] = fallback(W[bad], beta[bad])
+        return beta
     if act.size:
         ok &= np.all(np.sign(beta[:, act]) == sign[act], axis=1)
     if zero.size:  # the gradient at the final beta (only a zero coefficient's condition needs it)

@@ -21,7 +21,8 @@ from pydantic import BaseModel, Field
 from ..config import STRICT_CONFIG
 from .intervals import DEFAULT_LEVEL, DEFAULT_SAMPLES, Interval, paired_difference_p, ratio_interval
 
-__all__ = ["IntervalOptions", "ItemSums", "Rate", "interval", "rate", "comparisons", "bootstrap_summary"]
+__all__ = ["IntervalOptions", "ItemSums", "Rate", "interval", "rate", "comparisons", "bootstrap_summary",
+           "FIGURE_MIN_ITEMS", "min_items_for"]
 
 #: item -> (numerator, denominator) of one figure for one candidate
 ItemSums = Mapping[Hashable, tuple[float, float]]
@@ -41,6 +42,24 @@ class IntervalOptions(BaseModel):
                                                               "their interval (its coverage falls below nominal)")
     holm_adjust: bool = Field(True, description="also say whether each paired comparison excludes 0 after Holm's "
                                                 "adjustment across the run's comparisons (the raw flag stays)")
+
+
+#: figure -> the fewest items from which ``perf/coverage.py`` measured its nominal 95 % interval
+#: covering at least 93 % at every item count it tried (25, 50, 100, 200; docs/statistics.md); a
+#: row with one of these figures and fewer items is flagged ``small_n`` whatever
+#: ``min_items_for_interval`` says (that option raises every threshold, it lowers none of these)
+FIGURE_MIN_ITEMS: dict[str, int] = {
+    "lc_win_rate": 50,  # 92-93 % at 25 items, 94.5-95 % at 50
+    "sc_score": 100,    # 90-92.5 % at 50 items, 93-94 % at 100
+    # agreement with human labels (consistency, Wilson's interval, needs none: 93-97 % from 25 items)
+    **{f: 100 for f in ("kappa", "kappa_linear", "kappa_quadratic", "spearman", "kendall", "mae")},  # 91.5-92.5 % at 50
+}
+
+
+def min_items_for(options: IntervalOptions, figures: Iterable[str] = ()) -> int:
+    """The item count below which a row holding ``figures`` is flagged ``small_n``: the option's
+    ``min_items_for_interval`` or, where higher, a figure's :data:`FIGURE_MIN_ITEMS`."""
+    return max([options.min_items_for_interval, *(FIGURE_MIN_ITEMS.get(f, 0) for f in figures)])
 
 
 def bootstrap_summary(options: IntervalOptions, *, items: str | None = None, **more: Any) -> dict[str, Any]:

@@ -231,7 +231,10 @@ def test_a_one_scorer_panel_is_the_single_scorer_and_joining_scorers_moves_nothi
     panel = _result(table, ["A", "B", "C"], samples=40)
     assert panel.summary["results"] == one.summary["results"]
     assert panel.summary["per_judge"]["B"] == _result(table, ["B"], samples=40).summary["results"]
-    assert [c for c in panel.summary["comparisons"] if c["judge"] == "A"] == one.summary["comparisons"]
+    # Holm's adjustment depends on the family (the panel's holds every scorer's comparisons): the rest is the same
+    def unadjusted(rows):
+        return [{k: v for k, v in c.items() if k not in ("p_holm", "excludes_zero_holm")} for c in rows]
+    assert unadjusted(c for c in panel.summary["comparisons"] if c["judge"] == "A") == unadjusted(one.summary["comparisons"])
     assert [r for r in panel.tables["scores"] if r["judge"] == "A"] == one.tables["scores"]
     # the panel's order does not change any scorer's figures or the ensemble's
     other = _result(table, ["C", "B", "A"], samples=40)

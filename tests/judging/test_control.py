@@ -32,7 +32,7 @@ from judgekit.judging.control import (ELO_BASE, ELO_SCALE, answer_style, control
                                       style_controlled, LC_NOT_IDENTIFIED)
 from judgekit.judging import control
 from judgekit.judging.l1_logistic import fit_l1_logistic
-from judgekit.judging.uncertainty import IntervalOptions
+from judgekit.judging.uncertainty import FIGURE_MIN_ITEMS, IntervalOptions, min_items_for
 
 NO_CI = IntervalOptions(bootstrap_samples=0)
 
@@ -391,6 +391,38 @@ def test_l1_bootstrap_fast_path_matches_the_general_solver(C):
     assert np.abs(fast - slow).max() < 1e-6
 
 
+def test_unpenalised_bootstrap_fast_path_matches_the_general_newton_fit():
+    """refit_from with C None (the LC interval's unpenalised resamples) gives every resample the
+    maximum-likelihood fit fit_logistic finds."""
+    from judgekit.judging.l1_logistic import refit_from
+    rng = np.random.default_rng(12)
+    n = 40
+    X = np.column_stack([np.ones(n), np.tanh(rng.normal(0.2, 1.0, n))])
+    y = rng.choice([0.0, 0.5, 1.0], n, p=[0.3, 0.2, 0.5])
+    w = np.ones(n)
+    full = fit_logistic(X, y, w[None, :])[0]
+    counts = np.stack([np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(60)]).astype(float)
+    fast = refit_from(X, y, w, np.arange(n), None, full, [counts[:25], counts[25:]], step_tol=1e-4,
+                      fallback=lambda W, start: fit_logistic(X, y, W, start))
+    assert np.abs(fast - fit_logistic(X, y, counts * w, full, tol=1e-13)).max() < 1e-6
+
+
+def test_lc_interval_is_the_unpenalised_fits_and_holds_the_point():
+    """The LC win rate keeps AlpacaEval's penalised point; its interval is the unpenalised fit's
+    percentile interval over the same resamples, stretched to hold the point."""
+    records, _ = _data(n_items=25)
+    mine = [r for r in records if r["model"] == "b"]
+    args = ([float(r["score"] > 0) if r["score"] else 0.5 for r in mine], [float(r["length_diff"]) for r in mine],
+            [r["index"] for r in mine])
+    opts = IntervalOptions(bootstrap_samples=300, bootstrap_seed=2)
+    pen = lc_win_rate(*args, opts, key="k")
+    plain = lc_win_rate(*args, opts, key="k", penalised=False)
+    assert pen["lc_win_rate"] == lc_win_rate(*args)["lc_win_rate"]  # the point: the penalised fit's
+    assert pen["lc_win_rate_ci_low"] == pytest.approx(min(plain["lc_win_rate_ci_low"], pen["lc_win_rate"]))
+    assert pen["lc_win_rate_ci_high"] == pytest.approx(max(plain["lc_win_rate_ci_high"], pen["lc_win_rate"]))
+    assert pen["lc_win_rate_ci_low"] <= pen["lc_win_rate"] <= pen["lc_win_rate_ci_high"]
+
+
 def test_sc_flag_reads_the_candidates_lengths_against_the_average_it_is_read_at():
     """SC is read at the battles' average style: a candidate all of whose length features lie on
     one side of it is flagged (the quickstart: one candidate always longer, the other always
@@ -433,15 +465,34 @@ def test_a_rating_without_a_finite_value_prints_inf():
 
 # --------------------------------------------------------------------------- n, small-n, repeats' spread
 def test_rows_carry_their_items_and_the_small_n_flag():
-    records, styles = _data(n_items=15)
+    records, styles = _data(n_items=60)
     records = [r for r in records if not (r["model"] == "b" and int(r["index"]) >= 9)]  # b: 9 items
     opts = IntervalOptions(bootstrap_samples=0, min_items_for_interval=10)
-    rows = {r["model"]: r for r in controlled_rows(records, "j", ["a", "b", "c"], opts, styles)}
-    assert {c: r["items"] for c, r in rows.items()} == {"a": 15, "b": 9, "c": 15}
+    rows = {r["model"]: r for r in controlled_rows(records, "j", ["a", "b", "c"], opts)}  # no SC: LC's threshold
+    assert {c: r["items"] for c, r in rows.items()} == {"a": 60, "b": 9, "c": 60}
     assert [rows[c]["small_n"] for c in "abc"] == [False, True, False]
-    assert controlled_display(rows["b"])["n"] == "9!" and controlled_display(rows["a"])["n"] == "15"
+    assert controlled_display(rows["b"])["n"] == "9!" and controlled_display(rows["a"])["n"] == "60"
     (empty,) = controlled_rows([], "j", ["a"], opts, {})
     assert empty["items"] == 0 and empty["small_n"]
+
+
+def test_lc_and_sc_rows_are_flagged_below_their_own_thresholds():
+    """The LC and SC intervals need more items than the others (FIGURE_MIN_ITEMS, measured by
+    perf/coverage.py): a row with either figure is flagged below its threshold; the option only
+    raises the thresholds."""
+    lc, sc = FIGURE_MIN_ITEMS["lc_win_rate"], FIGURE_MIN_ITEMS["sc_score"]
+    assert 20 < lc < sc
+    records, styles = _data(n_items=sc)
+    records = [r for r in records if r["model"] != "b" or int(r["index"]) < lc]  # b: exactly the LC threshold
+    records = [r for r in records if r["model"] != "c" or int(r["index"]) < lc - 1]  # c: one item fewer
+    opts = IntervalOptions(bootstrap_samples=0)
+    with_sc = {r["model"]: r["small_n"] for r in controlled_rows(records, "j", ["a", "b", "c"], opts, styles)}
+    assert with_sc == {"a": False, "b": True, "c": True}
+    lc_only = {r["model"]: r["small_n"] for r in controlled_rows(records, "j", ["a", "b", "c"], opts, None)}
+    assert lc_only == {"a": False, "b": False, "c": True}
+    higher = IntervalOptions(bootstrap_samples=0, min_items_for_interval=sc + 1)
+    assert all(r["small_n"] for r in controlled_rows(records, "j", ["a", "b", "c"], higher, styles))
+    assert min_items_for(IntervalOptions(min_items_for_interval=5), ["lc_win_rate"]) == lc
 
 
 def _repeated(records, k, flip_every=0):

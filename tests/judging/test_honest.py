@@ -16,7 +16,7 @@ from judgekit.benchmarks.creation_mmbench.results import build
 from judgekit.judging.alpha import grouped_alpha
 from judgekit.judging.honest import (degenerate_flags, interval_line, model_family, pooled_within_spearman,
                                      self_preference_flags)
-from judgekit.judging.multiplicity import adjust_comparisons, bootstrap_p, holm
+from judgekit.judging.multiplicity import adjust_comparisons, bootstrap_p, holm, swap_p, swap_signs
 from judgekit.judging.panel import behaviour_rows
 from judgekit.judging.rates import wilson
 from judgekit.judging.uncertainty import IntervalOptions
@@ -135,6 +135,51 @@ def test_holm_holds_the_familywise_rate_with_equal_candidates():
         holm_any += any(r["excludes_zero_holm"] for r in rows)
     assert raw_any / runs > 0.12
     assert holm_any / runs <= 0.10 and raw_any >= 2 * holm_any
+
+
+def test_swap_p_against_a_plain_loop_and_at_its_ends():
+    """swap_p: each random swap set exchanges the two sides' sums of the swapped items; p counts
+    the draws at least as far from 0 as the data, plus one, over B + 1."""
+    rng = np.random.default_rng(4)
+    n, B = 14, 300
+    na, nb = rng.integers(-4, 5, (n, 2)).astype(float), rng.integers(-4, 5, (n, 2)).astype(float)
+    da, db = rng.integers(1, 3, (n, 2)).astype(float), rng.integers(1, 3, (n, 2)).astype(float)
+    signs = swap_signs(np.random.default_rng(9), n, B)
+    got = swap_p(na, da, nb, db, signs)
+    for c in range(2):
+        observed = abs(na[:, c].sum() / da[:, c].sum() - nb[:, c].sum() / db[:, c].sum())
+        extreme = 0
+        for s in signs:
+            keep = s > 0
+            a_n = np.where(keep, na[:, c], nb[:, c]).sum()
+            a_d = np.where(keep, da[:, c], db[:, c]).sum()
+            b_n = np.where(keep, nb[:, c], na[:, c]).sum()
+            b_d = np.where(keep, db[:, c], da[:, c]).sum()
+            extreme += abs(a_n / a_d - b_n / b_d) >= observed - 1e-12
+        assert got[c] == pytest.approx((1 + extreme) / (B + 1))
+    same = swap_p(na[:, :1], da[:, :1], na[:, :1], da[:, :1], signs)
+    assert same[0] == 1.0  # identical sides: every swap is as extreme as the data
+    far = swap_p(np.full((n, 1), 2.0), np.ones((n, 1)), np.full((n, 1), -2.0), np.ones((n, 1)), signs)
+    assert far[0] == pytest.approx(1 / (B + 1))  # every item favours a: no swap set is as extreme
+    assert np.isnan(swap_p(na[:, :1], np.zeros((n, 1)), nb[:, :1], db[:, :1], signs)[0])
+
+
+def test_swap_p_holds_its_size_at_small_n():
+    """Equal candidates with discrete verdicts on 8 items: the swap test rejects at 5 % in at
+    most about 5 % of runs (the bootstrap p rejected in far more)."""
+    rng = np.random.default_rng(12)
+    runs, swap_rejects, boot_rejects = 600, 0, 0
+    for _ in range(runs):
+        item = rng.normal(0, 1, (8, 1))
+        a = np.clip(np.rint(item + rng.normal(0, 1, (8, 1))), -2, 2)
+        b = np.clip(np.rint(item + rng.normal(0, 1, (8, 1))), -2, 2)
+        ones = np.ones((8, 1))
+        p = swap_p(a, ones, b, ones, swap_signs(rng, 8, 200))[0]
+        swap_rejects += p < 0.05
+        idx = rng.integers(0, 8, (200, 8))
+        boot_rejects += bootstrap_p((a - b)[idx, 0].mean(axis=1)) < 0.05
+    assert swap_rejects / runs <= 0.065
+    assert boot_rejects > swap_rejects
 
 
 # -- alpha -------------------------------------------------------------------------------------------

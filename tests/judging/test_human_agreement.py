@@ -19,7 +19,7 @@ from judgekit.errors import DataError
 from judgekit.judging.human_agreement import (ALL, FIGURES, agreement_display, HumanLabels, agreement_rows, load_human_labels,
                                               table_figures, unit_values)
 from judgekit.judging.intervals import _draws, _rng
-from judgekit.judging.uncertainty import IntervalOptions
+from judgekit.judging.uncertainty import IntervalOptions, min_items_for
 
 
 # -- independent computations ------------------------------------------------------------------------------
@@ -166,6 +166,31 @@ def test_rows_match_independent_figures_and_a_plain_bootstrap():
             assert row[f"{name}_ci_low"] == pytest.approx(lo) and row[f"{name}_ci_high"] == pytest.approx(hi)
 
 
+def test_consistency_interval_is_wilsons_on_the_units_or_their_effective_count():
+    """One unit per item: consistency's interval is Wilson's on the units.  Two units (orders) per
+    item: Wilson's on n_eff = p (1 - p) / var, var the share's variance over the items."""
+    from judgekit.judging.rates import wilson
+    labels, recs = _random_case(3)
+    values = {j: unit_values(r, False) for j, r in recs.items()}
+    for row in agreement_rows(values, labels, ["m2", "m1"], IntervalOptions(bootstrap_samples=50)):
+        k = round(row["consistency"] * row["n"] / 100.0)
+        lo, hi = wilson(k, row["n"])
+        assert row["consistency_ci_low"] == pytest.approx(100 * lo) and row["consistency_ci_high"] == pytest.approx(100 * hi)
+    off = agreement_rows(values, labels, ["m2", "m1"], IntervalOptions(bootstrap_samples=0))
+    assert all(r["consistency_ci_low"] is None for r in off)
+    # by order: item i's two units; consistent ones: both of items 0-5, one of items 6-8, none of 9-11
+    labels = HumanLabels("x.csv", {("m", str(i), o): [0.0] for i in range(12) for o in (0, 1)})
+    judged = {("m", str(i), o): (0.0 if i < 6 or (i < 9 and o == 0) else 2.0) for i in range(12) for o in (0, 1)}
+    (row,) = [r for r in agreement_rows({"j": judged}, labels, ["m"], IntervalOptions(bootstrap_samples=50))
+              if r["model"] == "m"]
+    a = np.array([2.0] * 6 + [1.0] * 3 + [0.0] * 3)
+    p = a.sum() / 24
+    n_eff = p * (1 - p) / (((a - 2 * p) ** 2).sum() / 24 ** 2)
+    lo, hi = wilson(p * n_eff, n_eff)
+    assert row["consistency"] == pytest.approx(100 * p)
+    assert row["consistency_ci_low"] == pytest.approx(100 * lo) and row["consistency_ci_high"] == pytest.approx(100 * hi)
+
+
 def test_orders_resampled_together_and_labels_per_order():
     labels = HumanLabels("x.csv", {("m", str(i), o): [float((i + o) % 5 - 2)] for i in range(12) for o in (0, 1)})
     recs = records("j", {("m", str(i)): ((i % 5) - 2, ((i + 1) % 5) - 2) for i in range(12)})
@@ -304,7 +329,15 @@ def test_rows_from_too_few_items_are_flagged_and_printed_with_a_mark():
     by = {(r["judge"], r["model"]): r for r in rows}
     # m1: its 12 items and the shared one (13); m2: 12; pooled: 25 (candidate, item) clusters
     assert by[("a", "m1")]["items"] == 13 and by[("a", "m2")]["items"] == 12 and by[("a", ALL)]["items"] == 25
-    assert all(r["small_n"] == (r["items"] < 20) for r in rows)
-    assert by[("a", "m2")]["small_n"] and not by[("a", ALL)]["small_n"]
+    # kappa, the correlations and MAE need 100 items (FIGURE_MIN_ITEMS), more than the option's 20
+    least = min_items_for(IntervalOptions(min_items_for_interval=20), FIGURES)
+    assert least == 100 and all(r["small_n"] == (r["items"] < least) for r in rows)
+    assert by[("a", "m2")]["small_n"] and by[("a", ALL)]["small_n"]
     assert agreement_display(by[("a", "m2")])["n"] == f"{by[('a', 'm2')]['n']}!"
-    assert agreement_display(by[("a", ALL)])["n"] == by[("a", ALL)]["n"]
+    # the option raises the threshold: m1 with 121 items passes 121, m2 with 120 does not
+    labels, recs = _random_case(6, items=120)
+    values = {j: unit_values(r, False) for j, r in recs.items()}
+    rows = agreement_rows(values, labels, ["m1", "m2"], IntervalOptions(bootstrap_samples=0, min_items_for_interval=121))
+    by = {(r["judge"], r["model"]): r for r in rows}
+    assert by[("a", "m1")]["items"] == 121 and not by[("a", "m1")]["small_n"] and by[("a", "m2")]["small_n"]
+    assert agreement_display(by[("a", "m1")])["n"] == by[("a", "m1")]["n"]

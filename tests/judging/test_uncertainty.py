@@ -60,9 +60,9 @@ def test_comparisons_every_pair_in_candidate_order_on_common_items():
         assert r == {"metric": "reward", "a": r["a"], "b": r["b"], "items": len(common), "difference": iv.estimate,
                      "ci_low": iv.low, "ci_high": iv.high, "level": 0.95,
                      "excludes_zero": iv.low > 0 or iv.high < 0, "p_value": r["p_value"]}
-        # the p-value is the percentile interval inverted: it excludes 0 exactly when p is small
-        assert 0.0 <= r["p_value"] <= 1.0
-        assert r["excludes_zero"] == (r["p_value"] < 0.05) or abs(r["p_value"] - 0.05) < 0.01
+        # the p-value is the swap permutation test's: (1 + extreme swaps) / (400 + 1)
+        assert 1.0 / 401 <= r["p_value"] <= 1.0
+        assert round(r["p_value"] * 401) == pytest.approx(r["p_value"] * 401)
         assert r["difference"] == pytest.approx(50.0 * (sum(a[i][0] for i in common) / sum(a[i][1] for i in common)
                                                         - sum(b[i][0] for i in common) / sum(b[i][1] for i in common)))
     assert rows[0]["items"] == 30 and rows[1]["items"] == 28

@@ -128,14 +128,22 @@ def test_the_new_figures_compute_and_the_small_n_flag_is_read_from_their_rows():
              "bt rating cand-a (judge-1)", "alpha verdict cand-a", "tie rate cand-a (judge-1)",
              "human spearman cand-a (judge-1)", "reward cand-a (judge-1 x3 repeats)"]
     result = coverage.simulate(reps=4, sizes=(12, 30), samples=100, names=names, truth_items=1500)
+    from judgekit.judging.uncertainty import FIGURE_MIN_ITEMS
+
+    # a controlled row (LC, SC with the synthetic styles, BT) is flagged below the LC and SC thresholds
+    least = {"lc win rate cand-a (judge-1)": max(FIGURE_MIN_ITEMS["lc_win_rate"], FIGURE_MIN_ITEMS["sc_score"]),
+             "bt rating cand-a (judge-1)": max(FIGURE_MIN_ITEMS["lc_win_rate"], FIGURE_MIN_ITEMS["sc_score"]),
+             "human spearman cand-a (judge-1)": FIGURE_MIN_ITEMS["spearman"]}
     for name in names:
         for n in (12, 30):
             hit, total, flagged = result["coverage"][name][n]
             assert total == 4 and 0 <= hit <= 4
             if result["marked"][name]:
-                assert flagged == (4 if n < 20 else 0), (name, n)
-    # the results rows and comparisons carry small_n; the controlled and agreement rows do not (yet)
-    assert result["marked"]["reward cand-a (judge-1)"] and result["marked"]["reward a-b (judge-1)"]
+                assert flagged == (4 if n < least.get(name, 20) else 0), (name, n)
+            assert coverage.flagged(result, name, n) == (flagged / 4 if result["marked"][name] else float(n < 20))
+    # the results rows, comparisons, controlled and agreement rows carry small_n
+    assert all(result["marked"][name] for name in ("reward cand-a (judge-1)", "reward a-b (judge-1)",
+                                                    "lc win rate cand-a (judge-1)", "human spearman cand-a (judge-1)"))
     assert result["truths"]["reward cand-a (judge-1 x3 repeats)"] == result["truths"]["reward cand-a (judge-1)"]
     assert -1.0 < result["truths"]["human spearman cand-a (judge-1)"] < 1.0
     assert "small-n flag" in coverage.report(result)
@@ -151,8 +159,19 @@ def test_unflagged_finds_a_low_row_without_the_flag():
     assert coverage.unflagged(result, floor=85.0) == {"x": [12]}  # y at 12: no flag key, n < 20
 
 
+def test_the_familywise_family_is_the_runs():
+    # run_family (comparisons and Holm alone) gives the family results.build gives, row for row
+    recs = coverage.replication(coverage.EQUAL, 12, (0, 12, 1, 7))
+    opts = coverage.IntervalOptions(bootstrap_samples=100, bootstrap_seed=1)
+    built = coverage._run(recs, opts)["comparisons"]
+    alone = coverage.run_family(recs, opts)
+    keys = ("judge", "metric", "a", "b", "difference", "p_value", "p_holm", "excludes_zero", "excludes_zero_holm")
+    assert [{k: c[k] for k in keys} for c in alone] == [{k: c[k] for k in keys} for c in built]
+
+
 def test_holm_never_alarms_more_than_the_raw_comparisons():
     got = coverage.familywise(reps=3, sizes=(12,), samples=100)
+    assert "Holm" in coverage.familywise_report(got, 3)
     raw, holm, size = got[12]
     assert size == 18 and 0 <= holm <= raw <= 3
 
