@@ -20,7 +20,9 @@ import numpy as np
 
 from .agreement import POOLED, Level, matrix_alpha
 
-__all__ = ["rating_matrix", "matrix_agreement_rows"]
+__all__ = ["rating_matrix", "matrix_agreement_rows", "group_alphas"]
+
+_MISSING = object()
 
 
 def rating_matrix(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]], kind: str,
@@ -54,7 +56,45 @@ def rating_matrix(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]], k
     return m, list(units)
 
 
-def _agreement(m: np.ndarray, judges: list[str], level: Level) -> dict[str, Any]:
+def group_alphas(m: np.ndarray, group: np.ndarray, groups: int, level: Level) -> list[float | None]:
+    """:func:`~judgekit.judging.agreement.matrix_alpha` of each group's columns of ``m`` (judges x
+    units, NaN: no rating; ``group`` each unit's group 0..``groups``-1, -1 for none): every group's
+    coincidence matrix built at once (:mod:`.alpha`), over the distinct values of all pairable
+    units (a value a group lacks has no marginal there, which changes none of its sums).  The same
+    figures as the ``krippendorff`` package up to the order of floating-point summation."""
+    from .alpha import _alpha, alpha_from_coincidences
+
+    out: list[float | None] = [None] * groups
+    rated = ~np.isnan(m)
+    count = rated.sum(axis=0)
+    keep = (count >= 2) & (group >= 0)
+    if m.shape[0] < 2 or not keep.any():
+        return out
+    sub, ok, g = m[:, keep], rated[:, keep], group[keep]
+    values, code = np.unique(sub[ok], return_inverse=True)
+    V = values.size
+    codes = np.full(sub.shape, -1, dtype=np.intp)
+    codes[ok] = code.ravel()
+    weight = 1.0 / (count[keep] - 1.0)
+    flat = np.zeros(groups * V * V)
+    J = sub.shape[0]
+    for a in range(J):  # every ordered pair of distinct ratings of a unit adds 1 / (m_u - 1)
+        for b in range(J):
+            if a != b:
+                both = ok[a] & ok[b]
+                flat += np.bincount((g[both] * V + codes[a, both]) * V + codes[b, both], weights=weight[both],
+                                    minlength=groups * V * V)
+    o = flat.reshape(groups, V, V)
+    obs, exp, n = alpha_from_coincidences(o, values, level)
+    alpha = _alpha(obs, exp, n)
+    distinct = np.count_nonzero(o.sum(axis=2) > 0, axis=1)
+    for k in range(groups):
+        if distinct[k] >= 2 and np.isfinite(alpha[k]):
+            out[k] = float(alpha[k])
+    return out
+
+
+def _agreement(m: np.ndarray, judges: list[str], level: Level, alpha: Any = _MISSING) -> dict[str, Any]:
     rated = np.count_nonzero(~np.isnan(m), axis=0)
     pairable = rated >= 2
     total = int(np.count_nonzero(pairable))
@@ -64,7 +104,8 @@ def _agreement(m: np.ndarray, judges: list[str], level: Level) -> dict[str, Any]
         with np.errstate(invalid="ignore"):
             same = int(np.count_nonzero(np.nanmax(p, axis=0) == np.nanmin(p, axis=0)))
         full = same / total
-    alpha = matrix_alpha(m, level) if len(judges) >= 2 else None
+    if alpha is _MISSING:
+        alpha = matrix_alpha(m, level) if len(judges) >= 2 else None
     return {"judges": list(judges), "krippendorff_alpha": alpha, "level": level, "full_agreement": full,
             "items": total}
 
@@ -74,10 +115,18 @@ def matrix_agreement_rows(m: np.ndarray, units: Sequence[Hashable], judges: Sequ
     """:func:`judgekit.judging.agreement.agreement_rows` of the ratings ``m`` (judges x ``units``;
     a unit's first element names its group): each of ``groups`` with items, then :data:`POOLED`."""
     judges = list(judges)
-    owner = np.array([u[0] for u in units], dtype=object)
+    names = [*groups, POOLED]
+    lookup = {g: k for k, g in enumerate(groups)}
+    code = np.fromiter((lookup.get(u[0], -1) for u in units), dtype=np.intp, count=len(units))
+    if len(judges) >= 2:  # every group's alpha at once, and the pooled one
+        alphas = group_alphas(m, code, len(groups), level) + group_alphas(m, np.zeros(len(units), dtype=np.intp), 1,
+                                                                         level)
+    else:
+        alphas = [None] * len(names)
     out = []
-    for group in [*groups, POOLED]:
-        sel = m if group == POOLED else m[:, owner == group]
+    for group in names:
+        k = len(groups) if group == POOLED else lookup[group]
+        sel = m if group == POOLED else m[:, code == k]
         if sel.shape[1]:
-            out.append({"quantity": quantity, name: group, **_agreement(sel, judges, level)})
+            out.append({"quantity": quantity, name: group, **_agreement(sel, judges, level, alphas[k])})
     return out
