@@ -181,6 +181,22 @@ class Columns:
         return got
 
     @cached_property
+    def float_score(self) -> np.ndarray:
+        """``float(r["score"])`` of the pairwise records (NaN where it is None and for every other
+        record); a score ``float()`` refuses is NaN here too (a reader that must refuse it checks
+        the NaNs whose raw score is not None)."""
+        out = np.full(self.n, np.nan)
+        raw = self.raw_score
+        for i in np.flatnonzero(self.is_pairwise).tolist():
+            s = raw[i]
+            if s is not None:
+                try:
+                    out[i] = float(s)
+                except (TypeError, ValueError):
+                    pass
+        return out
+
+    @cached_property
     def length_diff(self) -> np.ndarray:
         """``float(r["length_diff"])``, NaN where it is None or absent."""
         return np.fromiter((np.nan if d is None else float(d) for d in (r.get("length_diff") for r in self.records)),

@@ -489,6 +489,34 @@ def _battles_columns(records: list, candidates: Sequence[str], styles: Styles | 
     """:func:`_battles` from the records' shared columns (:mod:`.columns`): the same battles in the
     same order (grouped by (candidate, index) in order of first appearance, each group's judgments
     in record order)."""
+    data, n_items = _battle_arrays(records, candidates, styles)
+    if data is None:
+        return [], 0
+    code, item, y, wt, group, style_of = data
+    return list(zip(code.tolist(), item.tolist(), y.tolist(), wt.tolist(),
+                    map(style_of.__getitem__, group.tolist()))), n_items
+
+
+def _battle_data(records: Sequence[Mapping[str, Any]], candidates: Sequence[str], styles: Styles | None = None):
+    """The battles as :func:`_battle_arrays` gives them, for any records (a list: from its shared
+    columns; else from :func:`_battles`' rows)."""
+    if isinstance(records, list):
+        return _battle_arrays(records, candidates, styles)
+    return _rows_as_arrays(_battles(records, candidates, styles))
+
+
+def _rows_as_arrays(battles: tuple[list, int]):
+    rows, n_items = battles
+    if not rows:
+        return None, n_items
+    return ((np.array([r[0] for r in rows], dtype=np.intp), np.array([r[1] for r in rows], dtype=np.intp),
+             np.array([r[2] for r in rows], dtype=float), np.array([r[3] for r in rows], dtype=float),
+             np.arange(len(rows)), [r[4] for r in rows]), n_items)
+
+
+def _battle_arrays(records: list, candidates: Sequence[str], styles: Styles | None):
+    """((candidate code, item code, outcome, weight, style group per battle, each style group's
+    style row or None) as arrays, items) of :func:`_battles` (None, 0 without battles)."""
     from .columns import columns
 
     col = columns(records)
@@ -497,17 +525,20 @@ def _battles_columns(records: list, candidates: Sequence[str], styles: Styles | 
     known = np.array([rank.get(m, -1) for m in mnames], dtype=np.intp)
     pos = np.flatnonzero(pw & (known[mc] >= 0)) if col.n else np.zeros(0, dtype=np.intp)
     if pos.size == 0:
-        return [], 0
+        return None, 0
     ic, inames = col.index
+    score = col.float_score[pos]
     raw = col.raw_score
-    score = np.array([np.nan if raw[i] is None else float(raw[i]) for i in pos.tolist()])
+    for i in pos[np.isnan(score)].tolist():
+        if raw[i] is not None:
+            float(raw[i])  # a score float() refuses raises, as the record walk does
     group, first = _first_order(mc[pos].astype(np.int64) * max(len(inames), 1) + ic[pos])
     first = pos[first]  # each group's first record, in the records' numbering
     failed = np.bincount(group, weights=np.isnan(score), minlength=first.size) > 0
     keep = ~failed[group]
     pos, score, group = pos[keep], score[keep], group[keep]
     if pos.size == 0:
-        return [], 0
+        return None, 0
     gfirst = first[~failed]  # the kept groups' first records, in group order
     item_of_group = np.full(first.size, -1, dtype=np.intp)
     item_of_group[~failed], item_first = _first_order(ic[gfirst])
@@ -520,10 +551,7 @@ def _battles_columns(records: list, candidates: Sequence[str], styles: Styles | 
     styles = styles or {}
     get = styles.get
     style_of = [get((mnames[m], inames[i])) for m, i in zip(mc[first].tolist(), ic[first].tolist())]
-    code = known[mc[pos]]
-    rows = list(zip(code.tolist(), item_of_group[group].tolist(), y.tolist(), wt.tolist(),
-                    map(style_of.__getitem__, group.tolist())))
-    return rows, int(item_first.size)
+    return (known[mc[pos]], item_of_group[group], y, wt, group, style_of), int(item_first.size)
 
 
 def style_controlled(records: Sequence[Mapping[str, Any]], candidates: Sequence[str],
@@ -536,26 +564,34 @@ def style_controlled(records: Sequence[Mapping[str, Any]], candidates: Sequence[
     "boot": samples x candidates of resampled theta or None, "n": battles, "features": names}``;
     ``theta`` is None for a candidate with no battle; ``battles``: :func:`_battles` of the
     records, when the caller has them."""
-    rows, n_items = battles if battles is not None else _battles(records, candidates, styles)
-    if style:
-        rows = [r for r in rows if r[4] is not None]
+    if battles is None:
+        data, n_items = _battle_data(records, candidates, styles)
+    elif isinstance(battles[0], list):  # :func:`_battles`' rows
+        data, n_items = _rows_as_arrays(battles)
+    else:  # :func:`_battle_data`'s arrays
+        data, n_items = battles
     K = len(candidates)
-    out: dict[str, Any] = {"theta": {c: None for c in candidates}, "coefs": {}, "boot": None, "n": len(rows),
+    if data is not None:
+        cand, item_of_row, y, w, group, style_of = data
+        if style:
+            has = np.array([s is not None for s in style_of], dtype=bool)
+            keep = has[group]
+            cand, item_of_row, y, w, group = cand[keep], item_of_row[keep], y[keep], w[keep], group[keep]
+    n_rows = 0 if data is None else int(cand.size)
+    out: dict[str, Any] = {"theta": {c: None for c in candidates}, "coefs": {}, "boot": None, "n": n_rows,
                            "features": [], "one_sided": {}}
-    if not rows:
+    if not n_rows:
         return out
-    cand = np.array([r[0] for r in rows])
-    item_of_row = np.array([r[1] for r in rows])
-    y = np.array([r[2] for r in rows])
-    w = np.array([r[3] for r in rows])
     present = np.unique(cand)
-    X = np.zeros((len(rows), K))
-    X[np.arange(len(rows)), cand] = 1.0
+    X = np.zeros((n_rows, K))
+    X[np.arange(n_rows), cand] = 1.0
     X = X[:, present]
     names: list[str] = []
     if style:
-        c = np.array([r[4]["candidate"] for r in rows], dtype=float)
-        f = np.array([r[4]["reference"] for r in rows], dtype=float)
+        used, at = np.unique(group, return_inverse=True)  # each style group's style read once
+        at = at.ravel()
+        c = np.array([style_of[g]["candidate"] for g in used.tolist()], dtype=float)[at]
+        f = np.array([style_of[g]["reference"] for g in used.tolist()], dtype=float)[at]
         S = _style_features(c, f)
         mean = (w[:, None] * S).sum(axis=0) / w.sum()
         # the score is read at the battles' average style (the features are centred): a candidate
@@ -628,7 +664,7 @@ def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates
     each with its interval (``<figure>_ci_low`` / ``_ci_high``; none when intervals are off);
     ``styles`` as :func:`style_controlled` reads them (no SC score without)."""
     level = options.interval_level
-    battles = _battles(records, candidates, styles)  # one pass over the records for both fits
+    battles = _battle_data(records, candidates, styles)  # one pass over the records for both fits
     sc = style_controlled(records, candidates, options, f"sc:{judge}", style=True, styles=styles, battles=battles)
     bt = style_controlled(records, candidates, options, f"bt:{judge}", style=False, battles=battles)
     bt_theta = np.array([np.nan if bt["theta"][c] is None else bt["theta"][c] for c in candidates])
@@ -860,12 +896,13 @@ def bt_rows(records: Sequence[Mapping[str, Any]], candidates: Sequence[str], opt
     fit over ``records`` (as :func:`style_controlled` reads them), each with its item-bootstrap
     interval (``_ci_low`` / ``_ci_high``; None when intervals are off), and ``battles``: the
     candidate's battles with the reference (a much-better verdict counted once)."""
-    battles = _battles(records, candidates)
+    battles = _battle_data(records, candidates)
     bt = style_controlled(records, candidates, options, key, style=False, battles=battles)
     theta = np.array([np.nan if bt["theta"][c] is None else bt["theta"][c] for c in candidates])
     full_rank = _ranks(theta[None, :])[0]
     boot_rank = _ranks(bt["boot"]) if bt["boot"] is not None else None
-    count = np.bincount([r[0] for r in battles[0]], minlength=len(candidates))
+    count = (np.zeros(len(candidates), dtype=np.intp) if battles[0] is None
+             else np.bincount(battles[0][0], minlength=len(candidates)))
     rows = []
     for k, c in enumerate(candidates):
         row: dict[str, Any] = {"model": c}
