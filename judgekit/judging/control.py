@@ -200,7 +200,8 @@ def _aggregate(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndar
     together, with fewer rows to fit.  Rows come sorted by their group (``groups``: X's first
     columns are a one-hot of it), then item."""
     group = np.argmax(X[:, :groups], axis=1)[:, None].astype(float) if groups else np.zeros((X.shape[0], 1))
-    keys = np.column_stack([group, item_of_row[:, None].astype(float), X])
+    # the one-hot columns are the group's: equal wherever the group is, so they are left out of the keys
+    keys = np.column_stack([group, item_of_row[:, None].astype(float), X[:, groups:]])
     first, inverse = _unique_rows(keys)
     m = first.size
     wsum = np.bincount(inverse, weights=w, minlength=m)
