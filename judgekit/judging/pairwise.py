@@ -526,4 +526,54 @@ def _mean_ensemble(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if "repeat" in first_rec:
             rec["repeat"] = repeats[g]
         out.append(rec)
+    _ensemble_columns(out, col, sel, at, is_pw[first], (n_score, sum_score), (n_vfs, sum_vfs), (n_ref, sum_ref))
     return out
+
+
+def _ensemble_columns(out: list[dict[str, Any]], col, sel, at, pairwise, score, vfs, ref) -> None:
+    """The shared columns (:mod:`.columns`) of the mean ensemble's records ``out``, filled from what
+    :func:`_mean_ensemble` computed (the parent records' columns ``col`` at each group's first record
+    ``at``; each group's count and sum of valid scores, VFS and baseline values) instead of read
+    back from the records: the same values as reading them (the same divisions, the same codes in
+    order of first appearance)."""
+    import numpy as np
+
+    from .columns import Columns, _register, first_order
+
+    G = len(out)
+    c = Columns(out)
+    d = c.__dict__
+    for name, (codes_, names) in (("model", col.model), ("index", col.index)):
+        code, first = first_order(codes_[at])
+        d[name] = (code, [names[k] for k in codes_[at][first].tolist()])
+    kinds = ["pairwise" if p else "vfs" for p in pairwise[:1].tolist()]
+    if G and not pairwise.all() and pairwise.any():
+        kinds.append("vfs" if kinds[0] == "pairwise" else "pairwise")
+    kind_code = np.where(pairwise, kinds.index("pairwise") if "pairwise" in kinds else 0,
+                         kinds.index("vfs") if "vfs" in kinds else 0).astype(np.intp)
+    d["kind_code"] = (kind_code, kinds)
+    d["kind_is:pairwise"] = d["is_pairwise"] = pairwise.copy()
+    d["kind_is:vfs"] = ~pairwise
+    d["has_kind"] = np.ones(G, dtype=bool)
+    d["judge"] = (np.zeros(G, dtype=np.intp), [ENSEMBLE_JUDGE] if G else [])
+    d["order"] = col.order[at]
+    d["repeat"] = col.repeat[at]
+    d["raw_score"] = [r["score"] for r in out]
+    d["raw:vfs"] = vfs_raw = [r["vfs"] for r in out]
+    d["raw:vfs_ref"] = [r["vfs_ref"] for r in out]
+    d["error_kind"] = [r["error_kind"] for r in out]
+    if "length_diff" in col.__dict__:
+        d["length_diff"] = col.length_diff[at]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        n, total = (np.asarray(v, dtype=float) for v in score)
+        mean = np.where(pairwise & (n > 0), total / np.where(n > 0, n, 1.0), np.nan)
+        if not (np.abs(mean[~np.isnan(mean)]) > 2).any():  # else left to the check, which raises
+            d["score"] = mean
+        nv, sv = (np.asarray(v, dtype=float) for v in vfs)
+        nr, sr = (np.asarray(v, dtype=float) for v in ref)
+        vok = ~pairwise & (nv > 0)
+        d["is_vfs"] = ~pairwise & np.fromiter((not (isinstance(v, str) and v == NO_VFS) for v in vfs_raw),
+                                              dtype=bool, count=G)
+        d["vfs"] = np.where(vok, sv / np.where(vok, nv, 1.0), np.nan)
+        d["vfs_ref"] = np.where(vok & (nr > 0), sr / np.where(nr > 0, nr, 1.0), np.nan)
+    _register(out, c)
