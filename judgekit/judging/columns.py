@@ -114,7 +114,11 @@ class Columns:
         return self._kind_mask(lambda k: k is not _MISSING)
 
     def _coded(self, name: str, default: Any = "") -> tuple[np.ndarray, list[str]]:
-        return codes([str(r.get(name, default)) for r in self.records])
+        values = [r.get(name, default) for r in self.records]
+        code, distinct = codes(values)
+        if all(type(v) is str for v in distinct):  # str() of each is itself: the same codes
+            return code, distinct
+        return codes([str(v) for v in values])
 
     @cached_property
     def model(self) -> tuple[np.ndarray, list[str]]:
@@ -124,7 +128,11 @@ class Columns:
     @cached_property
     def index(self) -> tuple[np.ndarray, list[str]]:
         """(code, names) of ``str(r["index"])`` (a record without an index raises KeyError)."""
-        return codes([str(r["index"]) for r in self.records])
+        values = [r["index"] for r in self.records]
+        code, distinct = codes(values)
+        if all(type(v) is str for v in distinct):  # str() of each is itself: the same codes
+            return code, distinct
+        return codes([str(v) for v in values])
 
     @cached_property
     def task(self) -> tuple[np.ndarray, list[str]]:
@@ -199,8 +207,10 @@ class Columns:
     @cached_property
     def length_diff(self) -> np.ndarray:
         """``float(r["length_diff"])``, NaN where it is None or absent."""
-        return np.fromiter((np.nan if d is None else float(d) for d in (r.get("length_diff") for r in self.records)),
-                           dtype=float, count=self.n)
+        values = [r.get("length_diff") for r in self.records]
+        if set(map(type, values)) <= {int, float, type(None)}:  # float() of each, None as NaN
+            return np.array(values, dtype=float).reshape(self.n)
+        return np.fromiter((np.nan if d is None else float(d) for d in values), dtype=float, count=self.n)
 
     @cached_property
     def error_kind(self) -> list[Any]:
@@ -230,16 +240,18 @@ class Columns:
     def is_vfs(self) -> np.ndarray:
         """:func:`.pairwise._is_vfs`: a VFS judgment (with ``kind``: ``"vfs"``; without: any ``vfs``
         key), not left out (:data:`NO_VFS`)."""
-        def one(r, k):
-            v = r.get("vfs", _MISSING)
-            if k is not _MISSING:
-                if k != "vfs":
-                    return False
-            elif v is _MISSING:
-                return False
-            return not (isinstance(v, str) and v == NO_VFS)
-
-        return np.fromiter((one(r, k) for r, k in zip(self.records, self.kind)), dtype=bool, count=self.n)
+        out = np.zeros(self.n, dtype=bool)
+        if not self.n:
+            return out
+        recs = self.records
+        kv = np.flatnonzero(self.kind_is("vfs")).tolist()  # a kind "vfs": any value but NO_VFS
+        raw = self.raw("vfs")
+        out[kv] = np.fromiter((not (isinstance(raw[i], str) and raw[i] == NO_VFS) for i in kv), dtype=bool,
+                              count=len(kv))
+        for i in np.flatnonzero(~self.has_kind).tolist():  # no kind: a ``vfs`` key, not NO_VFS
+            v = recs[i].get("vfs", _MISSING)
+            out[i] = v is not _MISSING and not (isinstance(v, str) and v == NO_VFS)
+        return out
 
     @cached_property
     def vfs(self) -> np.ndarray:
