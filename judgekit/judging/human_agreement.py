@@ -249,13 +249,12 @@ def _unit_values_columns(records: list, by_order: bool, kinds: Sequence[str]
     if col.n == 0:
         return {}
     raw = col.raw_score
-    wanted = np.fromiter(((k if isinstance(k, str) else "pairwise") in kinds for k in col.kind), dtype=bool,
-                         count=col.n)
     # a record without a kind counts as "pairwise"; a kind that is no string is never one of kinds
+    code, distinct = col.kind_code
     missing = ~col.has_kind
-    wanted = np.where(missing, "pairwise" in kinds, wanted & np.fromiter((isinstance(k, str) for k in col.kind),
-                                                                         dtype=bool, count=col.n))
-    pos = np.flatnonzero(wanted & np.fromiter((s is not None for s in raw), dtype=bool, count=col.n))
+    ok = np.array([isinstance(k, str) and k in kinds for k in distinct], dtype=bool)
+    wanted = np.flatnonzero(np.where(missing, "pairwise" in kinds, ok[code]))
+    pos = wanted[np.fromiter((raw[i] is not None for i in wanted.tolist()), dtype=bool, count=wanted.size)]
     if pos.size == 0:
         return {}
     (mc, mnames), (ic, inames) = col.model, col.index
