@@ -641,14 +641,19 @@ def _judged(records: Sequence[Mapping[str, Any]]) -> dict[str, tuple[list, list,
 
         col = columns(records)
         raw = col.raw_score
-        has = np.fromiter((s is not None for s in raw), dtype=bool, count=col.n)
-        pos = np.flatnonzero(col.is_pairwise & has & ~np.isnan(col.length_diff))
+        pos = np.flatnonzero(col.is_pairwise & ~np.isnan(col.length_diff))
+        score = col.float_score[pos]
+        pref = np.where(score > 0, 1.0, np.where(score == 0, 0.5, 0.0))  # _preference of each
+        keep = ~np.isnan(score)
+        for k in np.flatnonzero(~keep).tolist():  # None (left out), or a score float() refuses or NaN
+            if raw[pos[k]] is not None:
+                pref[k], keep[k] = _preference(raw[pos[k]]), True
+        pos, pref = pos[keep], pref[keep]
         (mc, mnames), (ic, _) = col.model, col.index
         m = mc[pos]
         for code in np.unique(m).tolist():
-            mine = pos[m == code]
-            judged[mnames[code]] = ([_preference(raw[i]) for i in mine.tolist()], col.length_diff[mine].tolist(),
-                                    ic[mine].tolist())
+            mine = m == code
+            judged[mnames[code]] = (pref[mine].tolist(), col.length_diff[pos[mine]].tolist(), ic[pos[mine]].tolist())
         return judged
     for r in records:
         if r.get("kind", "pairwise") == "pairwise" and r.get("score") is not None and r.get("length_diff") is not None:
