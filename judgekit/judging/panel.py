@@ -86,8 +86,17 @@ def _rated_matrix(lists: list[list], kind: str, field: str) -> tuple[np.ndarray,
         gm = np.array([models.setdefault(x, len(models)) for x in mn], dtype=np.int64)
         gi = np.array([indexes.setdefault(x, len(indexes)) for x in inn], dtype=np.int64)
         raw = col.raw(field)
-        vals = [_value(raw[i]) for i in sel.tolist()]
-        v = np.array([np.nan if x is None else float(x) for x in vals], dtype=float)
+        if field == "score" and kind == "pairwise":  # float() of each score (a pairwise record's)
+            v = col.float_score[sel]
+            for i in sel[np.isnan(v)].tolist():  # None, NO_VFS, NaN, or a score float() refuses (raises)
+                x = _value(raw[i])
+                if x is not None:
+                    float(x)
+        elif field == "vfs" and kind == "vfs":  # the VFS column: float() of each, NaN for None and NO_VFS
+            v = col.vfs[sel]
+        else:
+            vals = [_value(raw[i]) for i in sel.tolist()]
+            v = np.array([np.nan if x is None else float(x) for x in vals], dtype=float)
         parts.append((np.column_stack([gm[mc[sel]], gi[ic[sel]], col.order[sel], col.repeat[sel]]), v))
     keys = np.concatenate([k for k, _ in parts]) if parts else np.zeros((0, 4), dtype=np.int64)
     unit, first = first_order(keys)
