@@ -465,14 +465,13 @@ def _mean_ensemble(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     G = first.size
     judges = np.bincount(group, minlength=G).tolist()
 
-    def number(v):  # agreement._valid's value: a bool counts as 0/1
-        return float(int(v)) if isinstance(v, bool) else float(v)
+    # agreement._valid's value: a bool counts as 0/1, which is float() of it (float(True) == 1.0)
 
     # pairwise: the judges' valid scores
     raw = col.raw_score
     got = [raw[i] for i in sel.tolist()]
     has = np.fromiter((v is not None for v in got), dtype=bool, count=sel.size) & is_pw
-    val = np.array([number(v) if h else 0.0 for v, h in zip(got, has.tolist())], dtype=float)
+    val = np.array([float(v) if h else 0.0 for v, h in zip(got, has.tolist())], dtype=float)
     n_score = np.bincount(group[has], minlength=G).tolist()
     sum_score = np.bincount(group[has], weights=val[has], minlength=G).tolist()
     # VFS: the judges' numeric VFS values, and the baselines' of those that are not None
@@ -483,12 +482,12 @@ def _mean_ensemble(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     vval = np.array([float(v) if h else 0.0 for v, h in zip(vgot, vnum.tolist())], dtype=float)
     rgot = [rraw[i] for i in sel.tolist()]
     rnum = vnum & np.fromiter((v is not None for v in rgot), dtype=bool, count=sel.size)
-    rval = np.array([number(v) if h else 0.0 for v, h in zip(rgot, rnum.tolist())], dtype=float)
+    rval = np.array([float(v) if h else 0.0 for v, h in zip(rgot, rnum.tolist())], dtype=float)
     n_vfs = np.bincount(group[vnum], minlength=G).tolist()
     sum_vfs = np.bincount(group[vnum], weights=vval[vnum], minlength=G).tolist()
     n_ref = np.bincount(group[rnum], minlength=G).tolist()
     sum_ref = np.bincount(group[rnum], weights=rval[rnum], minlength=G).tolist()
-    members = None  # each group's records, only for a group with no valid value
+    members = None  # the records grouped (a group's its slice from starts[g]), only for a group with no valid value
     out = []
     at = sel[first]  # each group's first record
     models, indexes = [mnames[m] for m in mc[at].tolist()], [inames[i] for i in ic[at].tolist()]
@@ -513,8 +512,9 @@ def _mean_ensemble(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
         error_kind = None
         if not ok:
             if members is None:
-                members = np.split(sel[np.argsort(group, kind="stable")], np.cumsum(judges)[:-1])
-            recs = [records[k] for k in members[g].tolist()]
+                members = sel[np.argsort(group, kind="stable")].tolist()
+                starts = np.concatenate([[0], np.cumsum(judges)[:-1]]).tolist()
+            recs = [records[k] for k in members[starts[g]:starts[g] + judges[g]]]
             if not pairwise and all(_no_vfs(r) for r in recs):
                 rec["vfs"] = NO_VFS
             kinds = {r.get("error_kind") for r in recs}
