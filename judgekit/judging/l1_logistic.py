@@ -119,13 +119,8 @@ def choose_c(X: np.ndarray, y: np.ndarray, w: np.ndarray, fold_of_row: np.ndarra
     ``C`` of a tie), as ``LogisticRegressionCV`` chooses it."""
     n_c = CS.size
     train = np.stack([w * (fold_of_row != f) for f in range(folds)])  # folds x rows
-    # along the grid, each C's fits (all folds at once) started at the previous C's minimisers: each
-    # runs to the same exact minimiser (steps under 1e-10), in fewer Newton steps than from zero
-    beta = np.empty((folds, n_c, X.shape[1]))
-    start = None
-    for k, C in enumerate(CS):
-        start = beta[:, k] = fit_l1_logistic(X, y, train, C, start)
-    beta = beta.reshape(folds * n_c, X.shape[1])  # (fold, C) pairs
+    W = np.repeat(train, n_c, axis=0)  # (fold, C) pairs
+    beta = fit_l1_logistic(X, y, W, np.tile(CS, folds))
     prob = np.clip(_sigmoid(beta @ X.T), _CLIP, 1.0 - _CLIP)
     loss = -(y * np.log(prob) + (1.0 - y) * np.log1p(-prob))
     held = np.repeat(np.stack([w * (fold_of_row == f) for f in range(folds)]), n_c, axis=0)
