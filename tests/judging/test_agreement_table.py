@@ -42,3 +42,24 @@ def test_the_same_rows_as_the_ratings_dicts(per_judge):
     assert got == want
     for g, w in zip(got, want):
         assert all(type(g[k]) is type(w[k]) for k in g)
+
+
+def test_every_group_s_alpha_at_once_is_the_package_s():
+    import numpy as np
+
+    from judgekit.judging.agreement import matrix_alpha
+    from judgekit.judging.agreement_table import group_alphas
+
+    rng = np.random.default_rng(7)
+    for trial in range(120):
+        judges, units, groups = int(rng.integers(2, 5)), int(rng.integers(1, 50)), int(rng.integers(1, 5))
+        level = ("nominal", "interval", "ordinal", "ratio")[trial % 4]
+        m = rng.integers(0, int(rng.integers(1, 6)), size=(judges, units)) / (2.0 if trial % 3 == 0 else 1.0)
+        m[rng.random(m.shape) < 0.3] = np.nan
+        group = rng.integers(-1, groups, size=units)  # -1: in no group
+        got = group_alphas(m, group, groups, level)
+        for g in range(groups):
+            want = matrix_alpha(m[:, group == g], level) if (group == g).any() else None
+            assert (got[g] is None) == (want is None)
+            if want is not None:
+                assert abs(got[g] - want) <= 1e-12 * max(1.0, abs(want))

@@ -75,6 +75,50 @@ def test_ensemble_is_the_record_walk(panel):
     assert any(r["error_kind"] == "no_valid_judgment" for r in ensemble)
 
 
+def test_the_mean_ensemble_s_filled_columns_are_its_records_read_back(panel):
+    _, everything, ensemble = panel
+    C.columns(everything).length_diff  # a parent column read before: the ensemble's is its slice
+    ensemble = ensemble_records(everything, pairwise_rule=mean_score, score_rule=mean_score)
+    filled, read = C.columns(ensemble), C.Columns(list(ensemble))
+    names = [k for k in filled.__dict__ if k not in ("records", "n", "first", "last")]
+    assert {"model", "index", "score", "vfs", "vfs_ref", "is_vfs", "length_diff", "raw:vfs"} <= set(names)
+    for name in names:
+        got = filled.__dict__[name]
+        want = (read.raw(name[4:]) if name.startswith("raw:") else read.kind_is(name[8:])
+                if name.startswith("kind_is:") else getattr(read, name))
+        if isinstance(got, tuple):  # (codes, names)
+            assert np.array_equal(got[0], want[0]) and got[1] == want[1], name
+        elif isinstance(got, np.ndarray):
+            assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=got.dtype.kind == "f"), name
+        else:
+            assert got == want, name
+
+
+def test_odd_values_read_as_the_record_walk_reads_them():
+    recs = [{"index": v, "task": t, "length_diff": d, "kind": "vfs", "vfs": x}
+            for v, t, d, x in [(1, "a", 3, NO_VFS), ("1", None, 2.5, 4), (True, 5, None, None), (1.0, "a", True, 7)]]
+    recs.append({"index": "x", "vfs": NO_VFS})  # no kind: a vfs key, left out
+    recs.append({"index": "y", "vfs": 3})  # no kind: a VFS judgment
+    recs.append({"index": "z"})  # no kind, no vfs key
+    col = C.Columns(recs)
+    want = C.codes([str(r["index"]) for r in recs])  # 1, 1.0 and True: one dict key, three texts
+    assert col.index[0].tolist() == want[0].tolist() and col.index[1] == want[1] == ["1", "True", "1.0", "x", "y", "z"]
+    assert col.task[1] == ["a", "None", "5", ""]
+    assert np.array_equal(col.length_diff, [3.0, 2.5, np.nan, 1.0, np.nan, np.nan, np.nan], equal_nan=True)
+    assert col.is_vfs.tolist() == [False, True, True, True, False, True, False]
+
+
+def test_an_unreadable_score_still_raises_in_the_controlled_inputs():
+    recs = _records(5, "j")
+    at = next(k for k, r in enumerate(recs) if r.get("kind") == "pairwise" and r["length_diff"] is not None)
+    recs[at] = {**recs[at], "score": "much better"}
+    for walk in (list, tuple):
+        with pytest.raises(ValueError):
+            _battles(walk(recs), list(MODELS))
+        with pytest.raises(TypeError):
+            _judged(walk(recs))
+
+
 @pytest.mark.parametrize("kindless", [False, True])
 def test_rows_sums_and_spread_are_the_record_walk(panel, kindless):
     lists = [_records(7, "j", kindless=True)] if kindless else [*panel[0].values(), panel[2]]
