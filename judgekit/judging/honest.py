@@ -36,7 +36,7 @@ from .behaviour import _ranks
 from .multiplicity import adjust_comparisons
 from .panel import ALL, QUANTITIES, rated_matrix
 from .rates import wilson
-from .uncertainty import IntervalOptions
+from .uncertainty import FIGURE_MIN_ITEMS, IntervalOptions
 
 __all__ = ["DEGENERATE_MIN", "annotate", "interval_line", "flag_lines", "model_family", "self_preference_flags",
            "degenerate_flags", "pooled_within_spearman", "constant_score_flags", "annotate_scores",
@@ -420,7 +420,15 @@ def interval_line(summary: Mapping[str, Any]) -> str | None:
              + ("; behaviour %: Wilson interval over its n" if iv.get("behaviour_rates") else "")]
     extra = []
     if iv.get("min_items_for_interval"):
-        extra.append(f"n!: under {plural(iv['min_items_for_interval'], 'item')}, too few for the interval")
+        floor = iv["min_items_for_interval"]
+        # the figures that need more items than the option (uncertainty.FIGURE_MIN_ITEMS), where the run has them
+        more = []
+        if summary.get("controlled"):
+            more += [f"LC {max(floor, FIGURE_MIN_ITEMS['lc_win_rate'])}", f"SC {max(floor, FIGURE_MIN_ITEMS['sc_score'])}"]
+        if summary.get("human_agreement"):
+            more.append(f"human agreement {max(floor, FIGURE_MIN_ITEMS['kappa'])}")
+        extra.append(f"n!: under {plural(floor, 'item')}" + (f" ({', '.join(more)})" if more else "")
+                     + ", too few for the interval")
     mc = iv.get("multiple_comparisons") or {}
     if mc.get("method") == "holm":
         extra.append(f"Holm: excludes 0 after Holm's adjustment over the run's {plural(mc['family'], 'comparison')}")
