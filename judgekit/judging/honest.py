@@ -36,7 +36,7 @@ from .behaviour import _ranks
 from .multiplicity import adjust_comparisons
 from .panel import ALL, QUANTITIES, rated_matrix
 from .rates import wilson
-from .uncertainty import IntervalOptions
+from .uncertainty import FIGURE_MIN_ITEMS, IntervalOptions, min_items_for
 
 __all__ = ["DEGENERATE_MIN", "annotate", "interval_line", "flag_lines", "model_family", "self_preference_flags",
            "degenerate_flags", "pooled_within_spearman", "constant_score_flags", "annotate_scores",
@@ -213,6 +213,24 @@ def _agreement(records: list[MutableMapping[str, Any]], by_judge: Mapping[str, S
         for a in mine:
             a.update(spread.get(a["model"], {}))
         _put_alpha(mine, got)
+        _alpha_small_n(mine, unit_group, unit_cluster, candidates, options)
+
+
+def _alpha_small_n(rows: list[MutableMapping[str, Any]], unit_group: np.ndarray, unit_cluster: np.ndarray,
+                   candidates: Sequence[str], options: IntervalOptions) -> None:
+    """``n_items`` (the distinct items behind each alpha: its bootstrap resamples them) and
+    ``small_n`` (fewer than alpha's threshold, :data:`uncertainty.FIGURE_MIN_ITEMS`) on agreement rows."""
+    floor = min_items_for(options, ["krippendorff_alpha"])
+    for a in rows:
+        if a["model"] == ALL:
+            n = int(np.unique(unit_cluster[unit_group >= 0]).size) if unit_cluster.size else 0
+        elif a["model"] in candidates:
+            k = list(candidates).index(a["model"])
+            n = int(np.unique(unit_cluster[unit_group == k]).size)
+        else:
+            continue
+        a["n_items"] = n
+        a["small_n"] = n < floor
 
 
 def _unit_arrays(grid: np.ndarray, units: Sequence[tuple], candidates: Sequence[str]):
@@ -420,7 +438,17 @@ def interval_line(summary: Mapping[str, Any]) -> str | None:
              + ("; behaviour %: Wilson interval over its n" if iv.get("behaviour_rates") else "")]
     extra = []
     if iv.get("min_items_for_interval"):
-        extra.append(f"n!: under {plural(iv['min_items_for_interval'], 'item')}, too few for the interval")
+        floor = iv["min_items_for_interval"]
+        # the figures that need more items than the option (uncertainty.FIGURE_MIN_ITEMS), where the run has them
+        more = []
+        if summary.get("controlled"):
+            more += [f"LC {max(floor, FIGURE_MIN_ITEMS['lc_win_rate'])}", f"SC {max(floor, FIGURE_MIN_ITEMS['sc_score'])}"]
+        if summary.get("human_agreement"):
+            more.append(f"human agreement {max(floor, FIGURE_MIN_ITEMS['kappa'])}")
+        if any(a.get("small_n") is not None for a in summary.get("agreement") or [] if isinstance(a, Mapping)):
+            more.append(f"alpha {max(floor, FIGURE_MIN_ITEMS['krippendorff_alpha'])}")
+        extra.append(f"n!: under {plural(floor, 'item')}" + (f" ({', '.join(more)})" if more else "")
+                     + ", too few for the interval")
     mc = iv.get("multiple_comparisons") or {}
     if mc.get("method") == "holm":
         extra.append(f"Holm: excludes 0 after Holm's adjustment over the run's {plural(mc['family'], 'comparison')}")

@@ -229,7 +229,13 @@ def agreement_display(a: Mapping[str, Any]) -> dict[str, Any]:
     alpha = (_num(a["krippendorff_alpha"], 3) if a["krippendorff_alpha"] is None or "alpha_ci_low" not in a
              else shown(a["krippendorff_alpha"], a["alpha_ci_low"], a["alpha_ci_high"], 2))
     row = {"quantity": a["quantity"], "model": "all (within)" if a.get("pooling") else a["model"], "alpha": alpha,
-           "level": a["level"], "full agreement %": _num(_pct(a["full_agreement"]), 1), "items": a["items"]}
+           "level": a["level"], "full agreement %": _num(_pct(a["full_agreement"]), 1)}
+    if "n_items" in a:  # units: judgments two judges rated; n: the distinct items alpha's interval
+        # resamples, "!" below alpha's threshold (uncertainty.FIGURE_MIN_ITEMS)
+        row["units"] = a["items"]
+        row["n"] = f"{a['n_items']}{'!' if a.get('small_n') else ''}"
+    else:
+        row["items"] = a["items"]
     if "alpha_repeat_sd" in a:  # judge repeats: alpha's spread between them (judging.honest)
         row["alpha SD (range) over repeats"] = repeat_cell(a, "alpha", 2)
     return row

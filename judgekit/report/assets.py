@@ -264,7 +264,7 @@ function blockNode(b) {
   keys(b.meta).forEach(function (k) { head.appendChild(el("span", "bmeta", k + ": " + str(b.meta[k]))); });
   (Array.isArray(b.links) ? b.links : []).forEach(function (l) {
     var href = str(l && l[1]);
-    if (!/^(https?:|file:|[^:]*$)/i.test(href)) { return; }  // a relative, http(s) or file link only
+    if (!/^(https?:|file:|[^:]*$)/i.test(href)) { return; }  // a relative, http, https or file link only
     var a = el("a", "blink", str(l[0]));
     a.href = href;
     head.appendChild(a);

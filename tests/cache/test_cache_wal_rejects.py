@@ -65,7 +65,7 @@ async def test_replay_keeps_good_lines_and_sets_the_bad_ones_aside(tmp_path, cap
 
     # one warning names the count and where the lines are
     warned = [r.getMessage() for r in caplog.records if "write-ahead log" in r.getMessage()]
-    assert len(warned) == 1 and f"{len(BAD) + 1} line(s)" in warned[0] and "wal-rejected" in warned[0]
+    assert len(warned) == 1 and f"{len(BAD) + 1} lines" in warned[0] and "wal-rejected" in warned[0]
     # nothing is lost: every bad line is in <file>.wal-rejected with its reason, as it was
     kept = [json.loads(ln) for ln in (tmp_path / "c.duckdb.wal-rejected").read_text().splitlines()]
     assert len(kept) == len(BAD) + 1

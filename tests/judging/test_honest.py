@@ -336,6 +336,13 @@ def test_small_rows_are_flagged_below_the_threshold_only():
                   options=IntervalOptions(bootstrap_samples=50, min_items_for_interval=5))
     assert not any(f["kind"] == "too few items" for f in loose.summary["flags"])
     assert "n!: under 5 items" in interval_line(loose.summary)
+    # the legend names the figures that need more items than the option, where the run has them
+    assert "(LC 50, SC 100)" in interval_line({**loose.summary, "controlled": [{"model": "m1"}]})
+    assert "(LC 50, SC 100, human agreement 100)" in interval_line(
+        {**loose.summary, "controlled": [{}], "human_agreement": [{}]})
+    assert "(LC 120, SC 120)" in interval_line(
+        {**loose.summary, "intervals": {**loose.summary["intervals"], "min_items_for_interval": 120},
+         "controlled": [{}]})
     strict = build(recs, judges=["a"], candidates=["m1", "m2"],
                    options=IntervalOptions(bootstrap_samples=50, min_items_for_interval=30))
     assert all(c["small_n"] for c in strict.summary["comparisons"])
