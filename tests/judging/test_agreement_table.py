@@ -39,7 +39,12 @@ def test_the_same_rows_as_the_ratings_dicts(per_judge):
     records_by_judge = {f"j{k}": recs for k, recs in enumerate(per_judge)}
     candidates = ["m1", "m2", "absent", "m3"]
     got, want = agreement_records(records_by_judge, candidates), _by_hand(records_by_judge, candidates)
-    assert got == want
+    # alpha from one pass over every group's coincidences: the package's to the last few bits
+    for g, w in zip(got, want):
+        a, b = g["krippendorff_alpha"], w["krippendorff_alpha"]
+        assert (a is None) == (b is None) and (a is None or abs(a - b) <= 1e-12 * max(1.0, abs(b))), (g, w)
+    strip = [{k: v for k, v in r.items() if k != "krippendorff_alpha"} for r in got]
+    assert strip == [{k: v for k, v in r.items() if k != "krippendorff_alpha"} for r in want]
     for g, w in zip(got, want):
         assert all(type(g[k]) is type(w[k]) for k in g)
 

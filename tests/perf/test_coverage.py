@@ -133,7 +133,8 @@ def test_the_new_figures_compute_and_the_small_n_flag_is_read_from_their_rows():
     # a controlled row (LC, SC with the synthetic styles, BT) is flagged below the LC and SC thresholds
     least = {"lc win rate cand-a (judge-1)": max(FIGURE_MIN_ITEMS["lc_win_rate"], FIGURE_MIN_ITEMS["sc_score"]),
              "bt rating cand-a (judge-1)": max(FIGURE_MIN_ITEMS["lc_win_rate"], FIGURE_MIN_ITEMS["sc_score"]),
-             "human spearman cand-a (judge-1)": FIGURE_MIN_ITEMS["spearman"]}
+             "human spearman cand-a (judge-1)": FIGURE_MIN_ITEMS["spearman"],
+             "alpha verdict cand-a": FIGURE_MIN_ITEMS["krippendorff_alpha"]}
     for name in names:
         for n in (12, 30):
             hit, total, flagged = result["coverage"][name][n]
