@@ -27,7 +27,6 @@ knows links makes it clickable), printed as one line the terminal wraps, so it c
 from __future__ import annotations
 
 import io
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +35,7 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
+from ..report.numbers import finite as _finite
 from .tables import wrap_atoms
 
 __all__ = ["MAX_LINES", "closing_summary", "figure_text"]
@@ -47,12 +47,6 @@ _GAP = 2  # spaces between columns
 
 def _get(h: Any, key: str, default: Any = None) -> Any:
     return h.get(key, default) if isinstance(h, dict) else getattr(h, key, default)
-
-
-def _finite(v: Any) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None
-    return float(v) if math.isfinite(v) else None
 
 
 def figure_text(value: Any, low: Any = None, high: Any = None, places: int | None = None) -> str:

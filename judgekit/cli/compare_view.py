@@ -14,7 +14,7 @@ __all__ = ["comparison_renderables"]
 def comparison_renderables(comp: Any, top: int = 10) -> list[Any]:
     """Two tables per pair (:class:`judgekit.report.compare.Comparison`): its statistics, then its
     ``top`` changed items, largest change first."""
-    from ..report.compare import _num, difference_text
+    from ..report.compare import difference_text, number_text
     from ..report.numbers import label as numbers_label
 
     out: list[Any] = []
@@ -27,8 +27,8 @@ def comparison_renderables(comp: Any, top: int = 10) -> list[Any]:
             st.add_column(escape(col), justify="right" if right else "left", overflow="fold")
         for s in p.stats:
             holm = s.get("excludes_zero_holm")
-            st.add_row(*map(escape, (s["candidate"], s["judge"], numbers_label(s["metric"]), _num(s.get("before"), metric=s["metric"]),
-                                     _num(s.get("after"), metric=s["metric"]),
+            st.add_row(*map(escape, (s["candidate"], s["judge"], numbers_label(s["metric"]), number_text(s.get("before"), metric=s["metric"]),
+                                     number_text(s.get("after"), metric=s["metric"]),
                                      difference_text(s), "–" if holm is None else ("excl. 0" if holm else "incl. 0"),
                                      str(s["shared"]), str(s["changed"]))))
         out.append(st)
@@ -49,6 +49,6 @@ def comparison_renderables(comp: Any, top: int = 10) -> list[Any]:
         for c in shown:
             d = c.delta
             ct.add_row(*map(escape, (c.item, c.candidate, c.judge, *((c.kind,) if kinds else ()), c.before.text(c.kind),
-                                     c.after.text(c.kind), _num(d, True, c.kind))))
+                                     c.after.text(c.kind), number_text(d, True, c.kind))))
         out.append(ct)
     return out

@@ -155,6 +155,14 @@ def _few(rows: int, comparisons: int) -> str:
     return f"{what} {'has' if rows + comparisons == 1 else 'have'}"
 
 
+def _too_few_flag(rows: int, comparisons: int, options: IntervalOptions) -> dict[str, Any]:
+    """The ``too few items`` flag of ``rows`` results rows and ``comparisons`` comparisons under the
+    option's threshold."""
+    return {"kind": "too few items", "rows": rows, "comparisons": comparisons,
+            "message": f"{_few(rows, comparisons)} fewer than {plural(options.min_items_for_interval, 'item')} "
+                       "(n marked !): too few for their interval, which then covers less often than it says"}
+
+
 def degenerate_flags(rows: Sequence[Mapping[str, Any]], minimum: int = DEGENERATE_MIN) -> list[dict[str, Any]]:
     """A flag for each judge (its row pooled over candidates) that gives every decisive verdict
     to one slot, every verdict a tie, or no item the same direction in both orders, on at least
@@ -353,10 +361,7 @@ def annotate(summary: MutableMapping[str, Any], rows: Mapping[str, Sequence[Muta
     flags = list(summary.get("flags") or [])
     flags += degenerate_flags(summary.get("judge_behaviour") or [])
     if small or few_comps:
-        what = _few(len(small), few_comps)
-        flags.append({"kind": "too few items", "rows": len(small), "comparisons": few_comps,
-                      "message": f"{what} fewer than {plural(options.min_items_for_interval, 'item')} (n marked !): "
-                                 f"too few for their interval, which then covers less often than it says"})
+        flags.append(_too_few_flag(len(small), few_comps, options))
     summary["flags"] = flags
     iv = summary.get("intervals")
     if isinstance(iv, dict):
@@ -417,10 +422,7 @@ def annotate_scores(summary: MutableMapping[str, Any], rows: Mapping[str, Sequen
             a.update(spread.get(a["model"], {}))
     flags = list(summary.get("flags") or []) + constant_score_flags(by_judge)
     if small or few_comps:
-        what = _few(small, few_comps)
-        flags.append({"kind": "too few items", "rows": small, "comparisons": few_comps,
-                      "message": f"{what} fewer than {plural(options.min_items_for_interval, 'item')} (n marked !): "
-                                 f"too few for their interval, which then covers less often than it says"})
+        flags.append(_too_few_flag(small, few_comps, options))
     summary["flags"] = flags
     iv = summary.get("intervals")
     if isinstance(iv, dict):

@@ -29,7 +29,7 @@ from . import numbers
 from .doc import Block, Item, Table
 
 __all__ = ["Pair", "Comparison", "compare_runs", "pick_baseline", "diff_rows", "stats_rows", "write_diffs",
-           "comparison_tables", "comparison_items", "page_href", "difference_text", "DIFFS_CSV",
+           "comparison_tables", "comparison_items", "page_href", "difference_text", "number_text", "DIFFS_CSV",
            "DIFFS_JSON"]
 
 DIFFS_CSV = "diffs.csv"
@@ -176,7 +176,7 @@ def write_diffs(comp: Comparison, page: Path) -> tuple[Path, Path]:
     return out_csv, out_json
 
 
-def _num(v: Any, signed: bool = False, metric: Any = "") -> str:
+def number_text(v: Any, signed: bool = False, metric: Any = "") -> str:
     """``v`` in the decimals of ``metric``'s kind of figure (report.numbers: Reward 1, VFS 2...),
     the same as the runs' own tables; ``+`` before a positive difference."""
     if v is None:
@@ -188,9 +188,9 @@ def _num(v: Any, signed: bool = False, metric: Any = "") -> str:
 def difference_text(s: dict[str, Any]) -> str:
     """``+21.4 [-7.1, +67.9]`` (the interval where there is one), in the figure's decimals."""
     m = s.get("metric", "")
-    text = _num(s.get("difference"), signed=True, metric=m)
+    text = number_text(s.get("difference"), signed=True, metric=m)
     if s.get("ci_low") is not None and s.get("ci_high") is not None:
-        text += f" [{_num(s['ci_low'], True, m)}, {_num(s['ci_high'], True, m)}]"
+        text += f" [{number_text(s['ci_low'], True, m)}, {number_text(s['ci_high'], True, m)}]"
     return text
 
 
@@ -204,8 +204,8 @@ def comparison_tables(comp: Comparison) -> list[Table]:
             excl = s.get("excludes_zero")
             holm = s.get("excludes_zero_holm")
             rows.append({"candidate": s["candidate"], "judge": s["judge"], "figure": numbers.label(s["metric"]),
-                         "before": _num(s.get("before"), metric=s["metric"]),
-                         "after": _num(s.get("after"), metric=s["metric"]),
+                         "before": number_text(s.get("before"), metric=s["metric"]),
+                         "after": number_text(s.get("after"), metric=s["metric"]),
                          "difference [interval]": difference_text(s),
                          "excludes 0 (raw/Holm)": "–" if excl is None else
                          f"{'yes' if excl else 'no'}/{'yes' if holm else 'no' if holm is not None else '–'}",
@@ -245,5 +245,5 @@ def comparison_items(comp: Comparison, page_dir: Path) -> list[Item]:
                             links=[(f"open in {p.after.label}", _item_link(p.after, c.item, page_dir))])]
             items.append(Item(id=ident, title=f"{c.kind}: {c.before.text(c.kind)}  ->  {c.after.text(c.kind)}",
                               blocks=blocks, tags=tags, flags=[c.change] if c.change in ("failed", "recovered") else [],
-                              score=None if d is None else f"Δ {_num(d, True, c.kind)}"))
+                              score=None if d is None else f"Δ {number_text(d, True, c.kind)}"))
     return items

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from typing import Any
 
 __all__ = ["DECIMALS", "KINDS", "LABELS", "MISSING", "figure_kind", "decimals", "number", "interval",
-           "column_decimals", "figure", "label", "is_number"]
+           "column_decimals", "figure", "label", "is_number", "finite"]
 
 #: decimals by kind of figure
 DECIMALS = {"rate": 1, "score": 2, "coefficient": 2, "distance": 2, "similarity": 4, "count": 0}
@@ -67,6 +67,11 @@ _CUT = re.compile(r" · | \(| per | by |,")
 def is_number(v: Any) -> bool:
     """A finite int or float (not a bool)."""
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def finite(v: Any) -> float | None:
+    """``v`` as a float where it :func:`is_number`, else None."""
+    return float(v) if is_number(v) else None
 
 
 def figure_kind(name: Any, unit: Any = "") -> str | None:

@@ -68,10 +68,7 @@ def with_shared_sections(doc: ReportDoc, summary: dict[str, Any]) -> ReportDoc:
 
 # -- numbers -------------------------------------------------------------------------------------
 
-def _finite(v: Any) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None
-    return float(v) if math.isfinite(v) else None
+_finite = numbers.finite
 
 
 def _decimals(*values: Any) -> int:
