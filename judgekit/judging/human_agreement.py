@@ -41,33 +41,24 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
-from scipy import sparse
 
 from ..config import STRICT_CONFIG
 from ..errors import DataError
 from ..report.doc import Table
-from .intervals import _draws, _percentiles, _rng, shown
-from .rates import wilson
-from .uncertainty import IntervalOptions, min_items_for
+from .human_tables import ALL, FIGURES, Valued, agreement_table_rows, table_figures
+from .intervals import shown
+from .uncertainty import IntervalOptions
 
 __all__ = ["HumanLabelOptions", "HumanLabels", "load_human_labels", "labels_from_ratings", "unit_scores",
            "unit_values", "FIGURES", "table_figures", "agreement_rows", "agreement_display", "ALL", "NOTE",
            "add_human_agreement", "report_tables"]
 
-#: the ``model`` of the row pooled over candidates
-ALL = "all"
-#: the figures of a row, in column order
-FIGURES = ("kappa", "kappa_linear", "kappa_quadratic", "spearman", "kendall", "mae", "consistency")
 #: what the printed table and the report say the figures are
 NOTE = ("each judge's value per labelled unit against the mean human label: Cohen's kappa (quadratic weights), "
         "Spearman's rho, Kendall's tau-b, MAE and consistency % (|judge - human| <= 1, Creation-MMBench's "
         "Table 4); [low, high]: percentile bootstrap interval over items (consistency: Wilson's on the effective "
         "count of units); n: labelled units with a judge value, "
         "marked ! when they come from too few items for the interval")
-#: at most this many table cells in one call of :func:`table_figures` (resamples go in blocks)
-_TABLE_CELLS = 2_000_000
-#: |J - P| is compared with the tolerance after this slack (a mean of thirds is still exactly 1 away)
-_EPS = 1e-9
 #: the columns naming a unit's item, candidate and order, with the names also accepted
 _ITEM = ("item", "index", "id")
 _CANDIDATE = ("candidate", "model")
@@ -226,7 +217,7 @@ def unit_values(records: Sequence[Mapping[str, Any]], by_order: bool, kinds: Seq
                 ) -> dict[tuple[str, str, int | None], float]:
     """J per unit: the mean valid score of a (model, index) over its orders, or per order."""
     if isinstance(records, list):
-        return _unit_values_columns(records, by_order, kinds)
+        return _valued(records, by_order, kinds).as_dict()
     out: dict[tuple[str, str, int | None], float] = {}
     for (model, index), per in unit_scores(records, kinds).items():
         if by_order:
@@ -238,8 +229,43 @@ def unit_values(records: Sequence[Mapping[str, Any]], by_order: bool, kinds: Seq
     return out
 
 
-def _unit_values_columns(records: list, by_order: bool, kinds: Sequence[str]
-                         ) -> dict[tuple[str, str, int | None], float]:
+def _valued(records: Sequence[Mapping[str, Any]], by_order: bool, kinds: Sequence[str]) -> Valued:
+    """:func:`unit_values` as arrays (:class:`~.human_tables.Valued`): from the records' shared
+    columns for a list (:func:`_unit_values_columns`), else by walking them."""
+    if isinstance(records, list):
+        return _unit_values_columns(records, by_order, kinds)
+    return Valued.from_dict(unit_values(records, by_order, kinds))
+
+
+def _scores(col: Any, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the positions among ``pos`` whose raw score is not None, ``float()`` of those scores), from
+    the columns' ``float_score`` (a pairwise record's ``float(score)``, NaN for None) where it
+    answers, else from the raw scores themselves (a score float() refuses raises, as it did)."""
+    raw = col.raw_score
+    score = np.full(pos.size, np.nan)
+    pw = col.is_pairwise[pos]
+    score[pw] = col.float_score[pos[pw]]
+    ask = np.flatnonzero(np.isnan(score))  # None, another kind, or a score float_score left out
+    got = [(k, raw[i]) for k, i in zip(ask.tolist(), pos[ask].tolist()) if raw[i] is not None]
+    valid = np.ones(pos.size, dtype=bool)
+    valid[ask] = False
+    for k, s in got:
+        score[k] = float(s)
+        valid[k] = True
+    return pos[valid], score[valid]
+
+
+def _orders(col: Any, pos: np.ndarray) -> np.ndarray:
+    """``int(r.get("order") or 0)`` of the records at ``pos``: the columns' ``int(r.get("order",
+    0))`` when every record has one (the same for any order int() takes), else record by record."""
+    try:
+        return col.order[pos].astype(np.int64)
+    except (TypeError, ValueError):  # an order of None, or one int() refuses (outside pos, maybe)
+        rorder = col.raw("order")
+        return np.array([int(rorder[i] or 0) for i in pos.tolist()], dtype=np.int64)
+
+
+def _unit_values_columns(records: list, by_order: bool, kinds: Sequence[str]) -> Valued:
     """:func:`unit_values` from the records' shared columns (:mod:`judgekit.judging.columns`): the
     same units in the same order, each mean the same sum (in the same order: by order, then record
     order) over the same count."""
@@ -247,125 +273,32 @@ def _unit_values_columns(records: list, by_order: bool, kinds: Sequence[str]
 
     col = columns(records)
     if col.n == 0:
-        return {}
-    raw = col.raw_score
+        return Valued.from_dict({})
     # a record without a kind counts as "pairwise"; a kind that is no string is never one of kinds
     code, distinct = col.kind_code
     missing = ~col.has_kind
     ok = np.array([isinstance(k, str) and k in kinds for k in distinct], dtype=bool)
     wanted = np.flatnonzero(np.where(missing, "pairwise" in kinds, ok[code]))
-    pos = wanted[np.fromiter((raw[i] is not None for i in wanted.tolist()), dtype=bool, count=wanted.size)]
+    pos, score = _scores(col, wanted)
     if pos.size == 0:
-        return {}
+        return Valued.from_dict({})
     (mc, mnames), (ic, inames) = col.model, col.index
-    rorder = col.raw("order")
-    order = np.array([int(rorder[i] or 0) for i in pos.tolist()], dtype=np.int64)
-    score = np.array([float(raw[i]) for i in pos.tolist()], dtype=float)
+    order = _orders(col, pos)
     unit, ufirst = first_order(np.column_stack([mc[pos], ic[pos]]).astype(np.int64))
-    names = [(mnames[mc[pos[f]]], inames[ic[pos[f]]]) for f in ufirst.tolist()]
-    out: dict[tuple[str, str, int | None], float] = {}
+    um, ui = mc[pos[ufirst]], ic[pos[ufirst]]
     if by_order:
         cell, cfirst = first_order(np.column_stack([unit, order]))
-        total = np.bincount(cell, weights=score, minlength=cfirst.size).tolist()
-        count = np.bincount(cell, minlength=cfirst.size).tolist()
+        total = np.bincount(cell, weights=score, minlength=cfirst.size)
+        count = np.bincount(cell, minlength=cfirst.size)
         cunit = unit[cfirst]
-        for c in np.lexsort((cfirst, cunit)).tolist():  # units in order, each one's orders as first seen
-            m, i = names[cunit[c]]
-            out[(m, i, int(order[cfirst[c]]))] = total[c] / count[c]
-        return out
+        seq = np.lexsort((cfirst, cunit))  # units in order, each one's orders as first seen
+        ocode, orders = np.unique(order[cfirst[seq]], return_inverse=True)[::-1]
+        return Valued(mnames, inames, orders.tolist(), um[cunit[seq]], ui[cunit[seq]], ocode.reshape(-1),
+                      total[seq] / count[seq])
     seq = np.lexsort((np.arange(pos.size), order, unit))  # each unit's scores by order, then record order
-    total = np.bincount(unit[seq], weights=score[seq], minlength=ufirst.size).tolist()
-    count = np.bincount(unit, minlength=ufirst.size).tolist()
-    for u, (m, i) in enumerate(names):
-        out[(m, i, None)] = total[u] / count[u]
-    return out
-
-
-# -- the figures from contingency tables -----------------------------------------------------------------
-def _categories(v: np.ndarray) -> np.ndarray:
-    return np.sign(v) * np.floor(np.abs(v) + 0.5)
-
-
-def table_figures(t: np.ndarray, vj: np.ndarray, vp: np.ndarray, tol: float = 1.0) -> dict[str, np.ndarray]:
-    """Every figure of :data:`FIGURES` for each of the tables ``t`` (shape (B, len(vj), len(vp)):
-    counts of units with judge value ``vj[a]`` and human value ``vp[b]``, both ascending); NaN
-    where a figure is undefined."""
-    t = np.asarray(t, dtype=float)
-    vj, vp = np.asarray(vj, dtype=float), np.asarray(vp, dtype=float)
-    n = t.sum(axis=(1, 2))
-    out: dict[str, np.ndarray] = {}
-    with np.errstate(invalid="ignore", divide="ignore"):
-        gap = np.abs(vj[:, None] - vp[None, :])
-        out["mae"] = np.where(n > 0, (t * gap).sum(axis=(1, 2)) / n, np.nan)
-        out["consistency"] = np.where(n > 0, 100.0 * (t * (gap <= tol + _EPS)).sum(axis=(1, 2)) / n, np.nan)
-        # kappa over whole-number categories
-        cj, cp = _categories(vj), _categories(vp)
-        cats = np.unique(np.concatenate([cj, cp]))
-        oj = (cj[:, None] == cats[None, :]).astype(float)
-        op = (cp[:, None] == cats[None, :]).astype(float)
-        o = oj.T[None] @ t @ op[None]
-        share = o / np.where(n > 0, n, 1.0)[:, None, None]
-        e = share.sum(axis=2)[:, :, None] * share.sum(axis=1)[:, None, :]
-        diff = cats[:, None] - cats[None, :]
-        for name, w in (("kappa", (diff != 0).astype(float)), ("kappa_linear", np.abs(diff)),
-                        ("kappa_quadratic", diff ** 2)):
-            expected = (w * e).sum(axis=(1, 2))
-            observed = (w * share).sum(axis=(1, 2))
-            ok = (n > 0) & (expected > 1e-12)
-            out[name] = np.where(ok, 1.0 - observed / np.where(ok, expected, 1.0), np.nan)
-        # Spearman: Pearson's correlation of the mid-ranks
-        rj, rp = t.sum(axis=2), t.sum(axis=1)
-        mj = np.cumsum(rj, axis=1) - rj + (rj + 1.0) / 2.0
-        mp = np.cumsum(rp, axis=1) - rp + (rp + 1.0) / 2.0
-        mean = (n + 1.0) / 2.0
-        safe = np.where(n > 0, n, 1.0)
-        cov = (mj * (t @ mp[:, :, None])[:, :, 0]).sum(axis=1) / safe - mean ** 2
-        var_j = (rj * mj ** 2).sum(axis=1) / safe - mean ** 2
-        var_p = (rp * mp ** 2).sum(axis=1) / safe - mean ** 2
-        tiny = 1e-9 * np.maximum(mean, 1.0) ** 2
-        ok = (n > 1) & (var_j > tiny) & (var_p > tiny)
-        out["spearman"] = np.where(ok, cov / np.sqrt(np.where(ok, var_j * var_p, 1.0)), np.nan)
-        # Kendall's tau-b: units with a higher J, then counted by whether their P is higher or lower
-        above = np.cumsum(t[:, ::-1, :], axis=1)[:, ::-1, :] - t          # sum over a' > a
-        higher = np.cumsum(above[:, :, ::-1], axis=2)[:, :, ::-1] - above  # ... and b' > b
-        lower = np.cumsum(above, axis=2) - above                           # ... and b' < b
-        conc = (t * higher).sum(axis=(1, 2))
-        disc = (t * lower).sum(axis=(1, 2))
-        n0 = n * (n - 1.0) / 2.0
-        n1 = (rj * (rj - 1.0) / 2.0).sum(axis=1)
-        n2 = (rp * (rp - 1.0) / 2.0).sum(axis=1)
-        den = (n0 - n1) * (n0 - n2)
-        ok = den > 0
-        out["kendall"] = np.where(ok, (conc - disc) / np.sqrt(np.where(ok, den, 1.0)), np.nan)
-    return out
-
-
-def _defined(x: float) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
-
-
-def _consistency_interval(cells: np.ndarray, vj: np.ndarray, vp: np.ndarray, tol: float,
-                          level: float) -> tuple[float, float]:
-    """The interval of a row's consistency (percent): Wilson's on the effective count of units.
-    ``cells``: clusters x units per cluster, each unit's (J value, P value) code (-1: none).  The
-    share's variance over the clusters, ``sum_c (a_c - p m_c)^2 / M^2`` (a_c consistent units of
-    the m_c in cluster c, M all units), gives ``n_eff = p (1 - p) / variance``, at most M (with
-    one unit per item, n_eff is the units' count and this is Wilson's interval); at a share of 0
-    or 1, the clusters' count.  A percentile bootstrap of this share undercovers at 25-50 items
-    (80 % and 91 % of a nominal 95 % near 0.87, perf/coverage.py); Wilson's keeps near it."""
-    has = cells >= 0
-    code = np.where(has, cells, 0)
-    close = np.abs(vj[code // len(vp)] - vp[code % len(vp)]) <= tol + _EPS
-    m = has.sum(axis=1).astype(float)
-    a = (close & has).sum(axis=1).astype(float)
-    keep = m > 0
-    m, a = m[keep], a[keep]
-    total = m.sum()
-    p = a.sum() / total
-    var = float(((a - p * m) ** 2).sum()) / total ** 2
-    n_eff = float(keep.sum()) if p <= 0.0 or p >= 1.0 or var <= 0.0 else min(total, p * (1.0 - p) / var)
-    lo, hi = wilson(p * n_eff, n_eff, level)
-    return 100.0 * lo, 100.0 * hi
+    total = np.bincount(unit[seq], weights=score[seq], minlength=ufirst.size)
+    count = np.bincount(unit, minlength=ufirst.size)
+    return Valued(mnames, inames, [None], um, ui, np.zeros(ufirst.size, dtype=np.int64), total / count)
 
 
 # -- rows per judge --------------------------------------------------------------------------------------
@@ -377,92 +310,10 @@ def agreement_rows(values_by_judge: Mapping[str, Mapping[tuple[str, str, int | N
     unit (``candidates`` order) and pooled (``model`` = ``"all"``).  ``n``: units with both J and
     P; ``items``: their (candidate, item) clusters; ``small_n``: fewer items than
     ``options.min_items_for_interval`` or the figures' own thresholds (too few for the
-    intervals, :mod:`.honest`, :data:`~judgekit.judging.uncertainty.FIGURE_MIN_ITEMS`)."""
-    reference = labels.reference()
-    judges = list(values_by_judge)
-    # P of each unit a judge valued: the candidate's own label, else the item's label for every candidate
-    units: dict[tuple[str, str, int | None], float] = {}
-    for per in values_by_judge.values():
-        for key in per:
-            if key not in units:
-                p = reference.get(key, reference.get(("", key[1], key[2])))
-                if p is not None:
-                    units[key] = p
-    keys = sorted(units, key=lambda k: (k[0], k[1], -1 if k[2] is None else k[2]))
-    clusters = list(dict.fromkeys((k[0], k[1]) for k in keys))
-    cid = {c: i for i, c in enumerate(clusters)}
-    vp = np.array(sorted({units[k] for k in keys}), dtype=float)
-    bp = {v: i for i, v in enumerate(vp.tolist())}
-    width = 2 if labels.by_order else 1  # units per (candidate, item): its orders
-    models = [m for m in dict.fromkeys(candidates) if any(c[0] == m for c in clusters)]
-    models += sorted({c[0] for c in clusters} - set(models))
-    rows = []
-    per_judge = {}
-    for j in judges:
-        vals = values_by_judge[j]
-        vj = np.array(sorted({vals[k] for k in keys if k in vals}), dtype=float)
-        bj = {v: i for i, v in enumerate(vj.tolist())}
-        cells = np.full((len(clusters), width), -1, dtype=np.int64)
-        fill = np.zeros(len(clusters), dtype=np.int64)
-        for k in keys:
-            if k in vals:
-                c = cid[(k[0], k[1])]
-                cells[c, fill[c]] = bj[vals[k]] * len(vp) + bp[units[k]]
-                fill[c] += 1
-        per_judge[j] = (vj, cells)
-    # each judge's cluster x (J value, P value) incidence (a unit's orders summed), sparse: a resample's
-    # tables are its draw counts times it, whatever the number of distinct values
-    onehot = {}
-    for j in judges:
-        cells = per_judge[j][1]
-        has = cells >= 0
-        onehot[j] = sparse.csr_matrix((np.ones(int(has.sum())), (np.nonzero(has)[0], cells[has])),
-                                      shape=(len(clusters), len(per_judge[j][0]) * len(vp)))
-    owner = np.array([models.index(c[0]) for c in clusters], dtype=np.int64)
-    for model in [*models, ALL]:
-        chosen = np.arange(len(clusters)) if model == ALL else np.flatnonzero(owner == models.index(model))
-        subs = {j: onehot[j][chosen].T.tocsr() for j in judges}  # (cells, clusters of the row)
-        boot: dict[str, dict[str, list[np.ndarray]]] = {j: {f: [] for f in FIGURES} for j in judges}
-        if options.bootstrap_samples and chosen.size:
-            m = chosen.size
-            for idx in _draws(_rng(options.bootstrap_seed, f"human:{model}"), m, options.bootstrap_samples):
-                k = idx.shape[0]  # each resample's draw counts, shared by the judges
-                counts = np.bincount((idx + (np.arange(k) * m)[:, None]).ravel(), minlength=k * m).reshape(k, m)
-                for j in judges:
-                    vj = per_judge[j][0]
-                    if not len(vj):
-                        continue
-                    t = np.asarray(subs[j] @ counts.T.astype(float)).T.reshape(k, len(vj), len(vp))
-                    step = max(1, _TABLE_CELLS // max(1, t[0].size))  # bounded temporaries
-                    for lo in range(0, k, step):
-                        for f, v in table_figures(t[lo:lo + step], vj, vp, tol).items():
-                            boot[j][f].append(v)
-        for j in judges:
-            vj = per_judge[j][0]
-            valid = per_judge[j][1][chosen] >= 0
-            n = int(valid.sum())
-            row: dict[str, Any] = {"judge": j, "model": model, "n": n, "items": int(valid.any(axis=1).sum())}
-            # the interval resamples items: fewer than the threshold and it covers less than it says
-            row["small_n"] = row["items"] < min_items_for(options, FIGURES)
-            if n == 0:
-                for f in FIGURES:
-                    row[f] = row[f"{f}_ci_low"] = row[f"{f}_ci_high"] = None
-                rows.append(row)
-                continue
-            whole = np.asarray(subs[j].sum(axis=1)).reshape(1, len(vj), len(vp))
-            est = table_figures(whole, vj, vp, tol)
-            for f in FIGURES:
-                row[f] = _defined(est[f][0])
-                if f == "consistency" and row[f] is not None and options.bootstrap_samples:
-                    row[f"{f}_ci_low"], row[f"{f}_ci_high"] = _consistency_interval(
-                        per_judge[j][1][chosen], vj, vp, tol, options.interval_level)
-                    continue
-                drawn = boot[j][f]
-                lo, hi = (_percentiles(np.concatenate(drawn), options.interval_level) if drawn and row[f] is not None
-                          else (None, None))
-                row[f"{f}_ci_low"], row[f"{f}_ci_high"] = lo, hi
-            rows.append(row)
-    return rows
+    intervals, :mod:`.honest`, :data:`~judgekit.judging.uncertainty.FIGURE_MIN_ITEMS`).  The
+    figures come from :mod:`.human_tables`, every (judge, candidate) row's bootstrap at once."""
+    valued = {j: Valued.from_dict(per) for j, per in values_by_judge.items()}
+    return agreement_table_rows(valued, labels.reference(), list(labels.values), candidates, options, tol)[0]
 
 
 def agreement_display(r: Mapping[str, Any]) -> dict[str, Any]:
@@ -483,11 +334,8 @@ def add_human_agreement(summary: dict[str, Any], tables: dict[str, list[dict[str
     """``summary["human_agreement"]`` ({file, units, scale, figures, note, rows}), the
     ``human_agreement`` CSV table and the printed table, from every judge's records (and the
     ensemble's)."""
-    values = {j: unit_values(records, labels.by_order, kinds) for j, records in everyone.items()}
-    rows = agreement_rows(values, labels, candidates, options)
-    judged = {k for per in values.values() for k in per}
-    anyone = {(k[1], k[2]) for k in judged}
-    unmatched = sum(1 for k in labels.values if (k not in judged if k[0] else (k[1], k[2]) not in anyone))
+    valued = {j: _valued(records, labels.by_order, kinds) for j, records in everyone.items()}
+    rows, unmatched = agreement_table_rows(valued, labels.reference(), list(labels.values), candidates, options)
     summary["human_agreement"] = {
         "file": labels.path, "unit": "(candidate, item, order)" if labels.by_order else "(candidate, item)",
         "scale": scale, "figures": list(FIGURES), "note": NOTE,

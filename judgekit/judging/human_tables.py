@@ -1,0 +1,427 @@
+"""The figures of the agreement with human labels from contingency tables, and their bootstrap for
+every (judge, row) at once: what :mod:`.human_agreement` computes once it has each judge's values
+(see that module's docstring for the figures and the units).
+
+:func:`table_figures` is the figures' definition, one table at a time along the first axis.  The
+bootstrap needs them for every resample of every row (each candidate and the pooled one) and every
+judge: 1,000 resamples x 21 rows x 4 judges at 20 candidates.  :func:`agreement_table_rows` reads
+each row's resamples as one count matrix (resamples x clusters, the draws shared by the judges),
+turns it into every judge's tables with one sparse product (cells x resamples, the resamples on the
+last axis), and :func:`_figures_last` computes the figures on that layout, where each step is an
+operation on whole rows of resamples.  The counts are whole numbers, so every sum the figures take
+of them (n, the margins, the category table, the rank sums, the concordant minus discordant pairs)
+is exact in any order and equals :func:`table_figures`'s; the one sum of non-whole numbers, the
+MAE's, is taken as :func:`table_figures` takes it (same layout, same order), so the figures are the
+same numbers, bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from .columns import codes, first_order
+from .intervals import _draws, _percentiles, _rng
+from .rates import wilson
+from .uncertainty import IntervalOptions, min_items_for
+
+__all__ = ["ALL", "FIGURES", "Valued", "table_figures", "agreement_table_rows"]
+
+#: the ``model`` of the row pooled over candidates
+ALL = "all"
+#: the figures of a row, in column order
+FIGURES = ("kappa", "kappa_linear", "kappa_quadratic", "spearman", "kendall", "mae", "consistency")
+#: at most this many table cells (cells x resamples) at once in the bootstrap (resamples go in blocks)
+_TABLE_CELLS = 500_000
+#: |J - P| is compared with the tolerance after this slack (a mean of thirds is still exactly 1 away)
+_EPS = 1e-9
+
+
+def _categories(v: np.ndarray) -> np.ndarray:
+    return np.sign(v) * np.floor(np.abs(v) + 0.5)
+
+
+def table_figures(t: np.ndarray, vj: np.ndarray, vp: np.ndarray, tol: float = 1.0) -> dict[str, np.ndarray]:
+    """Every figure of :data:`FIGURES` for each of the tables ``t`` (shape (B, len(vj), len(vp)):
+    counts of units with judge value ``vj[a]`` and human value ``vp[b]``, both ascending); NaN
+    where a figure is undefined."""
+    t = np.asarray(t, dtype=float)
+    vj, vp = np.asarray(vj, dtype=float), np.asarray(vp, dtype=float)
+    n = t.sum(axis=(1, 2))
+    out: dict[str, np.ndarray] = {}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gap = np.abs(vj[:, None] - vp[None, :])
+        out["mae"] = np.where(n > 0, (t * gap).sum(axis=(1, 2)) / n, np.nan)
+        out["consistency"] = np.where(n > 0, 100.0 * (t * (gap <= tol + _EPS)).sum(axis=(1, 2)) / n, np.nan)
+        # kappa over whole-number categories
+        cj, cp = _categories(vj), _categories(vp)
+        cats = np.unique(np.concatenate([cj, cp]))
+        oj = (cj[:, None] == cats[None, :]).astype(float)
+        op = (cp[:, None] == cats[None, :]).astype(float)
+        _kappas(out, oj.T[None] @ t @ op[None], n, cats)
+        # Spearman: Pearson's correlation of the mid-ranks
+        rj, rp = t.sum(axis=2), t.sum(axis=1)
+        mj = np.cumsum(rj, axis=1) - rj + (rj + 1.0) / 2.0
+        mp = np.cumsum(rp, axis=1) - rp + (rp + 1.0) / 2.0
+        cross = (mj * (t @ mp[:, :, None])[:, :, 0]).sum(axis=1)
+        _spearman(out, n, cross, (rj * mj ** 2).sum(axis=1), (rp * mp ** 2).sum(axis=1))
+        # Kendall's tau-b: units with a higher J, then counted by whether their P is higher or lower
+        above = np.cumsum(t[:, ::-1, :], axis=1)[:, ::-1, :] - t          # sum over a' > a
+        higher = np.cumsum(above[:, :, ::-1], axis=2)[:, :, ::-1] - above  # ... and b' > b
+        lower = np.cumsum(above, axis=2) - above                           # ... and b' < b
+        conc = (t * higher).sum(axis=(1, 2))
+        disc = (t * lower).sum(axis=(1, 2))
+        _kendall(out, n, conc - disc, (rj * (rj - 1.0) / 2.0).sum(axis=1), (rp * (rp - 1.0) / 2.0).sum(axis=1))
+    return out
+
+
+def _kappas(out: dict[str, np.ndarray], o: np.ndarray, n: np.ndarray, cats: np.ndarray) -> None:
+    """The three kappas from ``o`` (tables x categories x categories: the units per pair of
+    categories) and each table's ``n``."""
+    share = o / np.where(n > 0, n, 1.0)[:, None, None]
+    e = share.sum(axis=2)[:, :, None] * share.sum(axis=1)[:, None, :]
+    diff = cats[:, None] - cats[None, :]
+    for name, w in (("kappa", (diff != 0).astype(float)), ("kappa_linear", np.abs(diff)),
+                    ("kappa_quadratic", diff ** 2)):
+        expected = (w * e).sum(axis=(1, 2))
+        observed = (w * share).sum(axis=(1, 2))
+        ok = (n > 0) & (expected > 1e-12)
+        out[name] = np.where(ok, 1.0 - observed / np.where(ok, expected, 1.0), np.nan)
+
+
+def _spearman(out: dict[str, np.ndarray], n: np.ndarray, cross: np.ndarray, sj: np.ndarray, sp: np.ndarray) -> None:
+    """Spearman's rho from the sums of the mid-ranks' products (``cross``) and squares."""
+    mean = (n + 1.0) / 2.0
+    safe = np.where(n > 0, n, 1.0)
+    cov = cross / safe - mean ** 2
+    var_j = sj / safe - mean ** 2
+    var_p = sp / safe - mean ** 2
+    tiny = 1e-9 * np.maximum(mean, 1.0) ** 2
+    ok = (n > 1) & (var_j > tiny) & (var_p > tiny)
+    out["spearman"] = np.where(ok, cov / np.sqrt(np.where(ok, var_j * var_p, 1.0)), np.nan)
+
+
+def _kendall(out: dict[str, np.ndarray], n: np.ndarray, cd: np.ndarray, n1: np.ndarray, n2: np.ndarray) -> None:
+    """Kendall's tau-b from the concordant minus discordant pairs and the pairs tied in J and in P."""
+    n0 = n * (n - 1.0) / 2.0
+    den = (n0 - n1) * (n0 - n2)
+    ok = den > 0
+    out["kendall"] = np.where(ok, cd / np.sqrt(np.where(ok, den, 1.0)), np.nan)
+
+
+class _Layout:
+    """What :func:`_figures_last` needs of a judge's (vj, vp), computed once."""
+
+    def __init__(self, vj: np.ndarray, vp: np.ndarray, tol: float):
+        self.gap = np.abs(vj[:, None] - vp[None, :])
+        self.close = (self.gap <= tol + _EPS).astype(float).ravel()
+        cj, cp = _categories(vj), _categories(vp)
+        self.cats = np.unique(np.concatenate([cj, cp]))
+        self.oj = (cats_of := (cj[:, None] == self.cats[None, :]).astype(float)).T  # categories x J values
+        self.op = (cp[:, None] == self.cats[None, :]).astype(float)               # P values x categories
+        del cats_of
+
+
+def _figures_last(t: np.ndarray, lay: _Layout) -> dict[str, np.ndarray]:
+    """:func:`table_figures` of the tables ``t`` laid out (J values, P values, tables): the same
+    numbers (see the module docstring), each step an operation on whole rows of tables."""
+    nj, npv, k = t.shape
+    out: dict[str, np.ndarray] = {}
+    rj = t.sum(axis=1)  # (J values, tables)
+    rp = t.sum(axis=0)  # (P values, tables)
+    n = rp.sum(axis=0)
+    flat = t.reshape(nj * npv, k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # the MAE's sum: each table's cells added one by one in (J, P) order, as the bootstrap took it
+        # before (its tables had this memory layout)
+        out["mae"] = np.where(n > 0, (t * lay.gap[:, :, None]).sum(axis=(0, 1)) / n, np.nan)
+        out["consistency"] = np.where(n > 0, 100.0 * (lay.close @ flat) / n, np.nan)
+        # the units per pair of categories: J values grouped, then P values
+        o = np.einsum("cbk,bd->kcd", (lay.oj @ t.reshape(nj, npv * k)).reshape(-1, npv, k), lay.op)
+        _kappas(out, np.ascontiguousarray(o), n, lay.cats)
+        mj = np.cumsum(rj, axis=0) - rj + (rj + 1.0) / 2.0
+        mp = np.cumsum(rp, axis=0) - rp + (rp + 1.0) / 2.0
+        cross = (mj * (t * mp[None]).sum(axis=1)).sum(axis=0)
+        _spearman(out, n, cross, (rj * mj ** 2).sum(axis=0), (rp * mp ** 2).sum(axis=0))
+        # concordant minus discordant pairs: each unit against those with a lower J, counted +1 when
+        # their P is lower and -1 when it is higher
+        upto = np.cumsum(t, axis=1)                    # units of the J value with P at most b
+        sign = (upto - t) - (rj[:, None, :] - upto)    # ... with a lower P, less those with a higher one
+        below = np.cumsum(sign, axis=0) - sign         # summed over the lower J values
+        cd = (t * below).sum(axis=(0, 1))
+        _kendall(out, n, cd, (rj * (rj - 1.0) / 2.0).sum(axis=0), (rp * (rp - 1.0) / 2.0).sum(axis=0))
+    return out
+
+
+# -- the judges' values as arrays ------------------------------------------------------------------------
+@dataclass
+class Valued:
+    """One judge's J per unit: unit u is ``(models[model[u]], items[item[u]], orders[order[u]])``
+    (an order None: both orders pooled) with value ``value[u]``."""
+
+    models: list[Any]
+    items: list[Any]
+    orders: list[Any]
+    model: np.ndarray
+    item: np.ndarray
+    order: np.ndarray
+    value: np.ndarray
+
+    @classmethod
+    def from_dict(cls, per: Mapping[tuple[Any, Any, Any], float]) -> Valued:
+        keys = list(per)
+        m, models = codes([k[0] for k in keys])
+        i, items = codes([k[1] for k in keys])
+        o, orders = codes([k[2] for k in keys])
+        return cls(models, items, orders, m, i, o, np.array(list(per.values()), dtype=float).reshape(len(keys)))
+
+    def as_dict(self) -> dict[tuple[Any, Any, Any], float]:
+        m, i, o = self.models, self.items, self.orders
+        return {(m[a], i[b], o[c]): v for a, b, c, v in zip(self.model.tolist(), self.item.tolist(),
+                                                             self.order.tolist(), self.value.tolist())}
+
+
+def _unify(lists: Sequence[list[Any]]) -> tuple[dict[Any, int], list[np.ndarray]]:
+    """One numbering of the names of several lists, and each list's names in it."""
+    every: dict[Any, int] = {}
+    for names in lists:
+        for x in names:
+            every.setdefault(x, len(every))
+    return every, [np.array([every[x] for x in names], dtype=np.int64) for names in lists]
+
+
+def _ranks(names: Sequence[Any], key=None) -> np.ndarray:
+    """Each name's place in the sorted names (names sorting alike share a place)."""
+    keys = [key(x) if key else x for x in names]
+    place = {x: r for r, x in enumerate(sorted(set(keys)))}
+    return np.array([place[x] for x in keys], dtype=np.int64)
+
+
+@dataclass
+class _Units:
+    """The labelled units every judge's rows read, sorted by (candidate, item, order)."""
+
+    cluster: np.ndarray       # each unit's (candidate, item) cluster
+    owner: np.ndarray         # each cluster's candidate (a number in ``models``)
+    models: list[Any]         # candidates by number
+    vp: np.ndarray            # the distinct P values, ascending
+    bp: np.ndarray            # each unit's P, as its place in vp
+    judged: list[tuple[np.ndarray, np.ndarray]]  # per judge: (units it values, its J there)
+    unmatched: int            # labelled units no judge values
+
+
+def _join(valued: Sequence[Valued], reference: Mapping[tuple[Any, Any, Any], float],
+          labelled: Sequence[tuple[Any, Any, Any]]) -> _Units:
+    """The units of the judges' values with a P (the unit's own label, else its item's label for
+    every candidate, candidate ""), as the record-walking join made them."""
+    gm, mcodes = _unify([v.models for v in valued])
+    gi, icodes = _unify([v.items for v in valued])
+    go, ocodes = _unify([v.orders for v in valued])
+    dims = (len(gm) + 1, max(len(gi), 1), max(len(go), 1))  # candidate 0: "" (every candidate)
+    m = np.concatenate([mc[v.model] + 1 for v, mc in zip(valued, mcodes)]) if valued else np.zeros(0, np.int64)
+    i = np.concatenate([ic[v.item] for v, ic in zip(valued, icodes)]) if valued else np.zeros(0, np.int64)
+    o = np.concatenate([oc[v.order] for v, oc in zip(valued, ocodes)]) if valued else np.zeros(0, np.int64)
+    key = np.ravel_multi_index((m, i, o), dims) if m.size else np.zeros(0, np.int64)
+    unit, first = first_order(key)  # units in order of first appearance (judges in order)
+    ukey = key[first]
+    # the labels' keys in the same numbering (-1: a name no judge has, so no unit's)
+    lkeys = np.full(len(labelled), -1, dtype=np.int64)
+    for n, (c, item, order) in enumerate(labelled):
+        a = 0 if c == "" else gm.get(c, -1) + 1
+        b, d = gi.get(item), go.get(order)
+        if a >= 0 and (a > 0 or c == "") and b is not None and d is not None:
+            lkeys[n] = (a * dims[1] + b) * dims[2] + d
+    known = lkeys >= 0
+    every = ukey % (dims[1] * dims[2])  # the unit's (item, order) under candidate "" (every candidate)
+    unmatched = int((~known).sum() + (~np.where(lkeys[known] < dims[1] * dims[2], np.isin(lkeys[known], every),
+                                                np.isin(lkeys[known], ukey))).sum())
+    # P: the unit's own label, else its item's for every candidate
+    ref = [reference.get(k) for k in labelled]
+    has_ref = known & np.array([r is not None for r in ref], dtype=bool).reshape(len(labelled))
+    lk = lkeys[has_ref]
+    lv = np.array([r for r, h in zip(ref, has_ref.tolist()) if h], dtype=float).reshape(lk.size)
+    srt = np.argsort(lk, kind="stable")
+    lk, lv = lk[srt], lv[srt]
+    p = np.full(ukey.size, np.nan)
+    found = np.zeros(ukey.size, dtype=bool)
+    for probe in (ukey, every) if lk.size else ():  # own label first
+        at = np.minimum(np.searchsorted(lk, probe), lk.size - 1)
+        hit = ~found & (lk[at] == probe)
+        p[hit], found[hit] = lv[at[hit]], True
+    # sorted as (candidate, item, order) sort (order None first), ties in order of first appearance
+    gnames, inames, onames = list(gm), list(gi), list(go)
+    um, rest = np.divmod(ukey, dims[1] * dims[2])
+    ui, uo = np.divmod(rest, dims[2])
+    mrank = np.concatenate([[-1], _ranks(gnames)]) if gnames else np.array([-1])
+    keep = np.flatnonzero(found)
+    keep = keep[np.lexsort((keep, _ranks(onames, lambda x: -1 if x is None else x)[uo[keep]] if onames else keep,
+                            _ranks(inames)[ui[keep]], mrank[um[keep]]))]
+    # each sorted unit's cluster: a new (candidate, item) starts a new one
+    pair = um[keep] * dims[1] + ui[keep]
+    new = np.ones(keep.size, dtype=bool)
+    new[1:] = pair[1:] != pair[:-1]
+    cluster = np.cumsum(new) - 1
+    vp, bp = np.unique(p[keep], return_inverse=True)
+    place = np.full(ukey.size, -1, dtype=np.int64)
+    place[keep] = np.arange(keep.size)
+    judged, start = [], 0
+    for v in valued:  # each judge's values at the sorted units
+        at = place[unit[start:start + v.value.size]]
+        ok = at >= 0
+        jv = np.full(keep.size, np.nan)
+        jv[at[ok]] = v.value[ok]
+        has = np.zeros(keep.size, dtype=bool)
+        has[at[ok]] = True
+        judged.append((has, jv))
+        start += v.value.size
+    return _Units(cluster, um[keep][new] - 1, gnames, vp, bp.reshape(keep.size), judged, unmatched)
+
+
+# -- rows ------------------------------------------------------------------------------------------------
+def _consistency_interval(close: np.ndarray, cluster: np.ndarray, clusters: int,
+                          level: float) -> tuple[float, float]:
+    """The interval of a row's consistency (percent): Wilson's on the effective count of units.
+    ``close``: each of the row's units (with a J and a P), whether it is consistent; ``cluster``:
+    its (candidate, item) cluster (0..clusters-1).  The share's variance over the clusters,
+    ``sum_c (a_c - p m_c)^2 / M^2`` (a_c consistent units of the m_c in cluster c, M all units),
+    gives ``n_eff = p (1 - p) / variance``, at most M (with one unit per item, n_eff is the units'
+    count and this is Wilson's interval); at a share of 0 or 1, the clusters' count.  A percentile
+    bootstrap of this share undercovers at 25-50 items (80 % and 91 % of a nominal 95 % near 0.87,
+    perf/coverage.py); Wilson's keeps near it."""
+    m = np.bincount(cluster, minlength=clusters).astype(float)
+    a = np.bincount(cluster, weights=close.astype(float), minlength=clusters)
+    keep = m > 0
+    m, a = m[keep], a[keep]
+    total = m.sum()
+    p = a.sum() / total
+    var = float(((a - p * m) ** 2).sum()) / total ** 2
+    n_eff = float(keep.sum()) if p <= 0.0 or p >= 1.0 or var <= 0.0 else min(total, p * (1.0 - p) / var)
+    lo, hi = wilson(p * n_eff, n_eff, level)
+    return 100.0 * lo, 100.0 * hi
+
+
+def _defined(x: float) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def agreement_table_rows(valued: Mapping[str, Valued], reference: Mapping[tuple[Any, Any, Any], float],
+                         labelled: Sequence[tuple[Any, Any, Any]], candidates: Sequence[Hashable],
+                         options: IntervalOptions, tol: float = 1.0) -> tuple[list[dict[str, Any]], int]:
+    """:func:`.human_agreement.agreement_rows` of the judges' values as arrays, and the count of
+    ``labelled`` units (the labels file's keys; ``reference``: their mean labels) that no judge
+    values (candidate "": an item no judge values for any candidate)."""
+    judges = list(valued)
+    u = _join([valued[j] for j in judges], reference, labelled)
+    nclusters = u.owner.size
+    names = list(dict.fromkeys(candidates))
+    present = set(u.owner.tolist())
+    number = {name: c for c, name in enumerate(u.models)}
+    models = [m for m in names if number.get(m, -1) in present]
+    models += sorted({u.models[c] for c in present} - set(models))
+    npv = u.vp.size
+    # each judge's J values, its units' cells (J value x P value) and the row each cluster is in
+    per = []
+    for has, jv in u.judged:
+        vj, code = np.unique(jv[has], return_inverse=True)
+        code = code.reshape(-1)
+        close = np.abs(vj[code] - u.vp[u.bp[has]]) <= tol + _EPS
+        per.append((has, vj, code * npv + u.bp[has], close, _Layout(vj, u.vp, tol)))
+    row_of = np.full(max(len(u.models), 1), -1, dtype=np.int64)
+    for r, m in enumerate(models):
+        row_of[number[m]] = r
+    nrows = len(models) + 1
+    chosen_rows = [np.flatnonzero(row_of[u.owner] == r) for r in range(len(models))] + [np.arange(nclusters)]
+    samples = options.bootstrap_samples
+    boot = [{f: np.full((nrows, samples), np.nan) for f in FIGURES} for _ in judges]
+    offsets = np.concatenate([[0], np.cumsum([vj.size * npv for _, vj, _, _, _ in per])]).astype(np.int64)
+    for r, chosen in enumerate(chosen_rows):
+        if not samples or not chosen.size:
+            continue
+        local = np.full(nclusters, -1, dtype=np.int64)
+        local[chosen] = np.arange(chosen.size)
+        cells, cols = [], []
+        for jn, (has, vj, code, _, _) in enumerate(per):
+            at = local[u.cluster[has]]
+            cells.append(offsets[jn] + code[at >= 0])
+            cols.append(at[at >= 0])
+        cells_all, cols_all = np.concatenate(cells), np.concatenate(cols)
+        # every judge's cells x the row's clusters (a unit's orders summed): a resample's tables are
+        # this times its draw counts
+        incidence = sparse.csr_matrix((np.ones(cells_all.size), (cells_all, cols_all)),
+                                      shape=(int(offsets[-1]), chosen.size))
+        m = chosen.size
+        done = 0
+        for idx in _draws(_rng(options.bootstrap_seed, f"human:{models[r] if r < len(models) else ALL}"), m, samples):
+            k = idx.shape[0]  # each resample's draw counts, shared by the judges
+            counts = np.bincount((idx + (np.arange(k) * m)[:, None]).ravel(), minlength=k * m).reshape(k, m)
+            tables = incidence @ np.ascontiguousarray(counts.T, dtype=float)  # cells x resamples
+            for jn, (_, vj, _, _, lay) in enumerate(per):
+                if not vj.size:
+                    continue
+                size = vj.size * npv
+                step = max(1, _TABLE_CELLS // size)
+                for lo in range(0, k, step):
+                    t = tables[offsets[jn]:offsets[jn + 1], lo:lo + step].reshape(vj.size, npv, -1)
+                    for f, v in _figures_last(np.ascontiguousarray(t), lay).items():
+                        boot[jn][f][r, done + lo:done + lo + v.size] = v
+            done += k
+    rows = []
+    level = options.interval_level
+    least = min_items_for(options, FIGURES)
+    tail = (1.0 - level) / 2.0
+    for jn, (has, vj, code, close, _) in enumerate(per):
+        # each row's whole table, the point estimates of every row at once
+        unit_row = np.where(has, row_of[u.owner[u.cluster]], -1)[has]
+        whole = np.zeros((nrows, vj.size * npv))
+        if vj.size:
+            whole[:-1] = np.bincount(unit_row * (vj.size * npv) + code, minlength=(nrows - 1) * vj.size * npv
+                                     ).reshape(nrows - 1, -1) if nrows > 1 else 0.0
+            whole[-1] = whole[:-1].sum(axis=0) if nrows > 1 else 0.0
+        est = table_figures(whole.reshape(nrows, vj.size, npv), vj, u.vp, tol) if vj.size else {}
+        per_row_units = np.bincount(unit_row, minlength=nrows)
+        per_row_items = np.bincount(row_of[u.owner[np.unique(u.cluster[has])]], minlength=nrows)
+        per_row_units[-1], per_row_items[-1] = has.sum(), np.unique(u.cluster[has]).size
+        # the percentiles of every (row, figure) with full resamples at once
+        quant: dict[str, np.ndarray] = {}
+        if samples:
+            for f in FIGURES:
+                values = boot[jn][f]
+                full = ~np.isnan(values).any(axis=1)
+                q = np.full((nrows, 2), np.nan)
+                if full.any():
+                    q[full] = np.quantile(values[full], [tail, 1.0 - tail], axis=1).T
+                quant[f] = q
+        for r in range(nrows):
+            model = models[r] if r < len(models) else ALL
+            n = int(per_row_units[r])
+            row: dict[str, Any] = {"judge": judges[jn], "model": model, "n": n, "items": int(per_row_items[r])}
+            row["small_n"] = row["items"] < least
+            if n == 0:
+                for f in FIGURES:
+                    row[f] = row[f"{f}_ci_low"] = row[f"{f}_ci_high"] = None
+                rows.append(row)
+                continue
+            chosen = chosen_rows[r]
+            for f in FIGURES:
+                row[f] = _defined(est[f][r])
+                lo = hi = None
+                if row[f] is not None and samples:
+                    if f == "consistency":
+                        sel = (unit_row == r) if r < len(models) else slice(None)
+                        lo, hi = _consistency_interval(close[sel], np.searchsorted(chosen, u.cluster[has][sel]),
+                                                       chosen.size, level)
+                    elif not np.isnan(quant[f][r, 0]):
+                        lo, hi = float(quant[f][r, 0]), float(quant[f][r, 1])
+                    else:  # some resamples without the figure: the others'
+                        lo, hi = _percentiles(boot[jn][f][r], level)
+                row[f"{f}_ci_low"], row[f"{f}_ci_high"] = lo, hi
+            rows.append(row)
+    # rows by candidate, each candidate's judges in order
+    order = {m: r for r, m in enumerate([*models, ALL])}
+    rows.sort(key=lambda x: order[x["model"]])
+    return rows, u.unmatched
