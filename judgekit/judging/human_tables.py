@@ -127,6 +127,18 @@ class _Layout:
         del cats_of
 
 
+def _running(x: np.ndarray, axis: int = 0) -> np.ndarray:
+    """``np.cumsum(x, axis)`` (the same sums, one row after the other), a row of tables at a
+    time: numpy's cumsum along an axis other than the last walks it in short strides, ten times
+    slower."""
+    out = np.empty_like(x)
+    src, dst = np.moveaxis(x, axis, 0), np.moveaxis(out, axis, 0)
+    dst[0] = src[0]
+    for a in range(1, src.shape[0]):
+        np.add(dst[a - 1], src[a], out=dst[a])
+    return out
+
+
 def _figures_last(t: np.ndarray, lay: _Layout) -> dict[str, np.ndarray]:
     """:func:`table_figures` of the tables ``t`` laid out (J values, P values, tables): the same
     numbers (see the module docstring), each step an operation on whole rows of tables."""
@@ -144,16 +156,19 @@ def _figures_last(t: np.ndarray, lay: _Layout) -> dict[str, np.ndarray]:
         # the units per pair of categories: J values grouped, then P values
         o = np.einsum("cbk,bd->kcd", (lay.oj @ t.reshape(nj, npv * k)).reshape(-1, npv, k), lay.op)
         _kappas(out, np.ascontiguousarray(o), n, lay.cats)
-        mj = np.cumsum(rj, axis=0) - rj + (rj + 1.0) / 2.0
-        mp = np.cumsum(rp, axis=0) - rp + (rp + 1.0) / 2.0
-        cross = (mj * (t * mp[None]).sum(axis=1)).sum(axis=0)
+        mj = _running(rj) - rj + (rj + 1.0) / 2.0
+        mp = _running(rp) - rp + (rp + 1.0) / 2.0
+        cross = np.einsum("ak,ak->k", mj, np.einsum("abk,bk->ak", t, mp))
         _spearman(out, n, cross, (rj * mj ** 2).sum(axis=0), (rp * mp ** 2).sum(axis=0))
         # concordant minus discordant pairs: each unit against those with a lower J, counted +1 when
         # their P is lower and -1 when it is higher
-        upto = np.cumsum(t, axis=1)                    # units of the J value with P at most b
-        sign = (upto - t) - (rj[:, None, :] - upto)    # ... with a lower P, less those with a higher one
-        below = np.cumsum(sign, axis=0) - sign         # summed over the lower J values
-        cd = (t * below).sum(axis=(0, 1))
+        sign = _running(t, axis=1)  # units of the J value with P at most b, then
+        sign *= 2.0                 # ... those with a lower P less those with a higher one
+        sign -= t
+        sign -= rj[:, None, :]
+        below = _running(sign)      # ... summed over the lower J values
+        below -= sign
+        cd = np.einsum("abk,abk->k", t, below)
         _kendall(out, n, cd, (rj * (rj - 1.0) / 2.0).sum(axis=0), (rp * (rp - 1.0) / 2.0).sum(axis=0))
     return out
 
@@ -282,6 +297,18 @@ def _join(valued: Sequence[Valued], reference: Mapping[tuple[Any, Any, Any], flo
     return _Units(cluster, um[keep][new] - 1, gnames, vp, bp.reshape(keep.size), judged, unmatched)
 
 
+def _groups(cells: np.ndarray, cols: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """The clusters ``0..m-1`` in groups of those with the same cells (``cells[e]`` is in cluster
+    ``cols[e]``): a resample's tables need only how many of its draws fall in each group.  (Each
+    cluster's group, each group's first cluster.)"""
+    order = np.lexsort((cells, cols))
+    c, e = cols[order], cells[order]
+    pos = np.arange(c.size) - np.searchsorted(c, np.arange(m))[c]  # place among its cluster's cells
+    sig = np.full((m, int(pos.max()) + 1 if c.size else 1), -1, dtype=np.int64)
+    sig[c, pos] = e
+    return first_order(sig)
+
+
 # -- rows ------------------------------------------------------------------------------------------------
 def _consistency_interval(close: np.ndarray, cluster: np.ndarray, clusters: int,
                           level: float) -> tuple[float, float]:
@@ -349,17 +376,28 @@ def agreement_table_rows(valued: Mapping[str, Valued], reference: Mapping[tuple[
             at = local[u.cluster[has]]
             cells.append(offsets[jn] + code[at >= 0])
             cols.append(at[at >= 0])
-        cells_all, cols_all = np.concatenate(cells), np.concatenate(cols)
-        # every judge's cells x the row's clusters (a unit's orders summed): a resample's tables are
-        # this times its draw counts
-        incidence = sparse.csr_matrix((np.ones(cells_all.size), (cells_all, cols_all)),
-                                      shape=(int(offsets[-1]), chosen.size))
         m = chosen.size
+        cells_all, cols_all = np.concatenate(cells), np.concatenate(cols)
+        # clusters that hold the same cells are one column of the incidence: with many clusters to a
+        # cell (the pooled row), a look-up per draw makes the count matrix and the product smaller
+        group, first = _groups(cells_all, cols_all, m) if m > 2 * offsets[-1] else (None, np.arange(m))
+        grouped = first.size <= m // 2
+        if grouped:
+            keep = cols_all == first[group[cols_all]]
+            cells_all, cols_all = cells_all[keep], group[cols_all[keep]]
+        width = first.size if grouped else m
+        # every judge's cells x the row's clusters, or groups of clusters (a unit's orders summed): a
+        # resample's tables are this times its draw counts
+        # (in single precision: the counts are whole numbers below 2**24, exact in it)
+        incidence = sparse.csr_matrix((np.ones(cells_all.size, dtype=np.float32), (cells_all, cols_all)),
+                                      shape=(int(offsets[-1]), width))
         done = 0
         for idx in _draws(_rng(options.bootstrap_seed, f"human:{models[r] if r < len(models) else ALL}"), m, samples):
             k = idx.shape[0]  # each resample's draw counts, shared by the judges
-            counts = np.bincount((idx + (np.arange(k) * m)[:, None]).ravel(), minlength=k * m).reshape(k, m)
-            tables = incidence @ np.ascontiguousarray(counts.T, dtype=float)  # cells x resamples
+            drawn = group[idx] if grouped else idx
+            drawn += (np.arange(k) * width)[:, None]  # each resample's counts in a row of its own
+            counts = np.bincount(drawn.ravel(), minlength=k * width).reshape(k, width)
+            tables = incidence @ np.ascontiguousarray(counts.T, dtype=np.float32)  # cells x resamples
             for jn, (_, vj, _, _, lay) in enumerate(per):
                 if not vj.size:
                     continue
@@ -367,7 +405,7 @@ def agreement_table_rows(valued: Mapping[str, Valued], reference: Mapping[tuple[
                 step = max(1, _TABLE_CELLS // size)
                 for lo in range(0, k, step):
                     t = tables[offsets[jn]:offsets[jn + 1], lo:lo + step].reshape(vj.size, npv, -1)
-                    for f, v in _figures_last(np.ascontiguousarray(t), lay).items():
+                    for f, v in _figures_last(t.astype(float), lay).items():
                         boot[jn][f][r, done + lo:done + lo + v.size] = v
             done += k
     rows = []
