@@ -122,9 +122,8 @@ class _Layout:
         self.close = (self.gap <= tol + _EPS).astype(float).ravel()
         cj, cp = _categories(vj), _categories(vp)
         self.cats = np.unique(np.concatenate([cj, cp]))
-        self.oj = (cats_of := (cj[:, None] == self.cats[None, :]).astype(float)).T  # categories x J values
-        self.op = (cp[:, None] == self.cats[None, :]).astype(float)               # P values x categories
-        del cats_of
+        self.oj = (cj[None, :] == self.cats[:, None]).astype(float)  # categories x J values
+        self.op = (cp[:, None] == self.cats[None, :]).astype(float)  # P values x categories
 
 
 def _running(x: np.ndarray, axis: int = 0) -> np.ndarray:
@@ -336,6 +335,76 @@ def _defined(x: float) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
+@dataclass
+class _Judge:
+    """One judge's side of the labelled units: the units it values (``has``), its distinct J
+    values, each valued unit's cell (J value x P value, numbered J-major) and whether it is
+    consistent (|J - P| <= tol)."""
+
+    has: np.ndarray
+    vj: np.ndarray
+    cell: np.ndarray
+    close: np.ndarray
+    layout: _Layout
+
+    @classmethod
+    def of(cls, has: np.ndarray, jv: np.ndarray, u: _Units, tol: float) -> _Judge:
+        vj, code = np.unique(jv[has], return_inverse=True)
+        code = code.reshape(-1)
+        close = np.abs(vj[code] - u.vp[u.bp[has]]) <= tol + _EPS
+        return cls(has, vj, code * u.vp.size + u.bp[has], close, _Layout(vj, u.vp, tol))
+
+
+def _bootstrap(u: _Units, per: list[_Judge], chosen_rows: list[np.ndarray], keys: list[str],
+               options: IntervalOptions) -> list[dict[str, np.ndarray]]:
+    """Every judge's figures of every resample of every row: per judge, figure -> rows x
+    resamples (NaN where undefined).  Row r resamples the clusters ``chosen_rows[r]`` from the
+    stream named ``human:<keys[r]>``, one draw shared by the judges."""
+    samples = options.bootstrap_samples
+    npv = u.vp.size
+    boot = [{f: np.full((len(chosen_rows), samples), np.nan) for f in FIGURES} for _ in per]
+    offsets = np.concatenate([[0], np.cumsum([j.vj.size * npv for j in per])]).astype(np.int64)
+    local = np.full(u.owner.size, -1, dtype=np.int64)
+    for r, chosen in enumerate(chosen_rows):
+        m = chosen.size
+        if not samples or not m:
+            continue
+        local[:] = -1
+        local[chosen] = np.arange(m)
+        at = [local[u.cluster[j.has]] for j in per]
+        cells = np.concatenate([offsets[jn] + j.cell[a >= 0] for jn, (j, a) in enumerate(zip(per, at))])
+        cols = np.concatenate([a[a >= 0] for a in at])
+        # clusters that hold the same cells are one column of the incidence: with many clusters to a
+        # cell (the pooled row), a look-up per draw makes the count matrix and the product smaller
+        group, first = _groups(cells, cols, m) if m > 2 * offsets[-1] else (None, np.arange(m))
+        grouped = first.size <= m // 2
+        if grouped:
+            keep = cols == first[group[cols]]
+            cells, cols = cells[keep], group[cols[keep]]
+        width = first.size if grouped else m
+        # every judge's cells x the row's clusters (or groups of them; a unit's orders summed): a
+        # resample's tables are this times its draw counts.  Single precision: the counts are whole
+        # numbers below 2**24, exact in it
+        incidence = sparse.csr_matrix((np.ones(cells.size, dtype=np.float32), (cells, cols)),
+                                      shape=(int(offsets[-1]), width))
+        done = 0
+        for idx in _draws(_rng(options.bootstrap_seed, f"human:{keys[r]}"), m, samples):
+            k = idx.shape[0]
+            drawn = group[idx] if grouped else idx
+            drawn += (np.arange(k) * width)[:, None]  # each resample's counts in a row of its own
+            counts = np.bincount(drawn.ravel(), minlength=k * width).reshape(k, width)
+            tables = incidence @ np.ascontiguousarray(counts.T, dtype=np.float32)  # cells x resamples
+            for jn, j in enumerate(per):
+                size = j.vj.size * npv
+                step = max(1, _TABLE_CELLS // max(size, 1))
+                for lo in range(0, k if size else 0, step):
+                    t = tables[offsets[jn]:offsets[jn + 1], lo:lo + step].reshape(j.vj.size, npv, -1)
+                    for f, v in _figures_last(t.astype(float), j.layout).items():
+                        boot[jn][f][r, done + lo:done + lo + v.size] = v
+            done += k
+    return boot
+
+
 def agreement_table_rows(valued: Mapping[str, Valued], reference: Mapping[tuple[Any, Any, Any], float],
                          labelled: Sequence[tuple[Any, Any, Any]], candidates: Sequence[Hashable],
                          options: IntervalOptions, tol: float = 1.0) -> tuple[list[dict[str, Any]], int]:
@@ -344,122 +413,56 @@ def agreement_table_rows(valued: Mapping[str, Valued], reference: Mapping[tuple[
     values (candidate "": an item no judge values for any candidate)."""
     judges = list(valued)
     u = _join([valued[j] for j in judges], reference, labelled)
-    nclusters = u.owner.size
-    names = list(dict.fromkeys(candidates))
     present = set(u.owner.tolist())
     number = {name: c for c, name in enumerate(u.models)}
-    models = [m for m in names if number.get(m, -1) in present]
+    models = [m for m in dict.fromkeys(candidates) if number.get(m, -1) in present]
     models += sorted({u.models[c] for c in present} - set(models))
-    npv = u.vp.size
-    # each judge's J values, its units' cells (J value x P value) and the row each cluster is in
-    per = []
-    for has, jv in u.judged:
-        vj, code = np.unique(jv[has], return_inverse=True)
-        code = code.reshape(-1)
-        close = np.abs(vj[code] - u.vp[u.bp[has]]) <= tol + _EPS
-        per.append((has, vj, code * npv + u.bp[has], close, _Layout(vj, u.vp, tol)))
-    row_of = np.full(max(len(u.models), 1), -1, dtype=np.int64)
-    for r, m in enumerate(models):
-        row_of[number[m]] = r
-    nrows = len(models) + 1
-    chosen_rows = [np.flatnonzero(row_of[u.owner] == r) for r in range(len(models))] + [np.arange(nclusters)]
-    samples = options.bootstrap_samples
-    boot = [{f: np.full((nrows, samples), np.nan) for f in FIGURES} for _ in judges]
-    offsets = np.concatenate([[0], np.cumsum([vj.size * npv for _, vj, _, _, _ in per])]).astype(np.int64)
-    for r, chosen in enumerate(chosen_rows):
-        if not samples or not chosen.size:
-            continue
-        local = np.full(nclusters, -1, dtype=np.int64)
-        local[chosen] = np.arange(chosen.size)
-        cells, cols = [], []
-        for jn, (has, vj, code, _, _) in enumerate(per):
-            at = local[u.cluster[has]]
-            cells.append(offsets[jn] + code[at >= 0])
-            cols.append(at[at >= 0])
-        m = chosen.size
-        cells_all, cols_all = np.concatenate(cells), np.concatenate(cols)
-        # clusters that hold the same cells are one column of the incidence: with many clusters to a
-        # cell (the pooled row), a look-up per draw makes the count matrix and the product smaller
-        group, first = _groups(cells_all, cols_all, m) if m > 2 * offsets[-1] else (None, np.arange(m))
-        grouped = first.size <= m // 2
-        if grouped:
-            keep = cols_all == first[group[cols_all]]
-            cells_all, cols_all = cells_all[keep], group[cols_all[keep]]
-        width = first.size if grouped else m
-        # every judge's cells x the row's clusters, or groups of clusters (a unit's orders summed): a
-        # resample's tables are this times its draw counts
-        # (in single precision: the counts are whole numbers below 2**24, exact in it)
-        incidence = sparse.csr_matrix((np.ones(cells_all.size, dtype=np.float32), (cells_all, cols_all)),
-                                      shape=(int(offsets[-1]), width))
-        done = 0
-        for idx in _draws(_rng(options.bootstrap_seed, f"human:{models[r] if r < len(models) else ALL}"), m, samples):
-            k = idx.shape[0]  # each resample's draw counts, shared by the judges
-            drawn = group[idx] if grouped else idx
-            drawn += (np.arange(k) * width)[:, None]  # each resample's counts in a row of its own
-            counts = np.bincount(drawn.ravel(), minlength=k * width).reshape(k, width)
-            tables = incidence @ np.ascontiguousarray(counts.T, dtype=np.float32)  # cells x resamples
-            for jn, (_, vj, _, _, lay) in enumerate(per):
-                if not vj.size:
-                    continue
-                size = vj.size * npv
-                step = max(1, _TABLE_CELLS // size)
-                for lo in range(0, k, step):
-                    t = tables[offsets[jn]:offsets[jn + 1], lo:lo + step].reshape(vj.size, npv, -1)
-                    for f, v in _figures_last(t.astype(float), lay).items():
-                        boot[jn][f][r, done + lo:done + lo + v.size] = v
-            done += k
-    rows = []
-    level = options.interval_level
+    keys = [*models, ALL]
+    row_of = np.full(max(len(u.models), 1), -1, dtype=np.int64)  # each candidate's row
+    row_of[[number[m] for m in models]] = np.arange(len(models))
+    cluster_row = row_of[u.owner]
+    chosen_rows = [np.flatnonzero(cluster_row == r) for r in range(len(models))] + [np.arange(u.owner.size)]
+    per = [_Judge.of(has, jv, u, tol) for has, jv in u.judged]
+    boot = _bootstrap(u, per, chosen_rows, keys, options)
+    level, samples, nrows = options.interval_level, options.bootstrap_samples, len(keys)
     least = min_items_for(options, FIGURES)
     tail = (1.0 - level) / 2.0
-    for jn, (has, vj, code, close, _) in enumerate(per):
-        # each row's whole table, the point estimates of every row at once
-        unit_row = np.where(has, row_of[u.owner[u.cluster]], -1)[has]
-        whole = np.zeros((nrows, vj.size * npv))
-        if vj.size:
-            whole[:-1] = np.bincount(unit_row * (vj.size * npv) + code, minlength=(nrows - 1) * vj.size * npv
-                                     ).reshape(nrows - 1, -1) if nrows > 1 else 0.0
-            whole[-1] = whole[:-1].sum(axis=0) if nrows > 1 else 0.0
-        est = table_figures(whole.reshape(nrows, vj.size, npv), vj, u.vp, tol) if vj.size else {}
-        per_row_units = np.bincount(unit_row, minlength=nrows)
-        per_row_items = np.bincount(row_of[u.owner[np.unique(u.cluster[has])]], minlength=nrows)
-        per_row_units[-1], per_row_items[-1] = has.sum(), np.unique(u.cluster[has]).size
-        # the percentiles of every (row, figure) with full resamples at once
-        quant: dict[str, np.ndarray] = {}
-        if samples:
-            for f in FIGURES:
-                values = boot[jn][f]
-                full = ~np.isnan(values).any(axis=1)
-                q = np.full((nrows, 2), np.nan)
-                if full.any():
-                    q[full] = np.quantile(values[full], [tail, 1.0 - tail], axis=1).T
-                quant[f] = q
-        for r in range(nrows):
-            model = models[r] if r < len(models) else ALL
-            n = int(per_row_units[r])
-            row: dict[str, Any] = {"judge": judges[jn], "model": model, "n": n, "items": int(per_row_items[r])}
+    rows: list[list[dict[str, Any]]] = [[] for _ in keys]  # per row, the judges in order
+    for jn, j in enumerate(per):
+        size = j.vj.size * u.vp.size
+        unit_row = cluster_row[u.cluster[j.has]]
+        # each row's whole table (the pooled one: their sum), every row's estimates at once
+        whole = np.zeros((nrows, size))
+        whole[:-1] = np.bincount(unit_row * size + j.cell, minlength=(nrows - 1) * size).reshape(nrows - 1, size)
+        whole[-1] = whole[:-1].sum(axis=0)
+        est = table_figures(whole.reshape(nrows, j.vj.size, u.vp.size), j.vj, u.vp, tol)
+        clusters = np.unique(u.cluster[j.has])
+        units = np.bincount(unit_row, minlength=nrows)
+        items = np.bincount(cluster_row[clusters], minlength=nrows)
+        units[-1], items[-1] = j.has.sum(), clusters.size
+        # the percentiles of the rows whose resamples all have the figure, a figure at a time
+        quant = {}
+        for f in FIGURES if samples else ():
+            full = ~np.isnan(boot[jn][f]).any(axis=1)
+            quant[f] = np.full((nrows, 2), np.nan)
+            if full.any():
+                quant[f][full] = np.quantile(boot[jn][f][full], [tail, 1.0 - tail], axis=1).T
+        for r, model in enumerate(keys):
+            row: dict[str, Any] = {"judge": judges[jn], "model": model, "n": int(units[r]), "items": int(items[r])}
+            # the interval resamples items: fewer than the threshold and it covers less than it says
             row["small_n"] = row["items"] < least
-            if n == 0:
-                for f in FIGURES:
-                    row[f] = row[f"{f}_ci_low"] = row[f"{f}_ci_high"] = None
-                rows.append(row)
-                continue
-            chosen = chosen_rows[r]
             for f in FIGURES:
-                row[f] = _defined(est[f][r])
+                row[f] = _defined(est[f][r]) if row["n"] else None
                 lo = hi = None
                 if row[f] is not None and samples:
                     if f == "consistency":
-                        sel = (unit_row == r) if r < len(models) else slice(None)
-                        lo, hi = _consistency_interval(close[sel], np.searchsorted(chosen, u.cluster[has][sel]),
-                                                       chosen.size, level)
+                        sel = unit_row == r if r < nrows - 1 else slice(None)
+                        at = np.searchsorted(chosen_rows[r], u.cluster[j.has][sel])
+                        lo, hi = _consistency_interval(j.close[sel], at, chosen_rows[r].size, level)
                     elif not np.isnan(quant[f][r, 0]):
                         lo, hi = float(quant[f][r, 0]), float(quant[f][r, 1])
                     else:  # some resamples without the figure: the others'
                         lo, hi = _percentiles(boot[jn][f][r], level)
                 row[f"{f}_ci_low"], row[f"{f}_ci_high"] = lo, hi
-            rows.append(row)
-    # rows by candidate, each candidate's judges in order
-    order = {m: r for r, m in enumerate([*models, ALL])}
-    rows.sort(key=lambda x: order[x["model"]])
-    return rows, u.unmatched
+            rows[r].append(row)
+    return [row for by_judge in rows for row in by_judge], u.unmatched
