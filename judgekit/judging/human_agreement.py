@@ -284,7 +284,7 @@ def _unit_values_columns(records: list, by_order: bool, kinds: Sequence[str]) ->
         return Valued.from_dict({})
     (mc, mnames), (ic, inames) = col.model, col.index
     order = _orders(col, pos)
-    unit, ufirst = first_order(np.column_stack([mc[pos], ic[pos]]).astype(np.int64))
+    unit, ufirst = first_order(mc[pos].astype(np.int64) * len(inames) + ic[pos])
     um, ui = mc[pos[ufirst]], ic[pos[ufirst]]
     if by_order:
         cell, cfirst = first_order(np.column_stack([unit, order]))
@@ -295,7 +295,10 @@ def _unit_values_columns(records: list, by_order: bool, kinds: Sequence[str]) ->
         ocode, orders = np.unique(order[cfirst[seq]], return_inverse=True)[::-1]
         return Valued(mnames, inames, orders.tolist(), um[cunit[seq]], ui[cunit[seq]], ocode.reshape(-1),
                       total[seq] / count[seq])
-    seq = np.lexsort((np.arange(pos.size), order, unit))  # each unit's scores by order, then record order
+    # each unit's scores by order, then record order (one stable sort of a combined key where it fits)
+    low, span = int(order.min()), int(order.max()) - int(order.min()) + 1
+    seq = (np.argsort(unit * span + (order - low), kind="stable") if span * ufirst.size < 2 ** 62
+           else np.lexsort((np.arange(pos.size), order, unit)))
     total = np.bincount(unit[seq], weights=score[seq], minlength=ufirst.size)
     count = np.bincount(unit, minlength=ufirst.size)
     return Valued(mnames, inames, [None], um, ui, np.zeros(ufirst.size, dtype=np.int64), total / count)
