@@ -1,7 +1,10 @@
 """Agreement with human labels (judgekit.judging.human_agreement): every figure against an
 independent computation (kappa from its closed form written here, scipy's spearmanr and
 kendalltau, MAE and consistency by their definitions), the bootstrap against a plain loop over
-the same seeded draws, edge cases as properties, and the labels file's errors."""
+the same seeded draws, edge cases as properties, and the labels file's errors; the bootstrap
+engine (judgekit.judging.human_tables): its resamples-last figures are table_figures' numbers bit
+for bit, and add_human_agreement's columnar path gives the record walk's rows, odd records
+included."""
 
 from __future__ import annotations
 
@@ -16,8 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as s
 
 from judgekit.errors import DataError
-from judgekit.judging.human_agreement import (ALL, FIGURES, agreement_display, HumanLabels, agreement_rows, load_human_labels,
-                                              table_figures, unit_values)
+from judgekit.judging.human_agreement import (ALL, FIGURES, agreement_display, HumanLabels, add_human_agreement,
+                                              agreement_rows, load_human_labels, table_figures, unit_values)
+from judgekit.judging.human_tables import _figures_last, _Layout, _running
 from judgekit.judging.intervals import _draws, _rng
 from judgekit.judging.uncertainty import IntervalOptions, min_items_for
 
@@ -341,3 +345,98 @@ def test_rows_from_too_few_items_are_flagged_and_printed_with_a_mark():
     by = {(r["judge"], r["model"]): r for r in rows}
     assert by[("a", "m1")]["items"] == 121 and not by[("a", "m1")]["small_n"] and by[("a", "m2")]["small_n"]
     assert agreement_display(by[("a", "m1")])["n"] == by[("a", "m1")]["n"]
+
+
+# -- the bootstrap engine (judgekit.judging.human_tables) against table_figures and the record walk --------
+@pytest.mark.parametrize("seed", range(6))
+def test_resamples_last_figures_are_table_figures_bit_for_bit(seed):
+    rng = np.random.default_rng(seed)
+    nj, npv, k = int(rng.integers(1, 40)), int(rng.integers(1, 6)), int(rng.integers(1, 300))
+    # J values in eighteenths (sums of their gaps are not exact), P whole or halves
+    vj = np.unique(rng.integers(-36, 37, size=nj) / 18.0)
+    vp = np.unique(rng.integers(-4, 5, size=npv) / 2.0)
+    t = rng.poisson(rng.random((len(vj), len(vp), 1)) * rng.choice([0.3, 3.0, 30.0]),
+                    size=(len(vj), len(vp), k)).astype(float)
+    t[:, :, 0] = 0.0  # an empty table: every figure undefined
+    got = _figures_last(t, _Layout(vj, vp, 1.0))
+    # table_figures over the same memory (the bootstrap's tables were laid out so before)
+    want = table_figures(t.transpose(2, 0, 1), vj, vp)
+    for f in FIGURES:
+        assert np.array_equal(got[f], want[f], equal_nan=True), f
+    # and over contiguous tables: the same up to the MAE's order of summation
+    dense = table_figures(np.ascontiguousarray(t.transpose(2, 0, 1)), vj, vp)
+    for f in FIGURES:
+        assert np.allclose(got[f], dense[f], rtol=1e-13, atol=0, equal_nan=True), f
+
+
+def test_running_sums_are_cumsum():
+    x = np.random.default_rng(0).integers(0, 9, size=(7, 4, 5)).astype(float)
+    for axis in range(3):
+        assert np.array_equal(_running(x, axis), np.cumsum(x, axis=axis))
+
+
+def test_pooled_row_of_grouped_clusters_is_the_plain_bootstrap():
+    """120 items with two judge values and two labels: the pooled row's clusters go in four groups
+    (its draws counted per group), and its interval is still a plain loop over the same draws."""
+    rng = np.random.default_rng(2)
+    n = 120
+    human = rng.integers(0, 2, size=n).astype(float)
+    judged = np.where(rng.random(n) < 0.8, human, 1.0 - human) * 2.0 - 1.0
+    labels = HumanLabels("x.csv", {(f"m{i % 2}", str(i), None): [human[i]] for i in range(n)})
+    values = {"j": {(f"m{i % 2}", str(i), None): float(judged[i]) for i in range(n)}}
+    rows = agreement_rows(values, labels, ["m0", "m1"], IntervalOptions(bootstrap_samples=200, bootstrap_seed=1))
+    pooled = rows[-1]
+    assert pooled["model"] == ALL and pooled["n"] == n
+    keys = sorted(values["j"])
+    jv = [values["j"][k] for k in keys]
+    pv = [labels.reference()[k] for k in keys]
+    draws = np.concatenate(list(_draws(_rng(1, f"human:{ALL}"), n, 200)))
+    for name in ("kappa", "spearman", "kendall", "mae"):
+        stats = [f for idx in draws
+                 if (f := reference([jv[i] for i in idx], [pv[i] for i in idx])[name]) is not None]
+        lo, hi = np.quantile(stats, [0.025, 0.975])
+        assert pooled[f"{name}_ci_low"] == pytest.approx(lo) and pooled[f"{name}_ci_high"] == pytest.approx(hi)
+
+
+def _odd_panel(rng: np.random.Generator, by_order: bool):
+    """Two judges and an ensemble-like list over 3 candidates x 25 items, with failures, one-order
+    items, records of another kind, records without a kind or an order, mean scores, unlabelled
+    units, labels for every candidate, for an unknown candidate and an unknown item."""
+    everyone = {}
+    for judge in ("a", "b", "mean"):
+        recs = []
+        for m in ("m1", "m2", "m3"):
+            for i in range(25):
+                for order in (0, 1) if i % 7 else (0,):
+                    r = {"judge": judge, "model": m, "index": str(i), "kind": "pairwise", "order": order,
+                         "score": (None if rng.random() < 0.1 else
+                                   float(rng.integers(-6, 7)) / 3 if judge == "mean" else int(rng.integers(-2, 3)))}
+                    if i == 3:
+                        del r["kind"]
+                    if i == 4 and order == 0:
+                        del r["order"]
+                    recs.append(r)
+                recs.append({"judge": judge, "model": m, "index": str(i), "kind": "vfs", "order": 0, "score": 2,
+                             "vfs": 1.0})
+        everyone[judge] = recs
+    orders = (0, 1) if by_order else (None,)
+    labels = {(m, str(i), o): [float(rng.integers(-2, 3)) for _ in range(int(rng.integers(1, 3)))]
+              for m in ("m1", "m2", "m3") for i in range(22) for o in orders if i % 5}
+    labels.update({("", str(i), o): [1.0] for i in (0, 5, 23) for o in orders})
+    labels.update({("nobody", "1", orders[0]): [0.0], ("m1", "no-such-item", orders[0]): [2.0],
+                   ("m2", "24", orders[0]): []})
+    return everyone, HumanLabels("x.csv", labels)
+
+
+@pytest.mark.parametrize("by_order", [False, True])
+def test_columnar_rows_and_unmatched_are_the_record_walks(by_order):
+    everyone, labels = _odd_panel(np.random.default_rng(5), by_order)
+    options = IntervalOptions(bootstrap_samples=60, bootstrap_seed=3)
+    summary, tables = {}, {}
+    add_human_agreement(summary, tables, [], everyone, labels, ["m2", "m1", "m3"], options)
+    walked = {j: unit_values(tuple(r), labels.by_order) for j, r in everyone.items()}
+    assert summary["human_agreement"]["rows"] == agreement_rows(walked, labels, ["m2", "m1", "m3"], options)
+    judged = {k for per in walked.values() for k in per}
+    anyone = {(k[1], k[2]) for k in judged}
+    unmatched = sum(1 for k in labels.values if (k not in judged if k[0] else (k[1], k[2]) not in anyone))
+    assert summary["human_agreement"]["unmatched_units"] == unmatched > 0
