@@ -27,6 +27,8 @@ A figure with no defined value (no pair, no spread in J or P, chance agreement o
 The bootstrap resamples (candidate, item) clusters (a unit's orders together), one stream per
 candidate row (and one for the pooled row) shared by every judge, so the judges are compared on
 the same resampled items; a resample where a figure is undefined is left out of its percentiles.
+The tables, their figures and the bootstrap of every row at once are :mod:`.human_tables`'s; this
+module reads the labels and the judges' values (from the records' shared columns).
 """
 
 from __future__ import annotations

@@ -5,14 +5,16 @@ every (judge, row) at once: what :mod:`.human_agreement` computes once it has ea
 :func:`table_figures` is the figures' definition, one table at a time along the first axis.  The
 bootstrap needs them for every resample of every row (each candidate and the pooled one) and every
 judge: 1,000 resamples x 21 rows x 4 judges at 20 candidates.  :func:`agreement_table_rows` reads
-each row's resamples as one count matrix (resamples x clusters, the draws shared by the judges),
-turns it into every judge's tables with one sparse product (cells x resamples, the resamples on the
-last axis), and :func:`_figures_last` computes the figures on that layout, where each step is an
-operation on whole rows of resamples.  The counts are whole numbers, so every sum the figures take
-of them (n, the margins, the category table, the rank sums, the concordant minus discordant pairs)
-is exact in any order and equals :func:`table_figures`'s; the one sum of non-whole numbers, the
-MAE's, is taken as :func:`table_figures` takes it (same layout, same order), so the figures are the
-same numbers, bit for bit.
+each row's resamples as one count matrix (resamples x clusters, the draws shared by the judges;
+clusters holding the same cells counted together where that makes it smaller), turns it into every
+judge's tables with one sparse product (cells x resamples: the resamples on the last axis), and
+:func:`_figures_last` computes the figures on that layout, where each step is an operation on whole
+rows of resamples.  The counts are whole numbers, so every sum the figures take of them (n, the
+margins, the category table, the rank sums, the concordant minus discordant pairs) is exact in any
+order (below 2**53: up to about 10^5 units a row) and equals :func:`table_figures`'s; the one sum
+of non-whole numbers, the MAE's, adds each table's cells one after the other in (J, P) order, as
+the bootstrap did before; the kappas take the category table through :func:`table_figures`'s own
+steps.  So the figures are the same numbers, bit for bit.
 """
 
 from __future__ import annotations
