@@ -376,6 +376,9 @@ def _bootstrap(u: _Units, per: list[_Judge], chosen_rows: list[np.ndarray], keys
         at = [local[u.cluster[j.has]] for j in per]
         cells = np.concatenate([offsets[jn] + j.cell[a >= 0] for jn, (j, a) in enumerate(zip(per, at))])
         cols = np.concatenate([a[a >= 0] for a in at])
+        # a table's count is at most m draws times a cluster's cells: below 2**24, single precision
+        # holds every count and sum of counts exactly (the product below)
+        exact = np.float32 if m * int(np.bincount(cols, minlength=1).max()) < 2 ** 24 else np.float64
         # clusters that hold the same cells are one column of the incidence: with many clusters to a
         # cell (the pooled row), a look-up per draw makes the count matrix and the product smaller
         group, first = _groups(cells, cols, m) if m > 2 * offsets[-1] else (None, np.arange(m))
@@ -385,9 +388,8 @@ def _bootstrap(u: _Units, per: list[_Judge], chosen_rows: list[np.ndarray], keys
             cells, cols = cells[keep], group[cols[keep]]
         width = first.size if grouped else m
         # every judge's cells x the row's clusters (or groups of them; a unit's orders summed): a
-        # resample's tables are this times its draw counts.  Single precision: the counts are whole
-        # numbers below 2**24, exact in it
-        incidence = sparse.csr_matrix((np.ones(cells.size, dtype=np.float32), (cells, cols)),
+        # resample's tables are this times its draw counts
+        incidence = sparse.csr_matrix((np.ones(cells.size, dtype=exact), (cells, cols)),
                                       shape=(int(offsets[-1]), width))
         done = 0
         for idx in _draws(_rng(options.bootstrap_seed, f"human:{keys[r]}"), m, samples):
@@ -395,7 +397,7 @@ def _bootstrap(u: _Units, per: list[_Judge], chosen_rows: list[np.ndarray], keys
             drawn = group[idx] if grouped else idx
             drawn += (np.arange(k) * width)[:, None]  # each resample's counts in a row of its own
             counts = np.bincount(drawn.ravel(), minlength=k * width).reshape(k, width)
-            tables = incidence @ np.ascontiguousarray(counts.T, dtype=np.float32)  # cells x resamples
+            tables = incidence @ np.ascontiguousarray(counts.T, dtype=exact)  # cells x resamples
             for jn, j in enumerate(per):
                 size = j.vj.size * npv
                 step = max(1, _TABLE_CELLS // max(size, 1))
