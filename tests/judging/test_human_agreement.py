@@ -384,13 +384,13 @@ def test_pooled_row_of_grouped_clusters_is_the_plain_bootstrap():
     judged = np.where(rng.random(n) < 0.8, human, 1.0 - human) * 2.0 - 1.0
     labels = HumanLabels("x.csv", {(f"m{i % 2}", str(i), None): [human[i]] for i in range(n)})
     values = {"j": {(f"m{i % 2}", str(i), None): float(judged[i]) for i in range(n)}}
-    rows = agreement_rows(values, labels, ["m0", "m1"], IntervalOptions(bootstrap_samples=200, bootstrap_seed=1))
+    rows = agreement_rows(values, labels, ["m0", "m1"], IntervalOptions(bootstrap_samples=100, bootstrap_seed=1))
     pooled = rows[-1]
     assert pooled["model"] == ALL and pooled["n"] == n
     keys = sorted(values["j"])
     jv = [values["j"][k] for k in keys]
     pv = [labels.reference()[k] for k in keys]
-    draws = np.concatenate(list(_draws(_rng(1, f"human:{ALL}"), n, 200)))
+    draws = np.concatenate(list(_draws(_rng(1, f"human:{ALL}"), n, 100)))
     for name in ("kappa", "spearman", "kendall", "mae"):
         stats = [f for idx in draws
                  if (f := reference([jv[i] for i in idx], [pv[i] for i in idx])[name]) is not None]
