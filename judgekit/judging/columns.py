@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import cached_property
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,55 @@ _MISSING = object()
 #: lists whose columns are kept: id -> (the list, its Columns); the list is held so its id stays its own
 _CACHE: dict[int, tuple[Sequence[Mapping[str, Any]], "Columns"]] = {}
 _CACHE_SIZE = 16
+
+
+def read(records: Sequence[Mapping[str, Any]], name: str, default: Any = None) -> list[Any]:
+    """``r.get(name, default)`` of every record: one ``r[name]`` each (in C) while every record has the
+    key, the ``get`` of each when one lacks it."""
+    try:
+        return list(map(itemgetter(name), records))
+    except KeyError:
+        return [r.get(name, default) for r in records]
+
+
+def text_codes(values: Sequence[Any]) -> tuple[np.ndarray, list[str]]:
+    """(code, names) of ``str(v)`` of each value (the values' own codes when all are text)."""
+    code, distinct = codes(values)
+    if all(type(v) is str for v in distinct):  # str() of each is itself: the same codes
+        return code, distinct
+    return codes([str(v) for v in values])
+
+
+def floats(values: Sequence[Any], where: np.ndarray | None = None) -> np.ndarray:
+    """``float(v)`` of each value at ``where`` (every value without it) that is not None; NaN
+    elsewhere.  A value ``float()`` refuses raises as ``float()`` does."""
+    n = len(values)
+    out = np.full(n, np.nan)
+    sel = None if where is None else np.flatnonzero(where).tolist()
+    got = values if sel is None else [values[i] for i in sel]
+    if set(map(type, got)) <= {int, float, type(None)}:  # float() of each, None as NaN
+        if got:
+            out[slice(None) if sel is None else sel] = np.array(got, dtype=float)
+        return out
+    for i, v in zip(range(n) if sel is None else sel, got):
+        if v is not None:
+            out[i] = float(v)
+    return out
+
+
+def ints(values: Sequence[Any], convert: bool = True) -> np.ndarray:
+    """Each value as an integer (``int(v)`` with ``convert``; else as ``np.fromiter`` takes it)."""
+    if set(map(type, values)) <= {int}:
+        return np.array(values, dtype=np.intp).reshape(len(values))
+    gen = (int(v) for v in values) if convert else iter(values)
+    return np.fromiter(gen, dtype=np.intp, count=len(values))
+
+
+def is_no_vfs(values: Sequence[Any]) -> np.ndarray:
+    """``isinstance(v, str) and v == NO_VFS`` of each value."""
+    if set(map(type, values)) <= {int, float, str, type(None)}:  # == on these is the test
+        return np.asarray(np.array(values, dtype=object) == NO_VFS, dtype=bool).reshape(len(values))
+    return np.fromiter((isinstance(v, str) and v == NO_VFS for v in values), dtype=bool, count=len(values))
 
 
 def codes(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
@@ -93,7 +143,7 @@ class Columns:
     @cached_property
     def kind(self) -> list[Any]:
         """Each record's ``kind``; a record without one holds :data:`_MISSING`."""
-        return [r.get("kind", _MISSING) for r in self.records]
+        return read(self.records, "kind", _MISSING)
 
     @cached_property
     def kind_code(self) -> tuple[np.ndarray, list[Any]]:
@@ -114,11 +164,7 @@ class Columns:
         return self._kind_mask(lambda k: k is not _MISSING)
 
     def _coded(self, name: str, default: Any = "") -> tuple[np.ndarray, list[str]]:
-        values = [r.get(name, default) for r in self.records]
-        code, distinct = codes(values)
-        if all(type(v) is str for v in distinct):  # str() of each is itself: the same codes
-            return code, distinct
-        return codes([str(v) for v in values])
+        return text_codes(read(self.records, name, default))
 
     @cached_property
     def model(self) -> tuple[np.ndarray, list[str]]:
@@ -128,11 +174,7 @@ class Columns:
     @cached_property
     def index(self) -> tuple[np.ndarray, list[str]]:
         """(code, names) of ``str(r["index"])`` (a record without an index raises KeyError)."""
-        values = [r["index"] for r in self.records]
-        code, distinct = codes(values)
-        if all(type(v) is str for v in distinct):  # str() of each is itself: the same codes
-            return code, distinct
-        return codes([str(v) for v in values])
+        return text_codes(list(map(itemgetter("index"), self.records)))
 
     @cached_property
     def task(self) -> tuple[np.ndarray, list[str]]:
@@ -156,21 +198,21 @@ class Columns:
     @cached_property
     def judge(self) -> tuple[np.ndarray, list[Any]]:
         """(code, values) of ``r.get("judge")`` (the values as they are, not as text)."""
-        return codes([r.get("judge") for r in self.records])
+        return codes(read(self.records, "judge"))
 
     @cached_property
     def repeat(self) -> np.ndarray:
         """``r.get("repeat", 0)`` as an integer."""
-        return np.fromiter((r.get("repeat", 0) for r in self.records), dtype=np.intp, count=self.n)
+        return ints(read(self.records, "repeat", 0), convert=False)
 
     @cached_property
     def order(self) -> np.ndarray:
         """``int(r.get("order", 0))``."""
-        return np.fromiter((int(r.get("order", 0)) for r in self.records), dtype=np.intp, count=self.n)
+        return ints(read(self.records, "order", 0))
 
     @cached_property
     def raw_score(self) -> list[Any]:
-        return [r.get("score") for r in self.records]
+        return read(self.records, "score")
 
     def raw(self, name: str) -> list[Any]:
         """``r.get(name)`` of every record."""
@@ -178,7 +220,7 @@ class Columns:
             return self.raw_score
         got = self.__dict__.get(f"raw:{name}")
         if got is None:
-            got = self.__dict__[f"raw:{name}"] = [r.get(name) for r in self.records]
+            got = self.__dict__[f"raw:{name}"] = read(self.records, name)
         return got
 
     def kind_is(self, kind: str) -> np.ndarray:
@@ -193,6 +235,10 @@ class Columns:
         """``float(r["score"])`` of the pairwise records (NaN where it is None and for every other
         record); a score ``float()`` refuses is NaN here too (a reader that must refuse it checks
         the NaNs whose raw score is not None)."""
+        try:
+            return floats(self.raw_score, self.is_pairwise)
+        except (TypeError, ValueError):
+            pass
         out = np.full(self.n, np.nan)
         raw = self.raw_score
         for i in np.flatnonzero(self.is_pairwise).tolist():
@@ -207,14 +253,11 @@ class Columns:
     @cached_property
     def length_diff(self) -> np.ndarray:
         """``float(r["length_diff"])``, NaN where it is None or absent."""
-        values = [r.get("length_diff") for r in self.records]
-        if set(map(type, values)) <= {int, float, type(None)}:  # float() of each, None as NaN
-            return np.array(values, dtype=float).reshape(self.n)
-        return np.fromiter((np.nan if d is None else float(d) for d in values), dtype=float, count=self.n)
+        return floats(read(self.records, "length_diff"))
 
     @cached_property
     def error_kind(self) -> list[Any]:
-        return [r.get("error_kind") for r in self.records]
+        return read(self.records, "error_kind")
 
     # -- checked values ----------------------------------------------------------------------------
     @cached_property
@@ -222,10 +265,14 @@ class Columns:
         """The pairwise records' checked scores (:func:`.pairwise._score`: a verdict, or a mean
         ensemble's averaged verdict; ValueError for anything else); NaN for a failure and for a
         record that is not a pairwise judgment."""
-        out = np.full(self.n, np.nan)
         pw = self.is_pairwise
-        recs = self.records
         raw = self.raw_score
+        if set(map(type, raw)) <= {int, type(None)}:  # the hot path: verdicts and failures
+            out = floats(raw, pw)  # None as NaN
+            if not (np.abs(out) > 2).any():  # else the check below raises
+                return out
+        out = np.full(self.n, np.nan)
+        recs = self.records
         for i in np.flatnonzero(pw).tolist():
             s = raw[i]
             if s is None:
@@ -244,10 +291,7 @@ class Columns:
         if not self.n:
             return out
         recs = self.records
-        kv = np.flatnonzero(self.kind_is("vfs")).tolist()  # a kind "vfs": any value but NO_VFS
-        raw = self.raw("vfs")
-        out[kv] = np.fromiter((not (isinstance(raw[i], str) and raw[i] == NO_VFS) for i in kv), dtype=bool,
-                              count=len(kv))
+        out = self.kind_is("vfs") & ~is_no_vfs(self.raw("vfs"))  # a kind "vfs": any value but NO_VFS
         for i in np.flatnonzero(~self.has_kind).tolist():  # no kind: a ``vfs`` key, not NO_VFS
             v = recs[i].get("vfs", _MISSING)
             out[i] = v is not _MISSING and not (isinstance(v, str) and v == NO_VFS)
@@ -257,25 +301,13 @@ class Columns:
     def vfs(self) -> np.ndarray:
         """``float(r["vfs"])`` of the VFS judgments (:attr:`is_vfs`); NaN for a failure (None) and
         for every other record."""
-        out = np.full(self.n, np.nan)
-        recs = self.records
-        for i in np.flatnonzero(self.is_vfs).tolist():
-            v = recs[i].get("vfs")
-            if v is not None:
-                out[i] = float(v)
-        return out
+        return floats(self.raw("vfs"), self.is_vfs)
 
     @cached_property
     def vfs_ref(self) -> np.ndarray:
         """``float(r["vfs_ref"])`` where the VFS value is valid and the baseline's is not None; NaN
         elsewhere."""
-        out = np.full(self.n, np.nan)
-        recs = self.records
-        for i in np.flatnonzero(~np.isnan(self.vfs)).tolist():
-            v = recs[i].get("vfs_ref")
-            if v is not None:
-                out[i] = float(v)
-        return out
+        return floats(self.raw("vfs_ref"), ~np.isnan(self.vfs))
 
     @cached_property
     def sums(self) -> np.ndarray:
