@@ -113,7 +113,32 @@ def first_order(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = key.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
-    if key.ndim == 1:
+    if key.dtype.kind not in "iu" or (key.dtype.kind == "u" and key.dtype.itemsize < 8):
+        key = key.astype(np.int64)
+    small = key.dtype.kind == "i"  # (a uint64 key takes the general sorts)
+    if small and key.ndim == 2:  # rows of small integers: one integer each (mixed radix), when it fits
+        lo, hi = key.min(axis=0), key.max(axis=0)
+        span = (hi - lo + 1).astype(object)  # Python integers: the product cannot overflow
+        if np.prod(span) < 2 ** 62:
+            flat = np.zeros(n, dtype=np.int64)
+            for c in range(key.shape[1]):
+                flat = flat * int(span[c]) + (key[:, c] - lo[c])
+            key = flat
+    if small and key.ndim == 1 and int(key.max()) - int(key.min()) < 2 ** 32:
+        # a stable sort on two 16-bit halves (NumPy's radix sort), lowest half first
+        k = (key - key.min()).astype(np.int64)
+        low, high = (k & 0xFFFF).astype(np.uint16), (k >> 16).astype(np.uint16)
+        order = np.argsort(low, kind="stable")
+        if high.any():
+            order = order[np.argsort(high[order], kind="stable")]
+        s = k[order]
+        new = np.empty(n, dtype=bool)
+        new[0] = True
+        new[1:] = s[1:] != s[:-1]
+        inverse = np.empty(n, dtype=np.intp)
+        inverse[order] = np.cumsum(new) - 1
+        first = order[new]
+    elif key.ndim == 1:
         _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
         inverse = inverse.ravel()
     else:
@@ -357,7 +382,19 @@ def subset(records: list, pos: np.ndarray) -> list:
     parent's, sliced: every field the parent has read already costs the subset nothing."""
     parent = columns(records)
     plist = pos.tolist()
-    sub = [records[i] for i in plist]
+    # runs of consecutive positions (one per judge and repeat, as records are written): taken as slices
+    cut = (np.flatnonzero(np.diff(pos) != 1) + 1).tolist()
+    runs = list(zip([0, *cut], [*cut, len(plist)])) if plist and len(cut) < len(plist) // 8 else None
+
+    def take(values: list) -> list:
+        if runs is None:
+            return [values[i] for i in plist]
+        out: list = []
+        for a, b in runs:
+            out += values[plist[a]:plist[b - 1] + 1]
+        return out
+
+    sub = take(records)
     col = Columns(sub)
     for name, value in parent.__dict__.items():
         if name in ("records", "n", "first", "last"):
@@ -367,6 +404,6 @@ def subset(records: list, pos: np.ndarray) -> list:
         elif isinstance(value, tuple):  # (codes, names): the names kept whole
             col.__dict__[name] = (value[0][pos], value[1])
         elif isinstance(value, list):
-            col.__dict__[name] = [value[i] for i in plist]
+            col.__dict__[name] = take(value)
     _register(sub, col)
     return sub

@@ -215,23 +215,12 @@ def summarize(
     return rows
 
 
-def _first_order(key):
-    """(each key's group, numbered in order of first appearance; each group's first position)."""
-    import numpy as np
-
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    renumber = np.empty(order.size, dtype=np.intp)
-    renumber[order] = np.arange(order.size)
-    return renumber[inverse.ravel()], first[order]
-
-
 def _summarize_columns(records: list, levels: Sequence[str]) -> list[dict[str, Any]]:
     """:func:`summarize` from the records' shared columns: every count counted, every mean the
     same sum in record order (``np.bincount`` adds its weights in input order) over the same count."""
     import numpy as np
 
-    from .columns import columns
+    from .columns import columns, first_order as _first_order
 
     col = columns(records)
     if col.n == 0:
@@ -316,7 +305,7 @@ def item_sums(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], lis
     if isinstance(records, list):  # the shared columns (judging.columns): each column summed in record order
         import numpy as np
 
-        from .columns import columns
+        from .columns import columns, first_order as _first_order
 
         col = columns(records)
         if col.n == 0:
