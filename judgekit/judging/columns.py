@@ -51,13 +51,28 @@ _CACHE: dict[int, tuple[Sequence[Mapping[str, Any]], "Columns"]] = {}
 _CACHE_SIZE = 16
 
 
-def read(records: Sequence[Mapping[str, Any]], name: str, default: Any = None) -> list[Any]:
-    """``r.get(name, default)`` of every record: one ``r[name]`` each (in C) while every record has the
-    key, the ``get`` of each when one lacks it."""
+def read(records: Sequence[Mapping[str, Any]], name: str, default: Any = None, *, required: bool = False
+         ) -> list[Any]:
+    """``r.get(name, default)`` of every record (``required``: ``r[name]``, KeyError where one lacks
+    it): one ``r[name]`` each (in C) while every record has the key, the ``get`` of each when one
+    lacks it; from a list that holds its records' fields until they are read as records (a mean
+    ensemble's, :class:`.ensemble_mean.EnsembleRecords`), those fields."""
+    fields = getattr(records, "field_values", None)
+    if fields is not None:
+        got = fields(name, default)
+        if got is not None:
+            return got
     try:
         return list(map(itemgetter(name), records))
     except KeyError:
+        if required:
+            raise
         return [r.get(name, default) for r in records]
+
+
+def _built(records: Sequence[Any]) -> bool:
+    """False for a list whose records are not built yet (:func:`read`): unchanged since its columns."""
+    return getattr(records, "built", True)
 
 
 def text_codes(values: Sequence[Any]) -> tuple[np.ndarray, list[str]]:
@@ -73,16 +88,30 @@ def floats(values: Sequence[Any], where: np.ndarray | None = None) -> np.ndarray
     elsewhere.  A value ``float()`` refuses raises as ``float()`` does."""
     n = len(values)
     out = np.full(n, np.nan)
-    sel = None if where is None else np.flatnonzero(where).tolist()
-    got = values if sel is None else [values[i] for i in sel]
-    if set(map(type, got)) <= {int, float, type(None)}:  # float() of each, None as NaN
-        if got:
-            out[slice(None) if sel is None else sel] = np.array(got, dtype=float)
+    if not n:
         return out
-    for i, v in zip(range(n) if sel is None else sel, got):
+    kinds = set(map(type, values))
+    if kinds <= _FLOAT_TYPES:  # float() of each, None as NaN: the whole list at once
+        got = np.array(values, dtype=float).reshape(n)
+        if where is None:
+            return got
+        out[where] = got[where]
+        return out
+    sel = np.arange(n) if where is None else np.flatnonzero(where)
+    picked = np.array(values, dtype=object).reshape(n)[sel] if kinds <= _SCALAR_TYPES else \
+        np.array([values[i] for i in sel.tolist()] + [None], dtype=object)[:-1]  # (kept one-dimensional)
+    if set(map(type, picked.tolist())) <= _FLOAT_TYPES:
+        out[sel] = picked.astype(float)
+        return out
+    for i, v in zip(sel.tolist(), picked.tolist()):
         if v is not None:
             out[i] = float(v)
     return out
+
+
+_FLOAT_TYPES = {int, float, type(None)}
+#: values NumPy keeps whole in an object array (no sequence among them)
+_SCALAR_TYPES = {int, float, str, bool, type(None)}
 
 
 def ints(values: Sequence[Any], convert: bool = True) -> np.ndarray:
@@ -199,7 +228,7 @@ class Columns:
     @cached_property
     def index(self) -> tuple[np.ndarray, list[str]]:
         """(code, names) of ``str(r["index"])`` (a record without an index raises KeyError)."""
-        return text_codes(list(map(itemgetter("index"), self.records)))
+        return text_codes(read(self.records, "index", required=True))
 
     @cached_property
     def task(self) -> tuple[np.ndarray, list[str]]:
@@ -360,7 +389,7 @@ def columns(records: Sequence[Mapping[str, Any]]) -> Columns:
     got = _CACHE.get(key)
     n = len(records)
     if got is not None and got[0] is records and got[1].n == n and (
-            n == 0 or (got[1].first is records[0] and got[1].last is records[-1])):
+            n == 0 or not _built(records) or (got[1].first is records[0] and got[1].last is records[-1])):
         return got[1]
     col = Columns(records)
     _register(records, col)
@@ -369,7 +398,11 @@ def columns(records: Sequence[Mapping[str, Any]]) -> Columns:
 
 def _register(records: Sequence[Mapping[str, Any]], col: Columns) -> None:
     n = len(records)
-    col.first, col.last = (records[0], records[-1]) if n else (None, None)
+    if _built(records):
+        col.first, col.last = (records[0], records[-1]) if n else (None, None)
+    else:  # the list sets them when it builds its records
+        col.first = col.last = None
+        records.registered(col)
     key = id(records)
     _CACHE.pop(key, None)
     while len(_CACHE) >= _CACHE_SIZE:
@@ -394,7 +427,7 @@ def subset(records: list, pos: np.ndarray) -> list:
             out += values[plist[a]:plist[b - 1] + 1]
         return out
 
-    sub = take(records)
+    sub = take(records) if _built(records) else records.taken(take)
     col = Columns(sub)
     for name, value in parent.__dict__.items():
         if name in ("records", "n", "first", "last"):

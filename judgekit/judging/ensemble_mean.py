@@ -54,10 +54,136 @@ def _or_none(values: np.ndarray, where: np.ndarray) -> list[Any]:
     return out.tolist()
 
 
+class EnsembleRecords(list):
+    """The mean ensemble's records as a list whose dicts are built the first time anything reads
+    the list as records (iterates, indexes, compares, copies or changes it): until then it holds
+    the records' fields as lists (``fields``: key -> each record's value; ``averaged`` True where
+    the record says ``averaged``; ``repeat`` kept where ``carries`` says, every record without
+    it), its length, and lends its fields to :func:`.columns.read`, so every stage that reads the
+    ensemble's columns builds no dict.  The dicts built are those of the record walk, keys in its
+    order: model, judge, index, task, category, kind, order, score, vfs, vfs_ref, [averaged], ok,
+    error_kind, judges, length_diff, [repeat]."""
+
+    def __init__(self, fields: dict[str, list[Any]], carries: list[bool] | None):
+        super().__init__()
+        self.built = False
+        self._fields, self._carries, self._n = fields, carries, len(fields["model"])
+        self._columns: Columns | None = None
+
+    def __len__(self) -> int:
+        return list.__len__(self) if self.built else self._n
+
+    def _build(self) -> None:
+        if self.built:
+            return
+        f = self._fields
+        out = [{"model": m, "judge": ENSEMBLE_JUDGE, "index": ix, "task": t, "category": c, "kind": k, "order": o,
+                "score": s, "vfs": v, "vfs_ref": vr, "averaged": True, "ok": g_ok, "error_kind": e, "judges": nj,
+                "length_diff": d} if av else
+               {"model": m, "judge": ENSEMBLE_JUDGE, "index": ix, "task": t, "category": c, "kind": k, "order": o,
+                "score": s, "vfs": v, "vfs_ref": vr, "ok": g_ok, "error_kind": e, "judges": nj, "length_diff": d}
+               for m, ix, t, c, k, o, s, v, vr, av, g_ok, e, nj, d
+               in zip(f["model"], f["index"], f["task"], f["category"], f["kind"], f["order"], f["score"], f["vfs"],
+                      f["vfs_ref"], f["averaged"], f["ok"], f["error_kind"], f["judges"], f["length_diff"])]
+        carries = self._carries
+        for k, (rec, rp) in enumerate(zip(out, f["repeat"])):  # "repeat" last
+            if carries is None or carries[k]:
+                rec["repeat"] = rp
+        list.extend(self, out)
+        self.built = True
+        self._fields = {}
+        if self._columns is not None:  # the registered columns: now of these dicts
+            self._columns.first, self._columns.last = (out[0], out[-1]) if out else (None, None)
+
+    def field_values(self, name: str, default: Any = None) -> list[Any] | None:
+        """``r.get(name, default)`` of every record, from the fields (None once the dicts are built)."""
+        if self.built:
+            return None
+        f, n = self._fields, self._n
+        if name == "judge":
+            return [ENSEMBLE_JUDGE] * n
+        if name == "averaged":
+            return [True if a else default for a in f["averaged"]]
+        if name == "repeat" and self._carries is not None:
+            return [r if c else default for r, c in zip(f["repeat"], self._carries)]
+        return list(f[name]) if name in f else [default] * n
+
+    def registered(self, col: Columns) -> None:
+        """``col`` (:func:`.columns.columns` of this list) gets its first and last record once they are built."""
+        self._columns = col
+
+    def taken(self, take) -> "EnsembleRecords":
+        """A new list of the records ``take`` picks (``take``: a list of values -> the values picked)."""
+        return EnsembleRecords({k: take(v) for k, v in self._fields.items()},
+                               None if self._carries is None else take(self._carries))
+
+    def __radd__(self, other: Any) -> Any:  # a plain list + this one: list's + would read this storage as it is
+        if not isinstance(other, list):
+            return NotImplemented
+        self._build()
+        return list.__add__(other, self)
+
+    def __reduce__(self):  # a copy or a pickle is a plain list of the dicts
+        return list, (list(self),)
+
+
+def _built_first(name: str):
+    method = getattr(list, name)
+
+    def call(self, *args, **kwargs):
+        for x in (self, *args):  # list's own methods read another such list's storage directly
+            if isinstance(x, EnsembleRecords):
+                x._build()
+        return method(self, *args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = method.__doc__
+    return call
+
+
+for _name in ("__getitem__", "__setitem__", "__delitem__", "__iter__", "__reversed__", "__contains__", "__eq__",
+              "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__add__", "__iadd__", "__mul__", "__rmul__",
+              "__imul__", "__repr__", "append", "extend", "insert", "pop", "remove", "clear", "copy", "count",
+              "index", "reverse", "sort"):
+    setattr(EnsembleRecords, _name, _built_first(_name))
+
+
+def _valid_values(col: Columns, sel: np.ndarray, is_pw: np.ndarray, at_sel):
+    """The values the means take, at the records ``sel`` (``is_pw``: which are pairwise): (which
+    scores, their values; which VFS values, their values; which baselines, their values).  A score
+    is taken where it is not None (float() of it, a bool as 0/1, as agreement._valid takes it); a VFS
+    value where it is a number (not None, text or a bool); a baseline where its VFS value is taken
+    and it is not None.
+
+    With verdicts and VFS values as the pipelines write them (integers, None, :data:`NO_VFS`), these
+    are the records' checked columns (:attr:`.Columns.score`, ``vfs``, ``vfs_ref``), which every
+    judge's records then take as their share (:func:`.columns.subset`) instead of reading again."""
+    scores, vraw, rraw = col.raw_score, col.raw("vfs"), col.raw("vfs_ref")
+    vtypes = list(map(type, vraw))
+    plain = (set(map(type, scores)) <= {int, type(None)} and set(map(type, rraw)) <= {int, type(None)}
+             and set(vtypes) <= {int, str, type(None)})
+    if plain and str in vtypes:  # text only as NO_VFS (== on int, str and None is the test)
+        plain = vtypes.count(str) == vraw.count(NO_VFS)
+    if plain:
+        try:
+            s = col.score[sel]
+        except ValueError:  # a verdict out of range: the mean takes it, the check refuses it
+            s = None
+        if s is not None:
+            v, r = col.vfs[sel], col.vfs_ref[sel]
+            has, vnum = is_pw & ~np.isnan(s), ~is_pw & ~np.isnan(v)
+            return has, s, vnum, v, vnum & ~np.isnan(r), r
+    scores, vraw, rraw = at_sel(scores), at_sel(vraw), at_sel(rraw)
+    has = _not_none(scores) & is_pw
+    vnum = _numbers(vraw) & ~is_pw
+    rnum = vnum & _not_none(rraw)
+    return has, floats(scores, has), vnum, floats(vraw, vnum), rnum, floats(rraw, rnum)
+
+
 def mean_ensemble(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """:func:`.pairwise.ensemble_records` with the mean for both rules: the same records in the
-    same order, and their columns registered (:func:`.columns.columns` of the returned list is
-    them)."""
+    same order (an :class:`EnsembleRecords`, whose dicts are built when first read as records),
+    and their columns registered (:func:`.columns.columns` of the returned list is them)."""
     col = columns(records)
     pw, vf = col.kind_is("pairwise"), col.kind_is("vfs")
     sel = np.flatnonzero(pw | vf)
@@ -77,16 +203,10 @@ def mean_ensemble(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     judges = np.bincount(group, minlength=G)
     pairwise = is_pw[first]
 
-    # pairwise: the judges' scores that are not None, float() of each (a bool as 0/1), as agreement._valid
-    scores = at_sel(col.raw_score)
-    has = _not_none(scores) & is_pw
-    n_score, score = _means(group, has, floats(scores, has), G)
-    # VFS: the judges' numeric VFS values, and the baselines' of those that are not None
-    vraw, rraw = at_sel(col.raw("vfs")), at_sel(col.raw("vfs_ref"))
-    vnum = _numbers(vraw) & ~is_pw
-    rnum = vnum & _not_none(rraw)
-    n_vfs, vfs = _means(group, vnum, floats(vraw, vnum), G)
-    n_ref, ref = _means(group, rnum, floats(rraw, rnum), G)
+    has, values, vnum, vvalues, rnum, rvalues = _valid_values(col, sel, is_pw, at_sel)
+    n_score, score = _means(group, has, values, G)
+    n_vfs, vfs = _means(group, vnum, vvalues, G)
+    n_ref, ref = _means(group, rnum, rvalues, G)
 
     ok = np.where(pairwise, n_score > 0, n_vfs > 0)
     averaged = pairwise & ok
@@ -115,23 +235,16 @@ def mean_ensemble(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     indexes = [inames[i] for i in ic[at].tolist()]
     kinds = list(map(_KINDS.__getitem__, pairwise.astype(np.intp).tolist()))
     orders, repeats = col.order[at], col.repeat[at]
-    out = [{"model": m, "judge": ENSEMBLE_JUDGE, "index": ix, "task": t, "category": c, "kind": k, "order": o,
-            "score": s, "vfs": v, "vfs_ref": vr, "averaged": True, "ok": g_ok, "error_kind": e, "judges": nj,
-            "length_diff": d} if av else
-           {"model": m, "judge": ENSEMBLE_JUDGE, "index": ix, "task": t, "category": c, "kind": k, "order": o,
-            "score": s, "vfs": v, "vfs_ref": vr, "ok": g_ok, "error_kind": e, "judges": nj, "length_diff": d}
-           for m, ix, t, c, k, o, s, v, vr, av, g_ok, e, nj, d
-           in zip(models, indexes, tasks, categories, kinds, orders.tolist(), score_list, vfs_list, ref_list,
-                  averaged.tolist(), ok.tolist(), error_kinds, judges.tolist(), length_diffs)]
-    try:  # "repeat" last, where the group's first record has one
+    try:  # "repeat", where the group's first record has one
         list(map(itemgetter("repeat"), firsts))
         carries = None
     except KeyError:
         carries = ["repeat" in r for r in firsts]
-    if carries is None or any(carries):
-        for k, (rec, rp) in enumerate(zip(out, repeats.tolist())):
-            if carries is None or carries[k]:
-                rec["repeat"] = rp
+    out = EnsembleRecords({"model": models, "index": indexes, "task": tasks, "category": categories, "kind": kinds,
+                           "order": orders.tolist(), "score": score_list, "vfs": vfs_list, "vfs_ref": ref_list,
+                           "averaged": averaged.tolist(), "ok": ok.tolist(), "error_kind": error_kinds,
+                           "judges": judges.tolist(), "length_diff": length_diffs, "repeat": repeats.tolist()},
+                          carries)
 
     # the ensemble's columns, from the same values (what reading them back from ``out`` gives)
     c = Columns(out)

@@ -238,7 +238,9 @@ def _summarize_columns(records: list, levels: Sequence[str]) -> list[dict[str, A
     ref = col.vfs_ref
     rok = vok & ~np.isnan(ref)
     names = [n for n in SCORE_NAMES.values()]
-    bins = {2: "much_better", 1: "better", 0: "tie", -1: "worse", -2: "much_worse", 8: "fail"}
+    # each record's outcome as a column of the counts: 0..4 the verdicts 2..-2 (SCORE_NAMES' order),
+    # 5 a failure, 6 no pairwise judgment
+    outcome = np.where(vbin == 8, 5, np.where(vbin == 9, 6, 2 - vbin))
     order = {lvl: i for i, lvl in enumerate(levels)}
     out = []
     for level in levels:
@@ -254,15 +256,15 @@ def _summarize_columns(records: list, levels: Sequence[str]) -> list[dict[str, A
             return np.bincount(group[mask], weights=values[mask], minlength=m).tolist()
 
         n_pw, n_valid, wins = count(pw), count(valid), count(valid & (s > 0))
-        counts = {bins[b]: count(vbin == b) for b in bins}
+        by_outcome = np.bincount(group * 7 + outcome, minlength=7 * m).reshape(m, 7)[:, :6].tolist()
         score_sum = total(valid, s)
         n_vfs, n_vok, n_rok = count(vfs_rec), count(vok), count(rok)
         vfs_sum, ref_sum = total(vok, v), total(rok, ref)
-        for g, i in enumerate(first.tolist()):
+        for g, (mi, gi) in enumerate(zip(mc[first].tolist(), gc[first].tolist())):
             nv, nf = n_valid[g], n_vok[g]
-            row = {"model": mnames[mc[i]], "level": level,
-                   "group": "overall" if level == "overall" else gnames[gc[i]],
-                   "n_pairwise": n_pw[g], **{name: counts[name][g] for name in names},
+            row = {"model": mnames[mi], "level": level,
+                   "group": "overall" if level == "overall" else gnames[gi],
+                   "n_pairwise": n_pw[g], **dict(zip(names, by_outcome[g])),
                    "reward": 50.0 * score_sum[g] / nv if nv else None,
                    "win_rate": 100.0 * wins[g] / nv if nv else None,
                    "pairwise_parse_ok": nv / n_pw[g] if n_pw[g] else None,
@@ -315,7 +317,8 @@ def item_sums(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], lis
         S = col.sums
         per = np.column_stack([np.bincount(item, weights=S[:, c], minlength=first.size)
                                for c in range(len(SUM_COLUMNS))])
-        return dict(zip([(mnames[mc[i]], inames[ic[i]]) for i in first.tolist()], per.tolist()))
+        return dict(zip([(mnames[m], inames[i]) for m, i in zip(mc[first].tolist(), ic[first].tolist())],
+                        per.tolist()))
     out: dict[tuple[str, str], list[float]] = {}
     for r in records:
         key = (str(r.get("model", "")), str(r["index"]))
