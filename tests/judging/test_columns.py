@@ -305,3 +305,50 @@ def test_the_mean_ensemble_of_lists_without_repeats_or_with_some_is_the_record_w
                 assert np.array_equal(a[0], b[0]) and a[1] == b[1], name
             else:
                 assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), name
+
+
+def _lazy_ensemble(everything):
+    got = ensemble_records(everything, pairwise_rule=mean_score, score_rule=mean_score)
+    assert not got.built  # the dicts are not built until something reads them as records
+    return got
+
+
+def test_the_lazy_ensemble_builds_the_walk_s_dicts_whatever_reads_it(panel):
+    import copy
+    import json
+    import pickle
+
+    _, everything, _ = panel
+    walked = ensemble_records(tuple(everything), pairwise_rule=mean_score, score_rule=mean_score)
+    keys = [list(r) for r in walked]
+    n = len(walked)
+    figures = {f: (SUM_COLUMNS.index(a), SUM_COLUMNS.index(b)) for f, (a, b) in FIGURE_SUMS.items()}
+    lazy = _lazy_ensemble(everything)
+    assert len(lazy) == n and lazy and not lazy.built
+    rows, sums = summarize(lazy), item_sums(lazy)  # the statistics read its columns, not its records
+    spread = repeat_spread(lazy, record_sums, figures, ("task", "category", "overall"), 2)
+    assert not lazy.built
+    assert rows == summarize(walked) and sums == item_sums(walked)
+    assert spread == repeat_spread(walked, record_sums, figures, ("task", "category", "overall"), 2)
+    sub = C.subset(lazy, np.arange(0, n, 3))
+    assert not lazy.built and not sub.built and sub == walked[::3]
+    reads = {
+        "iterate": lambda x: [r for r in x], "index": lambda x: [x[i] for i in range(n)], "slice": lambda x: x[:],
+        "reversed": lambda x: list(reversed(x))[::-1], "tuple": tuple, "copy": lambda x: x.copy(),
+        "copy.copy": copy.copy, "deepcopy": copy.deepcopy, "pickle": lambda x: pickle.loads(pickle.dumps(x)),
+        "json": lambda x: json.loads(json.dumps(x)), "plain + lazy": lambda x: [] + x, "lazy + plain": lambda x: x + [],
+        "lazy + lazy": lambda x: x + _lazy_ensemble(everything)[:0], "extend": lambda x: [*x],
+        "object array": lambda x: list(np.array(x + [None], dtype=object)[:-1]),
+        "sorted": lambda x: sorted(x, key=walked.index),
+    }
+    for name, read_as in reads.items():
+        got = list(read_as(_lazy_ensemble(everything)))
+        assert got == list(walked) and [list(r) for r in got] == keys, name
+    lazy = _lazy_ensemble(everything)
+    assert lazy == walked and walked == _lazy_ensemble(everything) and _lazy_ensemble(everything) == lazy
+    assert walked[5] in _lazy_ensemble(everything) and _lazy_ensemble(everything).index(walked[5]) == 5
+    changed = _lazy_ensemble(everything)
+    C.columns(changed).model  # noqa: B018 (columns read before the list changes)
+    changed.append(dict(walked[0]))  # built, then changed: its columns are read again
+    assert changed.built and len(changed) == n + 1 and C.columns(changed).n == n + 1
+    assert summarize(changed) == summarize(tuple(changed))
