@@ -83,14 +83,15 @@ def text_codes(values: Sequence[Any]) -> tuple[np.ndarray, list[str]]:
     return codes([str(v) for v in values])
 
 
-def floats(values: Sequence[Any], where: np.ndarray | None = None) -> np.ndarray:
+def floats(values: Sequence[Any], where: np.ndarray | None = None, kinds: set[type] | None = None) -> np.ndarray:
     """``float(v)`` of each value at ``where`` (every value without it) that is not None; NaN
-    elsewhere.  A value ``float()`` refuses raises as ``float()`` does."""
+    elsewhere.  A value ``float()`` refuses raises as ``float()`` does.  ``kinds``: the values'
+    types, where the caller has them."""
     n = len(values)
     out = np.full(n, np.nan)
     if not n:
         return out
-    kinds = set(map(type, values))
+    kinds = set(map(type, values)) if kinds is None else kinds
     if kinds <= _FLOAT_TYPES:  # float() of each, None as NaN: the whole list at once
         got = np.array(values, dtype=float).reshape(n)
         if where is None:
@@ -122,9 +123,9 @@ def ints(values: Sequence[Any], convert: bool = True) -> np.ndarray:
     return np.fromiter(gen, dtype=np.intp, count=len(values))
 
 
-def is_no_vfs(values: Sequence[Any]) -> np.ndarray:
-    """``isinstance(v, str) and v == NO_VFS`` of each value."""
-    if set(map(type, values)) <= {int, float, str, type(None)}:  # == on these is the test
+def is_no_vfs(values: Sequence[Any], kinds: set[type] | None = None) -> np.ndarray:
+    """``isinstance(v, str) and v == NO_VFS`` of each value (``kinds``: their types, if known)."""
+    if (set(map(type, values)) if kinds is None else kinds) <= {int, float, str, type(None)}:  # == is the test
         return np.asarray(np.array(values, dtype=object) == NO_VFS, dtype=bool).reshape(len(values))
     return np.fromiter((isinstance(v, str) and v == NO_VFS for v in values), dtype=bool, count=len(values))
 
@@ -277,6 +278,13 @@ class Columns:
             got = self.__dict__[f"raw:{name}"] = read(self.records, name)
         return got
 
+    def types(self, name: str) -> set[type]:
+        """The types of :meth:`raw` ``name``'s values."""
+        got = self.__dict__.get(f"types:{name}")
+        if got is None:
+            got = self.__dict__[f"types:{name}"] = set(map(type, self.raw(name)))
+        return got
+
     def kind_is(self, kind: str) -> np.ndarray:
         """``r.get("kind") == kind``."""
         got = self.__dict__.get(f"kind_is:{kind}")
@@ -290,7 +298,7 @@ class Columns:
         record); a score ``float()`` refuses is NaN here too (a reader that must refuse it checks
         the NaNs whose raw score is not None)."""
         try:
-            return floats(self.raw_score, self.is_pairwise)
+            return floats(self.raw_score, self.is_pairwise, self.types("score"))
         except (TypeError, ValueError):
             pass
         out = np.full(self.n, np.nan)
@@ -321,8 +329,8 @@ class Columns:
         record that is not a pairwise judgment."""
         pw = self.is_pairwise
         raw = self.raw_score
-        if set(map(type, raw)) <= {int, type(None)}:  # the hot path: verdicts and failures
-            out = floats(raw, pw)  # None as NaN
+        if self.types("score") <= {int, type(None)}:  # the hot path: verdicts and failures
+            out = floats(raw, pw, self.types("score"))  # None as NaN
             if not (np.abs(out) > 2).any():  # else the check below raises
                 return out
         out = np.full(self.n, np.nan)
@@ -345,7 +353,7 @@ class Columns:
         if not self.n:
             return out
         recs = self.records
-        out = self.kind_is("vfs") & ~is_no_vfs(self.raw("vfs"))  # a kind "vfs": any value but NO_VFS
+        out = self.kind_is("vfs") & ~is_no_vfs(self.raw("vfs"), self.types("vfs"))  # a kind "vfs": any value but NO_VFS
         for i in np.flatnonzero(~self.has_kind).tolist():  # no kind: a ``vfs`` key, not NO_VFS
             v = recs[i].get("vfs", _MISSING)
             out[i] = v is not _MISSING and not (isinstance(v, str) and v == NO_VFS)
@@ -355,13 +363,13 @@ class Columns:
     def vfs(self) -> np.ndarray:
         """``float(r["vfs"])`` of the VFS judgments (:attr:`is_vfs`); NaN for a failure (None) and
         for every other record."""
-        return floats(self.raw("vfs"), self.is_vfs)
+        return floats(self.raw("vfs"), self.is_vfs, self.types("vfs"))
 
     @cached_property
     def vfs_ref(self) -> np.ndarray:
         """``float(r["vfs_ref"])`` where the VFS value is valid and the baseline's is not None; NaN
         elsewhere."""
-        return floats(self.raw("vfs_ref"), ~np.isnan(self.vfs))
+        return floats(self.raw("vfs_ref"), ~np.isnan(self.vfs), self.types("vfs_ref"))
 
     @cached_property
     def sums(self) -> np.ndarray:

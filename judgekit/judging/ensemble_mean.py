@@ -159,11 +159,10 @@ def _valid_values(col: Columns, sel: np.ndarray, is_pw: np.ndarray, at_sel):
     are the records' checked columns (:attr:`.Columns.score`, ``vfs``, ``vfs_ref``), which every
     judge's records then take as their share (:func:`.columns.subset`) instead of reading again."""
     scores, vraw, rraw = col.raw_score, col.raw("vfs"), col.raw("vfs_ref")
-    vtypes = list(map(type, vraw))
-    plain = (set(map(type, scores)) <= {int, type(None)} and set(map(type, rraw)) <= {int, type(None)}
-             and set(vtypes) <= {int, str, type(None)})
-    if plain and str in vtypes:  # text only as NO_VFS (== on int, str and None is the test)
-        plain = vtypes.count(str) == vraw.count(NO_VFS)
+    plain = (col.types("score") <= {int, type(None)} and col.types("vfs_ref") <= {int, type(None)}
+             and col.types("vfs") <= {int, str, type(None)})
+    if plain and str in col.types("vfs"):  # text only as NO_VFS (== on int, str and None is the test)
+        plain = list(map(type, vraw)).count(str) == vraw.count(NO_VFS)
     if plain:
         try:
             s = col.score[sel]
