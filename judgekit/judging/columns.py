@@ -7,6 +7,11 @@ candidates x 3 judges x 3 repeats that walking was most of the pass's time.  :fu
 gives one :class:`Columns` per list: each field is read from the records the first time a stage
 asks for it (a lazy property) and kept, so the next stage pays nothing for it.
 
+Each field is read with one ``r[name]`` per record in C (:func:`read`; the ``get`` of each only when
+a record lacks the key), and lists of integers, floats and None become arrays in one NumPy call,
+with the per-record checks kept for anything else.  A list may lend its fields instead of being
+read (a mean ensemble's records, built only when read as records: :mod:`.ensemble_mean`).
+
 The columns hold exactly what the record-walking code read (the same ``str()`` of a name, the
 same checked score, the same ``float()`` of a VFS value), so figures computed from them are the
 same numbers.  The cache is keyed on the list object (its identity and length, the first and the

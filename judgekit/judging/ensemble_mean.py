@@ -2,17 +2,18 @@
 fast path of :func:`.pairwise.ensemble_records` when both rules are the mean.
 
 Every group's count and sum of valid values come from one ``np.bincount`` each (the values added
-in record order, as :func:`.agreement.mean_score` adds them), the records are built from those
-columns in one pass, and the ensemble's own columns are registered from the same arrays, so no
-later stage reads them back from the records.  The records are the ones the record walk makes:
-the same values, the same keys in the same order.
+in record order, as :func:`.agreement.mean_score` adds them), and the ensemble's own columns are
+registered from the same arrays, so no later stage reads them back from the records.  The records
+themselves (:class:`EnsembleRecords`) are built only when something reads them as records, which
+no statistic does: 183,600 dicts at 765 items x 20 candidates x 3 repeats.  They are the ones the
+record walk makes: the same values, the same keys in the same order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from operator import is_not, itemgetter
 from itertools import repeat
+from operator import is_not, itemgetter
 from typing import Any
 
 import numpy as np
