@@ -131,6 +131,8 @@ def ints(values: Sequence[Any], convert: bool = True) -> np.ndarray:
 def is_no_vfs(values: Sequence[Any], kinds: set[type] | None = None) -> np.ndarray:
     """``isinstance(v, str) and v == NO_VFS`` of each value (``kinds``: their types, if known)."""
     if (set(map(type, values)) if kinds is None else kinds) <= {int, float, str, type(None)}:  # == is the test
+        if not values.count(NO_VFS):  # (list.count: the same ==, in C)
+            return np.zeros(len(values), dtype=bool)
         return np.asarray(np.array(values, dtype=object) == NO_VFS, dtype=bool).reshape(len(values))
     return np.fromiter((isinstance(v, str) and v == NO_VFS for v in values), dtype=bool, count=len(values))
 
