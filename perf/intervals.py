@@ -252,7 +252,7 @@ def _stages(recs: list[dict], judges: list[str], candidates: list[str], options,
                                            record_sums, summarize)
     from judgekit.judging.panel import agreement_records, behaviour_rows
     from judgekit.judging.repeats import add_spread
-    from judgekit.judging.results import summary_and_tables
+    from judgekit.judging.results import records_by_judge, summary_and_tables
 
     styles, labels = _extras(recs)
     out: dict[str, float] = {}
@@ -263,11 +263,13 @@ def _stages(recs: list[dict], judges: list[str], candidates: list[str], options,
         out[name] = time.process_time() - c
         return value
 
-    by_judge = stage("records by judge", lambda: {j: [r for r in recs if r.get("judge") == j] for j in judges})
+    # in judge_rows' order: the ensemble first (it reads the list's columns), then each judge's share of them
+    ensembled = stage("ensemble records", lambda: ensemble_records(
+        recs, pairwise_rule=pairwise_rule(DEFAULT_ENSEMBLE), score_rule=mean_score)) if len(judges) > 1 else None
+    by_judge = stage("records by judge", lambda: records_by_judge(recs, judges))
     everyone = dict(by_judge)
-    if len(judges) > 1:
-        everyone[ENSEMBLE_JUDGE] = stage("ensemble records", lambda: ensemble_records(
-            recs, pairwise_rule=pairwise_rule(DEFAULT_ENSEMBLE), score_rule=mean_score))
+    if ensembled is not None:
+        everyone[ENSEMBLE_JUDGE] = ensembled
     rows = stage("rows (summarize)", lambda: {j: summarize(r) for j, r in everyone.items()})
     sums = stage("item sums", lambda: {j: item_sums(r) for j, r in everyone.items()})
     stage("intervals (add_intervals)", lambda: add_intervals(rows, everyone, options, sums))

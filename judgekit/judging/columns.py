@@ -7,6 +7,11 @@ candidates x 3 judges x 3 repeats that walking was most of the pass's time.  :fu
 gives one :class:`Columns` per list: each field is read from the records the first time a stage
 asks for it (a lazy property) and kept, so the next stage pays nothing for it.
 
+Each field is read with one ``r[name]`` per record in C (:func:`read`; the ``get`` of each only when
+a record lacks the key), and lists of integers, floats and None become arrays in one NumPy call,
+with the per-record checks kept for anything else.  A list may lend its fields instead of being
+read (a mean ensemble's records, built only when read as records: :mod:`.ensemble_mean`).
+
 The columns hold exactly what the record-walking code read (the same ``str()`` of a name, the
 same checked score, the same ``float()`` of a VFS value), so figures computed from them are the
 same numbers.  The cache is keyed on the list object (its identity and length, the first and the
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import cached_property
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -50,6 +56,87 @@ _CACHE: dict[int, tuple[Sequence[Mapping[str, Any]], "Columns"]] = {}
 _CACHE_SIZE = 16
 
 
+def read(records: Sequence[Mapping[str, Any]], name: str, default: Any = None, *, required: bool = False
+         ) -> list[Any]:
+    """``r.get(name, default)`` of every record (``required``: ``r[name]``, KeyError where one lacks
+    it): one ``r[name]`` each (in C) while every record has the key, the ``get`` of each when one
+    lacks it; from a list that holds its records' fields until they are read as records (a mean
+    ensemble's, :class:`.ensemble_mean.EnsembleRecords`), those fields."""
+    fields = getattr(records, "field_values", None)
+    if fields is not None:
+        got = fields(name, default)
+        if got is not None:
+            return got
+    try:
+        return list(map(itemgetter(name), records))
+    except KeyError:
+        if required:
+            raise
+        return [r.get(name, default) for r in records]
+
+
+def _built(records: Sequence[Any]) -> bool:
+    """False for a list whose records are not built yet (:func:`read`): unchanged since its columns."""
+    return getattr(records, "built", True)
+
+
+def text_codes(values: Sequence[Any]) -> tuple[np.ndarray, list[str]]:
+    """(code, names) of ``str(v)`` of each value (the values' own codes when all are text)."""
+    code, distinct = codes(values)
+    if all(type(v) is str for v in distinct):  # str() of each is itself: the same codes
+        return code, distinct
+    return codes([str(v) for v in values])
+
+
+def floats(values: Sequence[Any], where: np.ndarray | None = None, kinds: set[type] | None = None) -> np.ndarray:
+    """``float(v)`` of each value at ``where`` (every value without it) that is not None; NaN
+    elsewhere.  A value ``float()`` refuses raises as ``float()`` does.  ``kinds``: the values'
+    types, where the caller has them."""
+    n = len(values)
+    out = np.full(n, np.nan)
+    if not n:
+        return out
+    kinds = set(map(type, values)) if kinds is None else kinds
+    if kinds <= _FLOAT_TYPES:  # float() of each, None as NaN: the whole list at once
+        got = np.array(values, dtype=float).reshape(n)
+        if where is None:
+            return got
+        out[where] = got[where]
+        return out
+    sel = np.arange(n) if where is None else np.flatnonzero(where)
+    picked = np.array(values, dtype=object).reshape(n)[sel] if kinds <= _SCALAR_TYPES else \
+        np.array([values[i] for i in sel.tolist()] + [None], dtype=object)[:-1]  # (kept one-dimensional)
+    if set(map(type, picked.tolist())) <= _FLOAT_TYPES:
+        out[sel] = picked.astype(float)
+        return out
+    for i, v in zip(sel.tolist(), picked.tolist()):
+        if v is not None:
+            out[i] = float(v)
+    return out
+
+
+_FLOAT_TYPES = {int, float, type(None)}
+#: values NumPy keeps whole in an object array (no sequence among them)
+_SCALAR_TYPES = {int, float, str, bool, type(None)}
+
+
+def ints(values: Sequence[Any], convert: bool = True) -> np.ndarray:
+    """Each value as an integer (``int(v)`` with ``convert``; else as ``np.fromiter`` takes it)."""
+    if set(map(type, values)) <= {int}:
+        return np.array(values, dtype=np.intp).reshape(len(values))
+    gen = (int(v) for v in values) if convert else iter(values)
+    return np.fromiter(gen, dtype=np.intp, count=len(values))
+
+
+def is_no_vfs(values: Sequence[Any], kinds: set[type] | None = None) -> np.ndarray:
+    """``isinstance(v, str) and v == NO_VFS`` of each value (``kinds``: their types, if known)."""
+    if (set(map(type, values)) if kinds is None else kinds) <= {int, float, str, type(None)}:  # == is the test
+        if not values.count(NO_VFS):  # (list.count: the same ==, in C)
+            return np.zeros(len(values), dtype=bool)
+        return np.asarray(np.array(values, dtype=object) == NO_VFS, dtype=bool).reshape(len(values))
+    return np.fromiter((isinstance(v, str) and v == NO_VFS for v in values), dtype=bool, count=len(values))
+
+
 def codes(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
     """(each value's code, the distinct values in order of first appearance)."""
     distinct = list(dict.fromkeys(values))
@@ -63,7 +150,32 @@ def first_order(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = key.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
-    if key.ndim == 1:
+    if key.dtype.kind not in "iu" or (key.dtype.kind == "u" and key.dtype.itemsize < 8):
+        key = key.astype(np.int64)
+    small = key.dtype.kind == "i"  # (a uint64 key takes the general sorts)
+    if small and key.ndim == 2:  # rows of small integers: one integer each (mixed radix), when it fits
+        lo, hi = key.min(axis=0), key.max(axis=0)
+        span = (hi - lo + 1).astype(object)  # Python integers: the product cannot overflow
+        if np.prod(span) < 2 ** 62:
+            flat = np.zeros(n, dtype=np.int64)
+            for c in range(key.shape[1]):
+                flat = flat * int(span[c]) + (key[:, c] - lo[c])
+            key = flat
+    if small and key.ndim == 1 and int(key.max()) - int(key.min()) < 2 ** 32:
+        # a stable sort on two 16-bit halves (NumPy's radix sort), lowest half first
+        k = (key - key.min()).astype(np.int64)
+        low, high = (k & 0xFFFF).astype(np.uint16), (k >> 16).astype(np.uint16)
+        order = np.argsort(low, kind="stable")
+        if high.any():
+            order = order[np.argsort(high[order], kind="stable")]
+        s = k[order]
+        new = np.empty(n, dtype=bool)
+        new[0] = True
+        new[1:] = s[1:] != s[:-1]
+        inverse = np.empty(n, dtype=np.intp)
+        inverse[order] = np.cumsum(new) - 1
+        first = order[new]
+    elif key.ndim == 1:
         _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
         inverse = inverse.ravel()
     else:
@@ -93,7 +205,7 @@ class Columns:
     @cached_property
     def kind(self) -> list[Any]:
         """Each record's ``kind``; a record without one holds :data:`_MISSING`."""
-        return [r.get("kind", _MISSING) for r in self.records]
+        return read(self.records, "kind", _MISSING)
 
     @cached_property
     def kind_code(self) -> tuple[np.ndarray, list[Any]]:
@@ -114,11 +226,7 @@ class Columns:
         return self._kind_mask(lambda k: k is not _MISSING)
 
     def _coded(self, name: str, default: Any = "") -> tuple[np.ndarray, list[str]]:
-        values = [r.get(name, default) for r in self.records]
-        code, distinct = codes(values)
-        if all(type(v) is str for v in distinct):  # str() of each is itself: the same codes
-            return code, distinct
-        return codes([str(v) for v in values])
+        return text_codes(read(self.records, name, default))
 
     @cached_property
     def model(self) -> tuple[np.ndarray, list[str]]:
@@ -128,11 +236,7 @@ class Columns:
     @cached_property
     def index(self) -> tuple[np.ndarray, list[str]]:
         """(code, names) of ``str(r["index"])`` (a record without an index raises KeyError)."""
-        values = [r["index"] for r in self.records]
-        code, distinct = codes(values)
-        if all(type(v) is str for v in distinct):  # str() of each is itself: the same codes
-            return code, distinct
-        return codes([str(v) for v in values])
+        return text_codes(read(self.records, "index", required=True))
 
     @cached_property
     def task(self) -> tuple[np.ndarray, list[str]]:
@@ -156,21 +260,21 @@ class Columns:
     @cached_property
     def judge(self) -> tuple[np.ndarray, list[Any]]:
         """(code, values) of ``r.get("judge")`` (the values as they are, not as text)."""
-        return codes([r.get("judge") for r in self.records])
+        return codes(read(self.records, "judge"))
 
     @cached_property
     def repeat(self) -> np.ndarray:
         """``r.get("repeat", 0)`` as an integer."""
-        return np.fromiter((r.get("repeat", 0) for r in self.records), dtype=np.intp, count=self.n)
+        return ints(read(self.records, "repeat", 0), convert=False)
 
     @cached_property
     def order(self) -> np.ndarray:
         """``int(r.get("order", 0))``."""
-        return np.fromiter((int(r.get("order", 0)) for r in self.records), dtype=np.intp, count=self.n)
+        return ints(read(self.records, "order", 0))
 
     @cached_property
     def raw_score(self) -> list[Any]:
-        return [r.get("score") for r in self.records]
+        return read(self.records, "score")
 
     def raw(self, name: str) -> list[Any]:
         """``r.get(name)`` of every record."""
@@ -178,7 +282,14 @@ class Columns:
             return self.raw_score
         got = self.__dict__.get(f"raw:{name}")
         if got is None:
-            got = self.__dict__[f"raw:{name}"] = [r.get(name) for r in self.records]
+            got = self.__dict__[f"raw:{name}"] = read(self.records, name)
+        return got
+
+    def types(self, name: str) -> set[type]:
+        """The types of :meth:`raw` ``name``'s values."""
+        got = self.__dict__.get(f"types:{name}")
+        if got is None:
+            got = self.__dict__[f"types:{name}"] = set(map(type, self.raw(name)))
         return got
 
     def kind_is(self, kind: str) -> np.ndarray:
@@ -193,6 +304,10 @@ class Columns:
         """``float(r["score"])`` of the pairwise records (NaN where it is None and for every other
         record); a score ``float()`` refuses is NaN here too (a reader that must refuse it checks
         the NaNs whose raw score is not None)."""
+        try:
+            return floats(self.raw_score, self.is_pairwise, self.types("score"))
+        except (TypeError, ValueError):
+            pass
         out = np.full(self.n, np.nan)
         raw = self.raw_score
         for i in np.flatnonzero(self.is_pairwise).tolist():
@@ -207,14 +322,11 @@ class Columns:
     @cached_property
     def length_diff(self) -> np.ndarray:
         """``float(r["length_diff"])``, NaN where it is None or absent."""
-        values = [r.get("length_diff") for r in self.records]
-        if set(map(type, values)) <= {int, float, type(None)}:  # float() of each, None as NaN
-            return np.array(values, dtype=float).reshape(self.n)
-        return np.fromiter((np.nan if d is None else float(d) for d in values), dtype=float, count=self.n)
+        return floats(read(self.records, "length_diff"))
 
     @cached_property
     def error_kind(self) -> list[Any]:
-        return [r.get("error_kind") for r in self.records]
+        return read(self.records, "error_kind")
 
     # -- checked values ----------------------------------------------------------------------------
     @cached_property
@@ -222,10 +334,14 @@ class Columns:
         """The pairwise records' checked scores (:func:`.pairwise._score`: a verdict, or a mean
         ensemble's averaged verdict; ValueError for anything else); NaN for a failure and for a
         record that is not a pairwise judgment."""
-        out = np.full(self.n, np.nan)
         pw = self.is_pairwise
-        recs = self.records
         raw = self.raw_score
+        if self.types("score") <= {int, type(None)}:  # the hot path: verdicts and failures
+            out = floats(raw, pw, self.types("score"))  # None as NaN
+            if not (np.abs(out) > 2).any():  # else the check below raises
+                return out
+        out = np.full(self.n, np.nan)
+        recs = self.records
         for i in np.flatnonzero(pw).tolist():
             s = raw[i]
             if s is None:
@@ -244,10 +360,7 @@ class Columns:
         if not self.n:
             return out
         recs = self.records
-        kv = np.flatnonzero(self.kind_is("vfs")).tolist()  # a kind "vfs": any value but NO_VFS
-        raw = self.raw("vfs")
-        out[kv] = np.fromiter((not (isinstance(raw[i], str) and raw[i] == NO_VFS) for i in kv), dtype=bool,
-                              count=len(kv))
+        out = self.kind_is("vfs") & ~is_no_vfs(self.raw("vfs"), self.types("vfs"))  # a kind "vfs": any value but NO_VFS
         for i in np.flatnonzero(~self.has_kind).tolist():  # no kind: a ``vfs`` key, not NO_VFS
             v = recs[i].get("vfs", _MISSING)
             out[i] = v is not _MISSING and not (isinstance(v, str) and v == NO_VFS)
@@ -257,25 +370,13 @@ class Columns:
     def vfs(self) -> np.ndarray:
         """``float(r["vfs"])`` of the VFS judgments (:attr:`is_vfs`); NaN for a failure (None) and
         for every other record."""
-        out = np.full(self.n, np.nan)
-        recs = self.records
-        for i in np.flatnonzero(self.is_vfs).tolist():
-            v = recs[i].get("vfs")
-            if v is not None:
-                out[i] = float(v)
-        return out
+        return floats(self.raw("vfs"), self.is_vfs, self.types("vfs"))
 
     @cached_property
     def vfs_ref(self) -> np.ndarray:
         """``float(r["vfs_ref"])`` where the VFS value is valid and the baseline's is not None; NaN
         elsewhere."""
-        out = np.full(self.n, np.nan)
-        recs = self.records
-        for i in np.flatnonzero(~np.isnan(self.vfs)).tolist():
-            v = recs[i].get("vfs_ref")
-            if v is not None:
-                out[i] = float(v)
-        return out
+        return floats(self.raw("vfs_ref"), ~np.isnan(self.vfs), self.types("vfs_ref"))
 
     @cached_property
     def sums(self) -> np.ndarray:
@@ -303,7 +404,7 @@ def columns(records: Sequence[Mapping[str, Any]]) -> Columns:
     got = _CACHE.get(key)
     n = len(records)
     if got is not None and got[0] is records and got[1].n == n and (
-            n == 0 or (got[1].first is records[0] and got[1].last is records[-1])):
+            n == 0 or not _built(records) or (got[1].first is records[0] and got[1].last is records[-1])):
         return got[1]
     col = Columns(records)
     _register(records, col)
@@ -312,7 +413,11 @@ def columns(records: Sequence[Mapping[str, Any]]) -> Columns:
 
 def _register(records: Sequence[Mapping[str, Any]], col: Columns) -> None:
     n = len(records)
-    col.first, col.last = (records[0], records[-1]) if n else (None, None)
+    if _built(records):
+        col.first, col.last = (records[0], records[-1]) if n else (None, None)
+    else:  # the list sets them when it builds its records
+        col.first = col.last = None
+        records.registered(col)
     key = id(records)
     _CACHE.pop(key, None)
     while len(_CACHE) >= _CACHE_SIZE:
@@ -325,7 +430,19 @@ def subset(records: list, pos: np.ndarray) -> list:
     parent's, sliced: every field the parent has read already costs the subset nothing."""
     parent = columns(records)
     plist = pos.tolist()
-    sub = [records[i] for i in plist]
+    # runs of consecutive positions (one per judge and repeat, as records are written): taken as slices
+    cut = (np.flatnonzero(np.diff(pos) != 1) + 1).tolist()
+    runs = list(zip([0, *cut], [*cut, len(plist)])) if plist and len(cut) < len(plist) // 8 else None
+
+    def take(values: list) -> list:
+        if runs is None:
+            return [values[i] for i in plist]
+        out: list = []
+        for a, b in runs:
+            out += values[plist[a]:plist[b - 1] + 1]
+        return out
+
+    sub = take(records) if _built(records) else records.taken(take)
     col = Columns(sub)
     for name, value in parent.__dict__.items():
         if name in ("records", "n", "first", "last"):
@@ -335,6 +452,6 @@ def subset(records: list, pos: np.ndarray) -> list:
         elif isinstance(value, tuple):  # (codes, names): the names kept whole
             col.__dict__[name] = (value[0][pos], value[1])
         elif isinstance(value, list):
-            col.__dict__[name] = [value[i] for i in plist]
+            col.__dict__[name] = take(value)
     _register(sub, col)
     return sub

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .columns import NO_VFS, _check_score
+from .ensemble_mean import ENSEMBLE_JUDGE, mean_ensemble
 
 __all__ = [
     "SCORE_NAMES",
@@ -214,23 +215,12 @@ def summarize(
     return rows
 
 
-def _first_order(key):
-    """(each key's group, numbered in order of first appearance; each group's first position)."""
-    import numpy as np
-
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    renumber = np.empty(order.size, dtype=np.intp)
-    renumber[order] = np.arange(order.size)
-    return renumber[inverse.ravel()], first[order]
-
-
 def _summarize_columns(records: list, levels: Sequence[str]) -> list[dict[str, Any]]:
     """:func:`summarize` from the records' shared columns: every count counted, every mean the
     same sum in record order (``np.bincount`` adds its weights in input order) over the same count."""
     import numpy as np
 
-    from .columns import columns
+    from .columns import columns, first_order as _first_order
 
     col = columns(records)
     if col.n == 0:
@@ -248,7 +238,9 @@ def _summarize_columns(records: list, levels: Sequence[str]) -> list[dict[str, A
     ref = col.vfs_ref
     rok = vok & ~np.isnan(ref)
     names = [n for n in SCORE_NAMES.values()]
-    bins = {2: "much_better", 1: "better", 0: "tie", -1: "worse", -2: "much_worse", 8: "fail"}
+    # each record's outcome as a column of the counts: 0..4 the verdicts 2..-2 (SCORE_NAMES' order),
+    # 5 a failure, 6 no pairwise judgment
+    outcome = np.where(vbin == 8, 5, np.where(vbin == 9, 6, 2 - vbin))
     order = {lvl: i for i, lvl in enumerate(levels)}
     out = []
     for level in levels:
@@ -264,15 +256,15 @@ def _summarize_columns(records: list, levels: Sequence[str]) -> list[dict[str, A
             return np.bincount(group[mask], weights=values[mask], minlength=m).tolist()
 
         n_pw, n_valid, wins = count(pw), count(valid), count(valid & (s > 0))
-        counts = {bins[b]: count(vbin == b) for b in bins}
+        by_outcome = np.bincount(group * 7 + outcome, minlength=7 * m).reshape(m, 7)[:, :6].tolist()
         score_sum = total(valid, s)
         n_vfs, n_vok, n_rok = count(vfs_rec), count(vok), count(rok)
         vfs_sum, ref_sum = total(vok, v), total(rok, ref)
-        for g, i in enumerate(first.tolist()):
+        for g, (mi, gi) in enumerate(zip(mc[first].tolist(), gc[first].tolist())):
             nv, nf = n_valid[g], n_vok[g]
-            row = {"model": mnames[mc[i]], "level": level,
-                   "group": "overall" if level == "overall" else gnames[gc[i]],
-                   "n_pairwise": n_pw[g], **{name: counts[name][g] for name in names},
+            row = {"model": mnames[mi], "level": level,
+                   "group": "overall" if level == "overall" else gnames[gi],
+                   "n_pairwise": n_pw[g], **dict(zip(names, by_outcome[g])),
                    "reward": 50.0 * score_sum[g] / nv if nv else None,
                    "win_rate": 100.0 * wins[g] / nv if nv else None,
                    "pairwise_parse_ok": nv / n_pw[g] if n_pw[g] else None,
@@ -315,7 +307,7 @@ def item_sums(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], lis
     if isinstance(records, list):  # the shared columns (judging.columns): each column summed in record order
         import numpy as np
 
-        from .columns import columns
+        from .columns import columns, first_order as _first_order
 
         col = columns(records)
         if col.n == 0:
@@ -325,7 +317,8 @@ def item_sums(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], lis
         S = col.sums
         per = np.column_stack([np.bincount(item, weights=S[:, c], minlength=first.size)
                                for c in range(len(SUM_COLUMNS))])
-        return dict(zip([(mnames[mc[i]], inames[ic[i]]) for i in first.tolist()], per.tolist()))
+        return dict(zip([(mnames[m], inames[i]) for m, i in zip(mc[first].tolist(), ic[first].tolist())],
+                        per.tolist()))
     out: dict[tuple[str, str], list[float]] = {}
     for r in records:
         key = (str(r.get("model", "")), str(r["index"]))
@@ -377,10 +370,6 @@ record_sums.columnar = _record_sums_columnar  # type: ignore[attr-defined]
 
 # --------------------------------------------------------------------------- a panel's ensemble
 
-#: the ``judge`` of the ensemble's records and rows
-ENSEMBLE_JUDGE = "ensemble"
-
-
 def _number(v: Any) -> bool:
     return v is not None and not isinstance(v, (str, bool))
 
@@ -407,7 +396,7 @@ def ensemble_records(records: Iterable[Mapping[str, Any]], *, pairwise_rule: Cal
         from .agreement import mean_score
 
         if pairwise_rule is mean_score and score_rule is mean_score:  # the default: every mean at once
-            return _mean_ensemble(records)
+            return mean_ensemble(records)
     groups: dict[tuple[str, str, str, int, int], list[Mapping[str, Any]]] = {}
     for r in records:
         kind = r.get("kind")
@@ -443,137 +432,3 @@ def ensemble_records(records: Iterable[Mapping[str, Any]], *, pairwise_rule: Cal
             rec["repeat"] = repeat
         out.append(rec)
     return out
-
-
-def _mean_ensemble(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """:func:`ensemble_records` with the mean for both rules, from the records' shared columns
-    (:mod:`.columns`): each group's valid values summed in record order and divided by their count,
-    as :func:`.agreement.mean_score` does, and the same records in the same order."""
-    import numpy as np
-
-    from .columns import columns, first_order
-
-    col = columns(records)
-    pw, vf = col.kind_is("pairwise"), col.kind_is("vfs")
-    sel = np.flatnonzero(pw | vf)
-    if sel.size == 0:
-        return []
-    (mc, mnames), (ic, inames) = col.model, col.index
-    is_pw = pw[sel]
-    group, first = first_order(np.column_stack([mc[sel], ic[sel], is_pw, col.order[sel], col.repeat[sel]]
-                                               ).astype(np.int64))
-    G = first.size
-    judges = np.bincount(group, minlength=G).tolist()
-
-    # agreement._valid's value: a bool counts as 0/1, which is float() of it (float(True) == 1.0)
-
-    # pairwise: the judges' valid scores
-    raw = col.raw_score
-    got = [raw[i] for i in sel.tolist()]
-    has = np.fromiter((v is not None for v in got), dtype=bool, count=sel.size) & is_pw
-    val = np.array([float(v) if h else 0.0 for v, h in zip(got, has.tolist())], dtype=float)
-    n_score = np.bincount(group[has], minlength=G).tolist()
-    sum_score = np.bincount(group[has], weights=val[has], minlength=G).tolist()
-    # VFS: the judges' numeric VFS values, and the baselines' of those that are not None
-    vraw, rraw = col.raw("vfs"), col.raw("vfs_ref")
-    vgot = [vraw[i] for i in sel.tolist()]
-    vnum = np.fromiter((v is not None and not isinstance(v, (str, bool)) for v in vgot), dtype=bool,
-                       count=sel.size) & ~is_pw
-    vval = np.array([float(v) if h else 0.0 for v, h in zip(vgot, vnum.tolist())], dtype=float)
-    rgot = [rraw[i] for i in sel.tolist()]
-    rnum = vnum & np.fromiter((v is not None for v in rgot), dtype=bool, count=sel.size)
-    rval = np.array([float(v) if h else 0.0 for v, h in zip(rgot, rnum.tolist())], dtype=float)
-    n_vfs = np.bincount(group[vnum], minlength=G).tolist()
-    sum_vfs = np.bincount(group[vnum], weights=vval[vnum], minlength=G).tolist()
-    n_ref = np.bincount(group[rnum], minlength=G).tolist()
-    sum_ref = np.bincount(group[rnum], weights=rval[rnum], minlength=G).tolist()
-    members = None  # the records grouped (a group's its slice from starts[g]), only for a group with no valid value
-    out = []
-    at = sel[first]  # each group's first record
-    models, indexes = [mnames[m] for m in mc[at].tolist()], [inames[i] for i in ic[at].tolist()]
-    orders, repeats, pairwise_of = col.order[at].tolist(), col.repeat[at].tolist(), is_pw[first].tolist()
-    for g, i in enumerate(at.tolist()):
-        first_rec = records[i]
-        pairwise = pairwise_of[g]
-        rec: dict[str, Any] = {"model": models[g], "judge": ENSEMBLE_JUDGE, "index": indexes[g],
-                               "task": first_rec.get("task"), "category": first_rec.get("category"),
-                               "kind": "pairwise" if pairwise else "vfs", "order": orders[g],
-                               "score": None, "vfs": None, "vfs_ref": None}
-        if pairwise:
-            ok = n_score[g] > 0
-            if ok:
-                rec["score"] = sum_score[g] / n_score[g]
-                rec["averaged"] = True
-        else:
-            ok = n_vfs[g] > 0
-            if ok:
-                rec["vfs"] = sum_vfs[g] / n_vfs[g]
-                rec["vfs_ref"] = sum_ref[g] / n_ref[g] if n_ref[g] else None
-        error_kind = None
-        if not ok:
-            if members is None:
-                members = sel[np.argsort(group, kind="stable")].tolist()
-                starts = np.concatenate([[0], np.cumsum(judges)[:-1]]).tolist()
-            recs = [records[k] for k in members[starts[g]:starts[g] + judges[g]]]
-            if not pairwise and all(_no_vfs(r) for r in recs):
-                rec["vfs"] = NO_VFS
-            kinds = {r.get("error_kind") for r in recs}
-            error_kind = kinds.pop() if len(kinds) == 1 else "no_valid_judgment"
-        rec["ok"] = ok
-        rec["error_kind"] = error_kind
-        rec["judges"] = judges[g]
-        rec["length_diff"] = first_rec.get("length_diff")
-        if "repeat" in first_rec:
-            rec["repeat"] = repeats[g]
-        out.append(rec)
-    _ensemble_columns(out, col, sel, at, is_pw[first], (n_score, sum_score), (n_vfs, sum_vfs), (n_ref, sum_ref))
-    return out
-
-
-def _ensemble_columns(out: list[dict[str, Any]], col, sel, at, pairwise, score, vfs, ref) -> None:
-    """The shared columns (:mod:`.columns`) of the mean ensemble's records ``out``, filled from what
-    :func:`_mean_ensemble` computed (the parent records' columns ``col`` at each group's first record
-    ``at``; each group's count and sum of valid scores, VFS and baseline values) instead of read
-    back from the records: the same values as reading them (the same divisions, the same codes in
-    order of first appearance)."""
-    import numpy as np
-
-    from .columns import Columns, _register, first_order
-
-    G = len(out)
-    c = Columns(out)
-    d = c.__dict__
-    for name, (codes_, names) in (("model", col.model), ("index", col.index)):
-        code, first = first_order(codes_[at])
-        d[name] = (code, [names[k] for k in codes_[at][first].tolist()])
-    kinds = ["pairwise" if p else "vfs" for p in pairwise[:1].tolist()]
-    if G and not pairwise.all() and pairwise.any():
-        kinds.append("vfs" if kinds[0] == "pairwise" else "pairwise")
-    kind_code = np.where(pairwise, kinds.index("pairwise") if "pairwise" in kinds else 0,
-                         kinds.index("vfs") if "vfs" in kinds else 0).astype(np.intp)
-    d["kind_code"] = (kind_code, kinds)
-    d["kind_is:pairwise"] = d["is_pairwise"] = pairwise.copy()
-    d["kind_is:vfs"] = ~pairwise
-    d["has_kind"] = np.ones(G, dtype=bool)
-    d["judge"] = (np.zeros(G, dtype=np.intp), [ENSEMBLE_JUDGE] if G else [])
-    d["order"] = col.order[at]
-    d["repeat"] = col.repeat[at]
-    d["raw_score"] = [r["score"] for r in out]
-    d["raw:vfs"] = vfs_raw = [r["vfs"] for r in out]
-    d["raw:vfs_ref"] = [r["vfs_ref"] for r in out]
-    d["error_kind"] = [r["error_kind"] for r in out]
-    if "length_diff" in col.__dict__:
-        d["length_diff"] = col.length_diff[at]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        n, total = (np.asarray(v, dtype=float) for v in score)
-        mean = np.where(pairwise & (n > 0), total / np.where(n > 0, n, 1.0), np.nan)
-        if not (np.abs(mean[~np.isnan(mean)]) > 2).any():  # else left to the check, which raises
-            d["score"] = mean
-        nv, sv = (np.asarray(v, dtype=float) for v in vfs)
-        nr, sr = (np.asarray(v, dtype=float) for v in ref)
-        vok = ~pairwise & (nv > 0)
-        d["is_vfs"] = ~pairwise & np.fromiter((not (isinstance(v, str) and v == NO_VFS) for v in vfs_raw),
-                                              dtype=bool, count=G)
-        d["vfs"] = np.where(vok, sv / np.where(vok, nv, 1.0), np.nan)
-        d["vfs_ref"] = np.where(vok & (nr > 0), sr / np.where(nr > 0, nr, 1.0), np.nan)
-    _register(out, c)

@@ -206,3 +206,149 @@ def test_columns_are_kept_per_list_and_read_again_when_it_changes():
     sub = C.subset(recs, np.array([2, 0]))
     assert sub == [recs[2], recs[0]] and C.columns(sub).n == 2
     assert C.columns(sub).model[1][C.columns(sub).model[0][0]] == recs[2]["model"]
+
+
+def _first_order_by_unique(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """first_order as np.unique (or a lexsort of the rows) numbers the keys, renumbered by first position."""
+    if key.ndim == 1:
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    by_first = np.argsort(first, kind="stable")
+    renumber = np.empty(by_first.size, dtype=np.intp)
+    renumber[by_first] = np.arange(by_first.size)
+    return renumber[inverse.ravel()], first[by_first]
+
+
+@pytest.mark.parametrize("high", [2, 700, 70_000, 2 ** 40, 2 ** 62])
+@pytest.mark.parametrize("width", [0, 1, 3, 5])
+def test_first_order_numbers_keys_as_unique_does(high, width):
+    rng = np.random.default_rng(high + width)
+    for n in (1, 2, 50, 3000):
+        key = rng.integers(0, high, size=(n, width) if width else n)
+        if width:
+            key[:, 0] -= high // 2  # negative codes too
+        got, want = C.first_order(key), _first_order_by_unique(key)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    key = rng.integers(0, 2 ** 63, size=200, dtype=np.uint64)  # a key the folding cannot hold
+    got, want = C.first_order(key), _first_order_by_unique(key)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("pos", [list(range(40, 90)), [*range(0, 30), *range(60, 100), *range(120, 150)],
+                                 [5, 3, 4, 90, 91, 92], list(range(150, 0, -3))])
+def test_a_subset_s_columns_are_its_records_read(pos):
+    recs = _records(11, "j")
+    parent = C.columns(recs)
+    for name in ("model", "index", "score", "raw_score", "vfs", "order", "repeat", "error_kind"):
+        getattr(parent, name)
+    parent.raw("vfs_ref")
+    sub = C.subset(recs, np.array(pos))
+    assert sub == [recs[i] for i in pos]
+    filled, read = C.columns(sub), C.Columns(list(sub))
+    for name in ("model", "index", "score", "raw_score", "vfs", "order", "repeat", "error_kind", "raw:vfs_ref"):
+        got = filled.__dict__[name]
+        want = read.raw(name[4:]) if name.startswith("raw:") else getattr(read, name)
+        if isinstance(got, tuple):  # (codes, names): the parent's names, each code naming the same one
+            assert [got[1][k] for k in got[0]] == [want[1][k] for k in want[0]], name
+        elif isinstance(got, np.ndarray):
+            assert np.array_equal(got, want, equal_nan=got.dtype.kind == "f"), name
+        else:
+            assert got == want, name
+
+
+def test_odd_scores_vfs_and_orders_read_as_before():
+    recs = [{"kind": "pairwise", "score": s, "order": o, "repeat": rp, "vfs": v, "vfs_ref": ref}
+            for s, o, rp, v, ref in [(2, 1.0, 0, None, None), (None, True, 1, NO_VFS, 3), (True, 0, 2, 4, None),
+                                     (-2, "1", 0, 5.5, 2)]]
+    recs += [{"kind": "vfs", "vfs": v, "vfs_ref": ref, "score": 9} for v, ref in
+             [(3, None), (True, 2), (NO_VFS, 1), (None, 4), (7.5, 2.5), (np.int64(6), np.float64(1.5))]]
+    col = C.Columns(recs)
+    assert col.order.tolist() == [int(r.get("order", 0)) for r in recs]
+    assert col.repeat.tolist() == [r.get("repeat", 0) for r in recs]
+    with pytest.raises(ValueError, match="pairwise score"):
+        col.score  # a bool is no verdict
+    assert np.array_equal(col.float_score, [2.0, np.nan, 1.0, -2.0, *[np.nan] * 6], equal_nan=True)
+    assert col.is_vfs.tolist() == [False] * 4 + [True, True, False, True, True, True]
+    assert np.array_equal(col.vfs, [np.nan] * 4 + [3.0, 1.0, np.nan, np.nan, 7.5, 6.0], equal_nan=True)
+    assert np.array_equal(col.vfs_ref, [np.nan] * 4 + [np.nan, 2.0, np.nan, np.nan, 2.5, 1.5], equal_nan=True)
+    recs[0] = {**recs[0], "score": 3}
+    with pytest.raises(ValueError, match="pairwise score"):
+        C.Columns(recs).score  # an int outside -2..2
+
+
+@pytest.mark.parametrize("values", ["any", "plain", "plain, a verdict out of range"])
+def test_the_mean_ensemble_of_lists_without_repeats_or_with_some_is_the_record_walk(panel, values):
+    _, everything, _ = panel
+    if values != "any":  # integers, None and NO_VFS only: the ensemble takes the checked columns
+        everything = [{**r, "vfs": 6} if r.get("vfs") == 6.5 else r for r in everything]
+        assert {type(r.get(k)) for r in everything for k in ("score", "vfs", "vfs_ref")} == {int, str, type(None)}
+    if values.endswith("range"):  # the mean takes a 3, the check refuses it
+        at = next(k for k, r in enumerate(everything) if r.get("kind") == "pairwise" and r["score"] is not None)
+        everything = [*everything[:at], {**everything[at], "score": 3}, *everything[at + 1:]]
+    for drop in ("all", "some"):
+        recs = [{k: v for k, v in r.items() if k != "repeat" or (drop == "some" and i % 3)}
+                for i, r in enumerate(everything)]
+        recs[4] = {k: v for k, v in recs[4].items() if k not in ("task", "length_diff")}  # a first record without them
+        got = ensemble_records(recs, pairwise_rule=mean_score, score_rule=mean_score)
+        walked = ensemble_records(tuple(recs), pairwise_rule=mean_score, score_rule=mean_score)
+        assert got == walked and [list(r) for r in got] == [list(r) for r in walked]
+        filled, read = C.columns(got), C.Columns(list(got))
+        for name in ("task", "category", "length_diff", "repeat", "score", "vfs", "vfs_ref", "is_vfs", "kind_code"):
+            try:
+                b = getattr(read, name)
+            except ValueError:  # a mean above 2: no verdict, left to the check, which refuses it
+                assert name == "score" and name not in filled.__dict__
+                continue
+            a = filled.__dict__[name]
+            if isinstance(a, tuple):
+                assert np.array_equal(a[0], b[0]) and a[1] == b[1], name
+            else:
+                assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), name
+
+
+def _lazy_ensemble(everything):
+    got = ensemble_records(everything, pairwise_rule=mean_score, score_rule=mean_score)
+    assert not got.built  # the dicts are not built until something reads them as records
+    return got
+
+
+def test_the_lazy_ensemble_builds_the_walk_s_dicts_whatever_reads_it(panel):
+    import copy
+    import json
+    import pickle
+
+    _, everything, _ = panel
+    walked = ensemble_records(tuple(everything), pairwise_rule=mean_score, score_rule=mean_score)
+    keys = [list(r) for r in walked]
+    n = len(walked)
+    figures = {f: (SUM_COLUMNS.index(a), SUM_COLUMNS.index(b)) for f, (a, b) in FIGURE_SUMS.items()}
+    lazy = _lazy_ensemble(everything)
+    assert len(lazy) == n and lazy and not lazy.built
+    rows, sums = summarize(lazy), item_sums(lazy)  # the statistics read its columns, not its records
+    spread = repeat_spread(lazy, record_sums, figures, ("task", "category", "overall"), 2)
+    assert not lazy.built
+    assert rows == summarize(walked) and sums == item_sums(walked)
+    assert spread == repeat_spread(walked, record_sums, figures, ("task", "category", "overall"), 2)
+    sub = C.subset(lazy, np.arange(0, n, 3))
+    assert not lazy.built and not sub.built and sub == walked[::3]
+    reads = {
+        "iterate": lambda x: [r for r in x], "index": lambda x: [x[i] for i in range(n)], "slice": lambda x: x[:],
+        "reversed": lambda x: list(reversed(x))[::-1], "tuple": tuple, "copy": lambda x: x.copy(),
+        "copy.copy": copy.copy, "deepcopy": copy.deepcopy, "pickle": lambda x: pickle.loads(pickle.dumps(x)),
+        "json": lambda x: json.loads(json.dumps(x)), "plain + lazy": lambda x: [] + x, "lazy + plain": lambda x: x + [],
+        "lazy + lazy": lambda x: x + _lazy_ensemble(everything)[:0], "extend": lambda x: [*x],
+        "object array": lambda x: list(np.array(x + [None], dtype=object)[:-1]),
+        "sorted": lambda x: sorted(x, key=walked.index),
+    }
+    for name, read_as in reads.items():
+        got = list(read_as(_lazy_ensemble(everything)))
+        assert got == list(walked) and [list(r) for r in got] == keys, name
+    lazy = _lazy_ensemble(everything)
+    assert lazy == walked and walked == _lazy_ensemble(everything) and _lazy_ensemble(everything) == lazy
+    assert walked[5] in _lazy_ensemble(everything) and _lazy_ensemble(everything).index(walked[5]) == 5
+    changed = _lazy_ensemble(everything)
+    C.columns(changed).model  # noqa: B018 (columns read before the list changes)
+    changed.append(dict(walked[0]))  # built, then changed: its columns are read again
+    assert changed.built and len(changed) == n + 1 and C.columns(changed).n == n + 1
+    assert summarize(changed) == summarize(tuple(changed))
