@@ -43,7 +43,7 @@ from .intervals import _draws, _rng
 from .repeats import repeat_cell
 from .uncertainty import FIGURE_MIN_ITEMS, IntervalOptions, min_items_for
 
-__all__ = ["answer_style", "style_record", "fit_logistic", "lc_win_rate", "style_controlled", "controlled_rows",
+__all__ = ["answer_style", "style_record", "fit_logistic", "lc_win_rate", "lc_win_rates", "style_controlled", "controlled_rows",
            "controlled_summary", "controlled_display", "controlled_table", "controlled_report_table",
            "METHOD", "LC_NOT_IDENTIFIED", "bt_rows", "rating_text", "SPREAD_FIGURES", "controlled_spread",
            "controlled_spread_table",
@@ -388,13 +388,27 @@ def lc_win_rate(preference: Sequence[float], length_diff: Sequence[float], items
     unpenalised fit's resamples cover 93-95 % from 25 items; the point keeps AlpacaEval's
     penalty and lies inside their interval in 98 % of runs at 25 items (the stretch covers the
     rest)."""
+    return lc_win_rates([(preference, length_diff, items)], options, [key], penalised=penalised)[0]
+
+
+def _item_codes(items: Sequence[Any]) -> np.ndarray:
+    """Each item's number in order of first appearance."""
+    arr = np.asarray(items) if len(items) else np.zeros(0, dtype=np.intp)
+    if arr.ndim == 1 and arr.dtype.kind in "iuU":
+        from .columns import first_order
+
+        return first_order(arr)[0]
+    codes: dict[Any, int] = {}
+    return np.array([codes.setdefault(i, len(codes)) for i in items], dtype=np.intp)
+
+
+def _lc_data(preference, length_diff, items, out: dict[str, Any]):
+    """One candidate's LC design (:func:`_aggregate`'s rows: X, y, w, item of each row) and its
+    number of items, ``out``'s identification flag and note set; None without judgments."""
     y = np.asarray(preference, dtype=float)
     d = np.asarray(length_diff, dtype=float)
-    out: dict[str, Any] = {"lc_win_rate": None, "lc_win_rate_ci_low": None, "lc_win_rate_ci_high": None,
-                           "length_coef": None, "lc_c": None, "lc_n": int(y.size), "lc_identified": True,
-                           "lc_note": None}
     if y.size == 0:
-        return out
+        return None
     sd = float(np.std(d, ddof=1)) if d.size > 1 else 0.0
     if sd > 0 and np.isfinite(sd):
         X = np.column_stack([np.ones_like(d), np.tanh(d / sd)])
@@ -403,28 +417,74 @@ def lc_win_rate(preference: Sequence[float], length_diff: Sequence[float], items
             out["lc_note"] = LC_EXTRAPOLATES.format(side="longer" if d[0] > 0 else "shorter")
     else:  # no length difference to tell: the candidate term alone
         X = np.ones((d.size, 1))
-    codes: dict[Any, int] = {}
-    item_of_row = np.array([codes.setdefault(i, len(codes)) for i in (items if items is not None else range(y.size))])
-    X, y, w, item_of_row = _aggregate(X, y, np.ones(y.size), item_of_row)
+    item_of_row = _item_codes(items) if items is not None else np.arange(y.size)
+    n_items = int(item_of_row.max()) + 1
+    return (*_aggregate(X, y, np.ones(y.size), item_of_row), n_items)
+
+
+def _padded(data: list, at: list[int]):
+    """The designs of ``data[k]`` for k in ``at`` padded to the longest (rows of weight 0, item
+    -1): X sets x rows x p, y, w, item of each row (sets x rows)."""
+    rows = max(data[k][0].shape[0] for k in at)
+    p = data[at[0]][0].shape[1]
+    X, y = np.zeros((len(at), rows, p)), np.full((len(at), rows), 0.5)
+    w, item = np.zeros((len(at), rows)), np.full((len(at), rows), -1, dtype=np.intp)
+    for s, k in enumerate(at):
+        Xk, yk, wk, ik = data[k][:4]
+        n = yk.size
+        X[s, :n], y[s, :n], w[s, :n], item[s, :n] = Xk, yk, wk, ik
+    return X, y, w, item
+
+
+def lc_win_rates(judged: Sequence[tuple[Sequence[float], Sequence[float], Sequence[Any] | None]],
+                 options: IntervalOptions | None = None, keys: Sequence[str] | None = None, *,
+                 penalised: bool = True, cs: Sequence[float | None] | None = None) -> list[dict[str, Any]]:
+    """:func:`lc_win_rate` of several candidates at once (``judged``: each one's ``(preference,
+    length_diff, items)``; ``keys`` each one's bootstrap key).  ``cs``: an inverse strength per candidate
+    to fit at instead of cross-validating (None: cross-validate that one); the full fits are solved
+    together."""
+    keys = list(keys) if keys is not None else [""] * len(judged)
+    outs, data = [], []
+    for preference, length_diff, items in judged:
+        out: dict[str, Any] = {"lc_win_rate": None, "lc_win_rate_ci_low": None, "lc_win_rate_ci_high": None,
+                               "length_coef": None, "lc_c": None, "lc_n": len(preference), "lc_identified": True,
+                               "lc_note": None}
+        outs.append(out)
+        data.append(_lc_data(preference, length_diff, items, out))
+    full: list[np.ndarray | None] = [None] * len(judged)
     if penalised:
-        folds = min(l1_logistic.FOLDS, len(codes))
-        C = l1_logistic.choose_c(X, y, w, item_of_row % folds, folds) if folds >= 2 else float(l1_logistic.CS[-1])
-        full = l1_logistic.fit_l1_logistic(X, y, w[None, :], C)[0]
-        out["lc_c"] = C
+        C = np.full(len(judged), float(l1_logistic.CS[-1]))
+        for k, dk in enumerate(data):
+            if dk is None:
+                continue
+            folds = min(l1_logistic.FOLDS, dk[4])
+            if cs is not None and cs[k] is not None:
+                C[k] = cs[k]
+            elif folds >= 2:
+                C[k] = l1_logistic.choose_c(dk[0], dk[1], dk[2], dk[3] % folds, folds)
+            full[k] = l1_logistic.fit_l1_logistic(dk[0], dk[1], dk[2][None, :], C[k])[0]
+            outs[k]["lc_c"] = float(C[k])
     else:
-        full = fit_logistic(X, y, w[None, :])[0]
-    out["lc_win_rate"] = 100.0 * float(_sigmoid(full[0]))
-    out["length_coef"] = float(full[1]) if X.shape[1] > 1 else 0.0
-    if options is not None and options.bootstrap_samples and items is not None:
-        # the interval: the unpenalised fit's resamples (see the docstring), stretched to hold the point
-        mle = fit_logistic(X, y, w[None, :])[0] if penalised else full
-        boot = l1_logistic.refit_from(
-            X, y, w, item_of_row, None, mle, _boot_counts(len(codes), options, key), step_tol=BOOT_STEP,
-            fallback=lambda W, start: fit_logistic(X, y, W, start, max_iter=60, tol=BOOT_TOL))
-        lo, hi = _quantiles(100.0 * _sigmoid(boot[:, 0]), options.interval_level)
-        point = out["lc_win_rate"]
-        out["lc_win_rate_ci_low"], out["lc_win_rate_ci_high"] = float(min(lo, point)), float(max(hi, point))
-    return out
+        for k, dk in enumerate(data):
+            if dk is not None:
+                full[k] = fit_logistic(dk[0], dk[1], dk[2][None, :])[0]
+    for k, dk in enumerate(data):
+        if dk is None:
+            continue
+        X, y, w, item_of_row, n_items = dk
+        out, fk = outs[k], full[k]
+        out["lc_win_rate"] = 100.0 * float(_sigmoid(fk[0]))
+        out["length_coef"] = float(fk[1]) if X.shape[1] > 1 else 0.0
+        if options is not None and options.bootstrap_samples and judged[k][2] is not None:
+            # the interval: the unpenalised fit's resamples (see the docstring), stretched to hold the point
+            mle = fit_logistic(X, y, w[None, :])[0] if penalised else fk
+            boot = l1_logistic.refit_from(
+                X, y, w, item_of_row, None, mle, _boot_counts(n_items, options, keys[k]), step_tol=BOOT_STEP,
+                fallback=lambda W, start, X=X, y=y: fit_logistic(X, y, W, start, max_iter=60, tol=BOOT_TOL))
+            lo, hi = _quantiles(100.0 * _sigmoid(boot[:, 0]), options.interval_level)
+            point = out["lc_win_rate"]
+            out["lc_win_rate_ci_low"], out["lc_win_rate_ci_high"] = float(min(lo, point)), float(max(hi, point))
+    return outs
 
 
 # --------------------------------------------------------------------------- style control, BT
@@ -677,6 +737,8 @@ def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates
     full_rank = _ranks(bt_theta[None, :])[0]
     boot_rank = _ranks(bt["boot"]) if bt["boot"] is not None else None
     judged = _judged(records)
+    lcs = lc_win_rates([judged.get(c, ([], [], [])) for c in candidates], options,
+                       [f"lc:{judge}:{c}" for c in candidates])
     rows = []
     for k, c in enumerate(candidates):
         preference, diff, index = judged.get(c, ([], [], []))
@@ -685,8 +747,7 @@ def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates
         # (judging.honest; the LC and SC figures need more items than the others: set below)
         row["items"] = len(set(index))
         row["small_n"] = row["items"] < options.min_items_for_interval
-        lc = lc_win_rate(preference, diff, index, options, key=f"lc:{judge}:{c}")
-        row.update(lc)
+        row.update(lcs[k])
 
         def put(name, value, boot):
             row[name] = value
