@@ -199,10 +199,16 @@ def _aggregate(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndar
     weighted mean): the same likelihood for every resample, as an item's rows are resampled
     together, with fewer rows to fit.  Rows come sorted by their group (``groups``: X's first
     columns are a one-hot of it), then item."""
-    group = np.argmax(X[:, :groups], axis=1)[:, None].astype(float) if groups else np.zeros((X.shape[0], 1))
-    # the one-hot columns are the group's: equal wherever the group is, so they are left out of the keys
-    keys = np.column_stack([group, item_of_row[:, None].astype(float), X[:, groups:]])
-    first, inverse = _unique_rows(keys)
+    group = np.argmax(X[:, :groups], axis=1) if groups else np.zeros(X.shape[0], dtype=np.intp)
+    # the one-hot columns are the group's: equal wherever the group is, so they are left out of the keys.
+    # Where every (group, item)'s rows share one design row (the features are the item's), those
+    # pairs alone are the distinct rows, in the same order: found by one integer sort
+    _, first, inverse = np.unique(group.astype(np.int64) * (int(item_of_row.max(initial=0)) + 1) + item_of_row,
+                                  return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    if not np.array_equal(X[first][inverse, groups:], X[:, groups:]):
+        keys = np.column_stack([group[:, None].astype(float), item_of_row[:, None].astype(float), X[:, groups:]])
+        first, inverse = _unique_rows(keys)
     m = first.size
     wsum = np.bincount(inverse, weights=w, minlength=m)
     ysum = np.bincount(inverse, weights=w * y, minlength=m)
@@ -441,7 +447,7 @@ def lc_win_rates(judged: Sequence[tuple[Sequence[float], Sequence[float], Sequen
                  penalised: bool = True, cs: Sequence[float | None] | None = None) -> list[dict[str, Any]]:
     """:func:`lc_win_rate` of several candidates at once (``judged``: each one's ``(preference,
     length_diff, items)``; ``keys`` each one's bootstrap key).  ``cs``: an inverse strength per candidate
-    to fit at instead of cross-validating (None: cross-validate that one); the full fits are solved
+    to fit at instead of cross-validating (None: cross-validate that one); those fits are solved
     together."""
     keys = list(keys) if keys is not None else [""] * len(judged)
     outs, data = [], []
@@ -453,17 +459,21 @@ def lc_win_rates(judged: Sequence[tuple[Sequence[float], Sequence[float], Sequen
         data.append(_lc_data(preference, length_diff, items, out))
     full: list[np.ndarray | None] = [None] * len(judged)
     if penalised:
-        C = np.full(len(judged), float(l1_logistic.CS[-1]))
+        given = [k for k, dk in enumerate(data) if dk is not None and cs is not None and cs[k] is not None]
+        for p in (1, 2):  # the fits at a given C, of each design width, solved together
+            at = [k for k in given if data[k][0].shape[1] == p]
+            if at:
+                C = np.array([cs[k] for k in at], dtype=float)
+                beta = l1_logistic.fit_l1_logistic(*_padded(data, at)[:3], C, of=np.arange(len(at)))
+                for s, k in enumerate(at):
+                    full[k], outs[k]["lc_c"] = beta[s], float(C[s])
         for k, dk in enumerate(data):
-            if dk is None:
+            if dk is None or full[k] is not None:
                 continue
             folds = min(l1_logistic.FOLDS, dk[4])
-            if cs is not None and cs[k] is not None:
-                C[k] = cs[k]
-            elif folds >= 2:
-                C[k] = l1_logistic.choose_c(dk[0], dk[1], dk[2], dk[3] % folds, folds)
-            full[k] = l1_logistic.fit_l1_logistic(dk[0], dk[1], dk[2][None, :], C[k])[0]
-            outs[k]["lc_c"] = float(C[k])
+            C = l1_logistic.choose_c(dk[0], dk[1], dk[2], dk[3] % folds, folds) if folds >= 2 else float(l1_logistic.CS[-1])
+            full[k] = l1_logistic.fit_l1_logistic(dk[0], dk[1], dk[2][None, :], C)[0]
+            outs[k]["lc_c"] = C
     else:
         for k, dk in enumerate(data):
             if dk is not None:
@@ -798,17 +808,19 @@ SPREAD_FIGURES = (("lc_win_rate", "LC win %", 1), ("sc_score", "SC %", 1), ("bt_
 
 
 def controlled_spread(records: Sequence[Mapping[str, Any]], judge: str, candidates: Sequence[str],
-                      options: IntervalOptions, styles: Styles | None, repeats: int
-                      ) -> dict[str, dict[str, float | None]]:
+                      options: IntervalOptions, styles: Styles | None, repeats: int, *,
+                      lc_c: Mapping[str, float | None] | None = None) -> dict[str, dict[str, float | None]]:
     """candidate -> ``F_repeat_sd`` and ``F_repeat_range`` for each figure ``F`` of
     :data:`SPREAD_FIGURES`: each figure fitted on each repeat's judgments alone (the point fit,
     no bootstrap), then the SD (``k - 1`` in the denominator) and range of the repeats' figures,
-    as :mod:`.repeats` does for the other figures.  A repeat where the figure is undefined, or a
-    BT rating has no finite value (held at the cap), is left out; below two repeats left, None.
-    Empty below two repeats."""
+    as :mod:`.repeats` does for the other figures.  Each repeat's LC win rate is fitted at the
+    inverse strength cross-validation chose on every repeat's judgments pooled (``lc_c``:
+    candidate -> the pooled row's ``lc_c``; chosen here when not given), not chosen again per
+    repeat: the spread measures the judge's sampling, not the choice of the penalty on a third of
+    the data.  A repeat where the figure is undefined, or a BT rating has no finite value (held
+    at the cap), is left out; below two repeats left, None.  Empty below two repeats."""
     if repeats < 2:
         return {}
-    point = options.model_copy(update={"bootstrap_samples": 0})
     by_repeat: dict[int, list[Mapping[str, Any]]] = {}
     if isinstance(records, list):  # each repeat's records with their share of the shared columns
         from .columns import columns, subset
@@ -820,16 +832,31 @@ def controlled_spread(records: Sequence[Mapping[str, Any]], judge: str, candidat
     else:
         for r in records:
             by_repeat.setdefault(int(r.get("repeat", 0)), []).append(r)
+    if lc_c is None:
+        judged = _judged(records)
+        pooled = lc_win_rates([judged.get(c, ([], [], [])) for c in candidates])
+        lc_c = {c: r["lc_c"] for c, r in zip(candidates, pooled)}
+    # every repeat's LC win rates at once (each repeat's candidates in order)
+    per_repeat = [_judged(by_repeat.get(rep, [])) for rep in range(repeats)]
+    lcs = lc_win_rates([j.get(c, ([], [], [])) for j in per_repeat for c in candidates],
+                       cs=[lc_c.get(c) for _ in per_repeat for c in candidates])
     values: dict[str, dict[str, list[float]]] = {c: {f: [] for f, _, _ in SPREAD_FIGURES} for c in candidates}
     for rep in range(repeats):
-        for row in controlled_rows(by_repeat.get(rep, []), judge, candidates, point, styles):
+        recs = by_repeat.get(rep, [])
+        battles = _battle_data(recs, candidates, styles)
+        sc = style_controlled(recs, candidates, None, style=True, styles=styles, battles=battles)["theta"]
+        bt = style_controlled(recs, candidates, None, style=False, battles=battles)["theta"]
+        for k, c in enumerate(candidates):
+            figures = {"lc_win_rate": lcs[rep * len(candidates) + k]["lc_win_rate"],
+                       "sc_score": None if sc[c] is None else 100.0 * float(_sigmoid(np.array(sc[c]))),
+                       "bt_rating": None if bt[c] is None else ELO_BASE + ELO_SCALE * bt[c]}
             for f, _, _ in SPREAD_FIGURES:
-                v = row[f]
+                v = figures[f]
                 if v is None or not np.isfinite(v):
                     continue
                 if f == "bt_rating" and abs((v - ELO_BASE) / ELO_SCALE) >= LOGIT_CAP - 1e-6:
                     continue
-                values[row["model"]][f].append(float(v))
+                values[c][f].append(float(v))
     out: dict[str, dict[str, float | None]] = {}
     for c, per in values.items():
         got: dict[str, float | None] = {}
@@ -850,7 +877,8 @@ def controlled_summary(everyone: Mapping[str, Sequence[Mapping[str, Any]]], judg
     rows = []
     for j in judges:
         mine = controlled_rows(everyone[j], j, candidates, options, styles)
-        spread = controlled_spread(everyone[j], j, candidates, options, styles, repeats)
+        spread = controlled_spread(everyone[j], j, candidates, options, styles, repeats,
+                                   lc_c={r["model"]: r["lc_c"] for r in mine})
         for r in mine:
             r.update(spread.get(r["model"], {}))
         rows += mine
