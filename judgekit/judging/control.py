@@ -194,12 +194,16 @@ def _unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return order[new], inverse
 
 
-def _aggregate(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndarray, groups: int = 0):
+def _aggregate(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndarray, groups: int = 0, *,
+               group: np.ndarray | None = None):
     """The rows that share an item and a design row merged into one (weights summed, outcome their
     weighted mean): the same likelihood for every resample, as an item's rows are resampled
     together, with fewer rows to fit.  Rows come sorted by their group (``groups``: X's first
-    columns are a one-hot of it), then item."""
-    group = np.argmax(X[:, :groups], axis=1) if groups else np.zeros(X.shape[0], dtype=np.intp)
+    columns are a one-hot of it; or ``group``, each row's group, X without it: then each merged
+    row's group is returned too), then item."""
+    given = group is not None
+    if not given:
+        group = np.argmax(X[:, :groups], axis=1) if groups else np.zeros(X.shape[0], dtype=np.intp)
     # the one-hot columns are the group's: equal wherever the group is, so they are left out of the keys.
     # Where every (group, item)'s rows share one design row (the features are the item's), those
     # pairs alone are the distinct rows, in the same order: found by one integer sort
@@ -213,7 +217,19 @@ def _aggregate(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndar
     wsum = np.bincount(inverse, weights=w, minlength=m)
     ysum = np.bincount(inverse, weights=w * y, minlength=m)
     yy = np.where(wsum > 0, ysum / np.where(wsum > 0, wsum, 1.0), 0.5)
+    if given:
+        return X[first], yy, wsum, item_of_row[first], group[first]
     return X[first], yy, wsum, item_of_row[first]
+
+
+def _style_matrix(rows: list) -> np.ndarray:
+    """Style rows (each ``[length, headers, lists, bold]``) as a float matrix, read in one pass."""
+    from itertools import chain
+
+    try:
+        return np.fromiter(chain.from_iterable(rows), dtype=float, count=4 * len(rows)).reshape(-1, 4)
+    except (ValueError, TypeError):  # not four numbers a row: as np.array reads them
+        return np.array(rows, dtype=float)
 
 
 def _quantiles(values: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -329,7 +345,11 @@ def _refit_groups(X, y, w, item_of_row, n_items, options, key, full, G, max_iter
             # the grid in float32 (half the memory traffic); the sums and the steps in float64
             eta = np.tensordot(coef[idx, G:].astype(np.float32), Sg32, axes=([1], [2]))
             eta += coef[idx, :G, None].astype(np.float32)
-            prob = _sigmoid(eta)
+            prob = eta  # _sigmoid, in place (the grid is large: no temporaries)
+            prob *= 0.5
+            np.tanh(prob, out=prob)
+            prob += 1.0
+            prob *= 0.5
             Wb = counts32[idx][:, None, :] * Wg32[None]
             r = Yg32[None] - prob
             r *= Wb
@@ -654,15 +674,15 @@ def style_controlled(records: Sequence[Mapping[str, Any]], candidates: Sequence[
     if not n_rows:
         return out
     present = np.unique(cand)
-    X = np.zeros((n_rows, K))
-    X[np.arange(n_rows), cand] = 1.0
-    X = X[:, present]
+    column = np.zeros(K, dtype=np.intp)
+    column[present] = np.arange(present.size)
+    X = np.zeros((n_rows, 0))  # the features; the candidates' one-hot is added after merging rows
     names: list[str] = []
     if style:
         used, at = np.unique(group, return_inverse=True)  # each style group's style read once
         at = at.ravel()
-        c = np.array([style_of[g]["candidate"] for g in used.tolist()], dtype=float)[at]
-        f = np.array([style_of[g]["reference"] for g in used.tolist()], dtype=float)[at]
+        c = _style_matrix([style_of[g]["candidate"] for g in used.tolist()])[at]
+        f = _style_matrix([style_of[g]["reference"] for g in used.tolist()])[at]
         S = _style_features(c, f)
         mean = (w[:, None] * S).sum(axis=0) / w.sum()
         # the score is read at the battles' average style (the features are centred): a candidate
@@ -677,9 +697,12 @@ def style_controlled(records: Sequence[Mapping[str, Any]], candidates: Sequence[
         keep = var > 1e-24
         S = (S[:, keep] - mean[keep]) / np.sqrt(var[keep])
         names = [n for n, k in zip(("length", "headers", "lists", "bold"), keep) if k]
-        X = np.column_stack([X, S])
+        X = S
     G = len(present)
-    X, y, w, item_of_row = _aggregate(X, y, w, item_of_row, G)
+    X, y, w, item_of_row, group = _aggregate(X, y, w, item_of_row, group=column[cand])
+    onehot = np.zeros((X.shape[0], G))
+    onehot[np.arange(X.shape[0]), group] = 1.0
+    X = np.column_stack([onehot, X])
     full = fit_logistic(X, y, w[None, :], groups=G)[0]
     for col, code in enumerate(present):
         out["theta"][candidates[code]] = float(full[col])
