@@ -290,6 +290,10 @@ def _schur_step(gt, gb, Hd, Hc, Ha):
     return np.clip(step, -10.0, 10.0)
 
 
+#: resamples whose candidates x items grid a Bradley-Terry refit evaluates at once
+GRID_CHUNK = 32
+
+
 def _refit_groups(X, y, w, item_of_row, n_items, options, key, full, G, max_iter: int = 12) -> np.ndarray:
     """:func:`_refit` of a Bradley-Terry fit (X's first G columns the candidates' one-hot, the rest
     features), fast: with one row per (candidate, item), a resample's weights are its item counts
@@ -342,24 +346,34 @@ def _refit_groups(X, y, w, item_of_row, n_items, options, key, full, G, max_iter
             if idx.size == 0:
                 break
             n = idx.size
-            # the grid in float32 (half the memory traffic); the sums and the steps in float64
-            eta = np.tensordot(coef[idx, G:].astype(np.float32), Sg32, axes=([1], [2]))
-            eta += coef[idx, :G, None].astype(np.float32)
-            prob = eta  # _sigmoid, in place (the grid is large: no temporaries)
-            prob *= 0.5
-            np.tanh(prob, out=prob)
-            prob += 1.0
-            prob *= 0.5
-            Wb = counts32[idx][:, None, :] * Wg32[None]
-            r = Yg32[None] - prob
-            r *= Wb
-            q = 1.0 - prob
-            q *= prob
-            q *= Wb
-            step = _schur_step(r.sum(axis=2, dtype=float), (r.reshape(n, G * I) @ Sg32.reshape(G * I, F)).astype(float),
-                               q.sum(axis=2, dtype=float),
-                               np.matmul(q.transpose(1, 0, 2), Sg32).transpose(1, 0, 2).astype(float),
-                               (q.reshape(n, G * I) @ SS32).reshape(n, F, F).astype(float))
+            # the grid in float32 (half the memory traffic), a few resamples at a time so that their
+            # grids stay in the cache; the sums and the steps in float64.  The curvature's feature
+            # block is one product over every resample's grid (its float32 sums depend on how many
+            # resamples a product takes)
+            gt, gb, Hd, Hc = np.empty((n, G)), np.empty((n, F)), np.empty((n, G)), np.empty((n, G, F))
+            q_all = np.empty((n, G, I), dtype=np.float32)
+            for s in range(0, n, GRID_CHUNK):
+                part = idx[s:s + GRID_CHUNK]
+                k = part.size
+                eta = np.tensordot(coef[part, G:].astype(np.float32), Sg32, axes=([1], [2]))
+                eta += coef[part, :G, None].astype(np.float32)
+                prob = eta  # _sigmoid, in place
+                prob *= 0.5
+                np.tanh(prob, out=prob)
+                prob += 1.0
+                prob *= 0.5
+                Wb = counts32[part][:, None, :] * Wg32[None]
+                r = Yg32[None] - prob
+                r *= Wb
+                q = q_all[s:s + k]
+                np.subtract(1.0, prob, out=q)
+                q *= prob
+                q *= Wb
+                gt[s:s + k] = r.sum(axis=2, dtype=float)
+                gb[s:s + k] = r.reshape(k, G * I) @ Sg32.reshape(G * I, F)
+                Hd[s:s + k] = q.sum(axis=2, dtype=float)
+                Hc[s:s + k] = np.matmul(q.transpose(1, 0, 2), Sg32).transpose(1, 0, 2)
+            step = _schur_step(gt, gb, Hd, Hc, (q_all.reshape(n, G * I) @ SS32).reshape(n, F, F).astype(float))
             coef[idx] = np.clip(coef[idx] + step, -LOGIT_CAP * 10, LOGIT_CAP * 10)
             live[idx[np.abs(step).max(axis=1) < BOOT_STEP]] = False
         out.append(coef)
