@@ -193,32 +193,26 @@ def refit_from(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndar
     np.add.at(item_r, item_of_row, (w * (y - prob0))[:, None] * X)
     item_H = np.zeros((n_items, p * p))
     np.add.at(item_H, item_of_row, (w * prob0 * (1.0 - prob0))[:, None] * pairs)
-    half, base = 0.5 * X, np.column_stack([(y - 0.5)[:, None] * X, pairs])
-    return np.concatenate([_refit_block(X, y, w, item_of_row, C, full, counts, item_r, item_H, pairs, half, base,
-                                        act, zero, step_tol, max_iter, fallback) for counts in blocks])
+    return np.concatenate([_refit_block(X, y, w, item_of_row, C, full, counts, item_r, item_H, pairs, act, zero,
+                                        step_tol, max_iter, fallback) for counts in blocks])
 
 
-def _refit_block(X, y, w, item_of_row, C, full, counts, item_r, item_H, pairs, half, base, act, zero, step_tol,
-                 max_iter, fallback=None):
+def _refit_block(X, y, w, item_of_row, C, full, counts, item_r, item_H, pairs, act, zero, step_tol, max_iter,
+                 fallback=None):
     B, p = counts.shape[0], X.shape[1]
     free = C is None  # unpenalised: no L1 term, every coefficient free to take any sign
     sign = np.zeros(p) if free else np.sign(full)
     C = 1.0 if free else C
-    W = counts[:, item_of_row]
-    W *= w
+    W = counts[:, item_of_row] * w
     beta = np.broadcast_to(full, (B, p)).copy()
     r = counts @ item_r  # the log-likelihood's gradient at beta
     H = (counts @ item_H).reshape(B, p, p)
-    # with u = tanh(eta / 2): y - p = (y - 1/2) - u / 2 and p (1 - p) = (1 - u^2) / 4, so r and H
-    # are these per-resample sums less the ones of W u and W u^2: two products a row
-    sums = W @ base  # B x (p + p * p): the sums of W (y - 1/2) x and of W x x'
 
     def at_beta(idx):  # r and H at each of these resamples' beta: one pass over the rows
-        u = np.tanh(beta[idx] @ half.T)
-        Wu = (W if idx.size == B else W[idx]) * u
-        u *= Wu  # W u^2
-        r[idx] = sums[idx, :p] - 0.5 * (Wu @ X)
-        H[idx] = (0.25 * (sums[idx, p:] - u @ pairs)).reshape(-1, p, p)
+        prob = _sigmoid(beta[idx] @ X.T)
+        Wi = W if idx.size == B else W[idx]
+        r[idx] = (Wi * (y - prob)) @ X
+        H[idx] = ((Wi * prob * (1.0 - prob)) @ pairs).reshape(-1, p, p)
 
     live = np.full(B, act.size > 0)
     for n in range(max_iter):
