@@ -192,11 +192,13 @@ def _battles_columns(records: list, candidates: Sequence[str], styles: Styles | 
                     map(style_of.__getitem__, group.tolist()))), n_items
 
 
-def _battle_data(records: Sequence[Mapping[str, Any]], candidates: Sequence[str], styles: Styles | None = None):
+def _battle_data(records: Sequence[Mapping[str, Any]], candidates: Sequence[str], styles: Styles | None = None,
+                 rows: np.ndarray | None = None):
     """The battles as :func:`_battle_arrays` gives them, for any records (a list: from its shared
-    columns; else from :func:`_battles`' rows)."""
+    columns, of the records where the mask ``rows`` is set, all without; else from
+    :func:`_battles`' rows)."""
     if isinstance(records, list):
-        return _battle_arrays(records, candidates, styles)
+        return _battle_arrays(records, candidates, styles, rows)
     return _rows_as_arrays(_battles(records, candidates, styles))
 
 
@@ -209,16 +211,18 @@ def _rows_as_arrays(battles: tuple[list, int]):
              np.arange(len(rows)), [r[4] for r in rows]), n_items)
 
 
-def _battle_arrays(records: list, candidates: Sequence[str], styles: Styles | None):
+def _battle_arrays(records: list, candidates: Sequence[str], styles: Styles | None, rows: np.ndarray | None = None):
     """((candidate code, item code, outcome, weight, style group per battle, each style group's
-    style row or None) as arrays, items) of :func:`_battles` (None, 0 without battles)."""
+    style row or None) as arrays, items) of :func:`_battles` (None, 0 without battles), of the
+    records where the mask ``rows`` is set (all without): the same as of a list of those records."""
     from .columns import columns
 
     col = columns(records)
     rank = {c: i for i, c in enumerate(candidates)}
     (mc, mnames), pw = col.model, col.is_pairwise
     known = np.array([rank.get(m, -1) for m in mnames], dtype=np.intp)
-    pos = np.flatnonzero(pw & (known[mc] >= 0)) if col.n else np.zeros(0, dtype=np.intp)
+    use = pw & (known[mc] >= 0) if col.n else np.zeros(0, dtype=bool)
+    pos = np.flatnonzero(use if rows is None else use & rows)
     if pos.size == 0:
         return None, 0
     ic, inames = col.index
@@ -328,17 +332,19 @@ def _ranks(theta: np.ndarray) -> np.ndarray:
     return np.where(valid, 1.0 + better.sum(axis=2), np.nan)
 
 
-def _judged(records: Sequence[Mapping[str, Any]]) -> dict[str, tuple[list, list, list]]:
+def _judged(records: Sequence[Mapping[str, Any]], rows: np.ndarray | None = None) -> dict[str, tuple[list, list, list]]:
     """candidate -> (preference, length difference, item) of its pairwise judgments with a verdict
     and a length difference, in record order: what the LC win rate fits.  An item is its index
-    (or, from the shared columns, the index's code: the same items in the same order)."""
+    (or, from the shared columns, the index's code: the same items in the same order).  ``rows``:
+    a mask of a list's records to read (as a list of those records would be read)."""
     judged: dict[str, tuple[list, list, list]] = {}
     if isinstance(records, list):
         from .columns import columns
 
         col = columns(records)
         raw = col.raw_score
-        pos = np.flatnonzero(col.is_pairwise & ~np.isnan(col.length_diff))
+        use = col.is_pairwise & ~np.isnan(col.length_diff)
+        pos = np.flatnonzero(use if rows is None else use & rows)
         score = col.float_score[pos]
         pref = np.where(score > 0, 1.0, np.where(score == 0, 0.5, 0.0))  # _preference of each
         keep = ~np.isnan(score)
@@ -448,29 +454,35 @@ def controlled_spread(records: Sequence[Mapping[str, Any]], judge: str, candidat
     at the cap), is left out; below two repeats left, None.  Empty below two repeats."""
     if repeats < 2:
         return {}
-    by_repeat: dict[int, list[Mapping[str, Any]]] = {}
-    if isinstance(records, list):  # each repeat's records with their share of the shared columns
-        from .columns import columns, subset
+    # each repeat's records: of a list, a mask over its shared columns; else the records themselves
+    by_repeat: dict[int, Any] = {}
+    if isinstance(records, list):
+        from .columns import columns
 
-        col = columns(records)
-        rep = col.repeat
+        rep = columns(records).repeat
         for k in np.unique(rep).tolist():
-            by_repeat[int(k)] = subset(records, np.flatnonzero(rep == k))
+            by_repeat[int(k)] = rep == k
     else:
         for r in records:
             by_repeat.setdefault(int(r.get("repeat", 0)), []).append(r)
+
+    def of_repeat(k):  # (records, mask) of repeat k
+        if isinstance(records, list):
+            return records, by_repeat.get(k, np.zeros(len(records), dtype=bool))
+        return by_repeat.get(k, []), None
+
     if lc_c is None:
         judged = _judged(records)
         pooled = lc_win_rates([judged.get(c, ([], [], [])) for c in candidates])
         lc_c = {c: r["lc_c"] for c, r in zip(candidates, pooled)}
     # every repeat's LC win rates at once (each repeat's candidates in order)
-    per_repeat = [_judged(by_repeat.get(rep, [])) for rep in range(repeats)]
+    per_repeat = [_judged(*of_repeat(rep)) for rep in range(repeats)]
     lcs = lc_win_rates([j.get(c, ([], [], [])) for j in per_repeat for c in candidates],
                        cs=[lc_c.get(c) for _ in per_repeat for c in candidates])
     values: dict[str, dict[str, list[float]]] = {c: {f: [] for f, _, _ in SPREAD_FIGURES} for c in candidates}
     for rep in range(repeats):
-        recs = by_repeat.get(rep, [])
-        battles = _battle_data(recs, candidates, styles)
+        recs, mask = of_repeat(rep)
+        battles = _battle_data(recs, candidates, styles, mask)
         sc = style_controlled(recs, candidates, None, style=True, styles=styles, battles=battles)["theta"]
         bt = style_controlled(recs, candidates, None, style=False, battles=battles)["theta"]
         for k, c in enumerate(candidates):

@@ -112,3 +112,23 @@ def test_bt_grid_a_few_resamples_at_a_time_is_the_whole_grid(monkeypatch):
 def test_softplus_is_logaddexp():
     x = np.concatenate([np.random.default_rng(9).normal(0.0, 20.0, 5000), [0.0, -0.0, 800.0, -800.0, 1e-300]])
     assert np.allclose(_softplus(x), np.logaddexp(0.0, x), rtol=4e-16, atol=0.0)
+
+
+def test_spread_of_a_list_by_masks_is_the_spread_of_each_repeats_records():
+    """A list's repeats are read through masks over its shared columns; any other iterable's as
+    lists of records: the same figures."""
+    from judgekit.judging.control import controlled_spread
+
+    rng = np.random.default_rng(10)
+    records, styles = [], {}
+    for c in "ab":
+        for i in range(30):
+            length = int(rng.integers(80, 900))
+            styles[(c, str(i))] = {"candidate": [length, 1, 2, 0], "reference": [400, 0, 1, 1]}
+            for rep in range(3):
+                for order in (0, 1):
+                    records.append({"model": c, "index": str(i), "kind": "pairwise", "order": order, "repeat": rep,
+                                    "score": int(rng.integers(-2, 3)), "length_diff": length - 400})
+    opts = IntervalOptions(bootstrap_samples=0)
+    assert controlled_spread(records, "j", ["a", "b"], opts, styles, 3) == \
+        controlled_spread(tuple(records), "j", ["a", "b"], opts, styles, 3)
