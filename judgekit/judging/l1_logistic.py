@@ -108,8 +108,11 @@ def fit_l1_logistic(X: np.ndarray, y: np.ndarray, W: np.ndarray, C, start: np.nd
     C = np.broadcast_to(np.asarray(C, dtype=float), (B,)).copy()
     beta = np.zeros((B, p)) if start is None else np.broadcast_to(np.asarray(start, dtype=float), (B, p)).copy()
     pairs = np.stack([X[..., i] * X[..., j] for i in range(p) for j in range(p)], axis=-1)  # rows x p*p
-    data = (lambda idx: (X[of[idx]], y[of[idx]], pairs[of[idx]])) if of is not None else (lambda idx: (X, y, pairs))
-    Wy = W * (y[of] if of is not None else y)
+
+    def data(idx):  # the design, labels and pairs of these fits (shared, or each fit's own set's)
+        return (X, y, pairs) if of is None else (X[of[idx]], y[of[idx]], pairs[of[idx]])
+
+    Wy = W * (y if of is None else y[of])
     f, eta = _objective(beta, *data(np.arange(B))[:2], W, C)
     live = np.ones(B, dtype=bool)
     for _ in range(max_iter):
@@ -134,8 +137,7 @@ def fit_l1_logistic(X: np.ndarray, y: np.ndarray, W: np.ndarray, C, start: np.nd
                 break
             t[bad] *= 0.5
             new[bad] = b[bad] + t[bad, None] * step[bad]
-            fn[bad], en[bad] = _objective(new[bad], *(data(idx[bad])[:2] if of is not None else (X, y)), w[bad],
-                                          c[bad])
+            fn[bad], en[bad] = _objective(new[bad], *((X, y) if of is None else (Xi[bad], yi[bad])), w[bad], c[bad])
             bad = fn > f[idx] + 1e-12 * np.abs(f[idx])
         keep = ~bad
         beta[idx[keep]] = new[keep]
