@@ -451,7 +451,8 @@ def controlled_spread(records: Sequence[Mapping[str, Any]], judge: str, candidat
     candidate -> the pooled row's ``lc_c``; chosen here when not given), not chosen again per
     repeat: the spread measures the judge's sampling, not the choice of the penalty on a third of
     the data.  A repeat where the figure is undefined, or a BT rating has no finite value (held
-    at the cap), is left out; below two repeats left, None.  Empty below two repeats."""
+    at the cap), is left out; below two repeats left, None.  Empty below two repeats.  (``options``
+    goes unread: the point fits draw no resamples.)"""
     if repeats < 2:
         return {}
     # each repeat's records: of a list, a mask over its shared columns; else the records themselves
