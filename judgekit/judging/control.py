@@ -26,6 +26,10 @@ figures) and an index with all its candidates' judgments for the joint fits.  Ea
 fitted by Newton's method started at the fit on all items (a few steps each, all resamples at
 once); the interval is the percentile interval of the resampled figures (the LC win rate's: of
 the unpenalised fit, stretched to hold the penalised point; :func:`lc_win_rate` says why).
+
+The LC win rate is computed in :mod:`.length_control` and the fits beneath every figure in
+:mod:`.logistic` (and :mod:`.l1_logistic`); this module reads the records, fits the style and
+Bradley-Terry figures and lays out the rows and tables (every public name importable from here).
 """
 
 from __future__ import annotations
@@ -38,12 +42,15 @@ from typing import Any
 import numpy as np
 
 from ..report.doc import Table
-from . import l1_logistic
-from .intervals import _draws, _rng
+from .length_control import lc_win_rate, lc_win_rates
+# the fits live in .logistic; _refit and _unique_rows are read from here by the tests
+from .logistic import (LOGIT_CAP, _aggregate, _quantiles, _refit, _refit_groups, _sigmoid,  # noqa: F401
+                       _unique_rows, fit_logistic)
 from .repeats import repeat_cell
 from .uncertainty import FIGURE_MIN_ITEMS, IntervalOptions, min_items_for
 
-__all__ = ["answer_style", "style_record", "fit_logistic", "lc_win_rate", "style_controlled", "controlled_rows",
+__all__ = ["answer_style", "style_record", "fit_logistic", "lc_win_rate", "lc_win_rates", "style_controlled",
+           "controlled_rows",
            "controlled_summary", "controlled_display", "controlled_table", "controlled_report_table",
            "METHOD", "LC_NOT_IDENTIFIED", "bt_rows", "rating_text", "SPREAD_FIGURES", "controlled_spread",
            "controlled_spread_table",
@@ -83,263 +90,6 @@ def style_record(candidate: str, reference: str) -> dict[str, list[int]]:
     return {"candidate": answer_style(candidate), "reference": answer_style(reference)}
 
 
-# --------------------------------------------------------------------------- the fit
-#: the largest log-odds a candidate that (almost) always wins or loses is given
-LOGIT_CAP = 30.0
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * x))  # no overflow
-
-
-def _pairs(X: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int]]]:
-    """The columns X_i * X_j (i <= j) that are not all zero, and their (i, j)."""
-    cols, where = [], []
-    for i in range(X.shape[1]):
-        for j in range(i, X.shape[1]):
-            c = X[:, i] * X[:, j]
-            if np.any(c):
-                cols.append(c)
-                where.append((i, j))
-    return (np.stack(cols, axis=1) if cols else np.zeros((X.shape[0], 0))), where
-
-
-def fit_logistic(X: np.ndarray, y: np.ndarray, W: np.ndarray, start: np.ndarray | None = None, *,
-                 max_iter: int = 60, tol: float = 1e-10, groups: int = 0) -> np.ndarray:
-    """Maximum-likelihood coefficients (no intercept) of ``P = sigmoid(X beta)`` for outcomes
-    ``y`` in [0, 1] (a tie 0.5) with row weights ``W`` (fits x rows: B fits at once), by Newton's
-    method from ``start`` (zeros); returns B x p.  ``groups`` G > 0: X's first G columns are a
-    one-hot of each row's group with the rows sorted by group and every group present (the
-    candidates of a Bradley-Terry fit), which the sums then use instead of products with zeros.
-    A candidate that always wins drifts to large coefficients (its probability to 1), never to
-    NaN."""
-    X = np.asarray(X, dtype=float)
-    W = np.atleast_2d(np.asarray(W, dtype=float))
-    B, p = W.shape[0], X.shape[1]
-    beta = np.zeros((B, p)) if start is None else np.broadcast_to(np.asarray(start, dtype=float), (B, p)).copy()
-    if p == 0:
-        return beta
-    G = groups
-    S = X[:, G:]  # the columns that are not a group's one-hot
-    Z, where = _pairs(S)
-    ii = np.array([i for i, _ in where], dtype=int) + G
-    jj = np.array([j for _, j in where], dtype=int) + G
-    if G:
-        group = np.argmax(X[:, :G], axis=1)
-        starts = np.flatnonzero(np.r_[True, np.diff(group) != 0])
-        if starts.size != G or np.any(np.diff(group) < 0):
-            raise ValueError("groups: the rows must be sorted by group, every group present")
-
-    def by_group(m):  # B x rows -> B x G sums
-        return np.add.reduceat(m, starts, axis=1)
-
-    if G and G == p:  # groups alone: each group's fit is the logit of its weighted mean outcome
-        wins, total = by_group(W * y), by_group(W)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            share = np.where(total > 0, wins / np.where(total > 0, total, 1.0), np.nan)
-            fitted = np.clip(np.log(share) - np.log1p(-share), -LOGIT_CAP, LOGIT_CAP)
-        return np.where(np.isnan(share), beta, fitted)
-
-    def times_x(m):  # m @ X
-        return np.concatenate([by_group(m), m @ S], axis=1) if G else m @ X
-
-    ridge = 1e-12 * np.eye(p)
-    wyx = times_x(W * y)  # the gradient's constant part
-    diag = np.arange(G)
-    for _ in range(max_iter):
-        eta = beta[:, G:] @ S.T
-        if G:
-            eta += beta[:, group]
-        prob = _sigmoid(eta)
-        q = W * prob
-        grad = wyx - times_x(q)
-        q -= q * prob  # W p (1 - p)
-        H = np.zeros((B, p, p))
-        if G:
-            H[:, diag, diag] = by_group(q)
-            for j in range(S.shape[1]):
-                cross = by_group(q * S[:, j])
-                H[:, diag, G + j] = cross
-                H[:, G + j, diag] = cross
-        if where:
-            h = q @ Z
-            H[:, ii, jj] = h
-            H[:, jj, ii] = h
-        # a saturated fit (probabilities at 0 or 1) has a vanishing curvature: a small floor keeps
-        # the system solvable, the clip keeps a separated direction's growth finite
-        scale = np.maximum(np.abs(np.diagonal(H, axis1=1, axis2=2)).max(axis=1), 1e-6)[:, None, None]
-        step = np.linalg.solve(H + ridge * scale, grad[..., None])[..., 0]
-        step = np.clip(np.nan_to_num(step, nan=0.0, posinf=10.0, neginf=-10.0), -10.0, 10.0)
-        beta = np.clip(beta + step, -LOGIT_CAP * 10, LOGIT_CAP * 10)
-        if np.max(np.abs(step)) < tol:
-            break
-    return beta
-
-
-def _unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(keys, axis=0, return_index=True, return_inverse=True)``'s index and inverse (the
-    distinct rows in lexicographic order, each one's first row; each row's distinct row), by a
-    stable lexicographic sort of the columns, which is several times faster than sorting the rows
-    as records."""
-    n = keys.shape[0]
-    if n == 0:
-        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
-    order = np.lexsort(keys.T[::-1])
-    s = keys[order]
-    new = np.empty(n, dtype=bool)
-    new[0] = True
-    new[1:] = np.any(s[1:] != s[:-1], axis=1)
-    inverse = np.empty(n, dtype=np.intp)
-    inverse[order] = np.cumsum(new) - 1
-    return order[new], inverse
-
-
-def _aggregate(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndarray, groups: int = 0):
-    """The rows that share an item and a design row merged into one (weights summed, outcome their
-    weighted mean): the same likelihood for every resample, as an item's rows are resampled
-    together, with fewer rows to fit.  Rows come sorted by their group (``groups``: X's first
-    columns are a one-hot of it), then item."""
-    group = np.argmax(X[:, :groups], axis=1)[:, None].astype(float) if groups else np.zeros((X.shape[0], 1))
-    # the one-hot columns are the group's: equal wherever the group is, so they are left out of the keys
-    keys = np.column_stack([group, item_of_row[:, None].astype(float), X[:, groups:]])
-    first, inverse = _unique_rows(keys)
-    m = first.size
-    wsum = np.bincount(inverse, weights=w, minlength=m)
-    ysum = np.bincount(inverse, weights=w * y, minlength=m)
-    yy = np.where(wsum > 0, ysum / np.where(wsum > 0, wsum, 1.0), 0.5)
-    return X[first], yy, wsum, item_of_row[first]
-
-
-def _quantiles(values: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    tail = (1.0 - level) / 2.0
-    q = np.quantile(values, [tail, 1.0 - tail], axis=0)
-    return q[0], q[1]
-
-
-def _boot_counts(n_items: int, options: IntervalOptions, key: str, block: int = 128):
-    """Each resample's count of each item (block x items), in blocks."""
-    for idx in _draws(_rng(options.bootstrap_seed, key), n_items, options.bootstrap_samples):
-        for s in range(0, idx.shape[0], block):
-            part = idx[s:s + block]
-            k = part.shape[0]
-            yield np.bincount((part + (np.arange(k) * n_items)[:, None]).ravel(),
-                              minlength=k * n_items).reshape(k, n_items).astype(float)
-
-
-def _boot_weights(n_items: int, item_of_row: np.ndarray, options: IntervalOptions, key: str, block: int = 128):
-    """Row weights of every resample, in blocks: each resample's count of each row's item."""
-    for counts in _boot_counts(n_items, options, key, block):
-        yield counts[:, item_of_row]
-
-
-#: a resample's fit stops when no coefficient moves more than this (figures printed to 0.1)
-BOOT_TOL = 1e-7
-
-
-def _refit(X, y, w, item_of_row, n_items, options, key, full, warm_iter: int = 12, groups: int = 0) -> np.ndarray:
-    """The coefficients of every resample (samples x p), each started at the full fit (rows as
-    :func:`_aggregate` gives them)."""
-    return np.concatenate([fit_logistic(X, y, W * w, full, max_iter=warm_iter, tol=BOOT_TOL, groups=groups)
-                           for W in _boot_weights(n_items, item_of_row, options, key)])
-
-
-#: a resample of a Bradley-Terry fit stops once its last Newton step moved no coefficient more than
-#: this: Newton's quadratic convergence (each step about half the square of the one before on
-#: these fits) leaves it within about 1e-8 of its minimiser, 1e-6 of a percentage point
-BOOT_STEP = 1e-4
-
-
-def _schur_step(gt, gb, Hd, Hc, Ha):
-    """The Newton step of a Bradley-Terry fit with features: the Hessian's candidate block is
-    diagonal (``Hd``, B x G), so the features' F x F system is solved first (its Schur complement)
-    and the candidates' steps follow.  ``gt``/``gb`` the gradient's candidate and feature parts,
-    ``Hc`` B x G x F, ``Ha`` B x F x F."""
-    Hd = np.maximum(Hd, 1e-12 * np.maximum(Hd.max(axis=1, keepdims=True), 1e-6))
-    F = gb.shape[1]
-    if F:
-        CD = Hc / Hd[:, :, None]
-        M = Ha - np.einsum("bgf,bgh->bfh", Hc, CD)
-        M += np.eye(F) * (1e-12 * np.maximum(np.abs(np.diagonal(M, axis1=1, axis2=2)).max(axis=1), 1e-6))[:, None, None]
-        db = np.linalg.solve(M, (gb - np.einsum("bgf,bg->bf", CD, gt))[..., None])[..., 0]
-        dt = (gt - np.einsum("bgf,bf->bg", Hc, db)) / Hd
-    else:
-        db, dt = gb, gt / Hd
-    step = np.nan_to_num(np.concatenate([dt, db], axis=1), nan=0.0, posinf=10.0, neginf=-10.0)
-    return np.clip(step, -10.0, 10.0)
-
-
-def _refit_groups(X, y, w, item_of_row, n_items, options, key, full, G, max_iter: int = 12) -> np.ndarray:
-    """:func:`_refit` of a Bradley-Terry fit (X's first G columns the candidates' one-hot, the rest
-    features), fast: with one row per (candidate, item), a resample's weights are its item counts
-    times the rows' weights, so every sum is over a candidates x items grid; the first Newton step
-    from the full fit needs only the counts times per-item sums (the probabilities are the full
-    fit's), later steps evaluate the grid for the resamples whose last step exceeded
-    :data:`BOOT_STEP`.
-    The same minimiser as :func:`_refit`, at a fraction of the cost."""
-    group = np.argmax(X[:, :G], axis=1)
-    cell = group * n_items + item_of_row
-    if np.unique(cell).size != cell.size:
-        return _refit(X, y, w, item_of_row, n_items, options, key, full, groups=G)
-    S = X[:, G:]
-    F, I = S.shape[1], n_items
-    Wg = np.zeros(G * I)
-    Wg[cell] = w
-    Yg = np.zeros(G * I)
-    Yg[cell] = y
-    Sg = np.zeros((G * I, F))
-    Sg[cell] = S
-    Wg, Yg, Sg = Wg.reshape(G, I), Yg.reshape(G, I), Sg.reshape(G, I, F)
-    SS = (Sg[:, :, :, None] * Sg[:, :, None, :]).reshape(G * I, F * F)
-    theta0, beta0 = full[:G], full[G:]
-    if F == 0:  # candidates alone: each one's fit is the logit of its resampled weighted win share
-        out = []
-        for counts in _boot_counts(I, options, key):
-            wins, total = counts @ (Wg * Yg).T, counts @ Wg.T
-            with np.errstate(invalid="ignore", divide="ignore"):
-                share = wins / total
-                fitted = np.clip(np.log(share) - np.log1p(-share), -LOGIT_CAP, LOGIT_CAP)
-            out.append(np.where(total > 0, fitted, theta0[None, :]))
-        return np.concatenate(out)
-    p0 = _sigmoid(theta0[:, None] + Sg @ beta0)
-    r0, q0 = Wg * (Yg - p0), Wg * p0 * (1.0 - p0)
-    # per item: the sums of the first step, to be weighted by each resample's counts
-    item_gt, item_gb = r0.T, np.einsum("gi,gif->if", r0, Sg)
-    item_Hd, item_Hc = q0.T, (q0[:, :, None] * Sg).transpose(1, 0, 2).reshape(I, G * F)
-    item_Ha = np.einsum("gi,gif,gih->ifh", q0, Sg, Sg).reshape(I, F * F)
-    Wg32, Yg32, Sg32, SS32 = (a.astype(np.float32) for a in (Wg, Yg, Sg, SS))
-    out = []
-    for counts in _boot_counts(I, options, key):
-        counts32 = counts.astype(np.float32)
-        B = counts.shape[0]
-        step = _schur_step(counts @ item_gt, counts @ item_gb, counts @ item_Hd,
-                           (counts @ item_Hc).reshape(B, G, F), (counts @ item_Ha).reshape(B, F, F))
-        coef = np.broadcast_to(full, (B, G + F)) + step
-        live = np.abs(step).max(axis=1) >= BOOT_STEP
-        for _ in range(max_iter - 1):
-            idx = np.flatnonzero(live)
-            if idx.size == 0:
-                break
-            n = idx.size
-            # the grid in float32 (half the memory traffic); the sums and the steps in float64
-            eta = np.tensordot(coef[idx, G:].astype(np.float32), Sg32, axes=([1], [2]))
-            eta += coef[idx, :G, None].astype(np.float32)
-            prob = _sigmoid(eta)
-            Wb = counts32[idx][:, None, :] * Wg32[None]
-            r = Yg32[None] - prob
-            r *= Wb
-            q = 1.0 - prob
-            q *= prob
-            q *= Wb
-            step = _schur_step(r.sum(axis=2, dtype=float), (r.reshape(n, G * I) @ Sg32.reshape(G * I, F)).astype(float),
-                               q.sum(axis=2, dtype=float),
-                               np.matmul(q.transpose(1, 0, 2), Sg32).transpose(1, 0, 2).astype(float),
-                               (q.reshape(n, G * I) @ SS32).reshape(n, F, F).astype(float))
-            coef[idx] = np.clip(coef[idx] + step, -LOGIT_CAP * 10, LOGIT_CAP * 10)
-            live[idx[np.abs(step).max(axis=1) < BOOT_STEP]] = False
-        out.append(coef)
-    return np.concatenate(out)
-
-
 # --------------------------------------------------------------------------- LC win rate
 def _preference(score: float) -> float:
     return 1.0 if score > 0 else 0.5 if score == 0 else 0.0
@@ -361,73 +111,17 @@ LC_NOT_IDENTIFIED = ("n/i: not identified (LC: every answer of the candidate lon
 #: what a row's ``sc_note`` says when its SC score is not identified by its data
 SC_EXTRAPOLATES = ("not identified: every answer's length, against the reference's, is {side} than the battles' "
                    "average, at which the SC score is read, so it extrapolates the length effect")
-#: what a row's ``lc_note`` says when its LC win rate is not identified by its data
-LC_EXTRAPOLATES = ("not identified: every answer is {side} than the reference's, so the figure extrapolates "
-                   "to a length difference the data never had")
-
-
-def lc_win_rate(preference: Sequence[float], length_diff: Sequence[float], items: Sequence[Any] | None = None,
-                options: IntervalOptions | None = None, key: str = "", *, penalised: bool = True) -> dict[str, Any]:
-    """AlpacaEval 2's length-controlled win rate of one candidate from its judgments
-    (``preference`` 1 / 0.5 / 0 for the candidate; ``length_diff`` the answers' length
-    difference; ``items`` each judgment's item, for the folds and the interval).  ``penalised``:
-    AlpacaEval's L1-penalised fit with the strength chosen by 5-fold cross-validation over items
-    (:mod:`.l1_logistic`); off, the plain maximum-likelihood fit.  ``lc_win_rate`` (percent),
-    ``length_coef`` (per unit of the tanh feature), ``lc_c`` (the chosen inverse strength),
-    ``lc_n``, ``lc_identified`` (False when every length difference has one sign: the figure is a
-    prediction at a length difference never seen) with ``lc_note``, and with ``options`` the
-    bootstrap interval: the percentile interval of the unpenalised (maximum-likelihood) fit over
-    the resampled items, the length scale held at the full data's, stretched to hold the point.
-
-    Why not the penalised fit's resamples: the figure estimates the candidate's length-controlled
-    win rate, which the penalised fit reaches as the items grow (cross-validation then picks an
-    ever weaker penalty); at 25-50 items it often picks a strong one that pulls the point toward
-    50 (at the weakest strength of the grid the candidate term is exactly 0), and resamples
-    refitted at that same strength share the pull and ignore the choice, so their interval
-    covered 71 % at 25 items and 86-89 % at 50 of a nominal 95 % (``perf/coverage.py``).  The
-    unpenalised fit's resamples cover 93-95 % from 25 items; the point keeps AlpacaEval's
-    penalty and lies inside their interval in 98 % of runs at 25 items (the stretch covers the
-    rest)."""
-    y = np.asarray(preference, dtype=float)
-    d = np.asarray(length_diff, dtype=float)
-    out: dict[str, Any] = {"lc_win_rate": None, "lc_win_rate_ci_low": None, "lc_win_rate_ci_high": None,
-                           "length_coef": None, "lc_c": None, "lc_n": int(y.size), "lc_identified": True,
-                           "lc_note": None}
-    if y.size == 0:
-        return out
-    sd = float(np.std(d, ddof=1)) if d.size > 1 else 0.0
-    if sd > 0 and np.isfinite(sd):
-        X = np.column_stack([np.ones_like(d), np.tanh(d / sd)])
-        if np.all(d > 0) or np.all(d < 0):
-            out["lc_identified"] = False
-            out["lc_note"] = LC_EXTRAPOLATES.format(side="longer" if d[0] > 0 else "shorter")
-    else:  # no length difference to tell: the candidate term alone
-        X = np.ones((d.size, 1))
-    codes: dict[Any, int] = {}
-    item_of_row = np.array([codes.setdefault(i, len(codes)) for i in (items if items is not None else range(y.size))])
-    X, y, w, item_of_row = _aggregate(X, y, np.ones(y.size), item_of_row)
-    if penalised:
-        folds = min(l1_logistic.FOLDS, len(codes))
-        C = l1_logistic.choose_c(X, y, w, item_of_row % folds, folds) if folds >= 2 else float(l1_logistic.CS[-1])
-        full = l1_logistic.fit_l1_logistic(X, y, w[None, :], C)[0]
-        out["lc_c"] = C
-    else:
-        full = fit_logistic(X, y, w[None, :])[0]
-    out["lc_win_rate"] = 100.0 * float(_sigmoid(full[0]))
-    out["length_coef"] = float(full[1]) if X.shape[1] > 1 else 0.0
-    if options is not None and options.bootstrap_samples and items is not None:
-        # the interval: the unpenalised fit's resamples (see the docstring), stretched to hold the point
-        mle = fit_logistic(X, y, w[None, :])[0] if penalised else full
-        boot = l1_logistic.refit_from(
-            X, y, w, item_of_row, None, mle, _boot_counts(len(codes), options, key), step_tol=BOOT_STEP,
-            fallback=lambda W, start: fit_logistic(X, y, W, start, max_iter=60, tol=BOOT_TOL))
-        lo, hi = _quantiles(100.0 * _sigmoid(boot[:, 0]), options.interval_level)
-        point = out["lc_win_rate"]
-        out["lc_win_rate_ci_low"], out["lc_win_rate_ci_high"] = float(min(lo, point)), float(max(hi, point))
-    return out
-
-
 # --------------------------------------------------------------------------- style control, BT
+def _style_matrix(rows: list) -> np.ndarray:
+    """Style rows (each ``[length, headers, lists, bold]``) as a float matrix, read in one pass."""
+    from itertools import chain
+
+    try:
+        return np.fromiter(chain.from_iterable(rows), dtype=float, count=4 * len(rows)).reshape(-1, 4)
+    except (ValueError, TypeError):  # not four numbers a row: as np.array reads them
+        return np.array(rows, dtype=float)
+
+
 def _style_features(cand: np.ndarray, ref: np.ndarray) -> np.ndarray:
     """Arena-Hard-Auto's four style differences per battle (rows x 4) from both answers'
     [length, headers, lists, bold]; a zero denominator gives 0."""
@@ -498,11 +192,13 @@ def _battles_columns(records: list, candidates: Sequence[str], styles: Styles | 
                     map(style_of.__getitem__, group.tolist()))), n_items
 
 
-def _battle_data(records: Sequence[Mapping[str, Any]], candidates: Sequence[str], styles: Styles | None = None):
+def _battle_data(records: Sequence[Mapping[str, Any]], candidates: Sequence[str], styles: Styles | None = None,
+                 rows: np.ndarray | None = None):
     """The battles as :func:`_battle_arrays` gives them, for any records (a list: from its shared
-    columns; else from :func:`_battles`' rows)."""
+    columns, of the records where the mask ``rows`` is set, all without; else from
+    :func:`_battles`' rows)."""
     if isinstance(records, list):
-        return _battle_arrays(records, candidates, styles)
+        return _battle_arrays(records, candidates, styles, rows)
     return _rows_as_arrays(_battles(records, candidates, styles))
 
 
@@ -515,16 +211,18 @@ def _rows_as_arrays(battles: tuple[list, int]):
              np.arange(len(rows)), [r[4] for r in rows]), n_items)
 
 
-def _battle_arrays(records: list, candidates: Sequence[str], styles: Styles | None):
+def _battle_arrays(records: list, candidates: Sequence[str], styles: Styles | None, rows: np.ndarray | None = None):
     """((candidate code, item code, outcome, weight, style group per battle, each style group's
-    style row or None) as arrays, items) of :func:`_battles` (None, 0 without battles)."""
+    style row or None) as arrays, items) of :func:`_battles` (None, 0 without battles), of the
+    records where the mask ``rows`` is set (all without): the same as of a list of those records."""
     from .columns import columns
 
     col = columns(records)
     rank = {c: i for i, c in enumerate(candidates)}
     (mc, mnames), pw = col.model, col.is_pairwise
     known = np.array([rank.get(m, -1) for m in mnames], dtype=np.intp)
-    pos = np.flatnonzero(pw & (known[mc] >= 0)) if col.n else np.zeros(0, dtype=np.intp)
+    use = pw & (known[mc] >= 0) if col.n else np.zeros(0, dtype=bool)
+    pos = np.flatnonzero(use if rows is None else use & rows)
     if pos.size == 0:
         return None, 0
     ic, inames = col.index
@@ -584,15 +282,15 @@ def style_controlled(records: Sequence[Mapping[str, Any]], candidates: Sequence[
     if not n_rows:
         return out
     present = np.unique(cand)
-    X = np.zeros((n_rows, K))
-    X[np.arange(n_rows), cand] = 1.0
-    X = X[:, present]
+    column = np.zeros(K, dtype=np.intp)
+    column[present] = np.arange(present.size)
+    X = np.zeros((n_rows, 0))  # the features; the candidates' one-hot is added after merging rows
     names: list[str] = []
     if style:
         used, at = np.unique(group, return_inverse=True)  # each style group's style read once
         at = at.ravel()
-        c = np.array([style_of[g]["candidate"] for g in used.tolist()], dtype=float)[at]
-        f = np.array([style_of[g]["reference"] for g in used.tolist()], dtype=float)[at]
+        c = _style_matrix([style_of[g]["candidate"] for g in used.tolist()])[at]
+        f = _style_matrix([style_of[g]["reference"] for g in used.tolist()])[at]
         S = _style_features(c, f)
         mean = (w[:, None] * S).sum(axis=0) / w.sum()
         # the score is read at the battles' average style (the features are centred): a candidate
@@ -607,9 +305,12 @@ def style_controlled(records: Sequence[Mapping[str, Any]], candidates: Sequence[
         keep = var > 1e-24
         S = (S[:, keep] - mean[keep]) / np.sqrt(var[keep])
         names = [n for n, k in zip(("length", "headers", "lists", "bold"), keep) if k]
-        X = np.column_stack([X, S])
+        X = S
     G = len(present)
-    X, y, w, item_of_row = _aggregate(X, y, w, item_of_row, G)
+    X, y, w, item_of_row, group = _aggregate(X, y, w, item_of_row, group=column[cand])
+    onehot = np.zeros((X.shape[0], G))
+    onehot[np.arange(X.shape[0]), group] = 1.0
+    X = np.column_stack([onehot, X])
     full = fit_logistic(X, y, w[None, :], groups=G)[0]
     for col, code in enumerate(present):
         out["theta"][candidates[code]] = float(full[col])
@@ -631,17 +332,19 @@ def _ranks(theta: np.ndarray) -> np.ndarray:
     return np.where(valid, 1.0 + better.sum(axis=2), np.nan)
 
 
-def _judged(records: Sequence[Mapping[str, Any]]) -> dict[str, tuple[list, list, list]]:
+def _judged(records: Sequence[Mapping[str, Any]], rows: np.ndarray | None = None) -> dict[str, tuple[list, list, list]]:
     """candidate -> (preference, length difference, item) of its pairwise judgments with a verdict
     and a length difference, in record order: what the LC win rate fits.  An item is its index
-    (or, from the shared columns, the index's code: the same items in the same order)."""
+    (or, from the shared columns, the index's code: the same items in the same order).  ``rows``:
+    a mask of a list's records to read (as a list of those records would be read)."""
     judged: dict[str, tuple[list, list, list]] = {}
     if isinstance(records, list):
         from .columns import columns
 
         col = columns(records)
         raw = col.raw_score
-        pos = np.flatnonzero(col.is_pairwise & ~np.isnan(col.length_diff))
+        use = col.is_pairwise & ~np.isnan(col.length_diff)
+        pos = np.flatnonzero(use if rows is None else use & rows)
         score = col.float_score[pos]
         pref = np.where(score > 0, 1.0, np.where(score == 0, 0.5, 0.0))  # _preference of each
         keep = ~np.isnan(score)
@@ -677,6 +380,8 @@ def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates
     full_rank = _ranks(bt_theta[None, :])[0]
     boot_rank = _ranks(bt["boot"]) if bt["boot"] is not None else None
     judged = _judged(records)
+    lcs = lc_win_rates([judged.get(c, ([], [], [])) for c in candidates], options,
+                       [f"lc:{judge}:{c}" for c in candidates])
     rows = []
     for k, c in enumerate(candidates):
         preference, diff, index = judged.get(c, ([], [], []))
@@ -685,8 +390,7 @@ def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates
         # (judging.honest; the LC and SC figures need more items than the others: set below)
         row["items"] = len(set(index))
         row["small_n"] = row["items"] < options.min_items_for_interval
-        lc = lc_win_rate(preference, diff, index, options, key=f"lc:{judge}:{c}")
-        row.update(lc)
+        row.update(lcs[k])
 
         def put(name, value, boot):
             row[name] = value
@@ -737,38 +441,62 @@ SPREAD_FIGURES = (("lc_win_rate", "LC win %", 1), ("sc_score", "SC %", 1), ("bt_
 
 
 def controlled_spread(records: Sequence[Mapping[str, Any]], judge: str, candidates: Sequence[str],
-                      options: IntervalOptions, styles: Styles | None, repeats: int
-                      ) -> dict[str, dict[str, float | None]]:
+                      options: IntervalOptions, styles: Styles | None, repeats: int, *,
+                      lc_c: Mapping[str, float | None] | None = None) -> dict[str, dict[str, float | None]]:
     """candidate -> ``F_repeat_sd`` and ``F_repeat_range`` for each figure ``F`` of
     :data:`SPREAD_FIGURES`: each figure fitted on each repeat's judgments alone (the point fit,
     no bootstrap), then the SD (``k - 1`` in the denominator) and range of the repeats' figures,
-    as :mod:`.repeats` does for the other figures.  A repeat where the figure is undefined, or a
-    BT rating has no finite value (held at the cap), is left out; below two repeats left, None.
-    Empty below two repeats."""
+    as :mod:`.repeats` does for the other figures.  Each repeat's LC win rate is fitted at the
+    inverse strength cross-validation chose on every repeat's judgments pooled (``lc_c``:
+    candidate -> the pooled row's ``lc_c``; chosen here when not given), not chosen again per
+    repeat: the spread measures the judge's sampling, not the choice of the penalty on a third of
+    the data.  A repeat where the figure is undefined, or a BT rating has no finite value (held
+    at the cap), is left out; below two repeats left, None.  Empty below two repeats.  (``options``
+    goes unread: the point fits draw no resamples.)"""
     if repeats < 2:
         return {}
-    point = options.model_copy(update={"bootstrap_samples": 0})
-    by_repeat: dict[int, list[Mapping[str, Any]]] = {}
-    if isinstance(records, list):  # each repeat's records with their share of the shared columns
-        from .columns import columns, subset
+    # each repeat's records: of a list, a mask over its shared columns; else the records themselves
+    by_repeat: dict[int, Any] = {}
+    if isinstance(records, list):
+        from .columns import columns
 
-        col = columns(records)
-        rep = col.repeat
+        rep = columns(records).repeat
         for k in np.unique(rep).tolist():
-            by_repeat[int(k)] = subset(records, np.flatnonzero(rep == k))
+            by_repeat[int(k)] = rep == k
     else:
         for r in records:
             by_repeat.setdefault(int(r.get("repeat", 0)), []).append(r)
+
+    def of_repeat(k):  # (records, mask) of repeat k
+        if isinstance(records, list):
+            return records, by_repeat.get(k, np.zeros(len(records), dtype=bool))
+        return by_repeat.get(k, []), None
+
+    if lc_c is None:
+        judged = _judged(records)
+        pooled = lc_win_rates([judged.get(c, ([], [], [])) for c in candidates])
+        lc_c = {c: r["lc_c"] for c, r in zip(candidates, pooled)}
+    # every repeat's LC win rates at once (each repeat's candidates in order)
+    per_repeat = [_judged(*of_repeat(rep)) for rep in range(repeats)]
+    lcs = lc_win_rates([j.get(c, ([], [], [])) for j in per_repeat for c in candidates],
+                       cs=[lc_c.get(c) for _ in per_repeat for c in candidates])
     values: dict[str, dict[str, list[float]]] = {c: {f: [] for f, _, _ in SPREAD_FIGURES} for c in candidates}
     for rep in range(repeats):
-        for row in controlled_rows(by_repeat.get(rep, []), judge, candidates, point, styles):
+        recs, mask = of_repeat(rep)
+        battles = _battle_data(recs, candidates, styles, mask)
+        sc = style_controlled(recs, candidates, None, style=True, styles=styles, battles=battles)["theta"]
+        bt = style_controlled(recs, candidates, None, style=False, battles=battles)["theta"]
+        for k, c in enumerate(candidates):
+            figures = {"lc_win_rate": lcs[rep * len(candidates) + k]["lc_win_rate"],
+                       "sc_score": None if sc[c] is None else 100.0 * float(_sigmoid(np.array(sc[c]))),
+                       "bt_rating": None if bt[c] is None else ELO_BASE + ELO_SCALE * bt[c]}
             for f, _, _ in SPREAD_FIGURES:
-                v = row[f]
+                v = figures[f]
                 if v is None or not np.isfinite(v):
                     continue
                 if f == "bt_rating" and abs((v - ELO_BASE) / ELO_SCALE) >= LOGIT_CAP - 1e-6:
                     continue
-                values[row["model"]][f].append(float(v))
+                values[c][f].append(float(v))
     out: dict[str, dict[str, float | None]] = {}
     for c, per in values.items():
         got: dict[str, float | None] = {}
@@ -789,7 +517,8 @@ def controlled_summary(everyone: Mapping[str, Sequence[Mapping[str, Any]]], judg
     rows = []
     for j in judges:
         mine = controlled_rows(everyone[j], j, candidates, options, styles)
-        spread = controlled_spread(everyone[j], j, candidates, options, styles, repeats)
+        spread = controlled_spread(everyone[j], j, candidates, options, styles, repeats,
+                                   lc_c={r["model"]: r["lc_c"] for r in mine})
         for r in mine:
             r.update(spread.get(r["model"], {}))
         rows += mine

@@ -513,14 +513,25 @@ def test_controlled_spread_is_the_sd_and_range_of_each_repeats_own_fit():
     reps = _repeated(records, 3, flip_every=4)
     opts = IntervalOptions(bootstrap_samples=50)
     got = control.controlled_spread(reps, "j", ["a", "b", "c"], opts, styles, 3)
-    # independently: each repeat's records alone through the point fit, then numpy's SD and range
+    # independently: each repeat's records alone through the point fit, then numpy's SD and range;
+    # the LC win rate refitted (by scipy) at the inverse strength chosen on the pooled repeats
+    pooled = {r["model"]: r["lc_c"] for r in controlled_rows(reps, "j", ["a", "b", "c"], NO_CI, styles)}
     per = [controlled_rows([r for r in reps if r["repeat"] == k], "j", ["a", "b", "c"], NO_CI, styles)
            for k in range(3)]
+    assert any(per[k][i]["lc_c"] != pooled[c] for k in range(3) for i, c in enumerate("abc"))  # a choice differs
+    for k in range(3):
+        for i, c in enumerate("abc"):
+            mine = [r for r in reps if r["repeat"] == k and r["model"] == c]
+            y = np.array([1.0 if r["score"] > 0 else 0.5 if r["score"] == 0 else 0.0 for r in mine])
+            d = np.array([r["length_diff"] for r in mine], dtype=float)
+            X = np.column_stack([np.ones_like(d), np.tanh(d / np.std(d, ddof=1))])
+            per[k][i]["lc_win_rate"] = 100.0 / (1.0 + math.exp(-_l1_fit(X, y, np.ones(y.size), pooled[c])[0]))
     for i, c in enumerate("abc"):
         for f in ("lc_win_rate", "sc_score", "bt_rating"):
             vs = np.array([per[k][i][f] for k in range(3)])
-            assert got[c][f"{f}_repeat_sd"] == pytest.approx(float(np.sqrt(((vs - vs.mean()) ** 2).sum() / 2)))
-            assert got[c][f"{f}_repeat_range"] == pytest.approx(float(np.ptp(vs)))
+            assert got[c][f"{f}_repeat_sd"] == pytest.approx(float(np.sqrt(((vs - vs.mean()) ** 2).sum() / 2)),
+                                                             abs=1e-4)
+            assert got[c][f"{f}_repeat_range"] == pytest.approx(float(np.ptp(vs)), abs=1e-4)
             assert got[c][f"{f}_repeat_sd"] > 0
     # identical repeats: no spread; one repeat: nothing to measure
     same = control.controlled_spread(_repeated(records, 2), "j", ["a", "b", "c"], opts, styles, 2)
