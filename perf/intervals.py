@@ -287,8 +287,9 @@ def _stages(recs: list[dict], judges: list[str], candidates: list[str], options,
         summary["agreement"] = stage("agreement", lambda: agreement_records(by_judge, candidates))
     stage("honesty (annotate)", lambda: annotate(summary, rows, everyone, by_judge, candidates, options))
     stage("human agreement", lambda: add_human_agreement(summary, tables, [], everyone, labels, candidates, options))
+    fresh = list(recs)  # a new list: nothing the stages above read from ``recs`` is cached for it
     c, w = time.process_time(), time.perf_counter()
-    build(recs, judges=judges, candidates=candidates, options=options, repeats=repeats, styles=styles, labels=labels)
+    build(fresh, judges=judges, candidates=candidates, options=options, repeats=repeats, styles=styles, labels=labels)
     out["total: build()"] = time.process_time() - c
     out["total: build(), wall"] = time.perf_counter() - w
     return out
@@ -317,10 +318,8 @@ def full_pass(args: argparse.Namespace) -> dict:
     if "judge_repeats" not in Options.model_fields:
         result["repeats"] = "skipped: no judge_repeats option in this checkout"
         return result
-    repeated = []
-    for k in range(args.repeats):
-        for r in records(model, args.items, np.random.default_rng(0)):  # the same items, a new draw each repeat
-            repeated.append({**r, "repeat": k})
+    # the same items and answers, fresh judge noise and failures in each repeat (``repeat`` 0..k-1)
+    repeated = records(model, args.items, np.random.default_rng(0), repeats=args.repeats)
     try:
         options = Options(bootstrap_samples=args.samples, judge_repeats=args.repeats)
         result["repeats_stages"] = _best(lambda: _stages(repeated, judges, candidates, options, args.repeats),
