@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...judging.gcpause import paused_gc
 from ...judging.ensemble import DEFAULT_ENSEMBLE
 from ...judging.ensemble import ensemble_summary as shared_ensemble_summary
 from ...judging.bootstrap import comparison_rows
@@ -38,6 +39,7 @@ def ensemble_summary(results: list[dict[str, Any]], rule: str = DEFAULT_ENSEMBLE
     return shared_ensemble_summary(rule, results, vfs=True)
 
 
+@paused_gc()
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
           options: IntervalOptions, human: Mapping[tuple[str, str], float] | None = None,
           dual: bool = True, raters: Mapping[tuple[str, str], Mapping[str, float]] | None = None,

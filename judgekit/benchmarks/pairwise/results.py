@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...judging.gcpause import paused_gc
 from ...judging import results as shared
 from ...judging.ensemble import DEFAULT_ENSEMBLE, ensemble_summary
 from ...judging.bootstrap import comparison_rows
@@ -38,6 +39,7 @@ def _drop_vfs(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if not k.startswith(("vfs", "n_vfs"))}
 
 
+@paused_gc()
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
           options: IntervalOptions, no_call: Sequence[str] = (), ensemble: str = DEFAULT_ENSEMBLE,
           repeats: int = 1, labels: HumanLabels | None = None,

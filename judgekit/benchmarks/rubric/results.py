@@ -18,6 +18,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...judging.gcpause import paused_gc
 from ...judging.agreement import ENSEMBLE_RULES, agreement_rows, by_item, ensemble_summary, panel_mean, ratings
 from ...judging.honest import annotate_scores
 from ...judging.human_agreement import HumanLabels, add_human_agreement
@@ -187,6 +188,7 @@ def _add_spread(rows, everyone, scale: tuple[float, float], k: int) -> None:
                 r[f"score_{suffix}"] = _r(v)
 
 
+@paused_gc()
 def build(judgments: Sequence[Mapping[str, Any]], *, judges: Sequence[str], candidates: Sequence[str],
           options, repeats: int = 1, labels: HumanLabels | None = None) -> Built:
     """Everything the run reports from its judgment records (``options``: the benchmark's Options;
