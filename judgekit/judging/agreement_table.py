@@ -20,7 +20,7 @@ import numpy as np
 
 from .agreement import POOLED, Level, matrix_alpha
 
-__all__ = ["rating_matrix", "matrix_agreement_rows", "group_alphas"]
+__all__ = ["rating_matrix", "matrix_agreement_rows", "coded_agreement_rows", "group_alphas"]
 
 _MISSING = object()
 
@@ -114,15 +114,23 @@ def matrix_agreement_rows(m: np.ndarray, units: Sequence[Hashable], judges: Sequ
                           quantity: str, groups: Sequence[str], name: str = "model") -> list[dict[str, Any]]:
     """:func:`judgekit.judging.agreement.agreement_rows` of the ratings ``m`` (judges x ``units``;
     a unit's first element names its group): each of ``groups`` with items, then :data:`POOLED`."""
-    judges = list(judges)
-    names = [*groups, POOLED]
     lookup = {g: k for k, g in enumerate(groups)}
     code = np.fromiter((lookup.get(u[0], -1) for u in units), dtype=np.intp, count=len(units))
+    return coded_agreement_rows(m, code, judges, level, quantity=quantity, groups=groups, name=name)
+
+
+def coded_agreement_rows(m: np.ndarray, code: np.ndarray, judges: Sequence[str], level: Level, *,
+                         quantity: str, groups: Sequence[str], name: str = "model") -> list[dict[str, Any]]:
+    """:func:`matrix_agreement_rows` with each unit's group as its position in ``groups`` (``code``;
+    -1: none of them; a name twice in ``groups``: its last position)."""
+    judges = list(judges)
+    names = [*groups, POOLED]
     if len(judges) >= 2:  # every group's alpha at once, and the pooled one
-        alphas = group_alphas(m, code, len(groups), level) + group_alphas(m, np.zeros(len(units), dtype=np.intp), 1,
+        alphas = group_alphas(m, code, len(groups), level) + group_alphas(m, np.zeros(m.shape[1], dtype=np.intp), 1,
                                                                          level)
     else:
         alphas = [None] * len(names)
+    lookup = {g: k for k, g in enumerate(groups)}
     out = []
     for group in names:
         k = len(groups) if group == POOLED else lookup[group]

@@ -296,6 +296,39 @@ class Columns:
         out[vok, 5] = 1.0
         return out
 
+    # -- panel29: what the behaviour, agreement and honesty figures read --------------------------
+    # (each a C-level map over the raw column: no Python call per record)
+    @cached_property
+    def called(self) -> np.ndarray:
+        """``r.get("error_kind") != "candidate_failed"``: a judgment the judge was asked (a failed
+        candidate's has no judge call and says nothing about the judge)."""
+        from itertools import repeat
+        from operator import ne
+
+        return np.fromiter(map(ne, self.error_kind, repeat("candidate_failed")), dtype=bool, count=self.n)
+
+    @cached_property
+    def has_score(self) -> np.ndarray:
+        """``r.get("score") is not None``."""
+        from itertools import repeat
+        from operator import is_not
+
+        return np.fromiter(map(is_not, self.raw_score, repeat(None)), dtype=bool, count=self.n)
+
+    @cached_property
+    def vfs_is_none(self) -> np.ndarray:
+        """``r.get("vfs") is None``."""
+        from itertools import repeat
+        from operator import is_
+
+        return np.fromiter(map(is_, self.raw("vfs"), repeat(None)), dtype=bool, count=self.n)
+
+    @cached_property
+    def plain_scores(self) -> bool:
+        """Every ``r.get("score")`` is None, an int or a float (by type: no bool, str or NumPy
+        number), so :attr:`float_score` is ``float()`` of every pairwise record's score."""
+        return set(map(type, self.raw_score)) <= {int, float, type(None)}
+
 
 def columns(records: Sequence[Mapping[str, Any]]) -> Columns:
     """The :class:`Columns` of ``records``, the same object for the same unchanged list."""

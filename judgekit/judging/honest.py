@@ -31,10 +31,11 @@ import numpy as np
 
 from ..plural import plural
 from .alpha import grouped_alpha, matrix_grouped_alpha
-from .columns import columns
-from .behaviour import _ranks
+from .columns import columns, first_order
+from .behaviour import pooled_within, rank_dots
+from .behaviour_table import length_pairs as _length_pairs, length_within
 from .multiplicity import adjust_comparisons
-from .panel import ALL, QUANTITIES, rated_matrix
+from .panel import ALL, QUANTITIES, candidate_codes, rated
 from .rates import wilson
 from .uncertainty import FIGURE_MIN_ITEMS, IntervalOptions, min_items_for
 
@@ -84,51 +85,12 @@ def _row_items_columns(records: list) -> dict[tuple[str, str, str], int]:
     return out
 
 
-def _length_pairs(records: Sequence[Mapping[str, Any]]) -> list[tuple[list[float], list[float]]]:
-    """Per candidate (in order of first appearance), the (length difference, verdict) of its
-    pairwise judgments with a judge call, a verdict and a length difference, in record order."""
-    if isinstance(records, list):
-        col = columns(records)
-        raw = col.raw_score
-        ok = (col.kind_is("pairwise") & np.fromiter((e != _NO_CALL for e in col.error_kind), dtype=bool, count=col.n)
-              & np.fromiter((s is not None for s in raw), dtype=bool, count=col.n) & ~np.isnan(col.length_diff))
-        pos = np.flatnonzero(ok)
-        mc = col.model[0][pos]
-        out = []
-        for code in list(dict.fromkeys(mc.tolist())):
-            mine = pos[mc == code]
-            out.append((col.length_diff[mine].tolist(), [float(raw[i]) for i in mine.tolist()]))
-        return out
-    per: dict[str, tuple[list[float], list[float]]] = {}
-    for r in records:
-        if (r.get("kind") == "pairwise" and r.get("error_kind") != _NO_CALL and r.get("score") is not None
-                and r.get("length_diff") is not None):
-            xs, ys = per.setdefault(str(r["model"]), ([], []))
-            xs.append(float(r["length_diff"]))
-            ys.append(float(r["score"]))
-    return list(per.values())
-
-
 # -- behaviour -------------------------------------------------------------------------------------
 def pooled_within_spearman(groups: Sequence[tuple[Sequence[float], Sequence[float]]]) -> float | None:
     """Spearman's rho pooled within groups: each group's (x, y) ranked within the group and
     centred on its mean rank, then Pearson's r of all the centred ranks together.  With one group
     it is Spearman's rho; a group shifting both x and y adds nothing.  None without variation."""
-    sxy = sxx = syy = 0.0
-    pairs = 0
-    for xs, ys in groups:
-        if len(xs) < 2:
-            continue
-        rx, ry = _ranks(list(xs)), _ranks(list(ys))
-        rx -= rx.mean()
-        ry -= ry.mean()
-        sxy += float(np.dot(rx, ry))
-        sxx += float(np.dot(rx, rx))
-        syy += float(np.dot(ry, ry))
-        pairs += len(xs)
-    if pairs < 3 or sxx <= 0 or syy <= 0:
-        return None
-    return min(1.0, max(-1.0, sxy / float(np.sqrt(sxx * syy))))
+    return pooled_within((len(xs), *rank_dots(list(xs), list(ys))) for xs, ys in groups if len(xs) >= 2)
 
 
 def _behaviour(rows: Sequence[MutableMapping[str, Any]], everyone: Mapping[str, Sequence[Mapping[str, Any]]],
@@ -144,7 +106,7 @@ def _behaviour(rows: Sequence[MutableMapping[str, Any]], everyone: Mapping[str, 
             b[f"{name}_n"] = int(n)
         if b["model"] == ALL:
             b["length_correlation_across"] = b.get("length_correlation")
-            b["length_correlation"] = pooled_within_spearman(_length_pairs(everyone.get(b["judge"], [])))
+            b["length_correlation"] = length_within(everyone.get(b["judge"], []))
             b["length_pooling"] = "within candidates"
 
 
@@ -211,16 +173,17 @@ def _agreement(records: list[MutableMapping[str, Any]], by_judge: Mapping[str, S
             continue
         # a unit is one judgment asked of every judge: (candidate, item, order, repeat); the panel's
         # matrix of them (units in order of first appearance, a judge's last record of a unit counts)
-        m, units = rated_matrix(by_judge, kind, field)
-        grid, unit_group, unit_cluster, clusters = _unit_arrays(m.T, units, candidates)
-        got = matrix_grouped_alpha(grid, unit_group, unit_cluster, list(candidates), clusters, level,
-                                   samples=options.bootstrap_samples, interval_level=options.interval_level,
-                                   seed=options.bootstrap_seed, key=f"alpha:{quantity}")
-        spread = _matrix_repeat_spread(grid, unit_group, np.array([u[-1] for u in units]), unit_cluster, level,
-                                       candidates)
+        got = rated(by_judge, kind, field)
+        grid, unit_group = got.matrix.T, candidate_codes(got, candidates)
+        unit_cluster, first = first_order(got.index)  # the items numbered in order of first appearance
+        clusters = int(first.size)
+        alpha = matrix_grouped_alpha(grid, unit_group, unit_cluster, list(candidates), clusters, level,
+                                     samples=options.bootstrap_samples, interval_level=options.interval_level,
+                                     seed=options.bootstrap_seed, key=f"alpha:{quantity}")
+        spread = _matrix_repeat_spread(grid, unit_group, got.repeat, unit_cluster, level, candidates)
         for a in mine:
             a.update(spread.get(a["model"], {}))
-        _put_alpha(mine, got)
+        _put_alpha(mine, alpha)
         _alpha_small_n(mine, unit_group, unit_cluster, candidates, options)
 
 
@@ -255,7 +218,7 @@ def _matrix_repeat_spread(grid: np.ndarray, unit_group: np.ndarray, unit_repeat:
                           unit_cluster: np.ndarray, level: str, candidates: Sequence[str]
                           ) -> dict[str, dict[str, float | None]]:
     """:func:`alpha_repeat_spread` of a units x judges matrix (each unit's candidate number and repeat)."""
-    repeats = sorted(set(unit_repeat.tolist()))
+    repeats = np.unique(unit_repeat).tolist()
     if len(repeats) < 2:
         return {}
     per: dict[str, list[float]] = {g: [] for g in [*candidates, ALL]}
