@@ -30,12 +30,12 @@ from typing import Any
 import numpy as np
 
 from ..plural import plural
-from .alpha import grouped_alpha, matrix_grouped_alpha
+from .alpha import grouped_alpha, matrix_grouped_alpha, subset_alphas, unit_features
 from .columns import columns, first_order
 from .behaviour import pooled_within, rank_dots
 from .behaviour_table import length_pairs as _length_pairs, length_within
 from .multiplicity import adjust_comparisons
-from .panel import ALL, QUANTITIES, candidate_codes, rated
+from .panel import ALL, QUANTITIES, candidate_codes, packed, rated
 from .rates import wilson
 from .uncertainty import FIGURE_MIN_ITEMS, IntervalOptions, min_items_for
 
@@ -74,6 +74,12 @@ def _row_items_columns(records: list) -> dict[tuple[str, str, str], int]:
     if sel.size == 0:
         return {}
     (mc, mnames), (ic, _) = col.model, col.index
+    (tc, _), (cc, _) = col.task, col.category
+    # the distinct (model, index, task, category) of the judged records, then each level's cells
+    # from those (a few per item, not every record)
+    key = packed([mc[sel], ic[sel], tc[sel], cc[sel]])
+    judged = np.unique(key, axis=0 if key.ndim == 2 else None, return_index=True)[1]
+    sel = sel[judged]
     out: dict[tuple[str, str, str], int] = {}
     for level in ("task", "category", "overall"):
         gc, gnames = col.level(level)
@@ -177,10 +183,11 @@ def _agreement(records: list[MutableMapping[str, Any]], by_judge: Mapping[str, S
         grid, unit_group = got.matrix.T, candidate_codes(got, candidates)
         unit_cluster, first = first_order(got.index)  # the items numbered in order of first appearance
         clusters = int(first.size)
+        features = unit_features(grid, level)  # each unit's part, for alpha and its spread between repeats
         alpha = matrix_grouped_alpha(grid, unit_group, unit_cluster, list(candidates), clusters, level,
                                      samples=options.bootstrap_samples, interval_level=options.interval_level,
-                                     seed=options.bootstrap_seed, key=f"alpha:{quantity}")
-        spread = _matrix_repeat_spread(grid, unit_group, got.repeat, unit_cluster, level, candidates)
+                                     seed=options.bootstrap_seed, key=f"alpha:{quantity}", features=features)
+        spread = _matrix_repeat_spread(grid, unit_group, got.repeat, unit_cluster, level, candidates, features)
         for a in mine:
             a.update(spread.get(a["model"], {}))
         _put_alpha(mine, alpha)
@@ -215,18 +222,18 @@ def _unit_arrays(grid: np.ndarray, units: Sequence[tuple], candidates: Sequence[
 
 
 def _matrix_repeat_spread(grid: np.ndarray, unit_group: np.ndarray, unit_repeat: np.ndarray,
-                          unit_cluster: np.ndarray, level: str, candidates: Sequence[str]
+                          unit_cluster: np.ndarray, level: str, candidates: Sequence[str], features: Any = None
                           ) -> dict[str, dict[str, float | None]]:
-    """:func:`alpha_repeat_spread` of a units x judges matrix (each unit's candidate number and repeat)."""
+    """:func:`alpha_repeat_spread` of a units x judges matrix (each unit's candidate number and repeat;
+    ``features``: :func:`.alpha.unit_features` of ``grid``, when the caller has them)."""
     repeats = np.unique(unit_repeat).tolist()
     if len(repeats) < 2:
         return {}
     per: dict[str, list[float]] = {g: [] for g in [*candidates, ALL]}
-    for rep in repeats:
-        sel = np.flatnonzero(unit_repeat == rep)
-        _, cl = np.unique(unit_cluster[sel], return_inverse=True)
-        got = matrix_grouped_alpha(grid[sel], unit_group[sel], cl.ravel(), list(candidates), int(cl.max()) + 1 if
-                                   sel.size else 0, level, samples=0, interval_level=0.95, seed=0, key="")
+    subsets = [np.flatnonzero(unit_repeat == rep) for rep in repeats]
+    if features is None:
+        features = unit_features(grid, level)
+    for got in subset_alphas(grid, unit_group, unit_cluster, subsets, list(candidates), level, features):
         for g in candidates:
             if got["groups"].get(g, (None,))[0] is not None:
                 per[g].append(float(got["groups"][g][0]))

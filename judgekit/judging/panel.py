@@ -106,20 +106,23 @@ def _from_units(m: np.ndarray, units: list[tuple[str, str, int, int]]) -> Rated:
     return Rated(m, model, index, order, repeat, models, indexes)
 
 
-def _packed(keys: np.ndarray) -> np.ndarray:
-    """Rows of integers (positions x columns) as one integer each, the same for the same row
-    only (when their ranges allow; else the rows as they are): :func:`.columns.first_order`
-    numbers one integer per row faster than rows."""
-    if keys.shape[0] == 0:
-        return keys
-    lo, hi = keys.min(axis=0), keys.max(axis=0)
-    span = [int(h) - int(l) + 1 for l, h in zip(lo.tolist(), hi.tolist())]
-    if np.prod(np.array(span, dtype=float)) >= 2.0 ** 62:
-        return keys
-    out = np.zeros(keys.shape[0], dtype=np.int64)
-    for c, width in enumerate(span):
+def packed(cols: Sequence[np.ndarray]) -> np.ndarray:
+    """Rows of integers (one 1-d column each) as one int64 per row, the same for the same row
+    only, when their ranges allow (else the rows as a positions x columns matrix):
+    :func:`.columns.first_order` and ``np.unique`` number one integer per row faster than rows."""
+    n = cols[0].size if cols else 0
+    if n == 0:
+        return np.zeros((0, len(cols)), dtype=np.int64)
+    lows = [int(c.min()) for c in cols]
+    spans = [int(c.max()) - lo + 1 for c, lo in zip(cols, lows)]
+    if np.prod(np.array(spans, dtype=float)) >= 2.0 ** 62:
+        return np.column_stack(cols).astype(np.int64)
+    out = np.zeros(n, dtype=np.int64)
+    for c, lo, width in zip(cols, lows, spans):
         out *= width
-        out += keys[:, c] - lo[c]
+        out += c
+        if lo:
+            out -= lo
     return out
 
 
@@ -131,7 +134,7 @@ def _rated_matrix(lists: list[list], kind: str, field: str) -> Rated:
         col = columns(records)
         sel = np.flatnonzero(col.kind_is(kind)) if col.n else np.zeros(0, dtype=np.intp)
         if sel.size == 0:
-            parts.append((np.zeros((0, 4), dtype=np.int64), np.zeros(0)))
+            parts.append(((np.zeros(0, dtype=np.int64),) * 4, np.zeros(0)))
             continue
         (mc, mn), (ic, inn) = col.model, col.index
         gm = np.array([models.setdefault(x, len(models)) for x in mn], dtype=np.int64)
@@ -148,9 +151,9 @@ def _rated_matrix(lists: list[list], kind: str, field: str) -> Rated:
         else:
             vals = [_value(raw[i]) for i in sel.tolist()]
             v = np.array([np.nan if x is None else float(x) for x in vals], dtype=float)
-        parts.append((np.column_stack([gm[mc[sel]], gi[ic[sel]], col.order[sel], col.repeat[sel]]), v))
-    keys = np.concatenate([k for k, _ in parts]) if parts else np.zeros((0, 4), dtype=np.int64)
-    unit, first = first_order(_packed(keys))
+        parts.append(((gm[mc[sel]], gi[ic[sel]], col.order[sel], col.repeat[sel]), v))
+    keys = [np.concatenate([k[c] for k, _ in parts]) if parts else np.zeros(0, dtype=np.int64) for c in range(4)]
+    unit, first = first_order(packed(keys))
     m = np.full((len(lists), first.size), np.nan)
     at = 0
     for j, (k, v) in enumerate(parts):
@@ -160,9 +163,8 @@ def _rated_matrix(lists: list[list], kind: str, field: str) -> Rated:
             c, vv = c[::-1], v[::-1]
             _, last = np.unique(c, return_index=True)  # each unit's last record of the judge
             m[j, c[last]] = vv[last]
-    u = keys[first]
-    return Rated(m, u[:, 0].astype(np.intp), u[:, 1].astype(np.intp), u[:, 2].astype(np.intp),
-                 u[:, 3].astype(np.intp), list(models), list(indexes))
+    model, index, order, repeat = (k[first].astype(np.intp) for k in keys)
+    return Rated(m, model, index, order, repeat, list(models), list(indexes))
 
 
 def agreement_records(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]],
