@@ -76,23 +76,23 @@ def _from_columns(records: list, models: Sequence[Hashable]) -> list[dict[str, A
     """:func:`judge_behaviour` from the records' shared columns (:mod:`.columns`): the same
     judgments, in record order (a record's candidate and item by their names as text)."""
     from .columns import columns, first_order
+    from .keys import packed
 
     col = columns(records)
     mc, mnames = col.model
     pos = np.flatnonzero(col.kind_is("pairwise") & col.called)
     pm = mc[pos]
-    failed = ~col.has_score[pos]
-    score = _verdicts(col, pos, failed)
+    failed, score = _verdicts(col, pos)
     order = col.order[pos]
     if pos.size:
-        item, _ = first_order(np.column_stack([pm, col.index[0][pos], col.repeat[pos]]).astype(np.int64))
+        item, _ = first_order(packed([pm, col.index[0][pos], col.repeat[pos]]))
     else:
         item = np.zeros(0, dtype=np.intp)
     diff = col.length_diff[pos]
     paired = np.flatnonzero(~failed & ~np.isnan(diff))
     vpos = np.flatnonzero(col.kind_is("vfs") & col.is_vfs & col.called)  # a VFS judgment not left out
     out, within = _table(models, {m: i for i, m in enumerate(mnames)}, pm, failed, score, order, item, paired,
-                         diff[paired], mc[vpos], col.vfs_is_none[vpos])
+                         diff[paired], mc[vpos], _vfs_failed(col, vpos))
     _keep_length(col, within)
     return out
 
@@ -121,14 +121,32 @@ def _table(models: Sequence[Hashable], code: Mapping[Hashable, int], pm: np.ndar
     return out, within
 
 
-def _verdicts(col, pos: np.ndarray, failed: np.ndarray) -> np.ndarray:
-    """``float(s if isinstance(s, float) else int(s))`` of each pairwise record's score (as
-    ``pairwise_behaviour`` reads a verdict); 0.0 for a failure (None)."""
-    if col.plain_scores:  # ints and floats: float() of each is the same number
-        return np.where(failed, 0.0, col.float_score[pos])
+def _verdicts(col, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(which pairwise records' scores are None; ``float(s if isinstance(s, float) else int(s))``
+    of each score, as ``pairwise_behaviour`` reads a verdict, 0.0 for None) at positions ``pos``."""
     raw = col.raw_score
+    if col.plain_scores:  # ints and floats: float() of each is the same number, None is NaN
+        score = col.float_score[pos]
+        failed = np.zeros(pos.size, dtype=bool)
+        nan = np.flatnonzero(np.isnan(score))  # None, or a float NaN (a verdict, if an odd one)
+        failed[nan] = [raw[i] is None for i in pos[nan].tolist()]
+        return failed, np.where(failed, 0.0, score)
     got = [raw[i] for i in pos.tolist()]
-    return np.array([0.0 if s is None else (s if isinstance(s, float) else int(s)) for s in got], dtype=float)
+    failed = np.array([s is None for s in got], dtype=bool).reshape(pos.size)
+    return failed, np.array([0.0 if s is None else (s if isinstance(s, float) else int(s)) for s in got],
+                            dtype=float).reshape(pos.size)
+
+
+def _vfs_failed(col, vpos: np.ndarray) -> np.ndarray:
+    """Which VFS judgments at positions ``vpos`` have no value (None)."""
+    raw = col.raw("vfs")
+    try:
+        nan = vpos[np.isnan(col.vfs[vpos])]  # None, or a float NaN
+    except (TypeError, ValueError):  # a value float() refuses: each looked at
+        nan = vpos
+    out = np.zeros(col.n, dtype=bool)
+    out[nan] = [raw[i] is None for i in nan.tolist()]
+    return out[vpos]
 
 
 def _counts(pm: np.ndarray, failed: np.ndarray, score: np.ndarray, order: np.ndarray, item: np.ndarray,
@@ -251,7 +269,8 @@ def length_pairs(records: Sequence[Mapping[str, Any]]) -> list[tuple[list[float]
 
         col = columns(records)
         raw = col.raw_score
-        ok = col.kind_is("pairwise") & col.called & col.has_score & ~np.isnan(col.length_diff)
+        ok = col.kind_is("pairwise") & col.called & ~np.isnan(col.length_diff)
+        ok[ok] = [raw[i] is not None for i in np.flatnonzero(ok).tolist()]
         pos = np.flatnonzero(ok)
         mc = col.model[0][pos]
         out = []

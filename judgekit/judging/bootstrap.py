@@ -94,7 +94,7 @@ def _item_table(lists: list[list[Mapping[str, Any]]]) -> _Items | None:
     its records' :attr:`.columns.Columns.sums` added per item in record order, as ``item_sums``
     adds them (the records of no item, judgments of another kind, add nothing)."""
     from .columns import columns, first_order
-    from .panel import packed
+    from .keys import packed
 
     names: dict[str, dict[str, int]] = {f: {} for f in ("model", "index", "task", "category")}
     parts = []

@@ -296,8 +296,7 @@ class Columns:
         out[vok, 5] = 1.0
         return out
 
-    # -- panel29: what the behaviour, agreement and honesty figures read --------------------------
-    # (each a C-level map over the raw column: no Python call per record)
+    # -- panel29: what the behaviour figures read ------------------------------------------------
     @cached_property
     def called(self) -> np.ndarray:
         """``r.get("error_kind") != "candidate_failed"``: a judgment the judge was asked (a failed
@@ -305,23 +304,10 @@ class Columns:
         from itertools import repeat
         from operator import ne
 
-        return np.fromiter(map(ne, self.error_kind, repeat("candidate_failed")), dtype=bool, count=self.n)
-
-    @cached_property
-    def has_score(self) -> np.ndarray:
-        """``r.get("score") is not None``."""
-        from itertools import repeat
-        from operator import is_not
-
-        return np.fromiter(map(is_not, self.raw_score, repeat(None)), dtype=bool, count=self.n)
-
-    @cached_property
-    def vfs_is_none(self) -> np.ndarray:
-        """``r.get("vfs") is None``."""
-        from itertools import repeat
-        from operator import is_
-
-        return np.fromiter(map(is_, self.raw("vfs"), repeat(None)), dtype=bool, count=self.n)
+        values = self.error_kind
+        if not values.count("candidate_failed"):  # (list.count: the same ==, in C)
+            return np.ones(self.n, dtype=bool)
+        return np.fromiter(map(ne, values, repeat("candidate_failed")), dtype=bool, count=self.n)
 
     @cached_property
     def plain_scores(self) -> bool:

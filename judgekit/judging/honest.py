@@ -35,7 +35,8 @@ from .columns import columns, first_order
 from .behaviour import pooled_within, rank_dots
 from .behaviour_table import length_pairs as _length_pairs, length_within
 from .multiplicity import adjust_comparisons
-from .panel import ALL, QUANTITIES, candidate_codes, packed, rated
+from .keys import packed
+from .panel import ALL, QUANTITIES, candidate_codes, rated
 from .rates import wilson
 from .uncertainty import FIGURE_MIN_ITEMS, IntervalOptions, min_items_for
 

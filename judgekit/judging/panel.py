@@ -24,6 +24,7 @@ from .agreement_table import coded_agreement_rows, rating_matrix
 from .behaviour import pairwise_behaviour
 from .behaviour_table import judge_behaviour
 from .columns import codes, columns, first_order
+from .keys import packed
 from .pairwise import NO_VFS
 
 __all__ = ["ALL", "QUANTITIES", "Rated", "agreement_records", "behaviour_row", "behaviour_rows", "candidate_codes", "rated",
@@ -104,26 +105,6 @@ def _from_units(m: np.ndarray, units: list[tuple[str, str, int, int]]) -> Rated:
     order = np.array([u[2] for u in units], dtype=np.intp)
     repeat = np.array([u[3] for u in units], dtype=np.intp)
     return Rated(m, model, index, order, repeat, models, indexes)
-
-
-def packed(cols: Sequence[np.ndarray]) -> np.ndarray:
-    """Rows of integers (one 1-d column each) as one int64 per row, the same for the same row
-    only, when their ranges allow (else the rows as a positions x columns matrix):
-    :func:`.columns.first_order` and ``np.unique`` number one integer per row faster than rows."""
-    n = cols[0].size if cols else 0
-    if n == 0:
-        return np.zeros((0, len(cols)), dtype=np.int64)
-    lows = [int(c.min()) for c in cols]
-    spans = [int(c.max()) - lo + 1 for c, lo in zip(cols, lows)]
-    if np.prod(np.array(spans, dtype=float)) >= 2.0 ** 62:
-        return np.column_stack(cols).astype(np.int64)
-    out = np.zeros(n, dtype=np.int64)
-    for c, lo, width in zip(cols, lows, spans):
-        out *= width
-        out += c
-        if lo:
-            out -= lo
-    return out
 
 
 def _rated_matrix(lists: list[list], kind: str, field: str) -> Rated:
