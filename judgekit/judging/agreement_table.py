@@ -18,11 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from .agreement import POOLED, Level, matrix_alpha
+from .agreement import POOLED, Level
 
 __all__ = ["rating_matrix", "matrix_agreement_rows", "coded_agreement_rows", "group_alphas"]
-
-_MISSING = object()
 
 
 def rating_matrix(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]], kind: str,
@@ -94,22 +92,6 @@ def group_alphas(m: np.ndarray, group: np.ndarray, groups: int, level: Level) ->
     return out
 
 
-def _agreement(m: np.ndarray, judges: list[str], level: Level, alpha: Any = _MISSING) -> dict[str, Any]:
-    rated = np.count_nonzero(~np.isnan(m), axis=0)
-    pairable = rated >= 2
-    total = int(np.count_nonzero(pairable))
-    full = None
-    if total:
-        p = m[:, pairable]
-        with np.errstate(invalid="ignore"):
-            same = int(np.count_nonzero(np.nanmax(p, axis=0) == np.nanmin(p, axis=0)))
-        full = same / total
-    if alpha is _MISSING:
-        alpha = matrix_alpha(m, level) if len(judges) >= 2 else None
-    return {"judges": list(judges), "krippendorff_alpha": alpha, "level": level, "full_agreement": full,
-            "items": total}
-
-
 def matrix_agreement_rows(m: np.ndarray, units: Sequence[Hashable], judges: Sequence[str], level: Level, *,
                           quantity: str, groups: Sequence[str], name: str = "model") -> list[dict[str, Any]]:
     """:func:`judgekit.judging.agreement.agreement_rows` of the ratings ``m`` (judges x ``units``;
@@ -130,11 +112,25 @@ def coded_agreement_rows(m: np.ndarray, code: np.ndarray, judges: Sequence[str],
                                                                          level)
     else:
         alphas = [None] * len(names)
+    # per unit: pairable (two ratings or more) and, if so, every rating the same; each group's
+    # counted on its units (the pooled row: every unit): the share of pairable units in full
+    # agreement, and how many are pairable
+    pairable = np.count_nonzero(~np.isnan(m), axis=0) >= 2
+    same = np.zeros(m.shape[1], dtype=bool)
+    if pairable.any():
+        p = m[:, pairable]
+        with np.errstate(invalid="ignore"):
+            same[pairable] = np.nanmax(p, axis=0) == np.nanmin(p, axis=0)
+    G = len(groups)
+    mine = code >= 0
+    units, totals, sames = (np.append(np.bincount(code[mine & w], minlength=G), np.count_nonzero(w))
+                            for w in (np.ones(m.shape[1], dtype=bool), pairable, same & pairable))
     lookup = {g: k for k, g in enumerate(groups)}
     out = []
     for group in names:
-        k = len(groups) if group == POOLED else lookup[group]
-        sel = m if group == POOLED else m[:, code == k]
-        if sel.shape[1]:
-            out.append({"quantity": quantity, name: group, **_agreement(sel, judges, level, alphas[k])})
+        k = G if group == POOLED else lookup[group]
+        if units[k]:
+            total = int(totals[k])
+            out.append({"quantity": quantity, name: group, "judges": list(judges), "krippendorff_alpha": alphas[k],
+                        "level": level, "full_agreement": int(sames[k]) / total if total else None, "items": total})
     return out

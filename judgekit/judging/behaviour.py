@@ -35,6 +35,8 @@ def _ranks(xs: list[float]) -> np.ndarray:
     """1-based ranks, tied values sharing their average rank (scipy.stats.rankdata's "average"):
     each distinct value's (first + last position + 1) / 2 in sorted order."""
     x = np.asarray(xs, dtype=float)
+    if x.size == 0:
+        return np.zeros(0)
     if np.isnan(x).any():  # NaNs last, each its own rank (in their order), as a stable argsort puts them
         order = np.argsort(x, kind="mergesort")
         ordered = x[order]

@@ -132,22 +132,27 @@ _COUNT_BLOCK = 131_072
 def _resampled(matrix: np.ndarray, options: IntervalOptions, key: str) -> np.ndarray:
     """Every column's sum over each of ``options.bootstrap_samples`` resamples of ``matrix``'s rows
     (items), drawn from the stream ``key``: each resample's items counted, then one matrix product
-    (a block of resamples at a time: each resample's sums are its own counts times the matrix)."""
+    (a block of resamples at a time: each resample's sums are its own counts times the matrix,
+    the same numbers as one product of every resample's counts, as long as a block has two rows
+    or more: NumPy multiplies a single row another way, which may round differently)."""
     n = matrix.shape[0]
     out = np.empty((options.bootstrap_samples, matrix.shape[1]))
-    rows = max(1, _COUNT_BLOCK // max(n, 1))
-    offsets = (np.arange(rows) * n)[:, None]
-    counts = np.zeros(rows * n)
+    rows = max(2, _COUNT_BLOCK // max(n, 1))
+    offsets = (np.arange(rows + 1) * n)[:, None]
+    counts = np.zeros((rows + 1) * n)
     done = 0
     for idx in _draws(_rng(options.bootstrap_seed, key), n, options.bootstrap_samples):
-        for a in range(0, idx.shape[0], rows):
-            part = idx[a:a + rows]
-            k = part.shape[0]
+        starts = list(range(0, idx.shape[0], rows))
+        if len(starts) > 1 and idx.shape[0] - starts[-1] == 1:  # no block of one row: the last one joins
+            starts.pop()
+        for a, b in zip(starts, starts[1:] + [idx.shape[0]]):
+            part = idx[a:b]
+            k = b - a
             part += offsets[:k]  # each resample's items in its own row of counts
             c = counts[:k * n]
             c[:] = 0.0
             np.add.at(c, part.ravel(), 1.0)
-            np.matmul(c.reshape(k, n), matrix, out=out[done + a:done + a + k])
+            np.matmul(c.reshape(k, n), matrix, out=out[done + a:done + b])
         done += idx.shape[0]
     return out
 

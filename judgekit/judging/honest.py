@@ -33,7 +33,7 @@ from ..plural import plural
 from .alpha import grouped_alpha, matrix_grouped_alpha, subset_alphas, unit_features
 from .columns import columns, first_order
 from .behaviour import pooled_within, rank_dots
-from .behaviour_table import length_pairs as _length_pairs, length_within
+from .behaviour_table import length_within
 from .multiplicity import adjust_comparisons
 from .keys import packed
 from .panel import ALL, QUANTITIES, candidate_codes, rated
