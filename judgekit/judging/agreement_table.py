@@ -54,18 +54,32 @@ def rating_matrix(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]], k
     return m, list(units)
 
 
-def group_alphas(m: np.ndarray, group: np.ndarray, groups: int, level: Level) -> list[float | None]:
+def group_alphas(m: np.ndarray, group: np.ndarray, groups: int, level: Level, *, pooled: bool = False
+                 ) -> list[float | None]:
     """:func:`~judgekit.judging.agreement.matrix_alpha` of each group's columns of ``m`` (judges x
     units, NaN: no rating; ``group`` each unit's group 0..``groups``-1, -1 for none): every group's
     coincidence matrix built at once (:mod:`.alpha`), over the distinct values of all pairable
     units (a value a group lacks has no marginal there, which changes none of its sums).  The same
-    figures as the ``krippendorff`` package up to the order of floating-point summation."""
-    from .alpha import _alpha, alpha_from_coincidences
-
-    out: list[float | None] = [None] * groups
+    figures as the ``krippendorff`` package up to the order of floating-point summation.  With
+    ``pooled``, one more: every unit's (what ``group_alphas(m, zeros, 1, level)`` gives), counted in
+    the same passes when every pairable unit has a group."""
     rated = ~np.isnan(m)
     count = rated.sum(axis=0)
     keep = (count >= 2) & (group >= 0)
+    if pooled:
+        if np.array_equal(keep, count >= 2):  # the pooled group: one more group of every unit
+            group = np.where(keep, group, groups)
+            extra = np.full(group.size, groups)
+            return _coincidence_alphas(m, rated, count, keep, group, groups + 1, level, extra)
+        return group_alphas(m, group, groups, level) + group_alphas(m, np.zeros(m.shape[1], dtype=np.intp), 1, level)
+    return _coincidence_alphas(m, rated, count, keep, group, groups, level)
+
+
+def _coincidence_alphas(m, rated, count, keep, group, groups, level, extra=None) -> list[float | None]:
+    """:func:`group_alphas` of the kept units; ``extra``: each unit's second group (the pooled one)."""
+    from .alpha import _alpha, alpha_from_coincidences
+
+    out: list[float | None] = [None] * groups
     if m.shape[0] < 2 or not keep.any():
         return out
     sub, ok, g = m[:, keep], rated[:, keep], group[keep]
@@ -76,12 +90,18 @@ def group_alphas(m: np.ndarray, group: np.ndarray, groups: int, level: Level) ->
     weight = 1.0 / (count[keep] - 1.0)
     flat = np.zeros(groups * V * V)
     J = sub.shape[0]
+    e = None if extra is None else extra[keep]
     for a in range(J):  # every ordered pair of distinct ratings of a unit adds 1 / (m_u - 1)
         for b in range(J):
             if a != b:
                 both = ok[a] & ok[b]
-                flat += np.bincount((g[both] * V + codes[a, both]) * V + codes[b, both], weights=weight[both],
-                                    minlength=groups * V * V)
+                cell = codes[a, both] * V + codes[b, both]
+                w = weight[both]
+                if e is None:
+                    flat += np.bincount(g[both] * V * V + cell, weights=w, minlength=groups * V * V)
+                else:  # each unit into its group and the pooled one (each bin still in unit order)
+                    flat += np.bincount(np.concatenate([g[both] * V * V + cell, e[both] * V * V + cell]),
+                                        weights=np.concatenate([w, w]), minlength=groups * V * V)
     o = flat.reshape(groups, V, V)
     obs, exp, n = alpha_from_coincidences(o, values, level)
     alpha = _alpha(obs, exp, n)
@@ -108,8 +128,7 @@ def coded_agreement_rows(m: np.ndarray, code: np.ndarray, judges: Sequence[str],
     judges = list(judges)
     names = [*groups, POOLED]
     if len(judges) >= 2:  # every group's alpha at once, and the pooled one
-        alphas = group_alphas(m, code, len(groups), level) + group_alphas(m, np.zeros(m.shape[1], dtype=np.intp), 1,
-                                                                         level)
+        alphas = group_alphas(m, code, len(groups), level, pooled=True)
     else:
         alphas = [None] * len(names)
     # per unit: pairable (two ratings or more) and, if so, every rating the same; each group's

@@ -138,3 +138,18 @@ def test_every_row_group_s_percentiles_from_one_quantile_call():
     want = [_one_job(m, options, key) for m, key in jobs]
     assert got == want
     assert any(lo is not None for lo, _ in got[1]) and all(iv == (None, None) for iv in got[4])
+
+
+@pytest.mark.parametrize("level", ["ordinal", "interval", "nominal", "ratio"])
+def test_the_pooled_alpha_counted_with_the_groups_is_its_own(level):
+    from judgekit.judging.agreement_table import group_alphas
+
+    rng = np.random.default_rng(11)
+    for trial in range(60):
+        judges, units, groups = int(rng.integers(2, 5)), int(rng.integers(1, 50)), int(rng.integers(1, 5))
+        m = rng.integers(0, 5, size=(judges, units)).astype(float) + (rng.random((judges, units)).round(1)
+                                                                        if trial % 3 == 0 else 0.0)
+        m[rng.random(m.shape) < 0.3] = np.nan
+        group = rng.integers(-1 if trial % 2 else 0, groups, size=units)  # some units of no group
+        want = group_alphas(m, group, groups, level) + group_alphas(m, np.zeros(units, dtype=np.intp), 1, level)
+        assert group_alphas(m, group, groups, level, pooled=True) == want
