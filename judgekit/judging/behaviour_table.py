@@ -4,10 +4,13 @@
 :func:`judgekit.judging.behaviour.pairwise_behaviour` per candidate and pooled over candidates;
 computed that way, every record is turned into a dict twice (its candidate's row and the pooled
 one) and walked in Python three times.  Here each record is read once into columns (candidate,
-item, order, verdict, length difference), and each row's counts come from NumPy masks over them.
-The figures are the same numbers, not approximations: counts are counted, shares are the same
-integer ratios, the last verdict of an (item, order) wins as in ``pairwise_behaviour``'s
-dictionary, and Spearman's rho gets the same values in the same (record) order.
+item, order, verdict, length difference), and every candidate's counts come at once from
+``bincount`` over the candidate codes (the pooled row: their totals).  The figures are the same
+numbers, not approximations: counts are counted, shares are the same integer ratios, the last
+verdict of an (item, order) wins as in ``pairwise_behaviour``'s dictionary, and Spearman's rho gets
+the same values in the same (record) order.  Each candidate's rank sums are kept per list, so the
+honesty pass's length correlation pooled within candidates (:func:`length_within`) is not ranked
+again.
 """
 
 from __future__ import annotations

@@ -11,12 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from judgekit.judging import bootstrap as B
+from judgekit.judging import columns as C
+from judgekit.judging.agreement import mean_score
 from judgekit.judging.alpha import matrix_grouped_alpha, subset_alphas
 from judgekit.judging.behaviour import _ranks
+from judgekit.judging.behaviour_table import judge_behaviour
 from judgekit.judging.columns import first_order
 from judgekit.judging.intervals import _draws, _percentiles, _rng
 from judgekit.judging.keys import packed
-from judgekit.judging.pairwise import SUM_COLUMNS
+from judgekit.judging.pairwise import NO_VFS, SUM_COLUMNS, ensemble_records, item_sums, summarize
 from judgekit.judging.uncertainty import IntervalOptions
 
 PROPS = settings(max_examples=80, deadline=None, derandomize=True, database=None)
@@ -153,3 +156,61 @@ def test_the_pooled_alpha_counted_with_the_groups_is_its_own(level):
         group = rng.integers(-1 if trial % 2 else 0, groups, size=units)  # some units of no group
         want = group_alphas(m, group, groups, level) + group_alphas(m, np.zeros(units, dtype=np.intp), 1, level)
         assert group_alphas(m, group, groups, level, pooled=True) == want
+
+
+MODELS = ("m-a", "m-b", "m-c")
+
+
+def _records(seed: int, judge: str) -> list[dict]:
+    """A judge's pairwise and VFS judgments with the awkward cases: failures, VFS left out, failed
+    candidates (no judge call), an item judged in one order only, two repeats, a record of another
+    kind."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for rep in range(2):
+        for m in MODELS:
+            for i in range(8):
+                for order in ((0,) if i == 7 else (0, 1)):
+                    base = {"model": m, "index": f"i{i}", "task": f"t{i % 3}", "category": f"c{i % 2}",
+                            "order": order, "repeat": rep, "judge": judge,
+                            "length_diff": None if i == 6 else int(rng.integers(-300, 300))}
+                    err = "candidate_failed" if rng.random() < 0.05 else None
+                    score = None if rng.random() < 0.1 else int(rng.integers(-2, 3))
+                    vfs = [None, NO_VFS, 3, 6.5, 8][int(rng.integers(0, 5))]
+                    out.append({**base, "kind": "pairwise", "score": score, "error_kind": err})
+                    out.append({**base, "kind": "vfs", "vfs": vfs, "vfs_ref": None if vfs in (None, NO_VFS) else 5,
+                                "error_kind": err})
+    out.append({"model": "m-a", "index": "i0", "kind": "other", "judge": judge})
+    return out
+
+
+def test_intervals_from_the_columns_are_the_record_walk_s():
+    from judgekit.judging.bootstrap import add_intervals
+
+    judges = {j: _records(k, j) for k, j in enumerate(("j1", "j2", "j3"))}
+    ensemble = ensemble_records([r for rs in judges.values() for r in rs], pairwise_rule=mean_score,
+                                score_rule=mean_score)
+    everyone = {**judges, "ensemble": ensemble}
+    options = IntervalOptions(bootstrap_samples=60, bootstrap_seed=3)
+    got = {j: summarize(r) for j, r in everyone.items()}
+    walked = {j: summarize(r) for j, r in everyone.items()}
+    add_intervals(got, everyone, options, {j: item_sums(r) for j, r in everyone.items()})
+    add_intervals(walked, {j: tuple(r) for j, r in reversed(everyone.items())}, options)
+    assert got == walked and any(r.get("vfs_ci_low") is not None for r in got["j1"])
+
+
+def test_behaviour_reads_odd_scores_and_calls_as_the_record_walk():
+    recs = _records(11, "j")
+    odd = [True, np.int64(1), np.float64(-0.5), float("nan"), -2, None]
+    pairwise = [k for k, r in enumerate(recs) if r.get("kind") == "pairwise"]
+    for k, s in zip(pairwise[::7], odd * 10):
+        recs[k] = {**recs[k], "score": s, "averaged": True}
+    vfs = [k for k, r in enumerate(recs) if r.get("kind") == "vfs"]
+    recs[vfs[0]] = {**recs[vfs[0]], "vfs": float("nan")}  # a value, not a failure
+    for variant in (recs, [r for r in recs if r.get("error_kind") != "candidate_failed"]):
+        assert judge_behaviour(variant, [*MODELS, None]) == judge_behaviour(tuple(variant), [*MODELS, None])
+        col = C.columns(variant)
+        assert col.called.tolist() == [r.get("error_kind") != "candidate_failed" for r in variant]
+    plain = [r for r in recs if type(r.get("score")) in (int, float, type(None))]
+    assert judge_behaviour(plain, [*MODELS, None]) == judge_behaviour(tuple(plain), [*MODELS, None])
+    assert C.columns(plain).plain_scores and not C.columns(recs).plain_scores

@@ -208,33 +208,3 @@ def test_columns_are_kept_per_list_and_read_again_when_it_changes():
     assert sub == [recs[2], recs[0]] and C.columns(sub).n == 2
     assert C.columns(sub).model[1][C.columns(sub).model[0][0]] == recs[2]["model"]
 
-
-def test_intervals_from_the_columns_are_the_record_walk_s(panel):
-    from judgekit.judging.bootstrap import add_intervals
-    from judgekit.judging.uncertainty import IntervalOptions
-
-    judges, _, ensemble = panel
-    everyone = {**judges, "ensemble": ensemble}
-    options = IntervalOptions(bootstrap_samples=60, bootstrap_seed=3)
-    got = {j: summarize(r) for j, r in everyone.items()}
-    walked = {j: summarize(r) for j, r in everyone.items()}
-    add_intervals(got, everyone, options, {j: item_sums(r) for j, r in everyone.items()})
-    add_intervals(walked, {j: tuple(r) for j, r in reversed(everyone.items())}, options)
-    assert got == walked and any(r.get("vfs_ci_low") is not None for r in got["j1"])
-
-
-def test_behaviour_reads_odd_scores_and_calls_as_the_record_walk():
-    recs = _records(11, "j")
-    odd = [True, np.int64(1), np.float64(-0.5), float("nan"), -2, None]
-    pairwise = [k for k, r in enumerate(recs) if r.get("kind") == "pairwise"]
-    for k, s in zip(pairwise[::7], odd * 10):
-        recs[k] = {**recs[k], "score": s, "averaged": True}
-    vfs = [k for k, r in enumerate(recs) if r.get("kind") == "vfs"]
-    recs[vfs[0]] = {**recs[vfs[0]], "vfs": float("nan")}  # a value, not a failure
-    for variant in (recs, [r for r in recs if r.get("error_kind") != "candidate_failed"]):
-        assert judge_behaviour(variant, [*MODELS, None]) == judge_behaviour(tuple(variant), [*MODELS, None])
-        col = C.columns(variant)
-        assert col.called.tolist() == [r.get("error_kind") != "candidate_failed" for r in variant]
-    plain = [r for r in recs if type(r.get("score")) in (int, float, type(None))]
-    assert judge_behaviour(plain, [*MODELS, None]) == judge_behaviour(tuple(plain), [*MODELS, None])
-    assert C.columns(plain).plain_scores and not C.columns(recs).plain_scores
