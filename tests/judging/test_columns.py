@@ -207,4 +207,3 @@ def test_columns_are_kept_per_list_and_read_again_when_it_changes():
     sub = C.subset(recs, np.array([2, 0]))
     assert sub == [recs[2], recs[0]] and C.columns(sub).n == 2
     assert C.columns(sub).model[1][C.columns(sub).model[0][0]] == recs[2]["model"]
-
