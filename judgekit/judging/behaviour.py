@@ -35,20 +35,15 @@ def _ranks(xs: list[float]) -> np.ndarray:
     """1-based ranks, tied values sharing their average rank (scipy.stats.rankdata's "average"):
     each distinct value's (first + last position + 1) / 2 in sorted order."""
     x = np.asarray(xs, dtype=float)
-    if x.size == 0:
-        return np.zeros(0)
-    if np.isnan(x).any():  # NaNs last, each its own rank (in their order), as a stable argsort puts them
-        order = np.argsort(x, kind="mergesort")
-        ordered = x[order]
-        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-        ends = np.r_[starts[1:], x.size]
-        ranks = np.empty(x.size)
-        ranks[order] = np.repeat((starts + ends + 1) / 2.0, ends - starts)
-        return ranks
-    ordered = np.sort(x)  # ties share a rank: no need to know which of them is where
+    # tied values share their rank, so the order among them does not matter: any sort will do;
+    # NaNs (sorted last, each a rank of its own in their order) need the stable one
+    order = np.argsort(x, kind="mergesort" if np.isnan(x).any() else None)
+    ordered = x[order]
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
     ends = np.r_[starts[1:], x.size]
-    return ((starts + ends + 1) / 2.0)[np.searchsorted(ordered[starts], x)]
+    ranks = np.empty(x.size)
+    ranks[order] = np.repeat((starts + ends + 1) / 2.0, ends - starts)
+    return ranks
 
 
 def _varies(x: np.ndarray) -> bool:

@@ -1,5 +1,5 @@
 """The statistics pass's batched pieces give the numbers of the plain computations they replace, bit
-for bit: ranks by a plain sort (behaviour), rows of integers packed into one (keys), every subset's
+for bit: ranks by any sort (behaviour), rows of integers packed into one (keys), every subset's
 alpha from one set of unit features (alpha), resamples counted block by block and every row group's
 percentiles from one quantile call (bootstrap)."""
 
@@ -39,7 +39,7 @@ def _stable_ranks(xs) -> np.ndarray:
 
 @PROPS
 @given(st.lists(st.sampled_from([-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, 1e300, -np.inf, np.inf, np.nan]), max_size=40))
-def test_ranks_by_a_plain_sort_are_the_stable_argsort_s(xs):
+def test_ranks_by_any_sort_are_the_stable_argsort_s(xs):
     got, want = _ranks(xs), _stable_ranks(xs)
     assert got.dtype == want.dtype and np.array_equal(got, want)
 
