@@ -230,15 +230,22 @@ def _column_jobs(rows_by_judge, records_by_judge, wanted) -> dict[tuple[str, str
     width = len(SUM_COLUMNS)
     cols = np.array([listed.index(j) * width + c for j in rows_by_judge for c in range(width)], dtype=np.intp)
     code = {f: {v: k for k, v in enumerate(items.names[f])} for f in ("model", "task", "category")}
+    # each candidate's items (in order) and their sums in the judges' order, sliced once
+    at = np.argsort(items.model, kind="stable")
+    ends = np.cumsum(np.bincount(items.model, minlength=len(items.names["model"])))
+    mine: dict[int, tuple[np.ndarray, dict[str, np.ndarray]]] = {}
     jobs = {}
     for model, level, group in wanted:
         m = code["model"].get(model)
         if m is None:
             continue
-        mine = items.model == m
+        if m not in mine:
+            rows = at[ends[m - 1] if m else 0:ends[m]]
+            mine[m] = (items.sums[np.ix_(rows, cols)], {"task": items.task[rows], "category": items.category[rows]})
+        matrix, groups = mine[m]
         if level != "overall":
-            mine &= {"task": items.task, "category": items.category}[level] == code[level].get(group, -1)
-        jobs[(model, level, group)] = (items.sums[np.ix_(np.flatnonzero(mine), cols)], row_key(model, level, group))
+            matrix = matrix[groups[level] == code[level].get(group, -1)]
+        jobs[(model, level, group)] = (matrix, row_key(model, level, group))
     return jobs
 
 
