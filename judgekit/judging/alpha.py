@@ -166,8 +166,9 @@ def _empty(gnames: Sequence[Hashable]) -> dict[str, Any]:
 
 
 def unit_features(grid: np.ndarray, level: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """What :func:`matrix_grouped_alpha` reads of each unit of ``grid``: (the distinct values rated, which units have two ratings or more, each unit's features:
-    the level's sums, zero for a unit that is not pairable); None without two judges or a rating."""
+    """What :func:`matrix_grouped_alpha` reads of each unit of ``grid``: (the distinct values rated,
+    which units have two ratings or more, each unit's features: the level's sums, zero for a unit
+    that is not pairable); None without two judges or a rating."""
     n_units, n_judges = grid.shape
     rated = ~np.isnan(grid)
     present = np.unique(grid[rated])

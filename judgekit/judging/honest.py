@@ -47,8 +47,6 @@ __all__ = ["DEGENERATE_MIN", "annotate", "interval_line", "flag_lines", "model_f
 #: a judge is called degenerate only with at least this many judgments behind the extreme share
 DEGENERATE_MIN = 10
 
-_NO_CALL = "candidate_failed"
-
 
 # -- results rows ----------------------------------------------------------------------------------
 def _row_items(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, str], int]:

@@ -27,8 +27,8 @@ from .columns import codes, columns, first_order
 from .keys import packed
 from .pairwise import NO_VFS
 
-__all__ = ["ALL", "QUANTITIES", "Rated", "agreement_records", "behaviour_row", "behaviour_rows", "candidate_codes", "rated",
-           "rated_matrix"]
+__all__ = ["ALL", "QUANTITIES", "Rated", "agreement_records", "behaviour_row", "behaviour_rows", "candidate_codes",
+           "rated", "rated_matrix"]
 
 #: the ``model`` of a figure pooled over candidates
 ALL = POOLED
