@@ -397,6 +397,25 @@ class Columns:
         out[vok, 5] = 1.0
         return out
 
+    # -- panel29: what the behaviour figures read ------------------------------------------------
+    @cached_property
+    def called(self) -> np.ndarray:
+        """``r.get("error_kind") != "candidate_failed"``: a judgment the judge was asked (a failed
+        candidate's has no judge call and says nothing about the judge)."""
+        from itertools import repeat
+        from operator import ne
+
+        values = self.error_kind
+        if not values.count("candidate_failed"):  # (list.count: the same ==, in C)
+            return np.ones(self.n, dtype=bool)
+        return np.fromiter(map(ne, values, repeat("candidate_failed")), dtype=bool, count=self.n)
+
+    @cached_property
+    def plain_scores(self) -> bool:
+        """Every ``r.get("score")`` is None, an int or a float (by type: no bool, str or NumPy
+        number), so :attr:`float_score` is ``float()`` of every pairwise record's score."""
+        return set(map(type, self.raw_score)) <= {int, float, type(None)}
+
 
 def columns(records: Sequence[Mapping[str, Any]]) -> Columns:
     """The :class:`Columns` of ``records``, the same object for the same unchanged list."""
