@@ -146,13 +146,14 @@ def codes(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
 
 def first_order(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(each key's number, the keys numbered in order of first appearance; each number's first
-    position).  ``key``: one integer per position, or rows of integers (positions x columns)."""
+    position).  ``key``: one integer per position, or rows of integers (positions x columns); any
+    other sortable values (text, floats) one per position."""
     n = key.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
-    if key.dtype.kind not in "iu" or (key.dtype.kind == "u" and key.dtype.itemsize < 8):
+    if key.dtype.kind == "b" or (key.dtype.kind == "u" and key.dtype.itemsize < 8):
         key = key.astype(np.int64)
-    small = key.dtype.kind == "i"  # (a uint64 key takes the general sorts)
+    small = key.dtype.kind == "i"  # (a uint64, text or float key takes the general sorts)
     if small and key.ndim == 2:  # rows of small integers: one integer each (mixed radix), when it fits
         lo, hi = key.min(axis=0), key.max(axis=0)
         span = (hi - lo + 1).astype(object)  # Python integers: the product cannot overflow
