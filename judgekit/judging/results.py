@@ -69,6 +69,28 @@ def records_by_judge(judgments: Sequence[Mapping[str, Any]], judges: Sequence[st
     return out
 
 
+class _ItemSums(Mapping):
+    """Each judge's :func:`item_sums`, summed the first time a judge's are asked for: the intervals
+    read list records from their columns, so only the judges whose paired comparisons are made
+    (the first judge and the ensemble) need theirs."""
+
+    def __init__(self, records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]]):
+        self._records = records_by_judge
+        self._sums: dict[str, dict[tuple[str, str], list[float]]] = {}
+
+    def __getitem__(self, judge: str) -> dict[tuple[str, str], list[float]]:
+        got = self._sums.get(judge)
+        if got is None:
+            got = self._sums[judge] = item_sums(self._records[judge])  # KeyError for a judge not there
+        return got
+
+    def __iter__(self):
+        return iter(self._records)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+
 def judge_rows(judgments: Sequence[Mapping[str, Any]], judges: Sequence[str], options: IntervalOptions,
                levels: Sequence[str] | None = None, ensemble: str = DEFAULT_ENSEMBLE, repeats: int = 1):
     """(every judge's records and, with a panel, the ensemble's by rule ``ensemble``; the judges'
@@ -84,7 +106,7 @@ def judge_rows(judgments: Sequence[Mapping[str, Any]], judges: Sequence[str], op
         everyone[ENSEMBLE_JUDGE] = ensembled
     rows = {j: summarize(records) if levels is None else summarize(records, levels=levels)
             for j, records in everyone.items()}
-    sums = {j: item_sums(records) for j, records in everyone.items()} if options.bootstrap_samples else {}
+    sums = _ItemSums(everyone) if options.bootstrap_samples else {}
     add_intervals(rows, everyone, options, sums)
     figures = {f: (SUM_COLUMNS.index(n), SUM_COLUMNS.index(d)) for f, (n, d) in FIGURE_SUMS.items()}
     add_spread(rows, everyone, record_sums, figures, repeats)
