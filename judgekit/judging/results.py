@@ -20,6 +20,7 @@ from typing import Any
 from .agreement import mean_score
 from .ensemble import DEFAULT_ENSEMBLE, pairwise_rule
 from .bootstrap import FIGURES, add_intervals
+from .columns import columns
 from .intervals import shown
 from .pairwise import ENSEMBLE_JUDGE, FIGURE_SUMS, SUM_COLUMNS, ensemble_records, item_sums, record_sums, summarize
 from .repeats import add_spread, repeat_cell
@@ -58,7 +59,7 @@ def records_by_judge(judgments: Sequence[Mapping[str, Any]], judges: Sequence[st
         return {j: [r for r in judgments if r.get("judge") == j] for j in judges}
     import numpy as np
 
-    from .columns import columns, subset
+    from .columns import subset
 
     col = columns(judgments)
     code, names = col.judge
@@ -67,6 +68,12 @@ def records_by_judge(judgments: Sequence[Mapping[str, Any]], judges: Sequence[st
         k = names.index(j) if j in names else -1
         out[j] = subset(judgments, np.flatnonzero(code == k)) if k >= 0 else []
     return out
+
+
+#: the record fields the statistics pass of a pairwise benchmark reads (its rows, ensemble, intervals,
+#: behaviour, agreement, controlled figures, honesty and human agreement)
+PASS_FIELDS = ("judge", "model", "index", "kind", "order", "repeat", "score", "vfs", "vfs_ref", "task", "category",
+               "length_diff", "error_kind")
 
 
 class _ItemSums(Mapping):
@@ -98,6 +105,8 @@ def judge_rows(judgments: Sequence[Mapping[str, Any]], judges: Sequence[str], op
     intervals used): the figures both Creation-MMBench and the generic pairwise benchmark report.
     With ``repeats`` k > 1 (every judgment asked k times, each record with its ``repeat``) each
     figure also gets its judge-induced spread between repeats (:func:`.repeats.add_spread`)."""
+    if isinstance(judgments, list):  # every field the pass reads, in one pass over the records
+        columns(judgments).prefetch(PASS_FIELDS)
     ensembled = (ensemble_records(judgments, pairwise_rule=pairwise_rule(ensemble), score_rule=mean_score)
                  if len(judges) > 1 else None)
     by_judge = records_by_judge(judgments, judges)
