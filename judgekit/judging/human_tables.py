@@ -119,11 +119,12 @@ def _kendall(out: dict[str, np.ndarray], n: np.ndarray, cd: np.ndarray, n1: np.n
 class _Layout:
     """What :func:`_figures_last` needs of a judge's (vj, vp), computed once."""
 
-    def __init__(self, vj: np.ndarray, vp: np.ndarray, tol: float):
+    def __init__(self, vj: np.ndarray, vp: np.ndarray, tol: float, cats: np.ndarray | None = None):
         self.gap = np.abs(vj[:, None] - vp[None, :])
         self.close = (self.gap <= tol + _EPS).astype(float).ravel()
         cj, cp = _categories(vj), _categories(vp)
-        self.cats = np.unique(np.concatenate([cj, cp]))
+        # the categories (the judge's, when ``vj`` is some of its values: the kappas then sum as many)
+        self.cats = np.unique(np.concatenate([cj, cp])) if cats is None else cats
         self.oj = (cj[None, :] == self.cats[:, None]).astype(float)  # categories x J values
         self.op = (cp[:, None] == self.cats[None, :]).astype(float)  # P values x categories
 
@@ -348,13 +349,14 @@ class _Judge:
     cell: np.ndarray
     close: np.ndarray
     layout: _Layout
+    tol: float
 
     @classmethod
     def of(cls, has: np.ndarray, jv: np.ndarray, u: _Units, tol: float) -> _Judge:
         vj, code = np.unique(jv[has], return_inverse=True)
         code = code.reshape(-1)
         close = np.abs(vj[code] - u.vp[u.bp[has]]) <= tol + _EPS
-        return cls(has, vj, code * u.vp.size + u.bp[has], close, _Layout(vj, u.vp, tol))
+        return cls(has, vj, code * u.vp.size + u.bp[has], close, _Layout(vj, u.vp, tol), tol)
 
 
 def _bootstrap(u: _Units, per: list[_Judge], chosen_rows: list[np.ndarray], keys: list[str],
@@ -365,7 +367,6 @@ def _bootstrap(u: _Units, per: list[_Judge], chosen_rows: list[np.ndarray], keys
     samples = options.bootstrap_samples
     npv = u.vp.size
     boot = [{f: np.full((len(chosen_rows), samples), np.nan) for f in FIGURES} for _ in per]
-    offsets = np.concatenate([[0], np.cumsum([j.vj.size * npv for j in per])]).astype(np.int64)
     local = np.full(u.owner.size, -1, dtype=np.int64)
     for r, chosen in enumerate(chosen_rows):
         m = chosen.size
@@ -374,7 +375,18 @@ def _bootstrap(u: _Units, per: list[_Judge], chosen_rows: list[np.ndarray], keys
         local[:] = -1
         local[chosen] = np.arange(m)
         at = [local[u.cluster[j.has]] for j in per]
-        cells = np.concatenate([offsets[jn] + j.cell[a >= 0] for jn, (j, a) in enumerate(zip(per, at))])
+        # each judge's tables over the J values its units in the row have (a J value no unit of the
+        # row has is a row of zeros in every resample: it changes no figure), its cells renumbered
+        lays, row_cells = [], []
+        for j, a in zip(per, at):
+            cell = j.cell[a >= 0]
+            seen = np.zeros(j.vj.size, dtype=bool)
+            seen[cell // npv] = True
+            renumber = np.cumsum(seen) - 1
+            row_cells.append(renumber[cell // npv] * npv + cell % npv)
+            lays.append(j.layout if seen.all() else _Layout(j.vj[seen], u.vp, j.tol, j.layout.cats))
+        offsets = np.concatenate([[0], np.cumsum([lay.gap.size for lay in lays])]).astype(np.int64)
+        cells = np.concatenate([offsets[jn] + c for jn, c in enumerate(row_cells)])
         cols = np.concatenate([a[a >= 0] for a in at])
         # a table's count is at most m draws times a cluster's cells: below 2**24, single precision
         # holds every count and sum of counts exactly (the product below)
@@ -398,12 +410,12 @@ def _bootstrap(u: _Units, per: list[_Judge], chosen_rows: list[np.ndarray], keys
             drawn += (np.arange(k) * width)[:, None]  # each resample's counts in a row of its own
             counts = np.bincount(drawn.ravel(), minlength=k * width).reshape(k, width)
             tables = incidence @ np.ascontiguousarray(counts.T, dtype=exact)  # cells x resamples
-            for jn, j in enumerate(per):
-                size = j.vj.size * npv
+            for jn, lay in enumerate(lays):
+                size = lay.gap.size
                 step = max(1, _TABLE_CELLS // max(size, 1))
                 for lo in range(0, k if size else 0, step):
-                    t = tables[offsets[jn]:offsets[jn + 1], lo:lo + step].reshape(j.vj.size, npv, -1)
-                    for f, v in _figures_last(t.astype(float), j.layout).items():
+                    t = tables[offsets[jn]:offsets[jn + 1], lo:lo + step].reshape(lay.gap.shape[0], npv, -1)
+                    for f, v in _figures_last(t.astype(float), lay).items():
                         boot[jn][f][r, done + lo:done + lo + v.size] = v
             done += k
     return boot
