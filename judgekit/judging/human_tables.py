@@ -129,11 +129,11 @@ class _Layout:
         self.op = (cp[:, None] == self.cats[None, :]).astype(float)  # P values x categories
 
 
-def _running(x: np.ndarray, axis: int = 0) -> np.ndarray:
+def _running(x: np.ndarray, axis: int = 0, out: np.ndarray | None = None) -> np.ndarray:
     """``np.cumsum(x, axis)`` (the same sums, one row after the other), a row of tables at a
     time: numpy's cumsum along an axis other than the last walks it in short strides, ten times
-    slower."""
-    out = np.empty_like(x)
+    slower.  ``out``: where to write them (``x`` itself, in place)."""
+    out = np.empty_like(x) if out is None else out
     src, dst = np.moveaxis(x, axis, 0), np.moveaxis(out, axis, 0)
     dst[0] = src[0]
     for a in range(1, src.shape[0]):
@@ -162,16 +162,18 @@ def _figures_last(t: np.ndarray, lay: _Layout) -> dict[str, np.ndarray]:
         mp = _running(rp) - rp + (rp + 1.0) / 2.0
         cross = np.einsum("ak,ak->k", mj, np.einsum("abk,bk->ak", t, mp))
         _spearman(out, n, cross, (rj * mj ** 2).sum(axis=0), (rp * mp ** 2).sum(axis=0))
-        # concordant minus discordant pairs: each unit against those with a lower J, counted +1 when
-        # their P is lower and -1 when it is higher
-        sign = _running(t, axis=1)  # units of the J value with P at most b, then
-        sign *= 2.0                 # ... those with a lower P less those with a higher one
-        sign -= t
-        sign -= rj[:, None, :]
-        below = _running(sign)      # ... summed over the lower J values
-        below -= sign
-        cd = np.einsum("abk,abk->k", t, below)
-        _kendall(out, n, cd, (rj * (rj - 1.0) / 2.0).sum(axis=0), (rp * (rp - 1.0) / 2.0).sum(axis=0))
+        # concordant minus discordant pairs = 2 C + T - N (every count whole, so exact in any order):
+        # C the pairs lower in both J and P, T those tied in J but not in P, N those lower in P
+        lower = np.empty_like(t)   # units of the same J value with a lower P, then
+        lower[:, 0] = 0.0
+        for b in range(1, npv):
+            np.add(lower[:, b - 1], t[:, b - 1], out=lower[:, b])
+        _running(lower, out=lower)  # ... of the J values up to this one
+        conc = np.einsum("abk,abk->k", t[1:], lower[:-1]) if nj > 1 else np.zeros(k)
+        tied_j = ((rj * rj).sum(axis=0) - np.einsum("abk,abk->k", t, t)) / 2.0
+        lower_p = (rp * (_running(rp) - rp)).sum(axis=0)
+        _kendall(out, n, 2.0 * conc + tied_j - lower_p, (rj * (rj - 1.0) / 2.0).sum(axis=0),
+                 (rp * (rp - 1.0) / 2.0).sum(axis=0))
     return out
 
 
