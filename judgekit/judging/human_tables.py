@@ -40,6 +40,10 @@ ALL = "all"
 FIGURES = ("kappa", "kappa_linear", "kappa_quadratic", "spearman", "kendall", "mae", "consistency")
 #: at most this many table cells (cells x resamples) at once in the bootstrap (resamples go in blocks)
 _TABLE_CELLS = 500_000
+#: at most this many counts (clusters x resamples) are counted straight into the product's layout:
+#: beyond, the scattered counts leave the cache and counting a resample to a row, then turning the
+#: matrix, is faster
+_DIRECT_COUNTS = 1_500_000
 #: |J - P| is compared with the tolerance after this slack (a mean of thirds is still exactly 1 away)
 _EPS = 1e-9
 
@@ -127,6 +131,13 @@ class _Layout:
         self.cats = np.unique(np.concatenate([cj, cp])) if cats is None else cats
         self.oj = (cj[None, :] == self.cats[:, None]).astype(float)  # categories x J values
         self.op = (cp[:, None] == self.cats[None, :]).astype(float)  # P values x categories
+        # the values ascend, so each category's are a run: where the runs start, and their categories
+        self.jruns, self.jcat = self._runs(cj)
+        self.pruns, self.pcat = self._runs(cp)
+
+    def _runs(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        start = np.flatnonzero(np.concatenate([[True], c[1:] != c[:-1]])) if c.size else np.zeros(0, np.int64)
+        return start, np.searchsorted(self.cats, c[start])
 
 
 def _running(x: np.ndarray, axis: int = 0, out: np.ndarray | None = None) -> np.ndarray:
@@ -155,22 +166,27 @@ def _figures_last(t: np.ndarray, lay: _Layout) -> dict[str, np.ndarray]:
         # before (its tables had this memory layout)
         out["mae"] = np.where(n > 0, (t * lay.gap[:, :, None]).sum(axis=(0, 1)) / n, np.nan)
         out["consistency"] = np.where(n > 0, 100.0 * (lay.close @ flat) / n, np.nan)
-        # the units per pair of categories: J values grouped, then P values
-        o = np.einsum("cbk,bd->kcd", (lay.oj @ t.reshape(nj, npv * k)).reshape(-1, npv, k), lay.op)
-        _kappas(out, np.ascontiguousarray(o), n, lay.cats)
+        # the units per pair of categories: each category's run of J values summed, then of P values
+        runs = np.add.reduceat(np.add.reduceat(t, lay.jruns, axis=0), lay.pruns, axis=1)
+        o = np.zeros((k, lay.cats.size, lay.cats.size))
+        o[:, lay.jcat[:, None], lay.pcat[None, :]] = runs.transpose(2, 0, 1)
+        _kappas(out, o, n, lay.cats)
         mj = _running(rj) - rj + (rj + 1.0) / 2.0
         mp = _running(rp) - rp + (rp + 1.0) / 2.0
         cross = np.einsum("ak,ak->k", mj, np.einsum("abk,bk->ak", t, mp))
         _spearman(out, n, cross, (rj * mj ** 2).sum(axis=0), (rp * mp ** 2).sum(axis=0))
         # concordant minus discordant pairs = 2 C + T - N (every count whole, so exact in any order):
         # C the pairs lower in both J and P, T those tied in J but not in P, N those lower in P
-        lower = np.empty_like(t)   # units of the same J value with a lower P, then
-        lower[:, 0] = 0.0
-        for b in range(1, npv):
-            np.add(lower[:, b - 1], t[:, b - 1], out=lower[:, b])
-        _running(lower, out=lower)  # ... of the J values up to this one
-        conc = np.einsum("abk,abk->k", t[1:], lower[:-1]) if nj > 1 else np.zeros(k)
-        tied_j = ((rj * rj).sum(axis=0) - np.einsum("abk,abk->k", t, t)) / 2.0
+        conc = tied_j = np.zeros(k)
+        if npv > 1:
+            lower = np.empty((nj, npv - 1, k))  # lower[a, b - 1]: units of J value a with a P below b
+            lower[:, 0] = t[:, 0]
+            for b in range(2, npv):
+                np.add(lower[:, b - 2], t[:, b - 1], out=lower[:, b - 1])
+            tied_j = np.einsum("abk,abk->k", t[:, 1:], lower)
+            _running(lower, out=lower)  # ... of the J values up to a
+            if nj > 1:
+                conc = np.einsum("abk,abk->k", t[1:, 1:], lower[:-1])
         lower_p = (rp * (_running(rp) - rp)).sum(axis=0)
         _kendall(out, n, 2.0 * conc + tied_j - lower_p, (rj * (rj - 1.0) / 2.0).sum(axis=0),
                  (rp * (rp - 1.0) / 2.0).sum(axis=0))
@@ -409,9 +425,15 @@ def _bootstrap(u: _Units, per: list[_Judge], chosen_rows: list[np.ndarray], keys
         for idx in _draws(_rng(options.bootstrap_seed, f"human:{keys[r]}"), m, samples):
             k = idx.shape[0]
             drawn = group[idx] if grouped else idx
-            drawn += (np.arange(k) * width)[:, None]  # each resample's counts in a row of its own
-            counts = np.bincount(drawn.ravel(), minlength=k * width).reshape(k, width)
-            tables = incidence @ np.ascontiguousarray(counts.T, dtype=exact)  # cells x resamples
+            if k * width <= _DIRECT_COUNTS:  # counted straight into the (clusters, resamples) layout
+                drawn *= k
+                drawn += np.arange(k)[:, None]
+                counts = np.bincount(drawn.ravel(), minlength=k * width).reshape(width, k).astype(exact)
+            else:  # each resample's counts in a row of its own, then turned
+                drawn += (np.arange(k) * width)[:, None]
+                counts = np.bincount(drawn.ravel(), minlength=k * width).reshape(k, width)
+                counts = np.ascontiguousarray(counts.T, dtype=exact)
+            tables = incidence @ counts  # cells x resamples
             for jn, lay in enumerate(lays):
                 size = lay.gap.size
                 step = max(1, _TABLE_CELLS // max(size, 1))
