@@ -40,10 +40,9 @@ ALL = "all"
 FIGURES = ("kappa", "kappa_linear", "kappa_quadratic", "spearman", "kendall", "mae", "consistency")
 #: at most this many table cells (cells x resamples) at once in the bootstrap (resamples go in blocks)
 _TABLE_CELLS = 500_000
-#: at most this many counts (clusters x resamples) are counted straight into the product's layout:
-#: beyond, the scattered counts leave the cache and counting a resample to a row, then turning the
-#: matrix, is faster
-_DIRECT_COUNTS = 1_500_000
+#: at most this many counts (clusters x resamples) at once in the bootstrap (the draws count a few
+#: resamples at a time, their scattered counts in the cache)
+_DIRECT_COUNTS = 200_000
 #: |J - P| is compared with the tolerance after this slack (a mean of thirds is still exactly 1 away)
 _EPS = 1e-9
 
@@ -425,14 +424,16 @@ def _bootstrap(u: _Units, per: list[_Judge], chosen_rows: list[np.ndarray], keys
         for idx in _draws(_rng(options.bootstrap_seed, f"human:{keys[r]}"), m, samples):
             k = idx.shape[0]
             drawn = group[idx] if grouped else idx
-            if k * width <= _DIRECT_COUNTS:  # counted straight into the (clusters, resamples) layout
-                drawn *= k
-                drawn += np.arange(k)[:, None]
-                counts = np.bincount(drawn.ravel(), minlength=k * width).reshape(width, k).astype(exact)
-            else:  # each resample's counts in a row of its own, then turned
-                drawn += (np.arange(k) * width)[:, None]
-                counts = np.bincount(drawn.ravel(), minlength=k * width).reshape(k, width)
-                counts = np.ascontiguousarray(counts.T, dtype=exact)
+            # each resample's draws counted per cluster, straight into the product's layout (clusters
+            # x resamples), a few resamples at a time so that the counts stay in the cache
+            counts = np.empty((width, k), dtype=exact)
+            step = max(1, _DIRECT_COUNTS // width)
+            for lo in range(0, k, step):
+                part = drawn[lo:lo + step]
+                ks = part.shape[0]
+                part *= ks
+                part += np.arange(ks)[:, None]
+                counts[:, lo:lo + ks] = np.bincount(part.ravel(), minlength=ks * width).reshape(width, ks)
             tables = incidence @ counts  # cells x resamples
             for jn, lay in enumerate(lays):
                 size = lay.gap.size
