@@ -156,9 +156,26 @@ def _figures_last(t: np.ndarray, lay: _Layout) -> dict[str, np.ndarray]:
     numbers (see the module docstring), each step an operation on whole rows of tables."""
     nj, npv, k = t.shape
     out: dict[str, np.ndarray] = {}
-    rj = t.sum(axis=1)  # (J values, tables)
-    rp = t.sum(axis=0)  # (P values, tables)
-    n = rp.sum(axis=0)
+    # Kendall's concordant minus discordant pairs = 2 C + T - N (every count whole, so exact in any
+    # order): C the pairs lower in both J and P, T those tied in J but not in P, N those lower in P
+    conc = tied_j = np.zeros(k)
+    if npv > 1:
+        lower = np.empty((nj, npv - 1, k))  # lower[a, b - 1]: units of J value a with a P below b
+        lower[:, 0] = t[:, 0]
+        for b in range(2, npv):
+            np.add(lower[:, b - 2], t[:, b - 1], out=lower[:, b - 1])
+        rj = lower[:, -1] + t[:, -1]  # (J values, tables)
+        tied_j = np.einsum("abk,abk->k", t[:, 1:], lower)
+        _running(lower, out=lower)  # ... of the J values up to a
+        if nj > 1:
+            conc = np.einsum("abk,abk->k", t[1:, 1:], lower[:-1])
+        n = rj.sum(axis=0)
+        below = lower[-1]  # units with a P below b + 1, so each P value's units:
+        rp = np.concatenate([below[:1], below[1:] - below[:-1], (n - below[-1])[None]])
+    else:
+        rj = t[:, 0]
+        rp = t.sum(axis=0)  # (P values, tables)
+        n = rp[0]
     flat = t.reshape(nj * npv, k)
     with np.errstate(invalid="ignore", divide="ignore"):
         # the MAE's sum: each table's cells added one by one in (J, P) order, as the bootstrap took it
@@ -174,19 +191,7 @@ def _figures_last(t: np.ndarray, lay: _Layout) -> dict[str, np.ndarray]:
         mp = _running(rp) - rp + (rp + 1.0) / 2.0
         cross = np.einsum("ak,ak->k", mj, np.einsum("abk,bk->ak", t, mp))
         _spearman(out, n, cross, (rj * mj ** 2).sum(axis=0), (rp * mp ** 2).sum(axis=0))
-        # concordant minus discordant pairs = 2 C + T - N (every count whole, so exact in any order):
-        # C the pairs lower in both J and P, T those tied in J but not in P, N those lower in P
-        conc = tied_j = np.zeros(k)
-        if npv > 1:
-            lower = np.empty((nj, npv - 1, k))  # lower[a, b - 1]: units of J value a with a P below b
-            lower[:, 0] = t[:, 0]
-            for b in range(2, npv):
-                np.add(lower[:, b - 2], t[:, b - 1], out=lower[:, b - 1])
-            tied_j = np.einsum("abk,abk->k", t[:, 1:], lower)
-            _running(lower, out=lower)  # ... of the J values up to a
-            if nj > 1:
-                conc = np.einsum("abk,abk->k", t[1:, 1:], lower[:-1])
-        lower_p = (rp * (_running(rp) - rp)).sum(axis=0)
+        lower_p = (rp * (mp - (rp + 1.0) / 2.0)).sum(axis=0)
         _kendall(out, n, 2.0 * conc + tied_j - lower_p, (rj * (rj - 1.0) / 2.0).sum(axis=0),
                  (rp * (rp - 1.0) / 2.0).sum(axis=0))
     return out
