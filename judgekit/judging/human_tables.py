@@ -125,6 +125,7 @@ class _Layout:
     def __init__(self, vj: np.ndarray, vp: np.ndarray, tol: float, cats: np.ndarray | None = None):
         self.gap = np.abs(vj[:, None] - vp[None, :])
         self.close = (self.gap <= tol + _EPS).astype(float).ravel()
+        self.sums = np.stack([self.gap.ravel(), self.close])  # a table's sum of |J - P| and consistent units
         cj, cp = _categories(vj), _categories(vp)
         # the categories (the judge's, when ``vj`` is some of its values: the kappas then sum as many)
         self.cats = np.unique(np.concatenate([cj, cp])) if cats is None else cats
@@ -178,10 +179,11 @@ def _figures_last(t: np.ndarray, lay: _Layout) -> dict[str, np.ndarray]:
         n = rp[0]
     flat = t.reshape(nj * npv, k)
     with np.errstate(invalid="ignore", divide="ignore"):
-        # the MAE's sum: each table's cells added one by one in (J, P) order, as the bootstrap took it
-        # before (its tables had this memory layout)
-        out["mae"] = np.where(n > 0, (t * lay.gap[:, :, None]).sum(axis=(0, 1)) / n, np.nan)
-        out["consistency"] = np.where(n > 0, 100.0 * (lay.close @ flat) / n, np.nan)
+        # the sums of |J - P| and of the consistent units, one product (the MAE's sum of non-whole
+        # numbers in BLAS's order: to the last bits of table_figures's)
+        gap, close = lay.sums @ flat
+        out["mae"] = np.where(n > 0, gap / n, np.nan)
+        out["consistency"] = np.where(n > 0, 100.0 * close / n, np.nan)
         # the units per pair of categories: each category's run of J values summed, then of P values
         runs = np.add.reduceat(np.add.reduceat(t, lay.jruns, axis=0), lay.pruns, axis=1)
         o = np.zeros((k, lay.cats.size, lay.cats.size))
