@@ -131,9 +131,12 @@ class _Layout:
         self.cats = np.unique(np.concatenate([cj, cp])) if cats is None else cats
         self.oj = (cj[None, :] == self.cats[:, None]).astype(float)  # categories x J values
         self.op = (cp[:, None] == self.cats[None, :]).astype(float)  # P values x categories
-        # the values ascend, so each category's are a run: where the runs start, and their categories
-        self.jruns, self.jcat = self._runs(cj)
-        self.pruns, self.pcat = self._runs(cp)
+        # the values ascend, so each category's are a run: the runs' ends (the J runs' last values, the
+        # P runs' bounds) and their categories
+        jstart, self.jcat = self._runs(cj)
+        self.jlast = np.append(jstart[1:], cj.size) - 1
+        pstart, self.pcat = self._runs(cp)
+        self.pbounds = np.append(pstart, cp.size)
 
     def _runs(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         start = np.flatnonzero(np.concatenate([[True], c[1:] != c[:-1]])) if c.size else np.zeros(0, np.int64)
@@ -170,13 +173,18 @@ def _figures_last(t: np.ndarray, lay: _Layout) -> dict[str, np.ndarray]:
         _running(lower, out=lower)  # ... of the J values up to a
         if nj > 1:
             conc = np.einsum("abk,abk->k", t[1:, 1:], lower[:-1])
-        n = rj.sum(axis=0)
-        below = lower[-1]  # units with a P below b + 1, so each P value's units:
-        rp = np.concatenate([below[:1], below[1:] - below[:-1], (n - below[-1])[None]])
     else:
         rj = t[:, 0]
-        rp = t.sum(axis=0)  # (P values, tables)
-        n = rp[0]
+    upto = _running(rj)  # units with J values up to a
+    n = upto[-1]
+    # the units with J values up to each category's last one and P values below b (b = 0..npv; a
+    # first row of zeros): whole counts, so the cells of a category's runs of J and P values are two
+    # differences of these
+    ends = np.zeros((lay.jlast.size + 1, npv + 1, k))
+    if npv > 1:
+        ends[1:, 1:npv] = lower[lay.jlast]
+    ends[1:, npv] = upto[lay.jlast]
+    rp = np.diff(ends[-1], axis=0)  # (P values, tables)
     flat = t.reshape(nj * npv, k)
     with np.errstate(invalid="ignore", divide="ignore"):
         # the sums of |J - P| and of the consistent units, one product (the MAE's sum of non-whole
@@ -184,12 +192,12 @@ def _figures_last(t: np.ndarray, lay: _Layout) -> dict[str, np.ndarray]:
         gap, close = lay.sums @ flat
         out["mae"] = np.where(n > 0, gap / n, np.nan)
         out["consistency"] = np.where(n > 0, 100.0 * close / n, np.nan)
-        # the units per pair of categories: each category's run of J values summed, then of P values
-        runs = np.add.reduceat(np.add.reduceat(t, lay.jruns, axis=0), lay.pruns, axis=1)
+        # the units per pair of categories
+        runs = np.diff(np.diff(ends[:, lay.pbounds], axis=0), axis=1)
         o = np.zeros((k, lay.cats.size, lay.cats.size))
         o[:, lay.jcat[:, None], lay.pcat[None, :]] = runs.transpose(2, 0, 1)
         _kappas(out, o, n, lay.cats)
-        mj = _running(rj) - rj + (rj + 1.0) / 2.0
+        mj = upto - rj + (rj + 1.0) / 2.0
         mp = _running(rp) - rp + (rp + 1.0) / 2.0
         cross = np.einsum("ak,ak->k", mj, np.einsum("abk,bk->ak", t, mp))
         _spearman(out, n, cross, (rj * mj ** 2).sum(axis=0), (rp * mp ** 2).sum(axis=0))
