@@ -5,16 +5,19 @@ every (judge, row) at once: what :mod:`.human_agreement` computes once it has ea
 :func:`table_figures` is the figures' definition, one table at a time along the first axis.  The
 bootstrap needs them for every resample of every row (each candidate and the pooled one) and every
 judge: 1,000 resamples x 21 rows x 4 judges at 20 candidates.  :func:`agreement_table_rows` reads
-each row's resamples as one count matrix (resamples x clusters, the draws shared by the judges;
+each row's resamples as one count matrix (clusters x resamples, the draws shared by the judges;
 clusters holding the same cells counted together where that makes it smaller), turns it into every
 judge's tables with one sparse product (cells x resamples: the resamples on the last axis), and
 :func:`_figures_last` computes the figures on that layout, where each step is an operation on whole
-rows of resamples.  The counts are whole numbers, so every sum the figures take of them (n, the
-margins, the category table, the rank sums, the concordant minus discordant pairs) is exact in any
-order (below 2**53: up to about 10^5 units a row) and equals :func:`table_figures`'s; the one sum
-of non-whole numbers, the MAE's, adds each table's cells one after the other in (J, P) order, as
-the bootstrap did before; the kappas take the category table through :func:`table_figures`'s own
-steps.  So the figures are the same numbers, bit for bit.
+rows of resamples.  A row's tables span only the J values its units have (with repeats, a panel's
+ensemble has hundreds of distinct means, a candidate's items about half of them): a J value no
+unit of the row has changes no figure.  The counts are whole numbers, so every sum the figures take
+of them (n, the margins, the category table, the rank sums, Kendall's pairs: 2 C + T - N, the
+pairs lower in both J and P, tied in J only, lower in P, each from running sums) is exact in any
+order (below 2**53: up to about 10^5 units a row) and equals :func:`table_figures`'s; the kappas
+take the category table through :func:`table_figures`'s own steps.  The one sum of non-whole
+numbers, the MAE's, is a BLAS product: it can differ from :func:`table_figures`'s in the last bits
+(a few 1e-16 relative); every other figure is the same number, bit for bit.
 """
 
 from __future__ import annotations
