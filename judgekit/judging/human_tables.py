@@ -15,9 +15,10 @@ unit of the row has changes no figure.  The counts are whole numbers, so every s
 of them (n, the margins, the category table, the rank sums, Kendall's pairs: 2 C + T - N, the
 pairs lower in both J and P, tied in J only, lower in P, each from running sums) is exact in any
 order (below 2**53: up to about 10^5 units a row) and equals :func:`table_figures`'s; the kappas
-take the category table through :func:`table_figures`'s own steps.  The one sum of non-whole
-numbers, the MAE's, is a BLAS product: it can differ from :func:`table_figures`'s in the last bits
-(a few 1e-16 relative); every other figure is the same number, bit for bit.
+take the category table through :func:`table_figures`'s own steps; the one sum of non-whole
+numbers, the MAE's, adds each table's cells one after the other in (J, P) order, as the bootstrap
+did before (a BLAS product would take a pass less, but move the MAE in its last bits).  So the
+figures are the same numbers, bit for bit.
 """
 
 from __future__ import annotations
@@ -128,7 +129,6 @@ class _Layout:
     def __init__(self, vj: np.ndarray, vp: np.ndarray, tol: float, cats: np.ndarray | None = None):
         self.gap = np.abs(vj[:, None] - vp[None, :])
         self.close = (self.gap <= tol + _EPS).astype(float).ravel()
-        self.sums = np.stack([self.gap.ravel(), self.close])  # a table's sum of |J - P| and consistent units
         cj, cp = _categories(vj), _categories(vp)
         # the categories (the judge's, when ``vj`` is some of its values: the kappas then sum as many)
         self.cats = np.unique(np.concatenate([cj, cp])) if cats is None else cats
@@ -190,11 +190,10 @@ def _figures_last(t: np.ndarray, lay: _Layout) -> dict[str, np.ndarray]:
     rp = np.diff(ends[-1], axis=0)  # (P values, tables)
     flat = t.reshape(nj * npv, k)
     with np.errstate(invalid="ignore", divide="ignore"):
-        # the sums of |J - P| and of the consistent units, one product (the MAE's sum of non-whole
-        # numbers in BLAS's order: to the last bits of table_figures's)
-        gap, close = lay.sums @ flat
-        out["mae"] = np.where(n > 0, gap / n, np.nan)
-        out["consistency"] = np.where(n > 0, 100.0 * close / n, np.nan)
+        # the MAE's sum: each table's cells added one by one in (J, P) order, as the bootstrap took it
+        # before (its tables had this memory layout)
+        out["mae"] = np.where(n > 0, (t * lay.gap[:, :, None]).sum(axis=(0, 1)) / n, np.nan)
+        out["consistency"] = np.where(n > 0, 100.0 * (lay.close @ flat) / n, np.nan)
         # the units per pair of categories
         runs = np.diff(np.diff(ends[:, lay.pbounds], axis=0), axis=1)
         o = np.zeros((k, lay.cats.size, lay.cats.size))
