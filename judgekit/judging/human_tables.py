@@ -5,16 +5,20 @@ every (judge, row) at once: what :mod:`.human_agreement` computes once it has ea
 :func:`table_figures` is the figures' definition, one table at a time along the first axis.  The
 bootstrap needs them for every resample of every row (each candidate and the pooled one) and every
 judge: 1,000 resamples x 21 rows x 4 judges at 20 candidates.  :func:`agreement_table_rows` reads
-each row's resamples as one count matrix (resamples x clusters, the draws shared by the judges;
+each row's resamples as one count matrix (clusters x resamples, the draws shared by the judges;
 clusters holding the same cells counted together where that makes it smaller), turns it into every
 judge's tables with one sparse product (cells x resamples: the resamples on the last axis), and
 :func:`_figures_last` computes the figures on that layout, where each step is an operation on whole
-rows of resamples.  The counts are whole numbers, so every sum the figures take of them (n, the
-margins, the category table, the rank sums, the concordant minus discordant pairs) is exact in any
-order (below 2**53: up to about 10^5 units a row) and equals :func:`table_figures`'s; the one sum
-of non-whole numbers, the MAE's, adds each table's cells one after the other in (J, P) order, as
-the bootstrap did before; the kappas take the category table through :func:`table_figures`'s own
-steps.  So the figures are the same numbers, bit for bit.
+rows of resamples.  A row's tables span only the J values its units have (with repeats, a panel's
+ensemble has hundreds of distinct means, a candidate's items about half of them): a J value no
+unit of the row has changes no figure.  The counts are whole numbers, so every sum the figures take
+of them (n, the margins, the category table, the rank sums, Kendall's pairs: 2 C + T - N, the
+pairs lower in both J and P, tied in J only, lower in P, each from running sums) is exact in any
+order (below 2**53: up to about 10^5 units a row) and equals :func:`table_figures`'s; the kappas
+take the category table through :func:`table_figures`'s own steps; the one sum of non-whole
+numbers, the MAE's, adds each table's cells one after the other in (J, P) order, as the bootstrap
+did before (a BLAS product would take a pass less, but move the MAE in its last bits).  So the
+figures are the same numbers, bit for bit.
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ ALL = "all"
 FIGURES = ("kappa", "kappa_linear", "kappa_quadratic", "spearman", "kendall", "mae", "consistency")
 #: at most this many table cells (cells x resamples) at once in the bootstrap (resamples go in blocks)
 _TABLE_CELLS = 500_000
+#: at most this many counts (clusters x resamples) at once in the bootstrap (the draws count a few
+#: resamples at a time, their scattered counts in the cache)
+_DIRECT_COUNTS = 200_000
 #: |J - P| is compared with the tolerance after this slack (a mean of thirds is still exactly 1 away)
 _EPS = 1e-9
 
@@ -119,20 +126,31 @@ def _kendall(out: dict[str, np.ndarray], n: np.ndarray, cd: np.ndarray, n1: np.n
 class _Layout:
     """What :func:`_figures_last` needs of a judge's (vj, vp), computed once."""
 
-    def __init__(self, vj: np.ndarray, vp: np.ndarray, tol: float):
+    def __init__(self, vj: np.ndarray, vp: np.ndarray, tol: float, cats: np.ndarray | None = None):
         self.gap = np.abs(vj[:, None] - vp[None, :])
         self.close = (self.gap <= tol + _EPS).astype(float).ravel()
         cj, cp = _categories(vj), _categories(vp)
-        self.cats = np.unique(np.concatenate([cj, cp]))
+        # the categories (the judge's, when ``vj`` is some of its values: the kappas then sum as many)
+        self.cats = np.unique(np.concatenate([cj, cp])) if cats is None else cats
         self.oj = (cj[None, :] == self.cats[:, None]).astype(float)  # categories x J values
         self.op = (cp[:, None] == self.cats[None, :]).astype(float)  # P values x categories
+        # the values ascend, so each category's are a run: the runs' ends (the J runs' last values, the
+        # P runs' bounds) and their categories
+        jstart, self.jcat = self._runs(cj)
+        self.jlast = np.append(jstart[1:], cj.size) - 1
+        pstart, self.pcat = self._runs(cp)
+        self.pbounds = np.append(pstart, cp.size)
+
+    def _runs(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        start = np.flatnonzero(np.concatenate([[True], c[1:] != c[:-1]])) if c.size else np.zeros(0, np.int64)
+        return start, np.searchsorted(self.cats, c[start])
 
 
-def _running(x: np.ndarray, axis: int = 0) -> np.ndarray:
+def _running(x: np.ndarray, axis: int = 0, out: np.ndarray | None = None) -> np.ndarray:
     """``np.cumsum(x, axis)`` (the same sums, one row after the other), a row of tables at a
     time: numpy's cumsum along an axis other than the last walks it in short strides, ten times
-    slower."""
-    out = np.empty_like(x)
+    slower.  ``out``: where to write them (``x`` itself, in place)."""
+    out = np.empty_like(x) if out is None else out
     src, dst = np.moveaxis(x, axis, 0), np.moveaxis(out, axis, 0)
     dst[0] = src[0]
     for a in range(1, src.shape[0]):
@@ -145,32 +163,49 @@ def _figures_last(t: np.ndarray, lay: _Layout) -> dict[str, np.ndarray]:
     numbers (see the module docstring), each step an operation on whole rows of tables."""
     nj, npv, k = t.shape
     out: dict[str, np.ndarray] = {}
-    rj = t.sum(axis=1)  # (J values, tables)
-    rp = t.sum(axis=0)  # (P values, tables)
-    n = rp.sum(axis=0)
+    # Kendall's concordant minus discordant pairs = 2 C + T - N (every count whole, so exact in any
+    # order): C the pairs lower in both J and P, T those tied in J but not in P, N those lower in P
+    conc = tied_j = np.zeros(k)
+    if npv > 1:
+        lower = np.empty((nj, npv - 1, k))  # lower[a, b - 1]: units of J value a with a P below b
+        lower[:, 0] = t[:, 0]
+        for b in range(2, npv):
+            np.add(lower[:, b - 2], t[:, b - 1], out=lower[:, b - 1])
+        rj = lower[:, -1] + t[:, -1]  # (J values, tables)
+        tied_j = np.einsum("abk,abk->k", t[:, 1:], lower)
+        _running(lower, out=lower)  # ... of the J values up to a
+        if nj > 1:
+            conc = np.einsum("abk,abk->k", t[1:, 1:], lower[:-1])
+    else:
+        rj = t[:, 0]
+    upto = _running(rj)  # units with J values up to a
+    n = upto[-1]
+    # the units with J values up to each category's last one and P values below b (b = 0..npv; a
+    # first row of zeros): whole counts, so the cells of a category's runs of J and P values are two
+    # differences of these
+    ends = np.zeros((lay.jlast.size + 1, npv + 1, k))
+    if npv > 1:
+        ends[1:, 1:npv] = lower[lay.jlast]
+    ends[1:, npv] = upto[lay.jlast]
+    rp = np.diff(ends[-1], axis=0)  # (P values, tables)
     flat = t.reshape(nj * npv, k)
     with np.errstate(invalid="ignore", divide="ignore"):
         # the MAE's sum: each table's cells added one by one in (J, P) order, as the bootstrap took it
         # before (its tables had this memory layout)
         out["mae"] = np.where(n > 0, (t * lay.gap[:, :, None]).sum(axis=(0, 1)) / n, np.nan)
         out["consistency"] = np.where(n > 0, 100.0 * (lay.close @ flat) / n, np.nan)
-        # the units per pair of categories: J values grouped, then P values
-        o = np.einsum("cbk,bd->kcd", (lay.oj @ t.reshape(nj, npv * k)).reshape(-1, npv, k), lay.op)
-        _kappas(out, np.ascontiguousarray(o), n, lay.cats)
-        mj = _running(rj) - rj + (rj + 1.0) / 2.0
+        # the units per pair of categories
+        runs = np.diff(np.diff(ends[:, lay.pbounds], axis=0), axis=1)
+        o = np.zeros((k, lay.cats.size, lay.cats.size))
+        o[:, lay.jcat[:, None], lay.pcat[None, :]] = runs.transpose(2, 0, 1)
+        _kappas(out, o, n, lay.cats)
+        mj = upto - rj + (rj + 1.0) / 2.0
         mp = _running(rp) - rp + (rp + 1.0) / 2.0
         cross = np.einsum("ak,ak->k", mj, np.einsum("abk,bk->ak", t, mp))
         _spearman(out, n, cross, (rj * mj ** 2).sum(axis=0), (rp * mp ** 2).sum(axis=0))
-        # concordant minus discordant pairs: each unit against those with a lower J, counted +1 when
-        # their P is lower and -1 when it is higher
-        sign = _running(t, axis=1)  # units of the J value with P at most b, then
-        sign *= 2.0                 # ... those with a lower P less those with a higher one
-        sign -= t
-        sign -= rj[:, None, :]
-        below = _running(sign)      # ... summed over the lower J values
-        below -= sign
-        cd = np.einsum("abk,abk->k", t, below)
-        _kendall(out, n, cd, (rj * (rj - 1.0) / 2.0).sum(axis=0), (rp * (rp - 1.0) / 2.0).sum(axis=0))
+        lower_p = (rp * (mp - (rp + 1.0) / 2.0)).sum(axis=0)
+        _kendall(out, n, 2.0 * conc + tied_j - lower_p, (rj * (rj - 1.0) / 2.0).sum(axis=0),
+                 (rp * (rp - 1.0) / 2.0).sum(axis=0))
     return out
 
 
@@ -348,13 +383,14 @@ class _Judge:
     cell: np.ndarray
     close: np.ndarray
     layout: _Layout
+    tol: float
 
     @classmethod
     def of(cls, has: np.ndarray, jv: np.ndarray, u: _Units, tol: float) -> _Judge:
         vj, code = np.unique(jv[has], return_inverse=True)
         code = code.reshape(-1)
         close = np.abs(vj[code] - u.vp[u.bp[has]]) <= tol + _EPS
-        return cls(has, vj, code * u.vp.size + u.bp[has], close, _Layout(vj, u.vp, tol))
+        return cls(has, vj, code * u.vp.size + u.bp[has], close, _Layout(vj, u.vp, tol), tol)
 
 
 def _bootstrap(u: _Units, per: list[_Judge], chosen_rows: list[np.ndarray], keys: list[str],
@@ -365,7 +401,6 @@ def _bootstrap(u: _Units, per: list[_Judge], chosen_rows: list[np.ndarray], keys
     samples = options.bootstrap_samples
     npv = u.vp.size
     boot = [{f: np.full((len(chosen_rows), samples), np.nan) for f in FIGURES} for _ in per]
-    offsets = np.concatenate([[0], np.cumsum([j.vj.size * npv for j in per])]).astype(np.int64)
     local = np.full(u.owner.size, -1, dtype=np.int64)
     for r, chosen in enumerate(chosen_rows):
         m = chosen.size
@@ -374,7 +409,18 @@ def _bootstrap(u: _Units, per: list[_Judge], chosen_rows: list[np.ndarray], keys
         local[:] = -1
         local[chosen] = np.arange(m)
         at = [local[u.cluster[j.has]] for j in per]
-        cells = np.concatenate([offsets[jn] + j.cell[a >= 0] for jn, (j, a) in enumerate(zip(per, at))])
+        # each judge's tables over the J values its units in the row have (a J value no unit of the
+        # row has is a row of zeros in every resample: it changes no figure), its cells renumbered
+        lays, row_cells = [], []
+        for j, a in zip(per, at):
+            cell = j.cell[a >= 0]
+            seen = np.zeros(j.vj.size, dtype=bool)
+            seen[cell // npv] = True
+            renumber = np.cumsum(seen) - 1
+            row_cells.append(renumber[cell // npv] * npv + cell % npv)
+            lays.append(j.layout if seen.all() else _Layout(j.vj[seen], u.vp, j.tol, j.layout.cats))
+        offsets = np.concatenate([[0], np.cumsum([lay.gap.size for lay in lays])]).astype(np.int64)
+        cells = np.concatenate([offsets[jn] + c for jn, c in enumerate(row_cells)])
         cols = np.concatenate([a[a >= 0] for a in at])
         # a table's count is at most m draws times a cluster's cells: below 2**24, single precision
         # holds every count and sum of counts exactly (the product below)
@@ -395,15 +441,23 @@ def _bootstrap(u: _Units, per: list[_Judge], chosen_rows: list[np.ndarray], keys
         for idx in _draws(_rng(options.bootstrap_seed, f"human:{keys[r]}"), m, samples):
             k = idx.shape[0]
             drawn = group[idx] if grouped else idx
-            drawn += (np.arange(k) * width)[:, None]  # each resample's counts in a row of its own
-            counts = np.bincount(drawn.ravel(), minlength=k * width).reshape(k, width)
-            tables = incidence @ np.ascontiguousarray(counts.T, dtype=exact)  # cells x resamples
-            for jn, j in enumerate(per):
-                size = j.vj.size * npv
+            # each resample's draws counted per cluster, straight into the product's layout (clusters
+            # x resamples), a few resamples at a time so that the counts stay in the cache
+            counts = np.empty((width, k), dtype=exact)
+            step = max(1, _DIRECT_COUNTS // width)
+            for lo in range(0, k, step):
+                part = drawn[lo:lo + step]
+                ks = part.shape[0]
+                part *= ks
+                part += np.arange(ks)[:, None]
+                counts[:, lo:lo + ks] = np.bincount(part.ravel(), minlength=ks * width).reshape(width, ks)
+            tables = incidence @ counts  # cells x resamples
+            for jn, lay in enumerate(lays):
+                size = lay.gap.size
                 step = max(1, _TABLE_CELLS // max(size, 1))
                 for lo in range(0, k if size else 0, step):
-                    t = tables[offsets[jn]:offsets[jn + 1], lo:lo + step].reshape(j.vj.size, npv, -1)
-                    for f, v in _figures_last(t.astype(float), j.layout).items():
+                    t = tables[offsets[jn]:offsets[jn + 1], lo:lo + step].reshape(lay.gap.shape[0], npv, -1)
+                    for f, v in _figures_last(t.astype(float), lay).items():
                         boot[jn][f][r, done + lo:done + lo + v.size] = v
             done += k
     return boot

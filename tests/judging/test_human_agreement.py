@@ -369,6 +369,34 @@ def test_resamples_last_figures_are_table_figures_bit_for_bit(seed):
         assert np.allclose(got[f], dense[f], rtol=1e-13, atol=0, equal_nan=True), f
 
 
+@pytest.mark.parametrize("nj,npv", [(1, 1), (1, 4), (6, 1), (2, 2)])
+def test_resamples_last_figures_of_one_value_or_one_label(nj, npv):
+    """The running sums' edge cases: one J value (no lower J), one P value (no lower P)."""
+    rng = np.random.default_rng(nj * 10 + npv)
+    vj, vp = np.arange(nj) / 3.0 - 0.5, np.arange(npv) - 1.0
+    t = rng.poisson(2.0, size=(nj, npv, 50)).astype(float)
+    got = _figures_last(t, _Layout(vj, vp, 1.0))
+    want = table_figures(t.transpose(2, 0, 1), vj, vp)
+    for f in FIGURES:
+        assert np.array_equal(got[f], want[f], equal_nan=True), f
+
+
+def test_a_rows_own_j_values_give_the_figures_of_all_the_judges():
+    """A row's tables over only the J values its units have (the bootstrap's layout per row), the
+    kappas on the judge's categories: the same figures, bit for bit, as over every J value."""
+    rng = np.random.default_rng(7)
+    vj, vp = np.unique(rng.integers(-36, 37, size=30) / 18.0), np.arange(-2.0, 3.0)
+    t = rng.poisson(1.5, size=(vj.size, vp.size, 200)).astype(float)
+    seen = rng.random(vj.size) < 0.5
+    seen[[0, -1]] = False, True  # the row lacks the lowest value (and its category, maybe)
+    t[~seen] = 0.0
+    whole = _Layout(vj, vp, 1.0)
+    got = _figures_last(np.ascontiguousarray(t[seen]), _Layout(vj[seen], vp, 1.0, whole.cats))
+    want = _figures_last(t, whole)
+    for f in FIGURES:
+        assert np.array_equal(got[f], want[f], equal_nan=True), f
+
+
 def test_running_sums_are_cumsum():
     x = np.random.default_rng(0).integers(0, 9, size=(7, 4, 5)).astype(float)
     for axis in range(3):
