@@ -223,11 +223,11 @@ class Columns:
         if not all(k in recs[0] and k in recs[-1] for k in names):
             return
         try:
-            fields = list(zip(*map(itemgetter(*names), recs)))
+            rows = list(map(itemgetter(*names), recs))
         except KeyError:
             return
-        for k, values in zip(names, fields):
-            self.__dict__[f"pre:{k}"] = list(values)
+        for j, k in enumerate(names):  # (a pass over the tuples per field beats zip(*rows) and list())
+            self.__dict__[f"pre:{k}"] = list(map(itemgetter(j), rows))
 
     # -- raw fields -------------------------------------------------------------------------------
     @cached_property
