@@ -18,11 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from .agreement import POOLED, Level, matrix_alpha
+from .agreement import POOLED, Level
 
-__all__ = ["rating_matrix", "matrix_agreement_rows", "group_alphas"]
-
-_MISSING = object()
+__all__ = ["rating_matrix", "matrix_agreement_rows", "coded_agreement_rows", "group_alphas"]
 
 
 def rating_matrix(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]], kind: str,
@@ -56,18 +54,32 @@ def rating_matrix(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]], k
     return m, list(units)
 
 
-def group_alphas(m: np.ndarray, group: np.ndarray, groups: int, level: Level) -> list[float | None]:
+def group_alphas(m: np.ndarray, group: np.ndarray, groups: int, level: Level, *, pooled: bool = False
+                 ) -> list[float | None]:
     """:func:`~judgekit.judging.agreement.matrix_alpha` of each group's columns of ``m`` (judges x
     units, NaN: no rating; ``group`` each unit's group 0..``groups``-1, -1 for none): every group's
     coincidence matrix built at once (:mod:`.alpha`), over the distinct values of all pairable
     units (a value a group lacks has no marginal there, which changes none of its sums).  The same
-    figures as the ``krippendorff`` package up to the order of floating-point summation."""
-    from .alpha import _alpha, alpha_from_coincidences
-
-    out: list[float | None] = [None] * groups
+    figures as the ``krippendorff`` package up to the order of floating-point summation.  With
+    ``pooled``, one more: every unit's (what ``group_alphas(m, zeros, 1, level)`` gives), counted in
+    the same passes when every pairable unit has a group."""
     rated = ~np.isnan(m)
     count = rated.sum(axis=0)
     keep = (count >= 2) & (group >= 0)
+    if pooled:
+        if np.array_equal(keep, count >= 2):  # the pooled group: one more group of every unit
+            group = np.where(keep, group, groups)
+            extra = np.full(group.size, groups)
+            return _coincidence_alphas(m, rated, count, keep, group, groups + 1, level, extra)
+        return group_alphas(m, group, groups, level) + group_alphas(m, np.zeros(m.shape[1], dtype=np.intp), 1, level)
+    return _coincidence_alphas(m, rated, count, keep, group, groups, level)
+
+
+def _coincidence_alphas(m, rated, count, keep, group, groups, level, extra=None) -> list[float | None]:
+    """:func:`group_alphas` of the kept units; ``extra``: each unit's second group (the pooled one)."""
+    from .alpha import _alpha, alpha_from_coincidences
+
+    out: list[float | None] = [None] * groups
     if m.shape[0] < 2 or not keep.any():
         return out
     sub, ok, g = m[:, keep], rated[:, keep], group[keep]
@@ -78,12 +90,18 @@ def group_alphas(m: np.ndarray, group: np.ndarray, groups: int, level: Level) ->
     weight = 1.0 / (count[keep] - 1.0)
     flat = np.zeros(groups * V * V)
     J = sub.shape[0]
+    e = None if extra is None else extra[keep]
     for a in range(J):  # every ordered pair of distinct ratings of a unit adds 1 / (m_u - 1)
         for b in range(J):
             if a != b:
                 both = ok[a] & ok[b]
-                flat += np.bincount((g[both] * V + codes[a, both]) * V + codes[b, both], weights=weight[both],
-                                    minlength=groups * V * V)
+                cell = codes[a, both] * V + codes[b, both]
+                w = weight[both]
+                if e is None:
+                    flat += np.bincount(g[both] * V * V + cell, weights=w, minlength=groups * V * V)
+                else:  # each unit into its group and the pooled one (each bin still in unit order)
+                    flat += np.bincount(np.concatenate([g[both] * V * V + cell, e[both] * V * V + cell]),
+                                        weights=np.concatenate([w, w]), minlength=groups * V * V)
     o = flat.reshape(groups, V, V)
     obs, exp, n = alpha_from_coincidences(o, values, level)
     alpha = _alpha(obs, exp, n)
@@ -94,39 +112,44 @@ def group_alphas(m: np.ndarray, group: np.ndarray, groups: int, level: Level) ->
     return out
 
 
-def _agreement(m: np.ndarray, judges: list[str], level: Level, alpha: Any = _MISSING) -> dict[str, Any]:
-    rated = np.count_nonzero(~np.isnan(m), axis=0)
-    pairable = rated >= 2
-    total = int(np.count_nonzero(pairable))
-    full = None
-    if total:
-        p = m[:, pairable]
-        with np.errstate(invalid="ignore"):
-            same = int(np.count_nonzero(np.nanmax(p, axis=0) == np.nanmin(p, axis=0)))
-        full = same / total
-    if alpha is _MISSING:
-        alpha = matrix_alpha(m, level) if len(judges) >= 2 else None
-    return {"judges": list(judges), "krippendorff_alpha": alpha, "level": level, "full_agreement": full,
-            "items": total}
-
-
 def matrix_agreement_rows(m: np.ndarray, units: Sequence[Hashable], judges: Sequence[str], level: Level, *,
                           quantity: str, groups: Sequence[str], name: str = "model") -> list[dict[str, Any]]:
     """:func:`judgekit.judging.agreement.agreement_rows` of the ratings ``m`` (judges x ``units``;
     a unit's first element names its group): each of ``groups`` with items, then :data:`POOLED`."""
-    judges = list(judges)
-    names = [*groups, POOLED]
     lookup = {g: k for k, g in enumerate(groups)}
     code = np.fromiter((lookup.get(u[0], -1) for u in units), dtype=np.intp, count=len(units))
+    return coded_agreement_rows(m, code, judges, level, quantity=quantity, groups=groups, name=name)
+
+
+def coded_agreement_rows(m: np.ndarray, code: np.ndarray, judges: Sequence[str], level: Level, *,
+                         quantity: str, groups: Sequence[str], name: str = "model") -> list[dict[str, Any]]:
+    """:func:`matrix_agreement_rows` with each unit's group as its position in ``groups`` (``code``;
+    -1: none of them; a name twice in ``groups``: its last position)."""
+    judges = list(judges)
+    names = [*groups, POOLED]
     if len(judges) >= 2:  # every group's alpha at once, and the pooled one
-        alphas = group_alphas(m, code, len(groups), level) + group_alphas(m, np.zeros(len(units), dtype=np.intp), 1,
-                                                                         level)
+        alphas = group_alphas(m, code, len(groups), level, pooled=True)
     else:
         alphas = [None] * len(names)
+    # per unit: pairable (two ratings or more) and, if so, every rating the same; each group's
+    # counted on its units (the pooled row: every unit): the share of pairable units in full
+    # agreement, and how many are pairable
+    pairable = np.count_nonzero(~np.isnan(m), axis=0) >= 2
+    same = np.zeros(m.shape[1], dtype=bool)
+    if pairable.any():
+        p = m[:, pairable]
+        with np.errstate(invalid="ignore"):
+            same[pairable] = np.nanmax(p, axis=0) == np.nanmin(p, axis=0)
+    G = len(groups)
+    mine = code >= 0
+    units, totals, sames = (np.append(np.bincount(code[mine & w], minlength=G), np.count_nonzero(w))
+                            for w in (np.ones(m.shape[1], dtype=bool), pairable, same & pairable))
+    lookup = {g: k for k, g in enumerate(groups)}
     out = []
     for group in names:
-        k = len(groups) if group == POOLED else lookup[group]
-        sel = m if group == POOLED else m[:, code == k]
-        if sel.shape[1]:
-            out.append({"quantity": quantity, name: group, **_agreement(sel, judges, level, alphas[k])})
+        k = G if group == POOLED else lookup[group]
+        if units[k]:
+            total = int(totals[k])
+            out.append({"quantity": quantity, name: group, "judges": list(judges), "krippendorff_alpha": alphas[k],
+                        "level": level, "full_agreement": int(sames[k]) / total if total else None, "items": total})
     return out

@@ -35,7 +35,9 @@ import numpy as np
 
 from .intervals import _draws, _percentiles, _rng
 
-__all__ = ["alpha_from_coincidences", "grouped_alpha", "matrix_grouped_alpha"]
+__all__ = ["alpha_from_coincidences", "grouped_alpha", "matrix_grouped_alpha", "subset_alphas", "unit_features"]
+
+_MISSING = object()
 
 
 def _delta(values: np.ndarray, marginals: np.ndarray, level: str) -> np.ndarray:
@@ -113,20 +115,67 @@ def grouped_alpha(ratings: Mapping[Hashable, Mapping[str, float | None]], judges
 
 
 def matrix_grouped_alpha(grid: np.ndarray, unit_group: np.ndarray, unit_cluster: np.ndarray, gnames: Sequence[Hashable],
-                         clusters: int, level: str, *, samples: int, interval_level: float, seed: int, key: str
-                         ) -> dict[str, Any]:
+                         clusters: int, level: str, *, samples: int, interval_level: float, seed: int, key: str,
+                         features: Any = _MISSING) -> dict[str, Any]:
     """:func:`grouped_alpha` of a units x judges matrix of ratings (NaN: no rating): each unit's
     group (an index into ``gnames``; -1: none of them) and cluster (0 .. ``clusters`` - 1, numbered
-    in order of first appearance)."""
+    in order of first appearance).  ``features``: :func:`unit_features` of ``grid`` at ``level``,
+    when the caller has them."""
+    got = unit_features(grid, level) if features is _MISSING else features
+    if got is None:
+        return _empty(gnames)
+    values, keep, per_unit = got
+    return _grouped(values, keep, per_unit, level, unit_group, unit_cluster, gnames, clusters, samples=samples,
+                    interval_level=interval_level, seed=seed, key=key)
+
+
+def subset_alphas(grid: np.ndarray, unit_group: np.ndarray, unit_cluster: np.ndarray, subsets: Sequence[np.ndarray],
+                  gnames: Sequence[Hashable], level: str, features: Any = _MISSING) -> list[dict[str, Any]]:
+    """:func:`matrix_grouped_alpha` without an interval on each subset of the units (positions,
+    e.g. one repeat's units), its clusters numbered as ``np.unique`` sorts them: the same figures,
+    with each unit's coincidences computed once for all the subsets (``features`` as
+    :func:`matrix_grouped_alpha` takes them)."""
+    got = unit_features(grid, level) if features is _MISSING else features
+    out = []
+    for sel in subsets:
+        if got is None or sel.size == 0:
+            out.append(matrix_grouped_alpha(grid[sel], unit_group[sel], np.zeros(sel.size, dtype=np.intp), gnames, 0,
+                                            level, samples=0, interval_level=0.95, seed=0, key=""))
+            continue
+        values, keep, per_unit = got
+        rated = ~np.isnan(grid[sel])
+        present = np.unique(grid[sel][rated])
+        if grid.shape[1] < 2 or present.size < 1:
+            out.append(_empty(gnames))
+            continue
+        part = per_unit[sel]
+        if level != "interval" and present.size < values.size:  # the subset's own values: drop the others
+            at = np.searchsorted(values, present)
+            V = values.size
+            part = part.reshape(-1, V, V)[:, at][:, :, at].reshape(sel.size, -1)
+        _, cl = np.unique(unit_cluster[sel], return_inverse=True)
+        cl = cl.ravel()
+        out.append(_grouped(present, keep[sel], part, level, unit_group[sel], cl, gnames, int(cl.max()) + 1,
+                            samples=0, interval_level=0.95, seed=0, key=""))
+    return out
+
+
+def _empty(gnames: Sequence[Hashable]) -> dict[str, Any]:
+    return {"groups": {g: (None, None, None) for g in gnames}, "across": (None, None, None),
+            "within": (None, None, None)}
+
+
+def unit_features(grid: np.ndarray, level: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """What :func:`matrix_grouped_alpha` reads of each unit of ``grid``: (the distinct values rated,
+    which units have two ratings or more, each unit's features: the level's sums, zero for a unit
+    that is not pairable); None without two judges or a rating."""
     n_units, n_judges = grid.shape
     rated = ~np.isnan(grid)
     present = np.unique(grid[rated])
-    empty = {"groups": {g: (None, None, None) for g in gnames}, "across": (None, None, None),
-             "within": (None, None, None)}
     if n_judges < 2 or present.size < 1 or not n_units:
-        return empty
+        return None
     values = present
-    V, G = values.size, len(gnames)
+    V = values.size
     if level == "interval":
         # the interval metric needs no coincidence matrix: per unit, its pairable values' count,
         # sum, sum of squares and sum over ordered pairs of (v_i - v_j)^2 / (m_u - 1) =
@@ -139,24 +188,44 @@ def matrix_grouped_alpha(grid: np.ndarray, unit_group: np.ndarray, unit_cluster:
         per_unit[keep, 1] = s1[keep]
         per_unit[keep, 2] = s2[keep]
         per_unit[keep, 3] = 2.0 * (m[keep] * s2[keep] - s1[keep] ** 2) / (m[keep] - 1)
-        K = 4
+        return values, keep, per_unit
+    u_of, j_of = np.nonzero(rated)
+    got = grid[u_of, j_of]
+    if V <= 16:  # each rating's value's position in values: the values below it, counted
+        code = np.zeros(got.size, dtype=np.intp)
+        for v in values[:-1]:
+            code += got > v
     else:
-        counts = np.zeros((n_units, V))
-        u_of, j_of = np.nonzero(rated)
-        np.add.at(counts, (u_of, np.searchsorted(values, grid[u_of, j_of])), 1.0)
-        m = counts.sum(axis=1)
-        keep = m >= 2
-        per_unit = (counts[:, :, None] * counts[:, None, :] - counts[:, :, None] * np.eye(V)[None])
-        per_unit[keep] /= (m[keep] - 1)[:, None, None]
-        per_unit[~keep] = 0.0
-        per_unit = per_unit.reshape(n_units, V * V)
-        K = V * V
-    # clusters x (groups x K)
-    # each (cluster, group) cell's units summed in unit order (np.bincount adds in input order)
+        code = np.searchsorted(values, got)
+    counts = np.bincount(u_of * V + code, minlength=n_units * V).reshape(n_units, V).astype(float)
+    m = np.count_nonzero(rated, axis=1).astype(float)  # the unit's ratings: its counts' sum
+    keep = m >= 2
+    # (n_uc n_uk - [c = k] n_uc) / (m_u - 1): the products, the diagonal less n_uc, then divided
+    # (the same operations on the same whole numbers as the formula; 0 for a unit not pairable)
+    whole = bool(keep.all())
+    c = counts if whole else counts[keep]
+    o = np.einsum("uc,uk->uck", c, c)
+    diagonal = o.reshape(-1, V * V)[:, ::V + 1]
+    diagonal -= c
+    o /= (m if whole else m[keep])[:, None, None] - 1
+    if whole:
+        return values, keep, o.reshape(n_units, V * V)
+    per_unit = np.zeros((n_units, V * V))
+    per_unit[keep] = o.reshape(-1, V * V)
+    return values, keep, per_unit
+
+
+def _grouped(values: np.ndarray, keep: np.ndarray, per_unit: np.ndarray, level: str, unit_group: np.ndarray,
+             unit_cluster: np.ndarray, gnames: Sequence[Hashable], clusters: int, *, samples: int,
+             interval_level: float, seed: int, key: str) -> dict[str, Any]:
+    """:func:`matrix_grouped_alpha` from :func:`unit_features`."""
+    V, G, K = values.size, len(gnames), per_unit.shape[1]
+    # clusters x (groups x K): each (cluster, group) cell's units summed in unit order (np.bincount
+    # adds in input order; one bincount over every unit's K features, bin = cell x K + feature)
     use = np.flatnonzero(keep & (unit_group >= 0))
     slot = unit_cluster[use] * G + unit_group[use]
-    C = np.column_stack([np.bincount(slot, weights=per_unit[use, k], minlength=clusters * G) for k in range(K)])
-    C = C.reshape(clusters, G * K)
+    C = np.bincount((slot[:, None] * K + np.arange(K)).ravel(), weights=per_unit[use].ravel(),
+                    minlength=clusters * G * K).reshape(clusters, G * K)
 
     def sums(f: np.ndarray):
         """(observed, expected disagreement sums, n) of feature rows f (R x K)."""

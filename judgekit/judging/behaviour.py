@@ -19,12 +19,12 @@ already negated back for the swapped order; None for a failure) and optionally `
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["pairwise_behaviour"]
+__all__ = ["pairwise_behaviour", "pooled_within", "rank_dots"]
 
 
 def _sign(v: int) -> int:
@@ -32,9 +32,12 @@ def _sign(v: int) -> int:
 
 
 def _ranks(xs: list[float]) -> np.ndarray:
-    """1-based ranks, tied values sharing their average rank (scipy.stats.rankdata's "average")."""
+    """1-based ranks, tied values sharing their average rank (scipy.stats.rankdata's "average"):
+    each distinct value's (first + last position + 1) / 2 in sorted order."""
     x = np.asarray(xs, dtype=float)
-    order = np.argsort(x, kind="mergesort")
+    # tied values share their rank, so the order among them does not matter: any sort will do;
+    # NaNs (sorted last, each a rank of its own in their order) need the stable one
+    order = np.argsort(x, kind="mergesort" if np.isnan(x).any() else None)
     ordered = x[order]
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
     ends = np.r_[starts[1:], x.size]
@@ -43,16 +46,53 @@ def _ranks(xs: list[float]) -> np.ndarray:
     return ranks
 
 
-def _spearman(xs: list[float], ys: list[float]) -> float | None:
-    """Spearman's rho (Pearson's r of the average ranks, as scipy.stats.spearmanr computes it, without
-    importing scipy.stats: 1.5 s of CPU at every run's start); None below 3 pairs or without variation."""
-    if len(xs) < 3 or len(set(xs)) < 2 or len(set(ys)) < 2:
-        return None
+def _varies(x: np.ndarray) -> bool:
+    """``len(set(x.tolist())) >= 2``: two values differ (each NaN, a new float object, counts as
+    a value of its own)."""
+    return x.size >= 2 and bool(np.isnan(x).any() or x.min() != x.max())
+
+
+def rank_dots(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float, float]:
+    """(sum rx ry, sum rx^2, sum ry^2) of the average ranks of ``xs`` and ``ys``, each centred on
+    its mean: what Spearman's rho (:func:`_spearman`) and its pooling within groups
+    (:func:`pooled_within`) are made of."""
     rx, ry = _ranks(xs), _ranks(ys)
     rx -= rx.mean()
     ry -= ry.mean()
-    rho = float(np.dot(rx, ry) / np.sqrt(np.dot(rx, rx) * np.dot(ry, ry)))
+    return float(np.dot(rx, ry)), float(np.dot(rx, rx)), float(np.dot(ry, ry))
+
+
+def _rho(sxy: float, sxx: float, syy: float) -> float | None:
+    """Pearson's r of centred ranks from :func:`rank_dots`, clipped to [-1, 1]; None for NaN."""
+    rho = float(np.float64(sxy) / np.sqrt(np.float64(sxx) * np.float64(syy)))
     return min(1.0, max(-1.0, rho)) if rho == rho else None
+
+
+def _spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """Spearman's rho (Pearson's r of the average ranks, as scipy.stats.spearmanr computes it, without
+    importing scipy.stats: 1.5 s of CPU at every run's start); None below 3 pairs or without variation."""
+    x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+    if x.size < 3 or not _varies(x) or not _varies(y):
+        return None
+    return _rho(*rank_dots(x, y))
+
+
+def pooled_within(parts: Iterable[tuple[int, float, float, float]]) -> float | None:
+    """Spearman's rho pooled within groups from each group's (pairs, :func:`rank_dots`), in group
+    order (groups of fewer than 2 pairs left out): Pearson's r of all the centred ranks together.
+    None below 3 pairs or without variation."""
+    sxy = sxx = syy = 0.0
+    pairs = 0
+    for n, xy, xx, yy in parts:
+        if n < 2:
+            continue
+        sxy += xy
+        sxx += xx
+        syy += yy
+        pairs += n
+    if pairs < 3 or sxx <= 0 or syy <= 0:
+        return None
+    return min(1.0, max(-1.0, sxy / float(np.sqrt(sxx * syy))))
 
 
 def pairwise_behaviour(judgments: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

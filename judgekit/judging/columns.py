@@ -146,13 +146,14 @@ def codes(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
 
 def first_order(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(each key's number, the keys numbered in order of first appearance; each number's first
-    position).  ``key``: one integer per position, or rows of integers (positions x columns)."""
+    position).  ``key``: one integer per position, or rows of integers (positions x columns); any
+    other sortable values (text, floats) one per position."""
     n = key.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
-    if key.dtype.kind not in "iu" or (key.dtype.kind == "u" and key.dtype.itemsize < 8):
+    if key.dtype.kind == "b" or (key.dtype.kind == "u" and key.dtype.itemsize < 8):
         key = key.astype(np.int64)
-    small = key.dtype.kind == "i"  # (a uint64 key takes the general sorts)
+    small = key.dtype.kind == "i"  # (a uint64, text or float key takes the general sorts)
     if small and key.ndim == 2:  # rows of small integers: one integer each (mixed radix), when it fits
         lo, hi = key.min(axis=0), key.max(axis=0)
         span = (hi - lo + 1).astype(object)  # Python integers: the product cannot overflow
@@ -396,6 +397,25 @@ class Columns:
         out[vok, 4] = np.where(np.isnan(ref), 0.0, ref)
         out[vok, 5] = 1.0
         return out
+
+    # -- panel29: what the behaviour figures read ------------------------------------------------
+    @cached_property
+    def called(self) -> np.ndarray:
+        """``r.get("error_kind") != "candidate_failed"``: a judgment the judge was asked (a failed
+        candidate's has no judge call and says nothing about the judge)."""
+        from itertools import repeat
+        from operator import ne
+
+        values = self.error_kind
+        if not values.count("candidate_failed"):  # (list.count: the same ==, in C)
+            return np.ones(self.n, dtype=bool)
+        return np.fromiter(map(ne, values, repeat("candidate_failed")), dtype=bool, count=self.n)
+
+    @cached_property
+    def plain_scores(self) -> bool:
+        """Every ``r.get("score")`` is None, an int or a float (by type: no bool, str or NumPy
+        number), so :attr:`float_score` is ``float()`` of every pairwise record's score."""
+        return set(map(type, self.raw_score)) <= {int, float, type(None)}
 
 
 def columns(records: Sequence[Mapping[str, Any]]) -> Columns:

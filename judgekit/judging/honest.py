@@ -30,11 +30,13 @@ from typing import Any
 import numpy as np
 
 from ..plural import plural
-from .alpha import grouped_alpha, matrix_grouped_alpha
-from .columns import columns
-from .behaviour import _ranks
+from .alpha import grouped_alpha, matrix_grouped_alpha, subset_alphas, unit_features
+from .columns import columns, first_order
+from .behaviour import pooled_within, rank_dots
+from .behaviour_table import length_within
 from .multiplicity import adjust_comparisons
-from .panel import ALL, QUANTITIES, rated_matrix
+from .keys import packed
+from .panel import ALL, QUANTITIES, candidate_codes, rated
 from .rates import wilson
 from .uncertainty import FIGURE_MIN_ITEMS, IntervalOptions, min_items_for
 
@@ -44,8 +46,6 @@ __all__ = ["DEGENERATE_MIN", "annotate", "interval_line", "flag_lines", "model_f
 
 #: a judge is called degenerate only with at least this many judgments behind the extreme share
 DEGENERATE_MIN = 10
-
-_NO_CALL = "candidate_failed"
 
 
 # -- results rows ----------------------------------------------------------------------------------
@@ -73,6 +73,12 @@ def _row_items_columns(records: list) -> dict[tuple[str, str, str], int]:
     if sel.size == 0:
         return {}
     (mc, mnames), (ic, _) = col.model, col.index
+    (tc, _), (cc, _) = col.task, col.category
+    # the distinct (model, index, task, category) of the judged records, then each level's cells
+    # from those (a few per item, not every record)
+    key = packed([mc[sel], ic[sel], tc[sel], cc[sel]])
+    judged = np.unique(key, axis=0 if key.ndim == 2 else None, return_index=True)[1]
+    sel = sel[judged]
     out: dict[tuple[str, str, str], int] = {}
     for level in ("task", "category", "overall"):
         gc, gnames = col.level(level)
@@ -84,51 +90,12 @@ def _row_items_columns(records: list) -> dict[tuple[str, str, str], int]:
     return out
 
 
-def _length_pairs(records: Sequence[Mapping[str, Any]]) -> list[tuple[list[float], list[float]]]:
-    """Per candidate (in order of first appearance), the (length difference, verdict) of its
-    pairwise judgments with a judge call, a verdict and a length difference, in record order."""
-    if isinstance(records, list):
-        col = columns(records)
-        raw = col.raw_score
-        ok = (col.kind_is("pairwise") & np.fromiter((e != _NO_CALL for e in col.error_kind), dtype=bool, count=col.n)
-              & np.fromiter((s is not None for s in raw), dtype=bool, count=col.n) & ~np.isnan(col.length_diff))
-        pos = np.flatnonzero(ok)
-        mc = col.model[0][pos]
-        out = []
-        for code in list(dict.fromkeys(mc.tolist())):
-            mine = pos[mc == code]
-            out.append((col.length_diff[mine].tolist(), [float(raw[i]) for i in mine.tolist()]))
-        return out
-    per: dict[str, tuple[list[float], list[float]]] = {}
-    for r in records:
-        if (r.get("kind") == "pairwise" and r.get("error_kind") != _NO_CALL and r.get("score") is not None
-                and r.get("length_diff") is not None):
-            xs, ys = per.setdefault(str(r["model"]), ([], []))
-            xs.append(float(r["length_diff"]))
-            ys.append(float(r["score"]))
-    return list(per.values())
-
-
 # -- behaviour -------------------------------------------------------------------------------------
 def pooled_within_spearman(groups: Sequence[tuple[Sequence[float], Sequence[float]]]) -> float | None:
     """Spearman's rho pooled within groups: each group's (x, y) ranked within the group and
     centred on its mean rank, then Pearson's r of all the centred ranks together.  With one group
     it is Spearman's rho; a group shifting both x and y adds nothing.  None without variation."""
-    sxy = sxx = syy = 0.0
-    pairs = 0
-    for xs, ys in groups:
-        if len(xs) < 2:
-            continue
-        rx, ry = _ranks(list(xs)), _ranks(list(ys))
-        rx -= rx.mean()
-        ry -= ry.mean()
-        sxy += float(np.dot(rx, ry))
-        sxx += float(np.dot(rx, rx))
-        syy += float(np.dot(ry, ry))
-        pairs += len(xs)
-    if pairs < 3 or sxx <= 0 or syy <= 0:
-        return None
-    return min(1.0, max(-1.0, sxy / float(np.sqrt(sxx * syy))))
+    return pooled_within((len(xs), *rank_dots(list(xs), list(ys))) for xs, ys in groups if len(xs) >= 2)
 
 
 def _behaviour(rows: Sequence[MutableMapping[str, Any]], everyone: Mapping[str, Sequence[Mapping[str, Any]]],
@@ -144,7 +111,7 @@ def _behaviour(rows: Sequence[MutableMapping[str, Any]], everyone: Mapping[str, 
             b[f"{name}_n"] = int(n)
         if b["model"] == ALL:
             b["length_correlation_across"] = b.get("length_correlation")
-            b["length_correlation"] = pooled_within_spearman(_length_pairs(everyone.get(b["judge"], [])))
+            b["length_correlation"] = length_within(everyone.get(b["judge"], []))
             b["length_pooling"] = "within candidates"
 
 
@@ -211,16 +178,18 @@ def _agreement(records: list[MutableMapping[str, Any]], by_judge: Mapping[str, S
             continue
         # a unit is one judgment asked of every judge: (candidate, item, order, repeat); the panel's
         # matrix of them (units in order of first appearance, a judge's last record of a unit counts)
-        m, units = rated_matrix(by_judge, kind, field)
-        grid, unit_group, unit_cluster, clusters = _unit_arrays(m.T, units, candidates)
-        got = matrix_grouped_alpha(grid, unit_group, unit_cluster, list(candidates), clusters, level,
-                                   samples=options.bootstrap_samples, interval_level=options.interval_level,
-                                   seed=options.bootstrap_seed, key=f"alpha:{quantity}")
-        spread = _matrix_repeat_spread(grid, unit_group, np.array([u[-1] for u in units]), unit_cluster, level,
-                                       candidates)
+        got = rated(by_judge, kind, field)
+        grid, unit_group = got.matrix.T, candidate_codes(got, candidates)
+        unit_cluster, first = first_order(got.index)  # the items numbered in order of first appearance
+        clusters = int(first.size)
+        features = unit_features(grid, level)  # each unit's part, for alpha and its spread between repeats
+        alpha = matrix_grouped_alpha(grid, unit_group, unit_cluster, list(candidates), clusters, level,
+                                     samples=options.bootstrap_samples, interval_level=options.interval_level,
+                                     seed=options.bootstrap_seed, key=f"alpha:{quantity}", features=features)
+        spread = _matrix_repeat_spread(grid, unit_group, got.repeat, unit_cluster, level, candidates, features)
         for a in mine:
             a.update(spread.get(a["model"], {}))
-        _put_alpha(mine, got)
+        _put_alpha(mine, alpha)
         _alpha_small_n(mine, unit_group, unit_cluster, candidates, options)
 
 
@@ -252,18 +221,18 @@ def _unit_arrays(grid: np.ndarray, units: Sequence[tuple], candidates: Sequence[
 
 
 def _matrix_repeat_spread(grid: np.ndarray, unit_group: np.ndarray, unit_repeat: np.ndarray,
-                          unit_cluster: np.ndarray, level: str, candidates: Sequence[str]
+                          unit_cluster: np.ndarray, level: str, candidates: Sequence[str], features: Any = None
                           ) -> dict[str, dict[str, float | None]]:
-    """:func:`alpha_repeat_spread` of a units x judges matrix (each unit's candidate number and repeat)."""
-    repeats = sorted(set(unit_repeat.tolist()))
+    """:func:`alpha_repeat_spread` of a units x judges matrix (each unit's candidate number and repeat;
+    ``features``: :func:`.alpha.unit_features` of ``grid``, when the caller has them)."""
+    repeats = np.unique(unit_repeat).tolist()
     if len(repeats) < 2:
         return {}
     per: dict[str, list[float]] = {g: [] for g in [*candidates, ALL]}
-    for rep in repeats:
-        sel = np.flatnonzero(unit_repeat == rep)
-        _, cl = np.unique(unit_cluster[sel], return_inverse=True)
-        got = matrix_grouped_alpha(grid[sel], unit_group[sel], cl.ravel(), list(candidates), int(cl.max()) + 1 if
-                                   sel.size else 0, level, samples=0, interval_level=0.95, seed=0, key="")
+    subsets = [np.flatnonzero(unit_repeat == rep) for rep in repeats]
+    if features is None:
+        features = unit_features(grid, level)
+    for got in subset_alphas(grid, unit_group, unit_cluster, subsets, list(candidates), level, features):
         for g in candidates:
             if got["groups"].get(g, (None,))[0] is not None:
                 per[g].append(float(got["groups"][g][0]))

@@ -14,10 +14,10 @@ from judgekit.judging import columns as C
 from judgekit.judging.agreement import mean_score
 from judgekit.judging.agreement_table import rating_matrix
 from judgekit.judging.alpha import grouped_alpha, matrix_grouped_alpha
-from judgekit.judging.behaviour_table import judge_behaviour
+from judgekit.judging.behaviour_table import judge_behaviour, length_pairs, length_within
 from judgekit.judging.bootstrap import _item_groups
 from judgekit.judging.control import _battles, _judged, _unique_rows
-from judgekit.judging.honest import _length_pairs, _row_items, alpha_repeat_spread
+from judgekit.judging.honest import _row_items, alpha_repeat_spread, pooled_within_spearman
 from judgekit.judging.human_agreement import unit_values
 from judgekit.judging.pairwise import (FIGURE_SUMS, NO_VFS, SUM_COLUMNS, ensemble_records, item_sums, record_sums,
                                        summarize)
@@ -170,7 +170,8 @@ def test_panel_and_honesty_inputs_are_the_record_walk(panel):
         assert judge_behaviour(recs, [*MODELS, "nobody", None]) == judge_behaviour(tuple(recs),
                                                                                    [*MODELS, "nobody", None])
         assert _row_items(recs) == _row_items(tuple(recs))
-        assert _length_pairs(recs) == _length_pairs(tuple(recs))
+        assert length_pairs(recs) == length_pairs(tuple(recs))
+        assert length_within(recs) == length_within(tuple(recs)) == pooled_within_spearman(length_pairs(recs))
         for by_order in (False, True):
             got, walked = unit_values(recs, by_order), unit_values(tuple(recs), by_order)
             assert got == walked and list(got) == list(walked)
