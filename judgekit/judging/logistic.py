@@ -249,11 +249,9 @@ def _refit_groups(X, y, w, item_of_row, n_items, options, key, full, G, max_iter
     item_Hd, item_Hc = q0.T, (q0[:, :, None] * Sg).transpose(1, 0, 2).reshape(I, G * F)
     item_Ha = np.einsum("gi,gif,gih->ifh", q0, Sg, Sg).reshape(I, F * F)
     Wg32, Yg32, Sg32, SS32 = (a.astype(np.float32) for a in (Wg, Yg, Sg, SS))
-    SgT32 = np.ascontiguousarray(Sg32.reshape(G * I, F).T)  # F x cells
     # the grids' buffers, allocated once (fresh arrays of this size cost more in page faults than the arithmetic)
-    eta_buf, wb_buf, r_buf = (np.empty((GRID_CHUNK, G, I), dtype=np.float32) for _ in range(3))
+    wb_buf, r_buf = (np.empty((GRID_CHUNK, G, I), dtype=np.float32) for _ in range(2))
     q_buf = np.empty((0, G, I), dtype=np.float32)
-    ones = np.ones(I, dtype=np.float32)
     out = []
     for counts in _boot_counts(I, options, key):
         counts32 = counts.astype(np.float32)
@@ -278,8 +276,7 @@ def _refit_groups(X, y, w, item_of_row, n_items, options, key, full, G, max_iter
             for s in range(0, n, GRID_CHUNK):
                 part = idx[s:s + GRID_CHUNK]
                 k = part.size
-                eta = eta_buf[:k]
-                np.matmul(coef[part, G:].astype(np.float32), SgT32, out=eta.reshape(k, G * I))
+                eta = np.tensordot(coef[part, G:].astype(np.float32), Sg32, axes=([1], [2]))
                 eta += coef[part, :G, None].astype(np.float32)
                 prob = eta  # _sigmoid, in place
                 prob *= 0.5
@@ -295,7 +292,7 @@ def _refit_groups(X, y, w, item_of_row, n_items, options, key, full, G, max_iter
                 q *= Wb
                 gt[s:s + k] = r.sum(axis=2, dtype=float)
                 gb[s:s + k] = r.reshape(k, G * I) @ Sg32.reshape(G * I, F)
-                Hd[s:s + k] = q @ ones  # the curvature: float32 sums are plenty
+                Hd[s:s + k] = q.sum(axis=2, dtype=float)
                 Hc[s:s + k] = np.matmul(q.transpose(1, 0, 2), Sg32).transpose(1, 0, 2)
             step = _schur_step(gt, gb, Hd, Hc, (q_all.reshape(n, G * I) @ SS32).reshape(n, F, F).astype(float))
             coef[idx] = np.clip(coef[idx] + step, -LOGIT_CAP * 10, LOGIT_CAP * 10)
