@@ -205,9 +205,9 @@ def refit_from(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndar
 #: float32 (:meth:`_RowSums.fast`); beyond it, in float64
 F32_ETA = 30.0
 #: the fewest rows whose Newton sums are taken in float32: a resample stops after a step under the
-#: step tolerance, and float32's rounding moves which step that is; on few items the curvature
-#: changes fast enough that this moves an interval end by up to 1e-6 of it (5e-8 from 120 items),
-#: and the float64 sums cost little there
+#: step tolerance, and float32's rounding can move which step that is; on the golden tests' few
+#: items the curvature changes fast enough that this moved an interval end by up to 9e-7 of it
+#: (1.5e-8 at 120 items, 1e-8 at 765), and float64 sums cost little there
 F32_ROWS = 200
 
 
