@@ -195,9 +195,7 @@ def refit_from(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndar
     np.add.at(item_r, item_of_row, (w * (y - prob0))[:, None] * X)
     item_H = np.zeros((n_items, p * p))
     np.add.at(item_H, item_of_row, (w * prob0 * (1.0 - prob0))[:, None] * sums.pairs)
-    item_abs = np.zeros((n_items, p))
-    np.add.at(item_abs, item_of_row, np.abs(w)[:, None] * np.abs(X))
-    return np.concatenate([_refit_block(sums, C, full, counts, item_r, item_H, item_abs, act, zero, step_tol, max_iter,
+    return np.concatenate([_refit_block(sums, C, full, counts, item_r, item_H, act, zero, step_tol, max_iter,
                                         fallback) for counts in blocks])
 
 
@@ -221,9 +219,7 @@ class _RowSums:
         p = X.shape[1]
         self.X, self.y, self.w, self.item_of_row = X, y, w, item_of_row
         self.pairs = np.stack([X[:, i] * X[:, j] for i in range(p) for j in range(p)], axis=1)
-        self.triples = np.stack([X[:, i] * X[:, j] * X[:, k] for i in range(p) for j in range(p) for k in range(p)],
-                                axis=1)
-        self.triples32 = self.triples.astype(np.float32)
+        self.pairs32 = self.pairs.astype(np.float32)
         self.reach = np.abs(X).max(axis=0) if X.shape[0] else np.zeros(p)  # each column's largest |x|
         # rows one per item, in item order: a resample's row weights are its counts times w, no gather
         self.by_item = np.array_equal(item_of_row, np.arange(item_of_row.size))
@@ -246,33 +242,28 @@ class _RowSums:
         self.W = W
         return W
 
-    def exact(self, beta, idx, third: bool = True):
-        """(r, H, T) in float64 at ``beta`` (the resamples ``idx``'s coefficients); T the third
-        derivatives ``sum_r W_r p_r (1 - p_r) (1 - 2 p_r) x_r x_r x_r`` (B x p x p x p); (r, H)
-        without ``third``."""
+    def exact(self, beta, idx):
+        """(r, H) in float64 at ``beta`` (the resamples ``idx``'s coefficients)."""
         p = self.X.shape[1]
         prob = _sigmoid(beta @ self.X.T)
         Wi = self.W if idx.size == self.W.shape[0] else self.W[idx]
-        q = Wi * prob * (1.0 - prob)
-        r, H = (Wi * (self.y - prob)) @ self.X, (q @ self.pairs).reshape(-1, p, p)
-        return (r, H, ((q * (1.0 - 2.0 * prob)) @ self.triples).reshape(-1, p, p, p)) if third else (r, H)
+        return (Wi * (self.y - prob)) @ self.X, ((Wi * prob * (1.0 - prob)) @ self.pairs).reshape(-1, p, p)
 
     def fast(self, beta, idx):
-        """:meth:`exact`'s (r, H, T), the probabilities in float32 where a resample's linear predictor
+        """:meth:`exact`'s (r, H), the probabilities in float32 where a resample's linear predictor
         is bounded by :data:`F32_ETA`: ``p = 1 / (1 + e)``, ``p (1 - p) = e p^2`` with
         ``e = exp(-eta)`` (no difference of nearly equal numbers, so accurate to float32's relative
-        precision near saturation too); r's and H's sums in float64 (the gradient's terms nearly
-        cancel at the minimiser), T's in float32 (it only ever multiplies a small step twice).  A
-        probability off by float32's rounding (6e-8) moves the minimiser by about 1e-8 of a
-        coefficient, whose effect on a win rate is below 1e-8 relative."""
+        precision near saturation too); the gradient's residuals and sums in float64 (its terms
+        nearly cancel at the minimiser).  A probability off by float32's rounding (6e-8) moves the
+        gradient by far less than its sum's own float64 rounding would let a step of 1e-7 through."""
         if self.X.shape[0] < F32_ROWS:
             return self.exact(beta, idx)
         near = (np.abs(beta) @ self.reach) <= F32_ETA
         if not near.all():
-            r, H, T = self.exact(beta, idx)
+            r, H = self.exact(beta, idx)
             if near.any():
-                r[near], H[near], T[near] = self.fast(beta[near], idx[near])
-            return r, H, T
+                r[near], H[near] = self.fast(beta[near], idx[near])
+            return r, H
         n, p = idx.size, self.X.shape[1]
         eta = self._buf("eta", n, float)
         np.matmul(beta, self.X.T, out=eta)
@@ -286,57 +277,17 @@ class _RowSums:
         res = eta  # the residuals y - p times the weights, in float64
         np.subtract(self.y, prob, out=res)
         res *= Wi
-        r = res @ self.X
-        e *= prob  # e p^2 = p (1 - p)
+        e *= prob  # e p^2 = p (1 - p), times the weights
         e *= prob
-        q = np.multiply(e, Wi, out=res)  # times the weights, in float64
-        H = (q @ self.pairs).reshape(n, p, p)
-        prob *= -2.0  # p (1 - p) (1 - 2 p), times the weights
-        prob += 1.0
-        prob *= e
-        np.multiply(prob, Wi, out=prob, casting="same_kind")
-        return r, H, (prob @ self.triples32).astype(float).reshape(n, p, p, p)
+        np.multiply(e, Wi, out=e, casting="same_kind")
+        return res @ self.X, (e @ self.pairs32).astype(float).reshape(n, p, p)
 
 
-#: the bound, in a coefficient, on how far from the exact Newton point a step taken from the
-#: derivatives at the previous point may land (:func:`_next_step`)
-NEXT_STEP_ERR = 1e-9
-
-
-def _next_step(sums, C, sign, act, r, H, T, step, abs_w, step_tol):
-    """The Newton step after ``step`` without a pass over the rows: the log-likelihood's
-    gradient and curvature at ``beta + step`` from its derivatives at ``beta`` (``r``, ``H``, ``T``):
-    each probability expanded to second order in the step, ``p(eta + u) = p + p' u + p'' u^2 / 2 + R``
-    with ``|R| <= |u|^3 / 48`` (the sigmoid's third derivative is at most 1/8 in size).  With ``U``
-    the largest ``|u|`` over the rows and ``abs_w`` each resample's ``sum_r W_r |x_r|``, the
-    gradient is off by at most ``U^3 / 48`` times ``abs_w``, so the step by at most that over the
-    curvature's least eigenvalue.  Returns (the step, usable: that bound is under
-    :data:`NEXT_STEP_ERR` and the step under ``step_tol``, after which the resample stops as after
-    any step that small)."""
-    B, p = step.shape[0], r.shape[1]
-    s = np.zeros((B, p))
-    s[:, act] = step
-    g = C * (r - np.einsum("bij,bj->bi", H, s) - 0.5 * np.einsum("bijk,bj,bk->bi", T, s, s))[:, act] - sign[act]
-    Hn = C * (H + np.einsum("bijk,bk->bij", T, s))[:, act][:, :, act]
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        finite = np.isfinite(Hn).all(axis=(1, 2)) & np.isfinite(g).all(axis=1)
-        least = np.full(B, -1.0)
-        least[finite] = np.linalg.eigvalsh(Hn[finite])[:, 0]
-        # a curvature near singular (a resample running off towards a separation) takes the exact steps
-        safe = least > 1e-9 * np.abs(Hn).max(axis=(1, 2), initial=0.0)
-        nxt = np.zeros_like(g)
-        nxt[safe] = np.linalg.solve(Hn[safe], g[safe][..., None])[..., 0]
-        err = C * np.sqrt(((abs_w[:, act] * ((np.abs(s) @ sums.reach) ** 3 / 48.0)[:, None]) ** 2).sum(axis=1))
-        ok = safe & (err <= NEXT_STEP_ERR * least) & (np.abs(nxt).max(axis=1) < step_tol)
-    return nxt, ok & np.isfinite(nxt).all(axis=1)
-
-
-def _newton(sums, C, sign, act, full, r, H, rows, step_tol, max_iter, abs_w=None):
+def _newton(sums, C, sign, act, full, r, H, rows, step_tol, max_iter, fast=False):
     """Newton steps on the active coefficients for the block's resamples ``rows`` from ``full``
     (``r``, ``H``: their gradient and curvature there), each stopping after a step under
-    ``step_tol``; (coefficients, still moving after ``max_iter`` steps).  With ``abs_w``
-    (:func:`_next_step`'s), the sums in float32 (:meth:`_RowSums.fast`) and a step taken without a
-    pass over the rows where its error bound allows; without, every step's sums in float64."""
+    ``step_tol``; (coefficients, still moving after ``max_iter`` steps).  ``fast``: the sums after
+    the first step by :meth:`_RowSums.fast`, else in float64."""
     m, p = rows.size, sums.X.shape[1]
     beta = np.broadcast_to(full, (m, p)).copy()
     live = np.full(m, act.size > 0)
@@ -345,28 +296,18 @@ def _newton(sums, C, sign, act, full, r, H, rows, step_tol, max_iter, abs_w=None
         if idx.size == 0:
             break
         if n:
-            if abs_w is None:
-                r[idx], H[idx] = sums.exact(beta[idx], rows[idx], third=False)
-            else:
-                r[idx], H[idx], T = sums.fast(beta[idx], rows[idx])
+            r[idx], H[idx] = (sums.fast if fast else sums.exact)(beta[idx], rows[idx])
         HA = C * H[idx][:, act][:, :, act]
         HA += np.eye(act.size) * (1e-12 * np.maximum(np.abs(np.diagonal(HA, axis1=1, axis2=2)).max(axis=1),
                                                      1e-6))[:, None, None]
         step = np.linalg.solve(HA, (C * r[idx][:, act] - sign[act])[..., None])[..., 0]
         step = np.clip(np.nan_to_num(step, nan=0.0, posinf=10.0, neginf=-10.0), -10.0, 10.0)
         beta[idx[:, None], act] += step
-        done = np.abs(step).max(axis=1) < step_tol
-        if n and abs_w is not None:  # the step after this one from the derivatives just taken
-            go = np.flatnonzero(~done)
-            nxt, ok = _next_step(sums, C, sign, act, r[idx[go]], H[idx[go]], T[go], step[go], abs_w[idx[go]],
-                                 step_tol)
-            beta[idx[go[ok], None], act] += nxt[ok]
-            done[go[ok]] = True
-        live[idx[done]] = False
+        live[idx[np.abs(step).max(axis=1) < step_tol]] = False
     return beta, live
 
 
-def _refit_block(sums, C, full, counts, item_r, item_H, item_abs, act, zero, step_tol, max_iter, fallback=None):
+def _refit_block(sums, C, full, counts, item_r, item_H, act, zero, step_tol, max_iter, fallback=None):
     X = sums.X
     B, p = counts.shape[0], X.shape[1]
     free = C is None  # unpenalised: no L1 term, every coefficient free to take any sign
@@ -377,7 +318,7 @@ def _refit_block(sums, C, full, counts, item_r, item_H, item_abs, act, zero, ste
     H0 = (counts @ item_H).reshape(B, p, p)
     every = np.arange(B)
     beta, live = _newton(sums, C, sign, act, full, r0.copy(), H0.copy(), every, step_tol, max_iter,
-                         abs_w=counts @ item_abs)
+                         fast=True)
     if live.any():
         # a resample still moving (one whose fit runs off towards a separation) is fitted again with
         # float64 steps throughout, as before the float32 sums: where it ends depends on every step
@@ -393,7 +334,7 @@ def _refit_block(sums, C, full, counts, item_r, item_H, item_abs, act, zero, ste
     if act.size:
         ok &= np.all(np.sign(beta[:, act]) == sign[act], axis=1)
     if zero.size:  # the gradient at the final beta (only a zero coefficient's condition needs it)
-        r = sums.exact(beta, every, third=False)[0] if act.size else r0
+        r = sums.exact(beta, every)[0] if act.size else r0
         ok &= np.all(np.abs(C * r[:, zero]) <= 1.0 + 1e-9, axis=1)
     if not ok.all():
         bad = np.flatnonzero(~ok)
