@@ -249,6 +249,9 @@ def _refit_groups(X, y, w, item_of_row, n_items, options, key, full, G, max_iter
     item_Hd, item_Hc = q0.T, (q0[:, :, None] * Sg).transpose(1, 0, 2).reshape(I, G * F)
     item_Ha = np.einsum("gi,gif,gih->ifh", q0, Sg, Sg).reshape(I, F * F)
     Wg32, Yg32, Sg32, SS32 = (a.astype(np.float32) for a in (Wg, Yg, Sg, SS))
+    # the grids' buffers, allocated once (fresh arrays of this size cost more in page faults than the arithmetic)
+    wb_buf, r_buf = (np.empty((GRID_CHUNK, G, I), dtype=np.float32) for _ in range(2))
+    q_buf = np.empty((0, G, I), dtype=np.float32)
     out = []
     for counts in _boot_counts(I, options, key):
         counts32 = counts.astype(np.float32)
@@ -267,7 +270,9 @@ def _refit_groups(X, y, w, item_of_row, n_items, options, key, full, G, max_iter
             # block is one product over every resample's grid (its float32 sums depend on how many
             # resamples a product takes)
             gt, gb, Hd, Hc = np.empty((n, G)), np.empty((n, F)), np.empty((n, G)), np.empty((n, G, F))
-            q_all = np.empty((n, G, I), dtype=np.float32)
+            if q_buf.shape[0] < n:
+                q_buf = np.empty((n, G, I), dtype=np.float32)
+            q_all = q_buf[:n]
             for s in range(0, n, GRID_CHUNK):
                 part = idx[s:s + GRID_CHUNK]
                 k = part.size
@@ -278,8 +283,8 @@ def _refit_groups(X, y, w, item_of_row, n_items, options, key, full, G, max_iter
                 np.tanh(prob, out=prob)
                 prob += 1.0
                 prob *= 0.5
-                Wb = counts32[part][:, None, :] * Wg32[None]
-                r = Yg32[None] - prob
+                Wb = np.multiply(counts32[part][:, None, :], Wg32[None], out=wb_buf[:k])
+                r = np.subtract(Yg32[None], prob, out=r_buf[:k])
                 r *= Wb
                 q = q_all[s:s + k]
                 np.subtract(1.0, prob, out=q)
