@@ -5,18 +5,23 @@ An item is a (candidate, index): its judgments in both orders are resampled toge
 figure is a ratio of per-item sums (:func:`judgekit.judging.pairwise.item_sums`), so its interval
 is :func:`judgekit.judging.intervals.ratio_interval`'s percentile interval.
 
-One draw serves a whole row group: the rows of the same (candidate, level, group) of every judge
-and of the ensemble, and their four figures, use one stream, keyed ``"{candidate}:{level}:
-{group}"``.  So each figure's interval is exactly ``ratio_interval(num, den, key=that key)`` on
-its row's items, the judges are compared on the same resampled items, and a full Creation-MMBench
-run (765 items x 3 candidates x 3 levels, a panel of three) draws 7 million indices, not 110
-million.  The resampled items are counted (``bincount``) and the sums of all figures of all
-judges come from one matrix product.
+A row's stream is keyed by its level and group only, ``"rows:{level}:{group}"``
+(:func:`row_key`), not by its candidate: the rows of every judge and of the ensemble, and their
+four figures, use one draw, and so do the rows of every candidate at that (level, group).  So each
+figure's interval is exactly ``ratio_interval(num, den, key=that key)`` on its row's items, the
+judges are compared on the same resampled items, and so are the candidates (paired Monte Carlo).
+The draw depends only on (seed, level, group, number of items): a row's interval does not depend
+on which other candidates are in the run.  Rows with the same items in the same order (the usual
+case: every candidate judged on every item) are resampled together: one draw, counted
+(``bincount``), then the sums of all figures of all judges and candidates from one matrix product.
+A row with other items (a candidate missing some) draws alone from the same stream.  A full
+Creation-MMBench run (765 items x 3 candidates x 3 levels, a panel of three) draws 2.3 million
+indices, not 110 million.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from itertools import combinations
 from typing import Any, NamedTuple
 
@@ -37,8 +42,9 @@ _DEN = [_COLUMN[FIGURE_SUMS[f][1]] for f in FIGURES]
 
 
 def row_key(model: str, level: str, group: str) -> str:
-    """The bootstrap stream of a (candidate, level, group) row of every judge."""
-    return f"{model}:{level}:{group}"
+    """The bootstrap stream of a (candidate, level, group) row of every judge: ``model`` is not
+    part of it, every candidate's row at that (level, group) draws from the same stream."""
+    return f"rows:{level}:{group}"
 
 
 def _item_groups(records_by_judge: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
@@ -173,26 +179,40 @@ def _intervals(matrix: np.ndarray, options: IntervalOptions, key: str) -> list[t
     return _all_intervals([(matrix, key)], options)[0]
 
 
-def _all_intervals(jobs: Sequence[tuple[np.ndarray, str]], options: IntervalOptions
-                   ) -> list[list[tuple[float | None, float | None]]]:
-    """:func:`_intervals` of each (matrix, key): each its own draw; the percentiles of every
-    figure with no undefined resample from one quantile call (each column's quantiles are its
-    own), the others' one by one."""
+def _all_intervals(jobs: Sequence[tuple[np.ndarray, str] | tuple[np.ndarray, str, Hashable]],
+                   options: IntervalOptions) -> list[list[tuple[float | None, float | None]]]:
+    """:func:`_intervals` of each (matrix, key) or (matrix, key, items): the jobs with the same key
+    and the same ``items`` (not None: the row's items in order) share one draw and one matrix product of their
+    matrices side by side, the others draw alone; the percentiles of every figure with no undefined
+    resample from one quantile call (each column's quantiles are its own), the others' one by one."""
     level = options.interval_level
+    width = len(SUM_COLUMNS)
     out: list[list[tuple[float | None, float | None]]] = []
     full: list[np.ndarray] = []  # resampled ratios of the columns with none undefined, one row each
     where: list[tuple[int, int]] = []  # (job, column) of each of those rows
-    for jn, (matrix, key) in enumerate(jobs):
-        n = matrix.shape[0]
-        judges = matrix.shape[1] // len(SUM_COLUMNS)
-        nums = [j * len(SUM_COLUMNS) + c for j in range(judges) for c in _NUM]
-        dens = [j * len(SUM_COLUMNS) + c for j in range(judges) for c in _DEN]
+    figures: list[tuple[list[int], list[int], np.ndarray]] = []  # each job's numerators, denominators, defined
+    together: dict[Hashable, list[int]] = {}  # the jobs resampled by one draw
+    for jn, job in enumerate(jobs):
+        matrix, key, items = job[0], job[1], (job[2] if len(job) > 2 else None)
+        judges = matrix.shape[1] // width
+        nums = [j * width + c for j in range(judges) for c in _NUM]
+        dens = [j * width + c for j in range(judges) for c in _DEN]
         defined = matrix[:, dens].sum(axis=0) > 0  # as ratio_interval: no estimate, no interval
-        mine: list[tuple[float | None, float | None]] = [(None, None)] * len(nums)
-        out.append(mine)
-        if n == 0 or not defined.any():
-            continue
-        sums = _resampled(matrix, options, key)
+        figures.append((nums, dens, defined))
+        out.append([(None, None)] * len(nums))
+        if matrix.shape[0] and defined.any():
+            together.setdefault(("items", key, items) if items is not None else ("alone", jn), []).append(jn)
+    resampled: dict[int, np.ndarray] = {}
+    for members in together.values():
+        parts = [jobs[jn][0] for jn in members]
+        sums = _resampled(parts[0] if len(parts) == 1 else np.hstack(parts), options, jobs[members[0]][1])
+        at = 0
+        for jn, part in zip(members, parts):  # each job's columns back
+            resampled[jn] = sums[:, at:at + part.shape[1]]
+            at += part.shape[1]
+    for jn, sums in resampled.items():
+        nums, dens, defined = figures[jn]
+        mine = out[jn]
         top, bottom = sums[:, nums], sums[:, dens]
         with np.errstate(invalid="ignore", divide="ignore"):
             ratios = np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.nan)
@@ -210,9 +230,10 @@ def _all_intervals(jobs: Sequence[tuple[np.ndarray, str]], options: IntervalOpti
     return out
 
 
-def _record_jobs(rows_by_judge, records_by_judge, wanted, sums) -> dict[tuple[str, str, str], tuple[np.ndarray, str]]:
-    """Each wanted (candidate, level, group)'s (items x (judges x sums), stream key) from the records
-    (or the judges' ``item_sums``)."""
+def _record_jobs(rows_by_judge, records_by_judge, wanted, sums
+                 ) -> dict[tuple[str, str, str], tuple[np.ndarray, str, Hashable]]:
+    """Each wanted (candidate, level, group)'s (items x (judges x sums), stream key, its items in
+    order) from the records (or the judges' ``item_sums``)."""
     judges = list(rows_by_judge)
     sums = sums or {j: item_sums(records_by_judge[j]) for j in judges}
     zero = [0.0] * len(SUM_COLUMNS)
@@ -225,12 +246,18 @@ def _record_jobs(rows_by_judge, records_by_judge, wanted, sums) -> dict[tuple[st
         g = groups.get(model)
         if g is None:
             continue
-        matrix = matrices[model] if level == "overall" else matrices[model][np.asarray(g[level]) == group]
-        jobs[(model, level, group)] = (matrix, row_key(model, level, group))
+        names = tuple(g["items"])
+        if level == "overall":
+            matrix = matrices[model]
+        else:
+            mask = np.asarray(g[level]) == group
+            matrix, names = matrices[model][mask], tuple(i for i, keep in zip(names, mask.tolist()) if keep)
+        jobs[(model, level, group)] = (matrix, row_key(model, level, group), names)
     return jobs
 
 
-def _column_jobs(rows_by_judge, records_by_judge, wanted) -> dict[tuple[str, str, str], tuple[np.ndarray, str]]:
+def _column_jobs(rows_by_judge, records_by_judge, wanted
+                 ) -> dict[tuple[str, str, str], tuple[np.ndarray, str, Hashable]]:
     """:func:`_record_jobs` from the lists' shared columns (:func:`_item_table`): the same items in
     the same order, the same sums."""
     items = _item_table(list(records_by_judge.values()))
@@ -243,7 +270,7 @@ def _column_jobs(rows_by_judge, records_by_judge, wanted) -> dict[tuple[str, str
     # each candidate's items (in order) and their sums in the judges' order, sliced once
     at = np.argsort(items.model, kind="stable")
     ends = np.cumsum(np.bincount(items.model, minlength=len(items.names["model"])))
-    mine: dict[int, tuple[np.ndarray, dict[str, np.ndarray]]] = {}
+    mine: dict[int, tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]] = {}
     jobs = {}
     for model, level, group in wanted:
         m = code["model"].get(model)
@@ -251,11 +278,14 @@ def _column_jobs(rows_by_judge, records_by_judge, wanted) -> dict[tuple[str, str
             continue
         if m not in mine:
             rows = at[ends[m - 1] if m else 0:ends[m]]
-            mine[m] = (items.sums[np.ix_(rows, cols)], {"task": items.task[rows], "category": items.category[rows]})
-        matrix, groups = mine[m]
+            mine[m] = (items.sums[np.ix_(rows, cols)], items.index[rows],
+                       {"task": items.task[rows], "category": items.category[rows]})
+        matrix, index, groups = mine[m]
         if level != "overall":
-            matrix = matrix[groups[level] == code[level].get(group, -1)]
-        jobs[(model, level, group)] = (matrix, row_key(model, level, group))
+            keep = groups[level] == code[level].get(group, -1)
+            matrix, index = matrix[keep], index[keep]
+        # the items' codes (shared by every candidate) in order: rows with the same share one draw
+        jobs[(model, level, group)] = (matrix, row_key(model, level, group), index.tobytes())
     return jobs
 
 
