@@ -380,8 +380,10 @@ def controlled_rows(records: Sequence[Mapping[str, Any]], judge: str, candidates
     full_rank = _ranks(bt_theta[None, :])[0]
     boot_rank = _ranks(bt["boot"]) if bt["boot"] is not None else None
     judged = _judged(records)
+    # one bootstrap key for the judge's candidates: each one's resamples depend only on it and the
+    # candidate's number of items, and candidates with the same items share one draw (lc_win_rates)
     lcs = lc_win_rates([judged.get(c, ([], [], [])) for c in candidates], options,
-                       [f"lc:{judge}:{c}" for c in candidates])
+                       [f"lc:{judge}"] * len(candidates))
     rows = []
     for k, c in enumerate(candidates):
         preference, diff, index = judged.get(c, ([], [], []))

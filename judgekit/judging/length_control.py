@@ -97,7 +97,13 @@ def lc_win_rates(judged: Sequence[tuple[Sequence[float], Sequence[float], Sequen
     """:func:`lc_win_rate` of several candidates at once (``judged``: each one's ``(preference,
     length_diff, items)``; ``keys`` each one's bootstrap key).  ``cs``: an inverse strength per candidate
     to fit at instead of cross-validating (None: cross-validate that one); those fits are solved
-    together."""
+    together.
+
+    A candidate's resamples depend only on the seed, its key and its number of items, so candidates
+    given the same key (a run gives all of one judge's candidates one) and the same number of items
+    share one draw: drawn and counted once, each candidate refitted on the same count blocks.  Where
+    their items are the same in the same order of first appearance (the usual case) each resample
+    takes the same items for every candidate, as the SC and BT resamples do."""
     keys = list(keys) if keys is not None else [""] * len(judged)
     outs, data = [], []
     for preference, length_diff, items in judged:
@@ -128,6 +134,9 @@ def lc_win_rates(judged: Sequence[tuple[Sequence[float], Sequence[float], Sequen
         for k, dk in enumerate(data):
             if dk is not None:
                 full[k] = fit_logistic(dk[0], dk[1], dk[2][None, :])[0]
+    # the count blocks of each (key, number of items), kept until the last candidate that uses them
+    draws: dict[tuple[str, int], list[np.ndarray]] = {}
+    last = {(keys[k], dk[4]): k for k, dk in enumerate(data) if dk is not None and judged[k][2] is not None}
     for k, dk in enumerate(data):
         if dk is None:
             continue
@@ -138,9 +147,15 @@ def lc_win_rates(judged: Sequence[tuple[Sequence[float], Sequence[float], Sequen
         if options is not None and options.bootstrap_samples and judged[k][2] is not None:
             # the interval: the unpenalised fit's resamples (lc_win_rate says why), stretched to hold the point
             mle = fit_logistic(X, y, w[None, :])[0] if penalised else fk
+            shared = (keys[k], n_items)
+            if shared not in draws:
+                draws[shared] = list(_boot_counts(n_items, options, keys[k]))
+            # refit_from only reads the counts, so the next candidate's refit gets them unchanged
             boot = l1_logistic.refit_from(
-                X, y, w, item_of_row, None, mle, _boot_counts(n_items, options, keys[k]), step_tol=BOOT_STEP,
+                X, y, w, item_of_row, None, mle, draws[shared], step_tol=BOOT_STEP,
                 fallback=lambda W, start, X=X, y=y: fit_logistic(X, y, W, start, max_iter=60, tol=BOOT_TOL))
+            if last[shared] == k:
+                del draws[shared]
             lo, hi = _quantiles(100.0 * _sigmoid(boot[:, 0]), options.interval_level)
             point = out["lc_win_rate"]
             out["lc_win_rate_ci_low"], out["lc_win_rate_ci_high"] = float(min(lo, point)), float(max(hi, point))

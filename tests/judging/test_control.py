@@ -276,6 +276,24 @@ def test_rows_with_intervals_are_reproducible_and_cover_the_estimate():
     assert other[0]["lc_win_rate_ci_low"] != rows[0]["lc_win_rate_ci_low"]
 
 
+
+def test_a_candidates_lc_interval_does_not_depend_on_the_other_candidates():
+    # one bootstrap key per judge: a candidate's resamples depend on the seed, the key and its number
+    # of items only, so dropping or reordering the other candidates leaves its LC interval as it was
+    records, styles = _data(seed=12, n_items=30, candidates=("a", "b", "c", "d"))
+    records = [r for r in records if not (r["model"] == "c" and r["index"] in ("3", "17"))]  # c: fewer items
+    opts = IntervalOptions(bootstrap_samples=200, bootstrap_seed=6)
+    lc = ("lc_win_rate", "lc_win_rate_ci_low", "lc_win_rate_ci_high")
+
+    def intervals(candidates):
+        return {r["model"]: tuple(r[f] for f in lc) for r in controlled_rows(records, "j", candidates, opts, styles)}
+
+    every = intervals(["a", "b", "c", "d"])
+    assert len({v[1:] for v in every.values()}) == 4  # each candidate its own interval
+    for fewer in (["a", "c", "d"], ["d", "c", "a"], ["b"], ["c", "b"]):
+        assert intervals(fewer) == {c: every[c] for c in fewer}
+
+
 def test_no_intervals_when_off():
     records, styles = _data(n_items=10)
     for r in controlled_rows(records, "j", ["a", "b", "c"], NO_CI, styles):

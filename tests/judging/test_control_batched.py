@@ -35,6 +35,26 @@ def test_lc_win_rates_is_each_candidates_lc_win_rate():
         assert one == lc_win_rate(*args, opts, key=key)
 
 
+
+def test_lc_win_rates_sharing_one_key_is_each_candidates_own_draw():
+    # candidates given one key share its draw (counted once, refitted for each); each must get what
+    # a call for it alone with that key gives, whatever the others' items: the same items, the same
+    # number in another order, fewer items, none
+    rng = np.random.default_rng(8)
+    judged = [_judged(rng, 40, s) for s in (50.0, -80.0, 200.0)]
+    pref, d, items = _judged(rng, 40, 10.0)
+    judged.append((pref, d, [39 - i for i in items]))  # the same items, first seen in reverse order
+    judged.append(_judged(rng, 33, -20.0))  # fewer items: its own draw of the key
+    judged.append(([], [], []))
+    judged.append(_judged(rng, 40, 120.0))  # after another number of items: the first draw again
+    opts = IntervalOptions(bootstrap_samples=300, bootstrap_seed=2)
+    together = lc_win_rates(judged, opts, ["lc:j"] * len(judged))
+    for one, args in zip(together, judged):
+        assert one == lc_win_rate(*args, opts, key="lc:j")
+    ends = [(r["lc_win_rate_ci_low"], r["lc_win_rate_ci_high"]) for r in together if r["lc_n"]]
+    assert len(set(ends)) == len(ends)
+
+
 def test_lc_at_a_given_c_is_the_single_fit_at_that_c():
     rng = np.random.default_rng(5)
     judged = [_judged(rng, n, s) for n, s in ((30, 20.0), (45, -60.0), (12, 150.0))]
