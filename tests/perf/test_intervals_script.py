@@ -21,7 +21,7 @@ def _run(*args: str) -> str:
 def test_every_stage_is_timed():
     figures = json.loads(_run("--json"))
     stages = figures["stages"]
-    assert list(stages) == ["records by judge", "ensemble records", "rows (summarize)", "item sums",
+    assert list(stages) == ["ensemble records", "records by judge", "rows (summarize)", "item sums",
                             "intervals (add_intervals)", "repeat spread", "comparisons", "behaviour",
                             "controlled (LC, SC, BT)", "agreement", "honesty (annotate)", "human agreement",
                             "total: build()", "total: build(), wall"]
