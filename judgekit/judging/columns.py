@@ -425,7 +425,7 @@ class Columns:
         out[vok, 5] = 1.0
         return out
 
-    # -- panel29: what the behaviour figures read ------------------------------------------------
+    # -- what the behaviour figures read ---------------------------------------------------------
     @cached_property
     def called(self) -> np.ndarray:
         """``r.get("error_kind") != "candidate_failed"``: a judgment the judge was asked (a failed
@@ -442,7 +442,7 @@ class Columns:
     def plain_scores(self) -> bool:
         """Every ``r.get("score")`` is None, an int or a float (by type: no bool, str or NumPy
         number), so :attr:`float_score` is ``float()`` of every pairwise record's score."""
-        return set(map(type, self.raw_score)) <= {int, float, type(None)}
+        return self.types("score") <= _FLOAT_TYPES
 
 
 def columns(records: Sequence[Mapping[str, Any]]) -> Columns:

@@ -43,9 +43,7 @@ import numpy as np
 
 from ..report.doc import Table
 from .length_control import lc_win_rate, lc_win_rates
-# the fits live in .logistic; _refit and _unique_rows are read from here by the tests
-from .logistic import (LOGIT_CAP, _aggregate, _quantiles, _refit, _refit_groups, _sigmoid,  # noqa: F401
-                       _unique_rows, fit_logistic)
+from .logistic import LOGIT_CAP, _aggregate, _quantiles, _refit_groups, _sigmoid, fit_logistic
 from .repeats import repeat_cell
 from .uncertainty import FIGURE_MIN_ITEMS, IntervalOptions, min_items_for
 

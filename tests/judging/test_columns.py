@@ -16,7 +16,8 @@ from judgekit.judging.agreement_table import rating_matrix
 from judgekit.judging.alpha import grouped_alpha, matrix_grouped_alpha
 from judgekit.judging.behaviour_table import judge_behaviour, length_pairs, length_within
 from judgekit.judging.bootstrap import _item_groups
-from judgekit.judging.control import _battles, _judged, _unique_rows
+from judgekit.judging.control import _battles, _judged
+from judgekit.judging.logistic import _unique_rows
 from judgekit.judging.honest import _row_items, alpha_repeat_spread, pooled_within_spearman
 from judgekit.judging.human_agreement import unit_values
 from judgekit.judging.pairwise import (FIGURE_SUMS, NO_VFS, SUM_COLUMNS, ensemble_records, item_sums, record_sums,

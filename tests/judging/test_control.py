@@ -30,7 +30,7 @@ from judgekit.cli.ui import _fit_tables
 from judgekit.judging.control import (ELO_BASE, ELO_SCALE, answer_style, controlled_display, controlled_rows,
                                       controlled_summary, controlled_table, fit_logistic, lc_win_rate,
                                       style_controlled, LC_NOT_IDENTIFIED)
-from judgekit.judging import control
+from judgekit.judging import control, logistic
 from judgekit.judging.l1_logistic import fit_l1_logistic
 from judgekit.judging.uncertainty import FIGURE_MIN_ITEMS, IntervalOptions, min_items_for
 
@@ -381,7 +381,7 @@ def test_grid_refit_matches_the_general_newton_refit(style):
     fast = style_controlled(records, ["a", "b", "c"], options, "k", style=style, styles=styles)
     keep = control._refit_groups
     try:
-        control._refit_groups = lambda X, y, w, it, n, o, k, f, G, max_iter=12: control._refit(
+        control._refit_groups = lambda X, y, w, it, n, o, k, f, G, max_iter=12: logistic._refit(
             X, y, w, it, n, o, k, f, groups=G)
         slow = style_controlled(records, ["a", "b", "c"], options, "k", style=style, styles=styles)
     finally:
