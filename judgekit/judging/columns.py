@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from .keys import packed
+
 __all__ = ["NO_VFS", "Columns", "columns", "codes", "subset", "first_order"]
 
 #: a record's ``vfs`` set to this (or left out) means "no VFS judgment for this item", which is
@@ -155,13 +157,7 @@ def first_order(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         key = key.astype(np.int64)
     small = key.dtype.kind == "i"  # (a uint64, text or float key takes the general sorts)
     if small and key.ndim == 2:  # rows of small integers: one integer each (mixed radix), when it fits
-        lo, hi = key.min(axis=0), key.max(axis=0)
-        span = (hi - lo + 1).astype(object)  # Python integers: the product cannot overflow
-        if np.prod(span) < 2 ** 62:
-            flat = np.zeros(n, dtype=np.int64)
-            for c in range(key.shape[1]):
-                flat = flat * int(span[c]) + (key[:, c] - lo[c])
-            key = flat
+        key = packed(list(key.T))
     if small and key.ndim == 1 and int(key.max()) - int(key.min()) < 2 ** 32:
         # a stable sort on two 16-bit halves (NumPy's radix sort), lowest half first
         k = (key - key.min()).astype(np.int64)
