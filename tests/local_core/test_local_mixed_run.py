@@ -80,9 +80,11 @@ async def _run_killing_the_worker_once(spec, out_dir, cache):
     killed = []
 
     async def kill_the_worker_once() -> None:
-        # wait for the worker to exist and to have finished at least one item, then SIGKILL it
+        # wait for the worker to exist and to have finished at least one item, then SIGKILL it;
+        # looked at every 5 ms: on a quiet machine the tiny model's batches of 4 come tens of ms
+        # apart, so a 50 ms look could see 0 items done, then all 12, and never kill it
         while not killed:
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.005)
             for rt in local_provider.running_runtimes():
                 pids = list(local_process._live_pids)
                 if pids and 1 <= rt.batcher.items_done < 12:
